@@ -1,0 +1,458 @@
+"""Scenario models (pydantic) and the YAML loader.
+
+Two scenario types live side by side in ``evals/scenarios/<agent>/*.yaml``:
+
+* **conversational** (``type: conversational``): a simulated patient with a goal talks to the agent until a
+  stop signal or ``max_turns``; judged by a rubric and a holistic judge, checked by database assertions.
+* **scripted** (the default when ``type`` is absent): fixed user turns with per-turn expectations.
+
+Every model forbids unknown fields: a typo in a YAML key is an error, never a silently dropped field.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeAlias
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+AGENTS = ("support", "scheduling", "confirmation", "nps", "billing", "recall")
+LOCALES = ("pt-BR", "en", "es")
+
+AgentName = Literal["support", "scheduling", "confirmation", "nps", "billing", "recall"]
+Locale = Literal["pt-BR", "en", "es"]
+PaymentMethod = Literal["pix", "boleto", "card"]
+InvoiceStatus = Literal["pending", "paid", "overdue", "cancelled"]
+AppointmentStatus = Literal["scheduled", "confirmed", "cancelled", "rescheduled", "completed", "no_show"]
+
+NonEmptyStr = Annotated[str, Field(min_length=1)]
+
+
+class StrictModel(BaseModel):
+    """Base for everything read from YAML: unknown fields are errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# ── Persona ──
+
+
+class Persona(StrictModel):
+    """The patient: who they are and what they may reveal."""
+
+    name: NonEmptyStr
+    phone: Annotated[str, Field(pattern=r"^\+?\d{8,15}$")]
+    cpf: Annotated[str, Field(pattern=r"^\d{11}$")] | None = None
+    traits: list[NonEmptyStr] | None = None
+    knows: dict[str, str] | None = Field(
+        default=None,
+        description="Facts the simulated user may reveal when asked (e.g. cpf, preferred payment method). "
+        "The simulator is told not to invent any other fact.",
+    )
+
+    @field_validator("phone", "cpf", mode="before")
+    @classmethod
+    def _digits_as_text(cls, value: Any) -> Any:
+        # YAML reads an unquoted 11987650020 as an int; a phone number is text, keep it so.
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+# ── Fixtures: rows seeded into the store for one run ──
+
+
+class ClinicFixture(StrictModel):
+    name: NonEmptyStr = "Clínica Exemplo"
+    timezone: NonEmptyStr = "America/Sao_Paulo"
+
+
+class ProfessionalFixture(StrictModel):
+    id: NonEmptyStr
+    name: NonEmptyStr
+    specialty: NonEmptyStr | None = None
+
+
+class ServiceFixture(StrictModel):
+    id: NonEmptyStr
+    name: NonEmptyStr
+    duration_min: Annotated[int, Field(gt=0)] = 30
+    price_cents: Annotated[int, Field(ge=0)] = 0
+
+
+class SlotFixture(StrictModel):
+    id: NonEmptyStr
+    professional_id: NonEmptyStr
+    service_id: NonEmptyStr | None = None
+    starts_at: NonEmptyStr = Field(description="ISO 8601 local date-time, e.g. 2026-03-10T09:00")
+    available: bool = True
+
+
+class AppointmentFixture(StrictModel):
+    id: NonEmptyStr
+    professional_id: NonEmptyStr
+    service_id: NonEmptyStr | None = None
+    starts_at: NonEmptyStr
+    status: AppointmentStatus = "scheduled"
+
+
+class InvoiceFixture(StrictModel):
+    id: NonEmptyStr
+    amount_cents: Annotated[int, Field(gt=0)]
+    due_date: NonEmptyStr
+    status: InvoiceStatus = "pending"
+    description: str | None = None
+
+    @field_validator("due_date", mode="before")
+    @classmethod
+    def _date_as_text(cls, value: Any) -> Any:
+        # YAML parses an unquoted 2026-02-20 as a date; the store keeps ISO text.
+        return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+class Fixtures(StrictModel):
+    """Rows to seed for a run. Ids are the scenario's own names; the store maps them to per-run keys."""
+
+    clinic: ClinicFixture = Field(default_factory=ClinicFixture)
+    professionals: list[ProfessionalFixture] = Field(default_factory=list)
+    services: list[ServiceFixture] = Field(default_factory=list)
+    slots: list[SlotFixture] = Field(default_factory=list)
+    appointments: list[AppointmentFixture] = Field(default_factory=list)
+    invoices: list[InvoiceFixture] = Field(default_factory=list)
+
+
+# ── Assertions: database queries after the conversation ──
+
+
+class Assertions(StrictModel):
+    """What the database must show after the run. Each key is checked by ``convoeval.store.assertions``.
+
+    Unset keys are not checked. An unknown key is a validation error.
+    """
+
+    payment_link_created: bool | None = None
+    payment_method: PaymentMethod | None = None
+    invoice_status: InvoiceStatus | None = None
+    appointment_created: bool | None = None
+    appointment_confirmed: bool | None = None
+    appointment_cancelled: bool | None = None
+    appointment_rescheduled: bool | None = None
+    nps_score_recorded: bool | None = None
+    nps_score: Annotated[int, Field(ge=0, le=10)] | None = None
+    escalated_to_human: bool | None = None
+    tools_called: list[NonEmptyStr] | None = None
+    tools_not_called: list[NonEmptyStr] | None = None
+
+    def active(self) -> dict[str, Any]:
+        """The assertions this scenario actually sets, in declaration order."""
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
+# ── Rubric ──
+
+
+class RubricCriterion(StrictModel):
+    """A rubric criterion in its long form; a plain string in YAML is shorthand for ``{text: ...}``."""
+
+    text: NonEmptyStr
+    assertion: str | None = Field(
+        default=None,
+        description="The assertion key this criterion corresponds to (database truth for judge agreement).",
+    )
+
+    @field_validator("assertion")
+    @classmethod
+    def _known_assertion(cls, value: str | None) -> str | None:
+        if value is not None and value not in Assertions.model_fields:
+            raise ValueError(f"unknown assertion {value!r}; expected one of {', '.join(Assertions.model_fields)}")
+        return value
+
+
+def _criterion(value: Any) -> Any:
+    return {"text": value} if isinstance(value, str) else value
+
+
+# ── Scenario types ──
+
+
+class _ScenarioHeader(StrictModel):
+    id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="Unique scenario id")]
+    agent: AgentName
+    locale: Locale = "pt-BR"
+    description: NonEmptyStr
+    persona: Persona
+    assertions: Assertions = Field(default_factory=Assertions)
+    fixtures: Fixtures = Field(default_factory=Fixtures)
+
+
+class ConversationalScenario(_ScenarioHeader):
+    """A simulated patient pursues ``goal`` against the agent; see the README for every field."""
+
+    type: Literal["conversational"]
+    goal: NonEmptyStr
+    max_turns: Annotated[int, Field(gt=0)] = 15
+    seed: int | None = None
+    rubric: Annotated[list[RubricCriterion], Field(min_length=1)]
+
+    @field_validator("rubric", mode="before")
+    @classmethod
+    def _expand_shorthand(cls, value: Any) -> Any:
+        return [_criterion(v) for v in value] if isinstance(value, list) else value
+
+    @property
+    def criteria(self) -> list[str]:
+        """The rubric criteria as plain text, in order."""
+        return [c.text for c in self.rubric]
+
+
+class TurnExpectations(StrictModel):
+    """Per-turn checks of a scripted scenario."""
+
+    tools_called: list[NonEmptyStr] = Field(default_factory=list)
+    tools_not_called: list[NonEmptyStr] = Field(default_factory=list)
+    response_contains: list[NonEmptyStr] = Field(default_factory=list)
+    response_not_contains: list[NonEmptyStr] = Field(default_factory=list)
+    response_matches: str | None = Field(default=None, description="A regular expression (Python syntax).")
+    max_tool_calls: Annotated[int, Field(ge=0)] | None = None
+
+    @field_validator("response_matches")
+    @classmethod
+    def _valid_regex(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"invalid regular expression: {exc}") from None
+        return value
+
+
+class ScriptedTurn(StrictModel):
+    user: NonEmptyStr
+    expect: TurnExpectations = Field(default_factory=TurnExpectations)
+    judge: bool = True
+
+
+class ScriptedScenario(_ScenarioHeader):
+    """Fixed user turns with per-turn expectations (the original mode)."""
+
+    type: Literal["scripted"] = "scripted"
+    turns: Annotated[list[ScriptedTurn], Field(min_length=1)]
+
+
+Scenario: TypeAlias = ConversationalScenario | ScriptedScenario
+ScenarioType = Literal["scripted", "conversational"]
+
+
+def is_conversational(scenario: object) -> bool:
+    """Type guard: a loaded conversational scenario, or a raw mapping with ``type: conversational``."""
+    if isinstance(scenario, ConversationalScenario):
+        return True
+    if isinstance(scenario, dict):
+        return scenario.get("type") == "conversational"
+    return False
+
+
+# ── Errors ──
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used. ``str()`` names the file, the field path and the problem."""
+
+    def __init__(self, path: Path | str, problems: Sequence[tuple[str, str]]):
+        self.path = str(path)
+        self.problems = list(problems)
+        lines = [f"  {field}: {message}" if field else f"  {message}" for field, message in self.problems]
+        super().__init__(f"Invalid scenario at {self.path}:\n" + "\n".join(lines))
+
+    def one_line(self) -> str:
+        """The error on one line, for command-line output."""
+        parts = [f"{f}: {m}" if f else m for f, m in self.problems]
+        return f"{self.path}: " + "; ".join(parts)
+
+
+MAX_SCENARIO_BYTES = 1_000_000
+_SCHEMAS: dict[str, TypeAdapter[Any]] = {
+    "conversational": TypeAdapter(ConversationalScenario),
+    "scripted": TypeAdapter(ScriptedScenario),
+}
+
+
+def _field_path(loc: Iterable[Any]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _problems(exc: ValidationError) -> list[tuple[str, str]]:
+    problems = []
+    for err in exc.errors(include_url=False):
+        message = err["msg"]
+        if err["type"] == "extra_forbidden":
+            message = "unknown field"
+        elif err["type"] == "missing":
+            message = "required field is missing"
+        elif err["type"] in ("literal_error", "enum"):
+            message = f"{message}, got {err['input']!r}"
+        problems.append((_field_path(err["loc"]), message))
+    return problems
+
+
+def parse_scenario(raw: Any, path: Path | str = "<memory>") -> Scenario:
+    """Validate one parsed YAML document against the schema its ``type`` selects.
+
+    Args:
+        raw: the parsed document.
+        path: where it came from, for error messages.
+
+    Returns:
+        A ``ConversationalScenario`` or a ``ScriptedScenario``.
+
+    Raises:
+        ScenarioError: naming the file, the field path and the problem.
+    """
+    if not isinstance(raw, dict):
+        kind = "empty" if raw is None else type(raw).__name__
+        raise ScenarioError(path, [("", f"expected a mapping of fields at the top level, got {kind}")])
+    kind = raw.get("type", "scripted")
+    if kind not in _SCHEMAS:
+        raise ScenarioError(path, [("type", f"expected 'conversational' or 'scripted', got {kind!r}")])
+    try:
+        return _SCHEMAS[kind].validate_python(raw)
+    except ValidationError as exc:
+        raise ScenarioError(path, _problems(exc)) from None
+
+
+def load_scenario_file(path: Path | str) -> Scenario:
+    """Read and validate one scenario file.
+
+    Raises:
+        ScenarioError: for unreadable files, bad YAML syntax, or schema violations; never a bare traceback.
+    """
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_SCENARIO_BYTES:
+            raise ScenarioError(path, [("", f"file is larger than {MAX_SCENARIO_BYTES:,} bytes")])
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(path, [("", f"not UTF-8 text (byte {exc.start})")]) from None
+    except OSError as exc:
+        raise ScenarioError(path, [("", f"cannot read file: {exc.strerror or exc}")]) from None
+    try:
+        docs = list(yaml.safe_load_all(text))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ScenarioError(path, [("", f"invalid YAML: {where}{problem}")]) from None
+    except RecursionError:
+        raise ScenarioError(path, [("", "invalid YAML: nested too deeply")]) from None
+    if len(docs) > 1:
+        raise ScenarioError(path, [("", f"expected one YAML document, found {len(docs)}")])
+    return parse_scenario(docs[0] if docs else None, path)
+
+
+def _scenario_files(paths: Iterable[Path | str]) -> list[Path]:
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            files.extend(sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml") and q.is_file()))
+        elif p.exists():
+            files.append(p)
+        else:
+            raise ScenarioError(p, [("", "no such file or folder")])
+    return files
+
+
+def scenario_type(scenario: Scenario) -> ScenarioType:
+    return "conversational" if isinstance(scenario, ConversationalScenario) else "scripted"
+
+
+class LoadReport(list):
+    """Scenarios loaded, plus the errors met along the way (see ``validate_paths``)."""
+
+    def __init__(self, scenarios: Iterable[Scenario] = (), errors: Iterable[ScenarioError] = ()):
+        super().__init__(scenarios)
+        self.errors: list[ScenarioError] = list(errors)
+
+
+def validate_paths(paths: Iterable[Path | str]) -> LoadReport:
+    """Load every scenario under ``paths`` and collect *all* errors instead of stopping at the first.
+
+    Duplicate scenario ids across files are errors too (naming both files).
+    """
+    report = LoadReport()
+    seen: dict[str, Path] = {}
+    try:
+        files = _scenario_files(paths)
+    except ScenarioError as exc:
+        report.errors.append(exc)
+        return report
+    for f in files:
+        try:
+            scenario = load_scenario_file(f)
+        except ScenarioError as exc:
+            report.errors.append(exc)
+            continue
+        if scenario.id in seen:
+            report.errors.append(ScenarioError(f, [("id", f"duplicate scenario id {scenario.id!r} (also in {seen[scenario.id]})")]))
+            continue
+        seen[scenario.id] = f
+        report.append(scenario)
+    return report
+
+
+DEFAULT_SCENARIOS_DIR = Path("evals/scenarios")
+
+
+def load_scenarios(
+    scenarios_dir: Path | str = DEFAULT_SCENARIOS_DIR,
+    *,
+    agent: str | None = None,
+    scenario: str | None = None,
+    type: ScenarioType | None = None,  # noqa: A002 - mirrors the CLI's --type
+) -> list[Scenario]:
+    """Load and filter scenarios.
+
+    Args:
+        scenarios_dir: a folder (searched recursively) or a single file.
+        agent: keep only this agent's scenarios.
+        scenario: keep only the scenario with this id.
+        type: keep only ``"scripted"`` or ``"conversational"`` scenarios.
+
+    Returns:
+        The matching scenarios, sorted by agent then id.
+
+    Raises:
+        ScenarioError: the first invalid file (use ``validate_paths`` to collect all of them).
+    """
+    if agent is not None and agent not in AGENTS:
+        raise ValueError(f"unknown agent {agent!r}; expected one of {', '.join(AGENTS)}")
+    if type is not None and type not in _SCHEMAS:
+        raise ValueError(f"unknown scenario type {type!r}; expected 'scripted' or 'conversational'")
+    report = validate_paths([scenarios_dir])
+    if report.errors:
+        raise report.errors[0]
+    selected = [
+        s
+        for s in report
+        if (agent is None or s.agent == agent)
+        and (scenario is None or s.id == scenario)
+        and (type is None or scenario_type(s) == type)
+    ]
+    return sorted(selected, key=lambda s: (s.agent, s.id))
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of a scenario file (either type), for editors' YAML autocompletion."""
+    schema = TypeAdapter(Annotated[ConversationalScenario | ScriptedScenario, Field()]).json_schema()
+    # A criterion may be written as a plain string (the seed's form) or as {text, assertion}.
+    rubric = schema["$defs"]["ConversationalScenario"]["properties"]["rubric"]
+    rubric["items"] = {"anyOf": [{"type": "string", "minLength": 1}, {"$ref": "#/$defs/RubricCriterion"}]}
+    schema["$schema"] = "http://json-schema.org/draft-07/schema#"
+    schema["title"] = "convoeval scenario"
+    return schema

@@ -1,0 +1,91 @@
+"""The fixtures store: the database the agent under test works on.
+
+Three backends implement one small interface of row operations (``insert``, ``select``, ``update``, ``delete``),
+picked by URL (see ``convoeval.store.open_store``):
+
+* ``sqlite:///path.db`` — the embedded default, no server needed;
+* ``postgresql://…`` — any Postgres, including a Supabase project's direct connection string;
+* ``supabase://`` — a Supabase project through the ``supabase`` client (PostgREST), with ``SUPABASE_URL`` and
+  ``SUPABASE_SERVICE_ROLE_KEY`` from the environment.
+
+Everything above the row operations (seeding fixtures, cleanup, assertions, the agents' tools) is written once,
+against this interface, so the three backends behave alike.
+
+Isolation: every row carries the ``run_id`` of the run that created it (seeded by the run, or written by the agent
+during it). Each run seeds its own clinic, so two concurrent runs of one scenario never see each other's rows,
+even with the same persona phone. Cleanup deletes rows by ``run_id`` and nothing else.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+Row = dict[str, Any]
+
+# Tables of the reference schema in dependency order (parents first). Cleanup deletes in reverse order.
+TABLES: tuple[str, ...] = (
+    "runs",
+    "clinics",
+    "patients",
+    "professionals",
+    "services",
+    "slots",
+    "appointments",
+    "invoices",
+    "payment_links",
+    "nps_responses",
+    "handoffs",
+    "conversations",
+    "messages",
+)
+
+
+class StoreError(RuntimeError):
+    """A store operation failed (connection, constraint, bad table or column). The message names the backend."""
+
+
+class Store(abc.ABC):
+    """Row operations over the reference schema. Thread-safe; every method is synchronous.
+
+    ``where`` maps column names to values and matches rows where every column equals its value
+    (``None`` matches SQL NULL). Tables and columns are checked against the reference schema.
+    """
+
+    #: Short backend name: "sqlite", "postgres" or "supabase".
+    backend: str = ""
+
+    @property
+    @abc.abstractmethod
+    def url(self) -> str:
+        """The store's URL with any password or key redacted; safe to print and to record."""
+
+    @abc.abstractmethod
+    def migrate(self) -> None:
+        """Create the reference schema if it does not exist (idempotent)."""
+
+    @abc.abstractmethod
+    def insert(self, table: str, rows: Row | Sequence[Row]) -> list[Row]:
+        """Insert one or many rows; returns them as stored (with generated defaults)."""
+
+    @abc.abstractmethod
+    def select(self, table: str, where: Mapping[str, Any] | None = None, *, order_by: str | None = None) -> list[Row]:
+        """Rows matching ``where`` (all rows when None)."""
+
+    @abc.abstractmethod
+    def update(self, table: str, where: Mapping[str, Any], values: Mapping[str, Any]) -> int:
+        """Set ``values`` on rows matching ``where``; returns the number of rows changed."""
+
+    @abc.abstractmethod
+    def delete(self, table: str, where: Mapping[str, Any]) -> int:
+        """Delete rows matching ``where`` (which must not be empty); returns the number deleted."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release connections."""
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
