@@ -1,0 +1,41 @@
+"""convoeval: conversational evaluation of chat agents.
+
+The public verbs are re-exported here and imported lazily, so ``import convoeval`` stays cheap
+(pandas, LangChain and the store drivers load only when a verb that needs them is used).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "load_scenarios": "convoeval.scenarios",
+    "load_scenario_file": "convoeval.scenarios",
+    "validate_paths": "convoeval.scenarios",
+    "ScenarioError": "convoeval.scenarios",
+    "ConversationalScenario": "convoeval.scenarios",
+    "ScriptedScenario": "convoeval.scenarios",
+    "simulate": "convoeval.simulator",
+    "judge_rubric": "convoeval.judges.rubric",
+    "judge_holistic": "convoeval.judges.holistic",
+    "calculate_score": "convoeval.judges.scoring",
+    "run_conversation": "convoeval.conversation",
+    "run_any": "convoeval.conversation",
+    "get_model": "convoeval.models",
+    "get_agent": "convoeval.agents",
+    "open_store": "convoeval.store",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'convoeval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

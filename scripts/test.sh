@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs the test suite. Uses CONVOEVAL_TEST_POSTGRES_URL when set; otherwise starts the machine's local
+# PostgreSQL cluster if there is one (scripts/ci-postgres.sh) so the Postgres backend is tested for real.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${CONVOEVAL_TEST_POSTGRES_URL:-}" ] && command -v pg_ctlcluster >/dev/null 2>&1; then
+    if url_line=$(bash scripts/ci-postgres.sh 2>/tmp/convoeval-ci-postgres.log); then
+        eval "$url_line"
+    else
+        echo "note: could not start the local PostgreSQL (see /tmp/convoeval-ci-postgres.log); Postgres tests will be skipped" >&2
+    fi
+fi
+.venv/bin/python -m pytest "$@"
+rc=$?
+if [ "$rc" -eq 5 ]; then
+    echo "error: pytest collected no tests" >&2
+    exit 1
+fi
+exit "$rc"

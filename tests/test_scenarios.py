@@ -1,0 +1,279 @@
+"""Scenario models and loader: the seed's Task 1/2 tests plus the error contract (file, field, problem)."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from convoeval.cli import main as cli_main
+from convoeval.scenarios import (
+    AGENTS,
+    LOCALES,
+    ConversationalScenario,
+    ScenarioError,
+    ScriptedScenario,
+    is_conversational,
+    json_schema,
+    load_scenario_file,
+    load_scenarios,
+    parse_scenario,
+    validate_paths,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+SCENARIOS = REPO / "evals" / "scenarios"
+
+SEED_SCENARIO = {
+    "type": "conversational",
+    "id": "billing-conv-happy",
+    "agent": "billing",
+    "locale": "pt-BR",
+    "description": "Patient pays via Pix",
+    "persona": {"name": "Carlos", "phone": "11987650010", "cpf": "12345678901", "traits": ["impaciente", "direto"]},
+    "goal": "Patient pays pending invoice via Pix",
+    "max_turns": 15,
+    "rubric": ["Agent identified the pending invoice", "Agent offered payment options"],
+    "assertions": {"payment_link_created": True},
+    "fixtures": {"invoices": [{"id": "inv-1", "amount_cents": 15000, "due_date": "2026-02-20"}]},
+}
+
+VALID_CONVERSATIONAL_YAML = """
+type: conversational
+id: conv-test
+agent: billing
+locale: pt-BR
+description: "Conversational test"
+persona:
+  name: Carlos
+  phone: "11999998888"
+  traits: ["impaciente"]
+goal: "Pay invoice via Pix"
+max_turns: 10
+rubric:
+  - "Agent offered payment options"
+fixtures:
+  invoices:
+    - id: inv-1
+      amount_cents: 15000
+      due_date: "2026-02-20"
+"""
+
+VALID_SCRIPTED_YAML = """
+id: scripted-test
+agent: billing
+description: "Scripted test"
+persona: {name: Maria, phone: "11999998888"}
+turns:
+  - user: "oi"
+    expect:
+      tools_called: [list_invoices]
+      response_matches: "R\\\\$ ?150"
+"""
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+# ── the seed's schema tests ──
+
+
+def test_validates_a_conversational_scenario():
+    scenario = parse_scenario(SEED_SCENARIO)
+    assert isinstance(scenario, ConversationalScenario)
+    assert scenario.type == "conversational"
+    assert scenario.persona.traits == ["impaciente", "direto"]
+    assert scenario.goal == "Patient pays pending invoice via Pix"
+    assert len(scenario.rubric) == 2
+    assert scenario.criteria == ["Agent identified the pending invoice", "Agent offered payment options"]
+    assert scenario.max_turns == 15
+
+
+def test_rejects_conversational_scenario_without_goal():
+    raw = {k: v for k, v in SEED_SCENARIO.items() if k != "goal"}
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(raw, "x.yaml")
+    assert "goal: required field is missing" in str(info.value)
+
+
+def test_max_turns_defaults_to_15_and_must_be_positive():
+    raw = {k: v for k, v in SEED_SCENARIO.items() if k != "max_turns"}
+    assert parse_scenario(raw).max_turns == 15
+    for bad in (0, -3):
+        with pytest.raises(ScenarioError, match="max_turns"):
+            parse_scenario({**SEED_SCENARIO, "max_turns": bad})
+
+
+def test_rubric_needs_at_least_one_criterion():
+    with pytest.raises(ScenarioError, match="rubric"):
+        parse_scenario({**SEED_SCENARIO, "rubric": []})
+
+
+def test_persona_knows_and_long_form_criteria():
+    raw = {
+        **SEED_SCENARIO,
+        "persona": {**SEED_SCENARIO["persona"], "knows": {"cpf": "12345678901", "preferred_method": "pix"}},
+        "rubric": ["plain", {"text": "Agent generated a payment link", "assertion": "payment_link_created"}],
+    }
+    scenario = parse_scenario(raw)
+    assert scenario.persona.knows == {"cpf": "12345678901", "preferred_method": "pix"}
+    assert scenario.rubric[1].assertion == "payment_link_created"
+    assert scenario.criteria == ["plain", "Agent generated a payment link"]
+
+
+def test_criterion_pointing_at_unknown_assertion_is_an_error():
+    raw = {**SEED_SCENARIO, "rubric": [{"text": "x", "assertion": "payment_link_made"}]}
+    with pytest.raises(ScenarioError, match=r"rubric\[0\]\.assertion: .*unknown assertion 'payment_link_made'"):
+        parse_scenario(raw)
+
+
+def test_unknown_assertion_key_is_a_validation_error():
+    raw = {**SEED_SCENARIO, "assertions": {"payment_link_created": True, "link_sent": True}}
+    with pytest.raises(ScenarioError, match=r"assertions\.link_sent: unknown field"):
+        parse_scenario(raw)
+
+
+def test_unquoted_phone_and_date_are_kept_as_text(tmp_path):
+    text = VALID_CONVERSATIONAL_YAML.replace('"11999998888"', "11999998888").replace('"2026-02-20"', "2026-02-20")
+    scenario = load_scenario_file(write(tmp_path, "c.yaml", text))
+    assert scenario.persona.phone == "11999998888"
+    assert scenario.fixtures.invoices[0].due_date == "2026-02-20"
+
+
+# ── the seed's loader tests ──
+
+
+def test_parses_valid_conversational_yaml(tmp_path):
+    scenario = load_scenario_file(write(tmp_path, "conv.yaml", VALID_CONVERSATIONAL_YAML))
+    assert scenario.type == "conversational"
+    assert scenario.goal == "Pay invoice via Pix"
+
+
+def test_type_defaults_to_scripted(tmp_path):
+    scenario = load_scenario_file(write(tmp_path, "s.yaml", VALID_SCRIPTED_YAML))
+    assert isinstance(scenario, ScriptedScenario)
+    assert scenario.type == "scripted"
+    assert scenario.turns[0].expect.tools_called == ["list_invoices"]
+    assert scenario.turns[0].judge is True
+
+
+def test_type_guard():
+    assert is_conversational({"type": "conversational", "id": "test"})
+    assert not is_conversational({"id": "test", "turns": [{"user": "oi"}]})
+    assert not is_conversational({"id": "test"})
+    assert is_conversational(parse_scenario(SEED_SCENARIO))
+
+
+def test_filters_by_agent_id_and_type(tmp_path):
+    write(tmp_path, "a.yaml", VALID_CONVERSATIONAL_YAML)
+    write(tmp_path, "b.yaml", VALID_SCRIPTED_YAML)
+    other = VALID_SCRIPTED_YAML.replace("scripted-test", "support-one").replace("agent: billing", "agent: support")
+    (tmp_path / "sub").mkdir()
+    write(tmp_path, "sub/c.yaml", other)
+    assert [s.id for s in load_scenarios(tmp_path)] == ["conv-test", "scripted-test", "support-one"]
+    assert [s.id for s in load_scenarios(tmp_path, agent="support")] == ["support-one"]
+    assert [s.id for s in load_scenarios(tmp_path, type="conversational")] == ["conv-test"]
+    assert [s.id for s in load_scenarios(tmp_path, type="scripted", agent="billing")] == ["scripted-test"]
+    assert [s.id for s in load_scenarios(tmp_path, scenario="conv-test")] == ["conv-test"]
+    with pytest.raises(ValueError, match="unknown agent 'bill'"):
+        load_scenarios(tmp_path, agent="bill")
+
+
+# ── errors name the file, the field and the problem ──
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("id: [unclosed\n", r"invalid YAML: line \d+, column \d+"),
+        ("- just\n- a list\n", "expected a mapping of fields at the top level, got list"),
+        ("", "got empty"),
+        (VALID_CONVERSATIONAL_YAML + "colour: blue\n", "colour: unknown field"),
+        (VALID_CONVERSATIONAL_YAML.replace("locale: pt-BR", "locale: fr"), r"locale: Input should be .*got 'fr'"),
+        (VALID_CONVERSATIONAL_YAML.replace("type: conversational", "type: chatty"), "type: expected 'conversational' or 'scripted', got 'chatty'"),
+        (VALID_CONVERSATIONAL_YAML.replace("amount_cents: 15000", "amount_cents: lots"), r"fixtures\.invoices\[0\]\.amount_cents: "),
+        (VALID_SCRIPTED_YAML.replace('"R\\\\$ ?150"', '"(unclosed"'), r"turns\[0\]\.expect\.response_matches: .*invalid regular expression"),
+    ],
+)
+def test_errors_name_file_field_and_problem(tmp_path, text, expected):
+    path = write(tmp_path, "bad.yaml", text)
+    with pytest.raises(ScenarioError) as info:
+        load_scenario_file(path)
+    message = str(info.value)
+    assert message.startswith(f"Invalid scenario at {path}:")
+    assert re.search(expected, message), message
+    assert "Traceback" not in message
+    assert "\n" not in info.value.one_line()
+
+
+def test_non_utf8_file_is_a_clear_error(tmp_path):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("description: 'Cl\xednica'\n".encode("latin-1"))
+    with pytest.raises(ScenarioError, match="not UTF-8"):
+        load_scenario_file(path)
+
+
+def test_duplicate_ids_across_files_name_both(tmp_path):
+    first = write(tmp_path, "a.yaml", VALID_CONVERSATIONAL_YAML)
+    second = write(tmp_path, "b.yaml", VALID_CONVERSATIONAL_YAML)
+    report = validate_paths([tmp_path])
+    assert len(report) == 1
+    [error] = report.errors
+    assert error.path == str(second)
+    assert "duplicate scenario id 'conv-test'" in str(error) and str(first) in str(error)
+
+
+def test_validate_collects_every_error(tmp_path):
+    write(tmp_path, "good.yaml", VALID_CONVERSATIONAL_YAML)
+    write(tmp_path, "bad1.yaml", "id: [\n")
+    write(tmp_path, "bad2.yaml", VALID_SCRIPTED_YAML + "extra: 1\n")
+    report = validate_paths([tmp_path])
+    assert [s.id for s in report] == ["conv-test"]
+    assert sorted(Path(e.path).name for e in report.errors) == ["bad1.yaml", "bad2.yaml"]
+
+
+# ── the CLI ──
+
+
+def test_cli_validate_exit_codes(tmp_path, capsys):
+    good = write(tmp_path, "good.yaml", VALID_CONVERSATIONAL_YAML)
+    assert cli_main(["validate", str(good)]) == 0
+    bad = write(tmp_path, "bad.yaml", VALID_CONVERSATIONAL_YAML.replace("agent: billing", "agent: biling"))
+    assert cli_main(["validate", str(bad)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {bad}: agent: ")
+    assert cli_main(["validate", str(tmp_path / "missing")]) == 1
+
+
+# ── the shipped scenarios and schema ──
+
+
+def test_repository_scenarios_are_valid():
+    report = validate_paths([SCENARIOS])
+    assert report.errors == []
+    assert {"billing-conv-happy-payment", "billing-conv-impatient-patient", "billing-conv-confused-patient"} <= {
+        s.id for s in report
+    }
+
+
+def test_every_agent_has_a_scripted_and_two_conversational_scenarios_across_all_locales():
+    scenarios = load_scenarios(SCENARIOS)
+    for agent in AGENTS:
+        mine = [s for s in scenarios if s.agent == agent]
+        assert sum(s.type == "scripted" for s in mine) >= 1, agent
+        assert sum(s.type == "conversational" for s in mine) >= 2, agent
+    assert {s.locale for s in scenarios} == set(LOCALES)
+    for s in scenarios:
+        if s.type == "conversational":
+            assert s.assertions.active(), f"{s.id} has no database assertion"
+
+
+def test_shipped_json_schema_matches_the_models():
+    shipped = json.loads((REPO / "convoeval" / "schemas" / "scenario.schema.json").read_text(encoding="utf-8"))
+    assert shipped == json_schema(), "regenerate with: convoeval schema --out convoeval/schemas/scenario.schema.json"
