@@ -1,0 +1,116 @@
+"""The fixtures store: open one by URL, seed a run's fixtures, check assertions, clean up.
+
+Example:
+    >>> from convoeval.scenarios import load_scenario_file
+    >>> from convoeval.store import open_store, seed_run, check_assertions, cleanup_run
+    >>> scenario = load_scenario_file("evals/scenarios/billing/conv-happy-payment.yaml")
+    >>> with open_store("sqlite:///:memory:") as store:
+    ...     seeded = seed_run(store, scenario)
+    ...     try:
+    ...         results = check_assertions(store, scenario.assertions, seeded)
+    ...     finally:
+    ...         cleanup_run(store, seeded.run_id)
+    >>> [(r.key, r.passed) for r in results]
+    [('payment_link_created', False)]
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from convoeval.paths import state_dir
+from convoeval.store.assertions import AssertionResult, check_assertions
+from convoeval.store.base import TABLES, Store, StoreError
+from convoeval.store.conversations import ensure_conversation, record_message
+from convoeval.store.fixtures import (
+    FixtureError,
+    SeededRun,
+    cleanup_run,
+    cleanup_stale_runs,
+    finish_run,
+    new_run_id,
+    seed_run,
+)
+
+__all__ = [
+    "TABLES",
+    "AssertionResult",
+    "FixtureError",
+    "SeededRun",
+    "Store",
+    "StoreError",
+    "check_assertions",
+    "cleanup_run",
+    "cleanup_stale_runs",
+    "default_store_url",
+    "ensure_conversation",
+    "finish_run",
+    "new_run_id",
+    "open_store",
+    "record_message",
+    "register_backend",
+    "seed_run",
+]
+
+StoreFactory = Callable[[str], Store]
+
+
+def _sql_store(url: str) -> Store:
+    from convoeval.store.sql import SqlStore
+
+    return SqlStore(url)
+
+
+def _supabase_store(url: str) -> Store:
+    # Imported on demand: the supabase client is slow to import and most runs use SQLite.
+    from convoeval.store.supabase import SupabaseStore
+
+    return SupabaseStore(url)
+
+
+_BACKENDS: dict[str, StoreFactory] = {
+    "sqlite": _sql_store,
+    "postgresql": _sql_store,
+    "postgres": _sql_store,
+    "supabase": _supabase_store,
+}
+
+
+def register_backend(scheme: str, factory: StoreFactory) -> None:
+    """Make ``open_store`` handle URLs starting with ``<scheme>://`` by calling ``factory(url)``."""
+    _BACKENDS[scheme] = factory
+
+
+def default_store_url() -> str:
+    """``$CONVOEVAL_STORE_URL``, else a SQLite file in the local state folder."""
+    return os.environ.get("CONVOEVAL_STORE_URL") or f"sqlite:///{state_dir() / 'store.db'}"
+
+
+def open_store(url: str | None = None) -> Store:
+    """Open the store at ``url`` (default: ``default_store_url()``) and bring its schema up to date.
+
+    Args:
+        url: ``sqlite:///path.db``, ``postgresql://user:pass@host/db`` (or ``postgres://``), ``supabase://`` or
+            ``supabase://<project-host>``. A driver suffix such as ``postgresql+psycopg://`` is accepted.
+
+    Returns:
+        A migrated ``Store``; close it (or use it as a context manager) when done.
+
+    Raises:
+        StoreError: unknown scheme, unreachable database, or a schema that cannot be applied.
+    """
+    url = url or default_store_url()
+    scheme, sep, _ = url.partition("://")
+    # Never echo the URL itself: it may carry a password.
+    factory = _BACKENDS.get(scheme.split("+")[0].lower()) if sep else None
+    if factory is None:
+        shown = repr(scheme.split("+")[0]) if sep else "none"
+        raise StoreError(f"unknown store URL scheme {shown}; expected one of {', '.join(sorted(_BACKENDS))}")
+    store = factory(url)
+    try:
+        store.migrate()
+    except BaseException:
+        store.close()
+        raise
+    return store

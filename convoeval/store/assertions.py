@@ -1,0 +1,193 @@
+"""Assertions are database queries run after the conversation, scoped to the run's clinic and patient.
+
+One checker per key of ``convoeval.scenarios.Assertions``, registered in ``CHECKERS``. Each reads the *actual*
+value from the store; ``check_assertions`` compares it with the scenario's expected value.
+
+Semantics worth knowing:
+
+* ``payment_method`` is the method of the latest payment link (None when there is none).
+* ``invoice_status`` is the status of the patient's invoice seeded by the fixtures; with several, the one due
+  first (ties: the first listed in the scenario). Invoices the agent created do not count.
+* ``appointment_created`` means an appointment with ``created_by='agent'``; confirmed / cancelled mean any of the
+  patient's appointments has that status; rescheduled means status ``rescheduled`` with ``rescheduled_to`` set.
+* ``nps_score`` is the latest recorded score.
+* ``tools_called`` passes when every listed tool appears among the tools of the agent's messages;
+  ``tools_not_called`` when none does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from convoeval.scenarios import Assertions
+from convoeval.store.base import Row, Store
+from convoeval.store.conversations import agent_tools
+from convoeval.store.fixtures import SeededRun
+
+
+@dataclass
+class AssertionResult:
+    """One assertion's outcome. ``detail`` is a sentence such as "invoice_status: expected paid, got pending"."""
+
+    key: str
+    expected: Any
+    actual: Any
+    passed: bool
+    detail: str
+
+
+Checker = Callable[[Store, SeededRun], Any]
+
+#: Assertion key -> function reading the actual value from the store.
+CHECKERS: dict[str, Checker] = {}
+
+
+def checker(key: str) -> Callable[[Checker], Checker]:
+    """Register the function that reads the actual value of assertion ``key``."""
+
+    def register(fn: Checker) -> Checker:
+        CHECKERS[key] = fn
+        return fn
+
+    return register
+
+
+def _rows(store: Store, seeded: SeededRun, table: str, **where: Any) -> list[Row]:
+    """The run's patient's rows of ``table`` matching ``where``."""
+    return store.select(table, {"clinic_id": seeded.clinic_id, "patient_id": seeded.patient_id, **where})
+
+
+def _latest(store: Store, seeded: SeededRun, table: str) -> Row | None:
+    rows = store.select(
+        table, {"clinic_id": seeded.clinic_id, "patient_id": seeded.patient_id}, order_by="-created_at"
+    )
+    return rows[0] if rows else None
+
+
+@checker("payment_link_created")
+def _payment_link_created(store: Store, seeded: SeededRun) -> bool:
+    return bool(_rows(store, seeded, "payment_links"))
+
+
+@checker("payment_method")
+def _payment_method(store: Store, seeded: SeededRun) -> str | None:
+    link = _latest(store, seeded, "payment_links")
+    return link["method"] if link else None
+
+
+@checker("invoice_status")
+def _invoice_status(store: Store, seeded: SeededRun) -> str | None:
+    order = list(seeded.refs.get("invoices", {}).values())
+    seeded_invoices = [i for i in _rows(store, seeded, "invoices") if i["id"] in order]
+    if not seeded_invoices:
+        return None
+    first = min(seeded_invoices, key=lambda i: (i["due_date"], order.index(i["id"])))
+    return first["status"]
+
+
+def _any_appointment(store: Store, seeded: SeededRun, **where: Any) -> bool:
+    return bool(_rows(store, seeded, "appointments", **where))
+
+
+@checker("appointment_created")
+def _appointment_created(store: Store, seeded: SeededRun) -> bool:
+    return _any_appointment(store, seeded, created_by="agent")
+
+
+@checker("appointment_confirmed")
+def _appointment_confirmed(store: Store, seeded: SeededRun) -> bool:
+    return _any_appointment(store, seeded, status="confirmed")
+
+
+@checker("appointment_cancelled")
+def _appointment_cancelled(store: Store, seeded: SeededRun) -> bool:
+    return _any_appointment(store, seeded, status="cancelled")
+
+
+@checker("appointment_rescheduled")
+def _appointment_rescheduled(store: Store, seeded: SeededRun) -> bool:
+    rows = _rows(store, seeded, "appointments", status="rescheduled")
+    return any(a["rescheduled_to"] for a in rows)
+
+
+@checker("nps_score_recorded")
+def _nps_score_recorded(store: Store, seeded: SeededRun) -> bool:
+    return bool(_rows(store, seeded, "nps_responses"))
+
+
+@checker("nps_score")
+def _nps_score(store: Store, seeded: SeededRun) -> int | None:
+    latest = _latest(store, seeded, "nps_responses")
+    return latest["score"] if latest else None
+
+
+@checker("escalated_to_human")
+def _escalated_to_human(store: Store, seeded: SeededRun) -> bool:
+    return bool(_rows(store, seeded, "handoffs"))
+
+
+@checker("tools_called")
+def _tools_called(store: Store, seeded: SeededRun) -> list[str]:
+    return sorted(agent_tools(store, seeded))
+
+
+@checker("tools_not_called")
+def _tools_not_called(store: Store, seeded: SeededRun) -> list[str]:
+    return sorted(agent_tools(store, seeded))
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if value is None:
+        return "nothing"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value)) + "]" if value else "no tools"
+    return str(value)
+
+
+def _judge(key: str, expected: Any, actual: Any) -> tuple[bool, str]:
+    """Compare; returns (passed, detail)."""
+    if key == "tools_called":
+        missing = [t for t in expected if t not in actual]
+        if missing:
+            return False, f"{key}: expected {_show(missing)} to be called, got {_show(actual)}"
+        return True, f"{key}: {_show(expected)} called as expected"
+    if key == "tools_not_called":
+        forbidden = [t for t in expected if t in actual]
+        if forbidden:
+            return False, f"{key}: expected {_show(forbidden)} not to be called, but the agent called them"
+        return True, f"{key}: none of {_show(expected)} called, as expected"
+    if actual == expected:
+        return True, f"{key}: {_show(expected)} as expected"
+    return False, f"{key}: expected {_show(expected)}, got {_show(actual)}"
+
+
+def check_assertions(
+    store: Store, assertions: Assertions | Mapping[str, Any], seeded: SeededRun
+) -> list[AssertionResult]:
+    """Check the scenario's assertions against the store after a run.
+
+    Args:
+        store: the run's store.
+        assertions: the scenario's ``Assertions`` (a plain mapping is validated into one first, so an unknown
+            key is a validation error).
+        seeded: the run, as returned by ``seed_run``.
+
+    Returns:
+        One ``AssertionResult`` per assertion the scenario sets, in declaration order.
+
+    Example:
+        >>> [r.detail for r in check_assertions(store, {"invoice_status": "paid"}, seeded)]
+        ['invoice_status: expected paid, got pending']
+    """
+    if not isinstance(assertions, Assertions):
+        assertions = Assertions.model_validate(assertions)
+    results = []
+    for key, expected in assertions.active().items():
+        actual = CHECKERS[key](store, seeded)
+        passed, detail = _judge(key, expected, actual)
+        results.append(AssertionResult(key=key, expected=expected, actual=actual, passed=passed, detail=detail))
+    return results

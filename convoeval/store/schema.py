@@ -1,0 +1,88 @@
+"""The reference schema as data: tables, their columns, and which columns are booleans.
+
+Read from the migration files themselves, so the SQL stays the single source of truth and every backend checks
+table and column names the same way (and gives the same error for a typo).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from convoeval.store.base import TABLES, StoreError
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+
+_CREATE_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+)\s*\((.*?)\n\);", re.S)
+_NOT_A_COLUMN = ("UNIQUE", "PRIMARY", "CHECK", "FOREIGN", "CONSTRAINT")
+
+
+def migration_files(dialect: str) -> list[Path]:
+    """The migration files for ``dialect`` ("sqlite" or "postgres"), in the order they apply."""
+    return sorted(MIGRATIONS_DIR.glob(f"[0-9][0-9][0-9]_*.{dialect}.sql"))
+
+
+def strip_comments(sql: str) -> str:
+    """Remove ``--`` comments (the migrations keep no ``--`` inside string literals)."""
+    return "\n".join(line.split("--", 1)[0] for line in sql.splitlines())
+
+
+def statements(sql: str) -> list[str]:
+    """Split a migration file into statements (no ``;`` inside literals or comments in our files)."""
+    return [s.strip() for s in strip_comments(sql).split(";") if s.strip()]
+
+
+def _column_types(dialect: str) -> dict[str, dict[str, str]]:
+    tables: dict[str, dict[str, str]] = {}
+    for path in migration_files(dialect):
+        for name, body in _CREATE_TABLE.findall(strip_comments(path.read_text(encoding="utf-8"))):
+            columns = tables.setdefault(name, {})
+            for line in body.split(","):
+                words = line.split()
+                if len(words) >= 2 and words[0].upper() not in _NOT_A_COLUMN and not words[0].startswith("("):
+                    columns[words[0]] = words[1].upper()
+    return tables
+
+
+@functools.cache
+def columns() -> dict[str, tuple[str, ...]]:
+    """Every reference table mapped to its column names, in schema order."""
+    found = {table: tuple(cols) for table, cols in _column_types("sqlite").items()}
+    if set(found) != set(TABLES):
+        # A migration and TABLES disagree: a packaging or editing mistake, not a user error.
+        raise StoreError(f"reference schema: migration tables {sorted(found)} differ from TABLES {sorted(TABLES)}")
+    return {table: found[table] for table in TABLES}
+
+
+@functools.cache
+def boolean_columns() -> dict[str, frozenset[str]]:
+    """Columns that are BOOLEAN in the Postgres migration (SQLite stores them as 0/1 integers)."""
+    return {
+        table: frozenset(c for c, kind in cols.items() if kind == "BOOLEAN")
+        for table, cols in _column_types("postgres").items()
+    }
+
+
+def check_table(backend: str, table: str) -> tuple[str, ...]:
+    """The columns of ``table``; raises ``StoreError`` naming the table when it is not in the reference schema."""
+    cols = columns().get(table)
+    if cols is None:
+        raise StoreError(f"{backend} store: unknown table {table!r}; expected one of {', '.join(TABLES)}")
+    return cols
+
+
+def check_columns(backend: str, table: str, names: Iterable[str]) -> None:
+    """Raise ``StoreError`` naming the first column of ``names`` that ``table`` does not have."""
+    cols = check_table(backend, table)
+    for name in names:
+        if name not in cols:
+            raise StoreError(f"{backend} store: unknown column {name!r} in table {table!r}; expected one of {', '.join(cols)}")
+
+
+def order_column(order_by: str | None) -> tuple[str | None, bool]:
+    """Split an ``order_by`` of the form ``"col"`` or ``"-col"`` (descending) into ``(column, descending)``."""
+    if not order_by:
+        return None, False
+    return (order_by[1:], True) if order_by.startswith("-") else (order_by, False)

@@ -1,0 +1,249 @@
+"""The SQL backend: SQLite files and any Postgres (including a Supabase project's direct connection string).
+
+One SQLAlchemy-Core implementation serves both; the differences are confined to engine set-up:
+
+* SQLite runs in WAL mode with a busy timeout, and every write transaction starts with ``BEGIN IMMEDIATE`` so
+  concurrent writers (threads or processes) queue on the lock instead of failing with "database is locked".
+* Postgres URLs (``postgresql://`` or ``postgres://``) use the psycopg 3 driver; migrations hold an advisory lock so
+  concurrent first starts do not race to create the same tables.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.pool import StaticPool
+
+from convoeval.store import schema
+from convoeval.store.base import TABLES, Row, Store, StoreError
+
+BUSY_TIMEOUT_S = 30
+_PG_SCHEMES = ("postgresql", "postgres")
+_READONLY = "convoeval_readonly"
+
+
+def normalize_url(url: str) -> sa.URL:
+    """Parse ``url``, pointing ``postgresql://`` and ``postgres://`` at the psycopg 3 driver."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        raise StoreError(f"store URL must look like sqlite:///path.db or postgresql://…, got {url.split('@')[-1]!r}")
+    if scheme.split("+")[0] in _PG_SCHEMES:
+        scheme = "postgresql+psycopg"
+    try:
+        return sa.make_url(f"{scheme}://{rest}")
+    except sa_exc.ArgumentError:
+        raise StoreError(f"store URL could not be parsed (scheme {scheme!r})") from None
+
+
+class SqlStore(Store):
+    """``Store`` over SQLAlchemy Core for ``sqlite:///…`` and ``postgresql://…`` URLs.
+
+    Example:
+        >>> store = SqlStore("sqlite:///:memory:")
+        >>> store.migrate()
+        >>> store.select("runs")
+        []
+    """
+
+    def __init__(self, url: str):
+        self._sa_url = normalize_url(url)
+        self.backend = "sqlite" if self._sa_url.get_backend_name() == "sqlite" else "postgres"
+        self._secrets = _secrets(self._sa_url)
+        self._tables: dict[str, sa.Table] = {}
+        self._reflect_lock = threading.Lock()
+        # An in-memory SQLite database lives in one connection, which threads must take turns on.
+        self._memory = self.backend == "sqlite" and self._sa_url.database in (None, "", ":memory:")
+        self._serial: contextlib.AbstractContextManager[Any] = threading.RLock() if self._memory else contextlib.nullcontext()
+        with self._errors("connect"):
+            self._engine = self._create_engine()
+
+    # ── set-up ──
+
+    def _create_engine(self) -> sa.Engine:
+        if self.backend == "postgres":
+            return sa.create_engine(
+                self._sa_url,
+                pool_pre_ping=True,
+                pool_size=10,
+                max_overflow=20,
+                connect_args={"connect_timeout": 10},
+            )
+        if self._memory:
+            engine = sa.create_engine(
+                "sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False}
+            )
+        else:
+            Path(self._sa_url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            engine = sa.create_engine(
+                self._sa_url, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_S}
+            )
+        event.listen(engine, "connect", _sqlite_on_connect)
+        event.listen(engine, "begin", _sqlite_on_begin)
+        return engine
+
+    @property
+    def url(self) -> str:
+        if self.backend == "sqlite":  # SQLAlchemy would percent-escape ":memory:"
+            return f"sqlite:///{self._sa_url.database or ':memory:'}"
+        return _redact(self._sa_url)
+
+    def migrate(self) -> None:
+        with self._serial, self._errors("migrate"), self._engine.begin() as conn:
+            if self.backend == "postgres":
+                conn.exec_driver_sql("SELECT pg_advisory_xact_lock(hashtext('convoeval.store.migrate'))")
+            # Skip the DDL when the schema is already there: on Postgres, re-running it would take table locks
+            # that block (or deadlock with) the inserts of runs already going on.
+            if _schema_gaps(conn):
+                for path in schema.migration_files(self.backend):
+                    for statement in schema.statements(path.read_text(encoding="utf-8")):
+                        conn.exec_driver_sql(statement)
+            gaps = _schema_gaps(conn)
+            if gaps:
+                raise StoreError(
+                    f"{self.backend} store: existing tables do not match the reference schema ({'; '.join(gaps)}). "
+                    "Point convoeval at a database of its own."
+                )
+        with self._reflect_lock:
+            self._tables.clear()
+
+    # ── row operations ──
+
+    def insert(self, table: str, rows: Row | Sequence[Row]) -> list[Row]:
+        batch = [dict(rows)] if isinstance(rows, Mapping) else [dict(r) for r in rows]
+        for row in batch:
+            schema.check_columns(self.backend, table, row)
+            if row.get("id") is None:
+                row["id"] = uuid.uuid4().hex
+        if not batch:
+            return []
+        t = self._table(table)
+        with self._serial, self._errors(f"insert into {table}"), self._engine.begin() as conn:
+            return [dict(conn.execute(sa.insert(t).values(row).returning(*t.c)).mappings().one()) for row in batch]
+
+    def select(self, table: str, where: Mapping[str, Any] | None = None, *, order_by: str | None = None) -> list[Row]:
+        column, descending = schema.order_column(order_by)
+        schema.check_columns(self.backend, table, [*(where or {}), *([column] if column else [])])
+        t = self._table(table)
+        stmt = sa.select(t).where(*_conditions(t, where or {}))
+        if column:
+            stmt = stmt.order_by(t.c[column].desc() if descending else t.c[column])
+        with self._serial, self._errors(f"select from {table}"), self._engine.connect() as conn:
+            conn = conn.execution_options(**{_READONLY: True})
+            return [dict(r) for r in conn.execute(stmt).mappings()]
+
+    def update(self, table: str, where: Mapping[str, Any], values: Mapping[str, Any]) -> int:
+        schema.check_columns(self.backend, table, [*where, *values])
+        if not where or not values:
+            raise StoreError(f"{self.backend} store: update of {table!r} needs a non-empty where and values")
+        t = self._table(table)
+        stmt = sa.update(t).where(*_conditions(t, where)).values(dict(values))
+        with self._serial, self._errors(f"update {table}"), self._engine.begin() as conn:
+            return conn.execute(stmt).rowcount
+
+    def delete(self, table: str, where: Mapping[str, Any]) -> int:
+        schema.check_columns(self.backend, table, where)
+        if not where:
+            raise StoreError(f"{self.backend} store: refusing to delete every row of {table!r} (empty where)")
+        t = self._table(table)
+        with self._serial, self._errors(f"delete from {table}"), self._engine.begin() as conn:
+            return conn.execute(sa.delete(t).where(*_conditions(t, where))).rowcount
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    # ── helpers ──
+
+    def _table(self, name: str) -> sa.Table:
+        """The reflected table (reflected once, on first use, under a lock: MetaData is not thread-safe)."""
+        schema.check_table(self.backend, name)
+        with self._reflect_lock:
+            if not self._tables:
+                with self._serial, self._errors("reflect the schema"), self._engine.connect() as conn:
+                    self._tables.update(_reflect(conn))
+            return self._tables[name]
+
+    @contextlib.contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        """Turn driver errors into ``StoreError`` naming the backend, with any password scrubbed out.
+
+        ``from None`` drops the driver's exception chain: its traceback may print the connection string.
+        """
+        try:
+            yield
+        except StoreError:
+            raise
+        except sa_exc.NoSuchTableError as exc:
+            raise StoreError(f"{self.backend} store: table {exc} does not exist; run migrate() first") from None
+        except (sa_exc.SQLAlchemyError, OSError) as exc:
+            kind = "constraint violated" if isinstance(exc, sa_exc.IntegrityError) else "failed"
+            reason = str(getattr(exc, "orig", None) or exc)
+            for secret in self._secrets:
+                reason = reason.replace(secret, "***")
+            reason = " ".join(reason.split())[:600]
+            raise StoreError(f"{self.backend} store ({self.url}): {action} {kind}: {reason}") from None
+
+
+def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
+    # Take BEGIN away from the sqlite3 module (it would defer it) and emit our own in _sqlite_on_begin.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
+    cursor.execute("PRAGMA journal_mode = WAL")
+    cursor.execute("PRAGMA foreign_keys = ON")
+    cursor.close()
+
+
+def _sqlite_on_begin(conn: sa.Connection) -> None:
+    # A deferred write transaction that later needs the write lock fails at once with SQLITE_BUSY (the busy
+    # timeout cannot help); IMMEDIATE takes the lock up front, so writers wait their turn. Reads stay deferred.
+    conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(_READONLY) else "BEGIN IMMEDIATE")
+
+
+def _conditions(table: sa.Table, where: Mapping[str, Any]) -> list[sa.ColumnElement[bool]]:
+    return [table.c[k].is_(None) if v is None else table.c[k] == v for k, v in where.items()]
+
+
+def _schema_gaps(conn: sa.Connection) -> list[str]:
+    """What the database lacks of the reference schema: missing tables, or tables missing columns."""
+    inspector = sa.inspect(conn)
+    existing = set(inspector.get_table_names())
+    gaps = []
+    for table, columns in schema.columns().items():
+        if table not in existing:
+            gaps.append(f"table {table} is missing")
+            continue
+        missing = set(columns) - {c["name"] for c in inspector.get_columns(table)}
+        if missing:
+            gaps.append(f"table {table} lacks columns {', '.join(sorted(missing))}")
+    return gaps
+
+
+def _reflect(conn: sa.Connection) -> dict[str, sa.Table]:
+    metadata = sa.MetaData()
+    tables = {}
+    for name in TABLES:
+        # SQLite has no BOOLEAN type; declaring these columns Boolean makes rows come back as True/False.
+        overrides = [sa.Column(c, sa.Boolean) for c in sorted(schema.boolean_columns().get(name, ()))]
+        tables[name] = sa.Table(name, metadata, *overrides, autoload_with=conn)
+    return tables
+
+
+def _secrets(url: sa.URL) -> list[str]:
+    values = [url.password, url.query.get("password")]
+    secrets = [v for v in values if isinstance(v, str) and v]
+    return [*secrets, *(quote(s, safe="") for s in secrets)]
+
+
+def _redact(url: sa.URL) -> str:
+    if "password" in url.query:
+        url = url.update_query_dict({"password": "***"})
+    return url.render_as_string(hide_password=True)
