@@ -1,0 +1,213 @@
+"""The ``openai-chat`` / ``openai-chat:<model>`` adapter: an OpenAI-compatible chat model as the agent under test.
+
+The model gets a clinic-assistant system prompt for the session's agent role and locale, the clinic tools
+(``convoeval.agents.tools.TOOL_SPECS``) bound to it, and a tool loop: each tool call the model asks for is run with
+``ClinicTools(session.store, session).call(name, args)`` and its result fed back, up to ``max_tool_rounds`` rounds.
+The final text is the reply (one bubble) together with every tool call made.
+
+The chat model comes from ``convoeval.models.get_model("agent", spec)``, the one place models are built; pass
+``model=`` to inject one (``convoeval.testing.FakeChatModel`` in tests). History is kept per conversation id inside
+the adapter, so one adapter serves many concurrent conversations without cross-talk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+import re
+import uuid
+from typing import Any
+
+from convoeval.agents.base import AgentError, AgentReply, AgentSession, ToolCall
+from convoeval.agents.replies import coerce_reply
+
+AGENT_PROMPT_VERSION = "agent-system-v1"
+
+AGENT_SYSTEM_PROMPT = """\
+You are the WhatsApp assistant of a medical clinic, working as its {agent_role} assistant: {role_description}
+The patient writing to you is {patient_name} (phone {patient_phone}). Clinic id: {clinic_id}.
+
+Rules:
+- Always answer in {language}, in short, friendly WhatsApp-style messages.
+- Use the tools to read and change the clinic's records (invoices, payment links, slots, appointments, NPS,
+  hand-offs). Never claim you did something unless a tool call did it.
+- Never invent URLs, amounts, dates or ids: quote them only from tool results. If a tool fails, say so plainly.
+- Ask before acting when the patient's choice is unclear (e.g. payment method, which appointment).
+- Hand the conversation off to a human when the patient asks for one or when you cannot help.
+"""
+
+ROLE_DESCRIPTIONS: dict[str, str] = {
+    "support": "answer general questions about the clinic and route the patient to the right service.",
+    "scheduling": "check availability and book, reschedule or cancel appointments.",
+    "confirmation": "confirm, reschedule or cancel upcoming appointments.",
+    "nps": "ask how the patient's visit went and record their 0-10 NPS score and comment.",
+    "billing": "help with invoices and create Pix or boleto payment links for open invoices.",
+    "recall": "invite patients who are due for a return visit to book one.",
+}
+
+LANGUAGES: dict[str, str] = {"pt-BR": "Brazilian Portuguese", "en": "English", "es": "Spanish"}
+
+DEFAULT_MAX_TOOL_ROUNDS = 6
+
+# Provider errors can quote part of an API key ("Incorrect API key provided: sk-abc***xyz").
+_KEY_RE = re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_\-*]{6,}")
+
+
+def system_prompt(session: AgentSession) -> str:
+    """The agent's system prompt for this session (role, locale, patient)."""
+    return AGENT_SYSTEM_PROMPT.format(
+        agent_role=session.agent,
+        role_description=ROLE_DESCRIPTIONS.get(session.agent, "help the patient with the clinic's services."),
+        patient_name=session.patient_name,
+        patient_phone=session.patient_phone,
+        clinic_id=session.clinic_id,
+        language=LANGUAGES.get(session.locale, session.locale),
+    )
+
+
+def _describe(exc: BaseException) -> str:
+    """A one-line, secret-free description of a failed model call (the LLM layer's wording when available)."""
+    try:
+        from convoeval.llm import describe_error
+
+        return describe_error(exc)
+    except ImportError:  # pragma: no cover - the LLM layer ships with the package; belt and braces
+        text = _KEY_RE.sub(r"\1-***", f"{type(exc).__name__}: {exc}")
+        for name, value in os.environ.items():
+            if value and len(value) >= 8 and name.upper().endswith(("KEY", "TOKEN", "SECRET")):
+                text = text.replace(value, "***")
+        return text[:300]
+
+
+def _text_of(content: Any) -> str:
+    """Text of a LangChain message content: a string, or a list of content blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [b if isinstance(b, str) else b.get("text", "") for b in content if isinstance(b, (str, dict))]
+        return "".join(parts)
+    return ""
+
+
+def _jsonable(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+class OpenAIChatAgent:
+    """An ``Agent`` backed by a chat model with the clinic tools.
+
+    Example:
+        >>> agent = OpenAIChatAgent("gpt-4o-mini")  # doctest: +SKIP
+        >>> reply = await agent.respond("Quero a segunda via do boleto", session)  # doctest: +SKIP
+        >>> reply.tool_names  # doctest: +SKIP
+        ['list_invoices', 'create_payment_link']
+    """
+
+    def __init__(self, spec: str | dict[str, Any] | None = None, *, model: Any = None, max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS):
+        """Configure the adapter; the model is built on first use.
+
+        Args:
+            spec: Model name or ``{"model", "base_url", ...}`` for ``convoeval.models.get_model("agent", spec)``;
+                ``None`` = the configured agent model.
+            model: A LangChain chat model to use as is (skips ``get_model``).
+            max_tool_rounds: Most model turns that may end in tool calls before the agent must answer.
+        """
+        if max_tool_rounds < 1:
+            raise ValueError("max_tool_rounds must be at least 1")
+        self.spec = spec
+        label = spec.get("model") if isinstance(spec, dict) else spec
+        self.name = f"openai-chat:{label}" if label else "openai-chat"
+        self.max_tool_rounds = max_tool_rounds
+        self._model = model
+        self._bound: Any = None
+        self._histories: dict[str, list[Any]] = {}
+        self._ids: dict[tuple[str, ...], str] = {}
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatAgent({self.name!r}, max_tool_rounds={self.max_tool_rounds})"
+
+    def _chat_model(self) -> Any:
+        if self._bound is None:
+            if self._model is None:
+                from convoeval.models import get_model  # lazy: the models layer pulls in the providers
+
+                self._model = get_model("agent", self.spec)
+            from convoeval.agents.tools import TOOL_SPECS
+
+            try:
+                self._bound = self._model.bind_tools(list(TOOL_SPECS))
+            except NotImplementedError:
+                self._bound = self._model  # a fake that emits tool calls without binding
+        return self._bound
+
+    def conversation_id(self, session: AgentSession) -> str:
+        """The id this adapter keeps for the session's conversation (the session's own when it has one)."""
+        if session.conversation_id:
+            return session.conversation_id
+        key = (session.run_id, session.clinic_id, session.patient_id, session.agent)
+        return self._ids.setdefault(key, f"openai-chat-{uuid.uuid4().hex[:12]}")
+
+    def forget(self, conversation_id: str) -> None:
+        """Drop a finished conversation's history (the runner may call this to bound memory)."""
+        self._histories.pop(conversation_id, None)
+
+    async def respond(self, message: str, session: AgentSession) -> AgentReply:
+        """Run the model and its tool loop for one patient message.
+
+        Raises:
+            AgentError: the model failed, no store was given, or the model kept calling tools past the limit.
+        """
+        from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+        if session.store is None:
+            raise AgentError(f"agent {self.name!r} needs session.store to run its clinic tools")
+        from convoeval.agents.tools import ClinicTools
+
+        conv_id = self.conversation_id(session)
+        history = self._histories.get(conv_id, [])
+        turn: list[Any] = [HumanMessage(content=message)]
+        tools = ClinicTools(session.store, session)
+        calls: list[ToolCall] = []
+        model = self._chat_model()
+
+        for round_no in range(self.max_tool_rounds + 1):
+            messages = [SystemMessage(content=system_prompt(session)), *history, *turn]
+            try:
+                ai = await model.ainvoke(messages)
+            except AssertionError:
+                raise  # a broken test script (FakeChatModel ran out), not a failure of the agent under test
+            except Exception as exc:  # the provider client's own retries are exhausted by now
+                raise AgentError(f"agent {self.name!r}: model call failed ({_describe(exc)})") from None
+            if not isinstance(ai, AIMessage):
+                ai = AIMessage(content=_text_of(getattr(ai, "content", ai)))
+            turn.append(ai)
+            if not ai.tool_calls:
+                break
+            if round_no == self.max_tool_rounds:
+                raise AgentError(
+                    f"agent {self.name!r} still calling tools after {self.max_tool_rounds} rounds without answering"
+                )
+            for request in ai.tool_calls:
+                call = await self._run_tool(tools, request["name"], request.get("args") or {})
+                calls.append(call)
+                turn.append(ToolMessage(content=_jsonable(call.result), tool_call_id=request.get("id") or uuid.uuid4().hex))
+
+        reply = coerce_reply(self.name, _text_of(turn[-1].content))
+        # Commit the turn only once it succeeded: a failed turn ends the conversation as ``error`` anyway.
+        self._histories[conv_id] = [*history, *turn]
+        return AgentReply(bubbles=reply.bubbles, tool_calls=calls, conversation_id=conv_id)
+
+    async def _run_tool(self, tools: Any, name: str, args: dict[str, Any]) -> ToolCall:
+        try:
+            # Store calls are synchronous; a thread keeps them off the event loop other conversations share.
+            result = await asyncio.to_thread(tools.call, name, dict(args))
+            if inspect.isawaitable(result):
+                result = await result
+            if isinstance(result, ToolCall):  # ClinicTools.call records and returns the call itself
+                result = result.result
+        except Exception as exc:
+            # A bad call is the model's mistake to recover from, as with a real API: report it back, don't crash.
+            result = {"error": f"{type(exc).__name__}: {exc}"}
+        return ToolCall(name=name, arguments=dict(args), result=result)
