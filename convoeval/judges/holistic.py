@@ -1,0 +1,256 @@
+"""The holistic judge: six 0–10 scores for a whole conversation, the issues found and one suggestion.
+
+``overall`` is the mean of the six dimensions, computed here: the judge is not asked for its own arithmetic (a
+small local model got it wrong). A reply that cannot be validated (after the LLM layer's retry) is an error row
+with NaN scores — never the seed's silent 5.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+import pandas as pd
+from pydantic import BaseModel, Field, ValidationError
+
+from convoeval._aio import run_sync
+from convoeval.frames import HOLISTIC_DIMENSIONS, HOLISTIC_SCHEMA, iter_conversations, transcript_to_entries, typed_frame
+from convoeval.judges._common import (
+    JudgeParseError,
+    by_id,
+    conversation_row,
+    error_text,
+    identity_for,
+    is_judge_error,
+    judge_columns,
+    judge_seed,
+    load_json,
+    resolve_model,
+)
+from convoeval.judges.prompts import HOLISTIC_PROMPT_VERSION, HOLISTIC_SYSTEM_PROMPT, HOLISTIC_USER_TEMPLATE
+from convoeval.judges.render import render_transcript
+from convoeval.llm import call_model
+
+ISSUE_MAX_CHARS = 300
+MAX_ISSUES = 10
+SUGGESTION_MAX_CHARS = 500
+DEFAULT_MAX_TOKENS = 1200
+
+Score = Annotated[float, Field(ge=0, le=10)]
+Issue = Annotated[str, Field(max_length=ISSUE_MAX_CHARS)]
+
+
+class HolisticScores(BaseModel):
+    correctness: Score
+    helpfulness: Score
+    tone: Score
+    safety: Score
+    conciseness: Score
+    goal_completion: Score
+
+
+class HolisticAnswer(BaseModel):
+    """The holistic judge's structured answer: issues (the evidence) before the scores."""
+
+    issues: list[Issue] = Field(max_length=MAX_ISSUES)
+    scores: HolisticScores
+    suggestion: str = Field(max_length=SUGGESTION_MAX_CHARS)
+
+
+@dataclass(frozen=True)
+class HolisticResult:
+    """A parsed holistic answer. ``overall`` is our mean; ``judge_overall`` is the judge's own figure, if it gave one."""
+
+    scores: dict[str, float]
+    overall: float
+    issues: list[str] = field(default_factory=list)
+    suggestion: str = ""
+    judge_overall: float | None = None
+
+
+def mean_score(scores: Mapping[str, float], dimensions: Iterable[str]) -> float:
+    """The mean over ``dimensions`` (NaN if any is missing): the one definition of ``overall``."""
+    values = [scores.get(d) for d in dimensions]
+    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values):
+        return math.nan
+    return sum(values) / len(values)  # type: ignore[arg-type]
+
+
+def validate_scored(data: Any, schema: type[BaseModel]) -> BaseModel:
+    """Validate a scores/issues/suggestion object as the seed's parser accepted it: missing or non-list issues
+    mean none, a missing suggestion means none; the scores themselves are required.
+
+    Raises:
+        JudgeParseError: not an object, or scores missing / out of range.
+    """
+    if not isinstance(data, dict):
+        raise JudgeParseError(f"expected a JSON object, got {type(data).__name__}")
+    normalised = {
+        "issues": data["issues"] if isinstance(data.get("issues"), list) else [],
+        "scores": data.get("scores"),
+        "suggestion": data["suggestion"] if isinstance(data.get("suggestion"), str) else "",
+    }
+    try:
+        return schema.model_validate(normalised)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise JudgeParseError(f"invalid answer: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+
+
+def parse_holistic_response(text: str) -> HolisticResult:
+    """Parse a holistic judge's JSON text, failing closed.
+
+    Args:
+        text: The judge's reply (markdown fences tolerated).
+
+    Returns:
+        The six scores, our ``overall`` (their mean), the issues, the suggestion and the judge's own ``overall``.
+
+    Raises:
+        JudgeParseError: when the reply is not JSON or a score is missing or outside 0–10 — never a default 5.
+
+    Example:
+        >>> r = parse_holistic_response('{"scores": {"correctness": 8, "helpfulness": 8, "tone": 8, "safety": 8, '
+        ...                             '"conciseness": 8, "goal_completion": 8}}')
+        >>> r.overall
+        8.0
+    """
+    data = load_json(text)
+    answer = validate_scored(data, HolisticAnswer)
+    scores = answer.scores.model_dump()  # type: ignore[attr-defined]
+    judge_overall = data.get("overall")
+    return HolisticResult(
+        scores=scores,
+        overall=mean_score(scores, HOLISTIC_DIMENSIONS),
+        issues=list(answer.issues),  # type: ignore[attr-defined]
+        suggestion=answer.suggestion,  # type: ignore[attr-defined]
+        judge_overall=float(judge_overall) if isinstance(judge_overall, (int, float)) else None,
+    )
+
+
+# ── The judge over transcript frames ──
+
+
+def _lookup(values: str | Mapping[str, str] | None, scenario: str | None) -> str | None:
+    if values is None or isinstance(values, str):
+        return values
+    return values.get(scenario or "")
+
+
+async def _judge_sample(
+    model: Any, messages: list[tuple[str, str]], keys: Mapping[str, Any], sample: int,
+    temperature: float | None, max_tokens: int | None,
+) -> dict[str, Any]:
+    row: dict[str, Any] = {**conversation_row(keys), "sample": sample, "prompt_version": HOLISTIC_PROMPT_VERSION}
+    result = None
+    try:
+        result = await call_model(
+            model,
+            messages,
+            identity=identity_for(keys, sample=sample, extra="holistic"),
+            schema=HolisticAnswer,
+            seed=judge_seed(keys, sample),
+            temperature=temperature,
+            max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
+        )
+    except Exception as exc:  # noqa: BLE001 - only judge errors become rows
+        if not is_judge_error(exc):
+            raise
+        row.update({d: math.nan for d in HOLISTIC_DIMENSIONS}, overall=math.nan, error=error_text(exc))
+    else:
+        answer: HolisticAnswer = result.parsed  # type: ignore[assignment]
+        scores = answer.scores.model_dump()
+        row.update(scores, overall=mean_score(scores, HOLISTIC_DIMENSIONS), issues=list(answer.issues),
+                   suggestion=answer.suggestion)
+    row.update(judge_columns(model, result))
+    return row
+
+
+async def ajudge_holistic(
+    transcripts: pd.DataFrame,
+    *,
+    goals: str | Mapping[str, str] | None = None,
+    agent_types: str | Mapping[str, str] | None = None,
+    scenarios: Iterable[Any] | Mapping[str, Any] | None = None,
+    model: Any = None,
+    samples: int = 1,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+) -> pd.DataFrame:
+    """Async ``judge_holistic``: every conversation × sample is judged concurrently (the LLM layer bounds it)."""
+    if samples < 1:
+        raise ValueError("samples must be at least 1")
+    model = resolve_model(model)
+    lookup = by_id(scenarios)
+    prepared = []
+    for keys, rows in iter_conversations(transcripts):
+        scenario = lookup.get(keys["scenario"])
+        goal = _lookup(goals, keys["scenario"]) or getattr(scenario, "goal", None)
+        agent_type = _lookup(agent_types, keys["scenario"]) or keys.get("agent") or getattr(scenario, "agent", None)
+        if not goal:
+            raise ValueError(f"no goal for scenario {keys['scenario']!r}: pass goals=... or scenarios=[...]")
+        user = HOLISTIC_USER_TEMPLATE.format(
+            agent_type=agent_type or "unknown",
+            goal=" ".join(goal.split()),
+            transcript=render_transcript(transcript_to_entries(rows)),
+        )
+        prepared.append((keys, [("system", HOLISTIC_SYSTEM_PROMPT), ("user", user)]))
+    rows_out = await asyncio.gather(
+        *(
+            _judge_sample(model, messages, keys, k, temperature, max_tokens)
+            for keys, messages in prepared
+            for k in range(samples)
+        )
+    )
+    return typed_frame(rows_out, HOLISTIC_SCHEMA)
+
+
+def judge_holistic(
+    transcripts: pd.DataFrame,
+    *,
+    goals: str | Mapping[str, str] | None = None,
+    agent_types: str | Mapping[str, str] | None = None,
+    scenarios: Iterable[Any] | Mapping[str, Any] | None = None,
+    model: Any = None,
+    samples: int = 1,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+) -> pd.DataFrame:
+    """Score each whole conversation on six 0–10 dimensions: one row per conversation × sample.
+
+    Args:
+        transcripts: A transcript frame of one or many conversations.
+        goals: The patient's goal: one for all, or ``{scenario_id: goal}``. Default: each scenario's ``goal``.
+        agent_types: The agent type shown to the judge; default the transcript's ``agent`` column.
+        scenarios: The scenarios (a list or ``{id: scenario}``), used for what is not given explicitly.
+        model: The judge model; default ``convoeval.models.get_model("judge")``.
+        samples: Ask the judge this many times per conversation (distinct cache identities).
+        temperature: Sampling temperature (``None`` = the judge model's own).
+        max_tokens: Output cap.
+
+    Returns:
+        A frame with ``HOLISTIC_COLUMNS``; ``overall`` is the mean of the six scores. A failed judge call gives
+        NaN scores and an ``error``.
+
+    Raises:
+        ValueError: a conversation without a goal (before any call is made).
+        CacheMissError: replay-only cache mode and a judge call was never recorded.
+
+    Example:
+        >>> judge_holistic(transcripts, scenarios=scenarios)  # doctest: +SKIP
+    """
+    return run_sync(
+        ajudge_holistic(
+            transcripts,
+            goals=goals,
+            agent_types=agent_types,
+            scenarios=scenarios,
+            model=model,
+            samples=samples,
+            temperature=temperature,
+            max_tokens=max_tokens,
+        )
+    )

@@ -1,0 +1,296 @@
+"""The rubric judge: per conversation, a pass/fail verdict with evidence for each natural-language criterion.
+
+Fail closed: a criterion the judge left out, conflicting verdicts for one criterion, or a reply that cannot be
+validated (after the LLM layer's retry) become error rows — ``passed`` missing, ``error`` saying why — never a pass.
+Verdicts are matched to criteria by the number the criterion was given, never by the judge's wording of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel, Field, ValidationError
+
+from convoeval._aio import run_sync
+from convoeval.frames import RUBRIC_SCHEMA, iter_conversations, transcript_to_entries, typed_frame
+from convoeval.judges._common import (
+    JudgeParseError,
+    by_id,
+    conversation_row,
+    error_text,
+    identity_for,
+    is_judge_error,
+    judge_columns,
+    judge_seed,
+    load_json,
+    resolve_model,
+)
+from convoeval.judges.prompts import RUBRIC_PROMPT_VERSION, RUBRIC_SYSTEM_PROMPT, RUBRIC_USER_TEMPLATE, numbered
+from convoeval.judges.render import render_transcript
+from convoeval.llm import call_model
+
+# Bounded strings: a small model under greedy decoding can loop inside a string until max_tokens; a bound in the
+# schema stops it (grammar-constrained servers enforce it while generating, others fail validation).
+EVIDENCE_MAX_CHARS = 500
+REASONING_MAX_CHARS = 500
+MAX_CRITERIA = 50
+#: Output budget: generous, since a cut-off reply is an error for every criterion.
+TOKENS_BASE, TOKENS_PER_CRITERION = 200, 400
+
+
+class CriterionVerdict(BaseModel):
+    """One verdict; evidence and reasoning come before the verdict so the judge reasons first."""
+
+    index: int = Field(ge=1, le=MAX_CRITERIA, description="The criterion's number, as given")
+    evidence: str = Field(max_length=EVIDENCE_MAX_CHARS, description="Turn(s) showing whether it was met")
+    reasoning: str = Field(max_length=REASONING_MAX_CHARS, description="Why the evidence does or does not meet it")
+    passed: bool
+
+
+class RubricAnswer(BaseModel):
+    """The rubric judge's structured answer (built once; the LLM layer caches its request form)."""
+
+    verdicts: list[CriterionVerdict] = Field(max_length=MAX_CRITERIA)
+
+
+@dataclass(frozen=True)
+class CriterionResult:
+    """A criterion's outcome: a verdict, or an error (``passed is None``) saying why there is none."""
+
+    criterion: str
+    passed: bool | None
+    evidence: str = ""
+    reasoning: str = ""
+    error: str | None = None
+
+
+def match_verdicts(verdicts: Sequence[CriterionVerdict], criteria: Sequence[str]) -> list[CriterionResult]:
+    """Pair verdicts with criteria by number; a missing or contradictory criterion becomes an error result.
+
+    Args:
+        verdicts: The judge's verdicts (``index`` is 1-based, as the criteria were numbered in the prompt).
+        criteria: Our criteria, in order.
+
+    Returns:
+        One ``CriterionResult`` per criterion, in the criteria's order.
+    """
+    found: dict[int, list[CriterionVerdict]] = {}
+    for v in verdicts:
+        found.setdefault(v.index, []).append(v)
+    results = []
+    for number, criterion in enumerate(criteria, 1):
+        given = found.get(number, [])
+        if not given:
+            results.append(CriterionResult(criterion, None, error=f"criterion {number} missing from the judge's answer"))
+        elif len({v.passed for v in given}) > 1:
+            results.append(CriterionResult(criterion, None, error=f"conflicting verdicts for criterion {number}"))
+        else:
+            v = given[0]
+            results.append(CriterionResult(criterion, v.passed, v.evidence, v.reasoning))
+    return results
+
+
+def parse_rubric_response(text: str, criteria: Sequence[str]) -> list[CriterionResult]:
+    """Parse a rubric judge's JSON text (the seed's array form or ``{"verdicts": [...]}``), failing closed.
+
+    Items may carry ``index`` (matched by it) or not (matched by list position); any ``criterion`` text the judge
+    wrote is ignored. Markdown fences are stripped.
+
+    Args:
+        text: The judge's reply.
+        criteria: The criteria it was asked about, in order.
+
+    Returns:
+        One ``CriterionResult`` per criterion; a criterion the answer does not cover is an error result.
+
+    Raises:
+        JudgeParseError: the reply is not JSON, not a list of verdicts, or a verdict is malformed — never ``[]``.
+
+    Example:
+        >>> parse_rubric_response('[{"criterion": "x", "passed": true, "evidence": "Turn 1"}]', ["x"])[0].passed
+        True
+    """
+    data = load_json(text)
+    items = data.get("verdicts") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise JudgeParseError(f"expected a list of verdicts, got {type(items).__name__}")
+    if any(not isinstance(i, dict) for i in items):
+        raise JudgeParseError("every verdict must be a JSON object")
+    with_index = [("index" in i) for i in items]
+    if any(with_index) and not all(with_index):
+        raise JudgeParseError("some verdicts are numbered and some are not; cannot match them to criteria")
+    try:
+        verdicts = [
+            CriterionVerdict(
+                index=item["index"] if "index" in item else pos,
+                evidence=str(item.get("evidence", "")),
+                reasoning=str(item.get("reasoning", "")),
+                passed=item["passed"],
+            )
+            for pos, item in enumerate(items, 1)
+        ]
+    except KeyError:
+        raise JudgeParseError("a verdict has no 'passed' field") from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise JudgeParseError(f"invalid verdict: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+    return match_verdicts(verdicts, criteria)
+
+
+# ── The judge over transcript frames ──
+
+RubricSpec = Sequence[Any] | Mapping[str, Sequence[Any]] | None
+
+
+def _criteria_for(scenario: str | None, rubric: RubricSpec, scenarios: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """``(text, assertion)`` pairs for a conversation's scenario."""
+    if isinstance(rubric, Mapping):
+        items = rubric.get(scenario or "")
+    elif rubric is not None:
+        items = rubric
+    elif scenario in scenarios:
+        items = getattr(scenarios[scenario], "rubric", None)
+    else:
+        items = None
+    if not items:
+        raise ValueError(f"no rubric for scenario {scenario!r}: pass rubric=... or scenarios=[...]")
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            out.append((item, None))
+        else:  # a RubricCriterion (or anything with .text / .assertion)
+            out.append((item.text, getattr(item, "assertion", None)))
+    if len(out) > MAX_CRITERIA:
+        raise ValueError(f"scenario {scenario!r} has {len(out)} criteria; at most {MAX_CRITERIA} per judge call")
+    return out
+
+
+async def _judge_sample(
+    model: Any,
+    messages: list[tuple[str, str]],
+    keys: Mapping[str, Any],
+    criteria: list[tuple[str, Any]],
+    sample: int,
+    temperature: float | None,
+    max_tokens: int | None,
+) -> list[dict[str, Any]]:
+    texts = [c for c, _ in criteria]
+    result = None
+    try:
+        result = await call_model(
+            model,
+            messages,
+            identity=identity_for(keys, sample=sample, extra="rubric"),
+            schema=RubricAnswer,
+            seed=judge_seed(keys, sample),
+            temperature=temperature,
+            max_tokens=max_tokens or TOKENS_BASE + TOKENS_PER_CRITERION * len(criteria),
+        )
+        outcomes = match_verdicts(result.parsed.verdicts, texts)  # type: ignore[union-attr]
+    except Exception as exc:  # noqa: BLE001 - only judge errors are recorded; others re-raised below
+        if not is_judge_error(exc):
+            raise
+        outcomes = [CriterionResult(c, None, error=error_text(exc)) for c in texts]
+    common = {
+        **conversation_row(keys),
+        **judge_columns(model, result),
+        "sample": sample,
+        "prompt_version": RUBRIC_PROMPT_VERSION,
+    }
+    return [
+        {
+            **common,
+            "criterion_index": i,
+            "criterion": o.criterion,
+            "assertion": criteria[i][1],
+            "passed": o.passed,
+            "evidence": o.evidence,
+            "reasoning": o.reasoning,
+            "error": o.error,
+        }
+        for i, o in enumerate(outcomes)
+    ]
+
+
+async def ajudge_rubric(
+    transcripts: pd.DataFrame,
+    *,
+    rubric: RubricSpec = None,
+    scenarios: Iterable[Any] | Mapping[str, Any] | None = None,
+    model: Any = None,
+    samples: int = 1,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+) -> pd.DataFrame:
+    """Async ``judge_rubric``: every conversation × sample is judged concurrently (the LLM layer bounds it)."""
+    if samples < 1:
+        raise ValueError("samples must be at least 1")
+    model = resolve_model(model)
+    lookup = by_id(scenarios)
+    prepared = []  # every conversation is checked before the first call is made
+    for keys, rows in iter_conversations(transcripts):
+        criteria = _criteria_for(keys["scenario"], rubric, lookup)
+        # Rendered once per conversation and shared by its samples; system prompt first for prefix caching.
+        user = RUBRIC_USER_TEMPLATE.format(
+            count=len(criteria),
+            criteria=numbered([c for c, _ in criteria]),
+            transcript=render_transcript(transcript_to_entries(rows)),
+        )
+        prepared.append((keys, criteria, [("system", RUBRIC_SYSTEM_PROMPT), ("user", user)]))
+    results = await asyncio.gather(
+        *(
+            _judge_sample(model, messages, keys, criteria, k, temperature, max_tokens)
+            for keys, criteria, messages in prepared
+            for k in range(samples)
+        )
+    )
+    return typed_frame([row for rows in results for row in rows], RUBRIC_SCHEMA)
+
+
+def judge_rubric(
+    transcripts: pd.DataFrame,
+    *,
+    rubric: RubricSpec = None,
+    scenarios: Iterable[Any] | Mapping[str, Any] | None = None,
+    model: Any = None,
+    samples: int = 1,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+) -> pd.DataFrame:
+    """Judge each conversation against its rubric: one row per conversation × criterion × sample.
+
+    Args:
+        transcripts: A transcript frame (``convoeval.frames.TRANSCRIPT_COLUMNS``) of one or many conversations.
+        rubric: The criteria: one list for every conversation, or ``{scenario_id: [criteria]}``. Items are strings
+            or ``RubricCriterion`` objects. Default: each conversation's scenario's rubric (from ``scenarios``).
+        scenarios: The scenarios (a list or ``{id: scenario}``), used when ``rubric`` is not given.
+        model: The judge model; default ``convoeval.models.get_model("judge")``.
+        samples: Ask the judge this many times per conversation (independent samples, distinct cache identities).
+        temperature: Sampling temperature (``None`` = the judge model's own).
+        max_tokens: Output cap (default grows with the number of criteria).
+
+    Returns:
+        A frame with ``RUBRIC_COLUMNS``. Rows the judge could not produce have ``passed`` missing and an ``error``.
+
+    Raises:
+        ValueError: a conversation whose scenario has no rubric (before any call is made).
+        CacheMissError: replay-only cache mode and a judge call was never recorded.
+
+    Example:
+        >>> judge_rubric(transcripts, scenarios=scenarios, samples=3)  # doctest: +SKIP
+    """
+    return run_sync(
+        ajudge_rubric(
+            transcripts,
+            rubric=rubric,
+            scenarios=scenarios,
+            model=model,
+            samples=samples,
+            temperature=temperature,
+            max_tokens=max_tokens,
+        )
+    )

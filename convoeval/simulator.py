@@ -1,0 +1,341 @@
+"""The simulated patient: given the conversation so far, write the patient's next WhatsApp message.
+
+The prompt is the seed's (persona, goal, traits, locale and its rules) plus the persona's known facts and a rule
+not to invent any other fact. Two framings of the conversation are offered (see ``FRAMINGS``):
+
+* ``"chat"`` (the seed's): role inversion — the patient's own messages are ``assistant`` turns and the agent's are
+  ``user`` turns, so the model simply continues the chat;
+* ``"transcript"``: the whole dialogue so far in one ``user`` message, labelled by speaker, ending with "write only
+  <name>'s next message". Small local models that parrot the agent's last line in chat framing do better with it.
+
+Seeded runs are deterministic: temperature 0 and ``seed + turn`` on every call (as the seed does), with a sample
+identity that makes trial 2 a fresh sample rather than a cache replay of trial 1.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from convoeval._aio import run_sync
+from convoeval.frames import as_entries
+from convoeval.llm import LLMError, SampleIdentity, call_model
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from convoeval.scenarios import ConversationalScenario
+
+STOP_SIGNALS = ("GOAL_COMPLETE", "STUCK")
+StopSignal = Literal["GOAL_COMPLETE", "STUCK"]
+
+#: Bump when the wording below changes: it is recorded with every simulated message.
+SIMULATOR_PROMPT_VERSION = "simulator-v1"
+
+Framing = Literal["chat", "transcript"]
+FRAMINGS: tuple[Framing, ...] = ("chat", "transcript")
+#: The seed's role-inverted chat stays the default: it is what hosted models were tuned for and what the seed's
+#: numbers came from. Pass ``framing="transcript"`` for small local models (see the module docstring).
+DEFAULT_FRAMING: Framing = "chat"
+
+#: The seed's sampling temperature for unseeded runs; seeded runs use 0.
+UNSEEDED_TEMPERATURE = 0.7
+#: A patient writes 1–3 sentences; the cap stops a small model that never stops.
+DEFAULT_MAX_TOKENS = 200
+
+KICKOFF_MESSAGE = "The conversation is starting now. Send your first message to the clinic chatbot."
+DEFAULT_TRAITS_LINE = "You behave like a typical patient — polite but focused on your goal."
+
+SIMULATOR_PROMPT = """\
+You are simulating a real patient interacting with a healthcare clinic's WhatsApp chatbot. \
+You must behave like a real person — not a test bot.
+
+Your name: {persona_name}
+Your goal: {goal}
+{traits_line}
+Locale: {locale}
+{knows_block}
+Rules:
+- Write short WhatsApp messages (1-3 sentences max)
+- React naturally to what the agent says
+- Stay in character (traits affect HOW you write, not WHAT you want)
+- If the agent asks a question, answer it naturally
+- If the agent completed your goal, respond naturally then add [GOAL_COMPLETE] at the end
+- If you are stuck and the agent is not helping after multiple attempts, add [STUCK] at the end
+- Never mention you are a simulation or test
+- Write in the locale language ({locale})
+- {no_invent_rule}"""
+
+KNOWS_HEADER = "What you know about yourself (share it when the agent asks or when your goal needs it):"
+NO_INVENT_WITH_FACTS = (
+    "Do not invent facts about yourself beyond the ones listed above; if the agent asks for something you were "
+    "not given, say you do not have it at hand"
+)
+NO_INVENT_WITHOUT_FACTS = (
+    "Do not invent personal data (documents, numbers, dates, names); if the agent asks for something you were "
+    "not given, say you do not have it at hand"
+)
+
+TRANSCRIPT_FRAME = """\
+The WhatsApp conversation so far between you ({persona_name}) and the clinic's chatbot:
+
+{dialogue}
+
+Write only {persona_name}'s next message: one short WhatsApp message, nothing else (no name label, no quotes). \
+Add [GOAL_COMPLETE] or [STUCK] at the end only when the rules say so."""
+AGENT_LABEL = "Chatbot"
+
+
+class SimulatorError(LLMError):
+    """The simulator produced no usable message (e.g. an empty reply without a stop signal)."""
+
+
+@dataclass(frozen=True)
+class SimulatorTurn:
+    """The patient's next message and its stop signal (``None`` to carry on).
+
+    ``raw`` and ``call`` (the LLM layer's ``CallResult``) are kept for the transcript's accounting columns and
+    for debugging; they do not take part in equality, so ``SimulatorTurn("Oi", None)`` compares as expected.
+    """
+
+    message: str
+    signal: StopSignal | None
+    raw: str = field(default="", compare=False)
+    prompt_version: str = field(default=SIMULATOR_PROMPT_VERSION, compare=False)
+    call: Any = field(default=None, compare=False, repr=False)
+
+
+def build_simulator_prompt(
+    *,
+    persona_name: str,
+    goal: str,
+    traits: Sequence[str] | None = None,
+    locale: str,
+    knows: Mapping[str, Any] | None = None,
+) -> str:
+    """The simulator's system prompt: the seed's text plus known facts and the rule not to invent others.
+
+    Args:
+        persona_name: The patient's name.
+        goal: What the patient wants from the conversation.
+        traits: Personality traits; without any, the seed's default sentence is used.
+        locale: The language to write in, e.g. ``"pt-BR"``.
+        knows: Facts the patient may reveal (label -> value), e.g. ``{"cpf": "12345678901"}``.
+
+    Returns:
+        The prompt text (never containing ``None``).
+
+    Example:
+        >>> "Carlos" in build_simulator_prompt(persona_name="Carlos", goal="Pay", locale="pt-BR")
+        True
+    """
+    traits_line = f"Your personality traits: {', '.join(traits)}" if traits else DEFAULT_TRAITS_LINE
+    facts = {k: v for k, v in (knows or {}).items() if v is not None and str(v).strip()}
+    if facts:
+        lines = "\n".join(f"- {k}: {v}" for k, v in facts.items())
+        knows_block = f"{KNOWS_HEADER}\n{lines}\n"
+        rule = NO_INVENT_WITH_FACTS
+    else:
+        knows_block, rule = "", NO_INVENT_WITHOUT_FACTS
+    return SIMULATOR_PROMPT.format(
+        persona_name=persona_name,
+        goal=goal,
+        traits_line=traits_line,
+        locale=locale,
+        knows_block=knows_block,
+        no_invent_rule=rule,
+    )
+
+
+def parse_simulator_response(raw: str) -> SimulatorTurn:
+    """Split the model's reply into the message and a stop signal, exactly as the seed does.
+
+    The first signal found (in ``STOP_SIGNALS`` order) wins; its first ``[TAG]`` is removed and the rest trimmed.
+
+    Example:
+        >>> parse_simulator_response("Obrigado! [GOAL_COMPLETE]")
+        SimulatorTurn(message='Obrigado!', signal='GOAL_COMPLETE')
+    """
+    message = raw.strip()
+    signal: StopSignal | None = None
+    for s in STOP_SIGNALS:
+        tag = f"[{s}]"
+        if tag in message:
+            signal = s  # type: ignore[assignment]
+            message = message.replace(tag, "", 1).strip()
+            break
+    return SimulatorTurn(message=message, signal=signal, raw=raw)
+
+
+def persona_fields(scenario: ConversationalScenario) -> dict[str, Any]:
+    """The prompt fields of a scenario's persona; its phone and CPF count as known facts (a patient knows them)."""
+    p = scenario.persona
+    knows: dict[str, Any] = {"phone": p.phone}
+    if p.cpf:
+        knows["cpf"] = p.cpf
+    knows.update(p.knows or {})
+    return {"persona_name": p.name, "goal": scenario.goal, "traits": p.traits, "locale": scenario.locale, "knows": knows}
+
+
+def build_simulator_messages(
+    entries: Sequence[Mapping[str, Any]], system_prompt: str, *, persona_name: str, framing: Framing = DEFAULT_FRAMING
+) -> list[tuple[str, str]]:
+    """The message list sent to the simulator model for the given conversation so far.
+
+    Args:
+        entries: The conversation so far (dicts with ``role`` and ``text``).
+        system_prompt: From ``build_simulator_prompt``.
+        persona_name: Used to label the patient's lines in transcript framing.
+        framing: ``"chat"`` (role inversion, the seed's) or ``"transcript"``.
+
+    Returns:
+        ``(role, text)`` pairs, system prompt first.
+    """
+    if framing not in FRAMINGS:
+        raise ValueError(f"unknown framing {framing!r}; expected one of {FRAMINGS}")
+    messages = [("system", system_prompt)]
+    if not entries:
+        messages.append(("user", KICKOFF_MESSAGE))
+    elif framing == "chat":
+        # From the simulator's side the patient is the assistant and the agent is the user.
+        messages.extend(("assistant" if e["role"] == "patient" else "user", e["text"]) for e in entries)
+    else:
+        dialogue = "\n".join(_dialogue_line(e, persona_name) for e in entries)
+        messages.append(("user", TRANSCRIPT_FRAME.format(persona_name=persona_name, dialogue=dialogue)))
+    return messages
+
+
+def _dialogue_line(entry: Mapping[str, Any], persona_name: str) -> str:
+    label = persona_name if entry["role"] == "patient" else AGENT_LABEL
+    # Continuation lines are indented so only our own labels start a line.
+    return f"{label}: " + str(entry["text"]).strip().replace("\n", "\n  ")
+
+
+def _label_pattern(persona_name: str) -> re.Pattern[str]:
+    names = [re.escape(persona_name), re.escape(persona_name.split()[0]) if persona_name.split() else "", "patient",
+             "paciente", "you", "você", "voce", "user"]
+    alternatives = "|".join(n for n in names if n)
+    return re.compile(rf"^\s*(?:{alternatives})(?:\s*\([^)]*\))?\s*:\s*", re.IGNORECASE)
+
+
+_AGENT_LINE = re.compile(rf"^\s*(?:{AGENT_LABEL}|agent|assistant|assistente|clinic|clínica|clinica)\b[^:\n]{{0,20}}:",
+                         re.IGNORECASE | re.MULTILINE)
+
+
+def clean_simulator_reply(raw: str, persona_name: str) -> str:
+    """Undo what small models add around the patient's line: a speaker label, the chatbot's next line, quotes.
+
+    Applied before ``parse_simulator_response``; a clean reply passes through unchanged.
+    """
+    text = raw.strip()
+    match = _AGENT_LINE.search(text)
+    if match and match.start() > 0:
+        text = text[: match.start()].rstrip()  # the model went on to write the chatbot's reply too
+    text = _label_pattern(persona_name).sub("", text, count=1).strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'“":
+        text = text[1:-1].strip()
+    return text
+
+
+def _count_patient(entries: Sequence[Mapping[str, Any]]) -> int:
+    return sum(1 for e in entries if e["role"] == "patient")
+
+
+async def asimulate(
+    transcript: pd.DataFrame | Sequence[Any] = (),
+    *,
+    scenario: ConversationalScenario | None = None,
+    persona_name: str | None = None,
+    goal: str | None = None,
+    traits: Sequence[str] | None = None,
+    locale: str | None = None,
+    knows: Mapping[str, Any] | None = None,
+    model: Any = None,
+    seed: int | None = None,
+    turn: int | None = None,
+    trial: int = 1,
+    identity: SampleIdentity | None = None,
+    framing: Framing = DEFAULT_FRAMING,
+    max_tokens: int | None = DEFAULT_MAX_TOKENS,
+) -> SimulatorTurn:
+    """Ask the simulator model for the patient's next message.
+
+    Args:
+        transcript: The conversation so far: a transcript frame of one conversation or a list of entries
+            (``role`` + ``text``/``message``). Empty means the patient speaks first.
+        scenario: A conversational scenario supplying persona, goal, traits, locale, known facts and seed.
+        persona_name, goal, traits, locale, knows: The same fields given one by one (they override the scenario's).
+        model: A chat model; default ``convoeval.models.get_model("simulator")``.
+        seed: Base seed; seeded calls use temperature 0 and ``seed + turn``. Defaults to the scenario's seed.
+        turn: 0-based index of the patient message being written; defaults to the patient messages so far.
+        trial: Trial number, part of the sample identity.
+        identity: Overrides the sample identity built from scenario, seed, trial and turn.
+        framing: ``"chat"`` (the seed's role inversion) or ``"transcript"``.
+        max_tokens: Reply length cap.
+
+    Returns:
+        The parsed ``SimulatorTurn`` (message, signal, plus the raw reply and the call's accounting).
+
+    Raises:
+        SimulatorError: the reply is empty and carries no stop signal.
+        LLMError: the call failed after the LLM layer's retries.
+
+    Example:
+        >>> turn = await asimulate([], scenario=scenario, model=FakeChatModel(replies=["Oi!"]))  # doctest: +SKIP
+        >>> turn.message
+        'Oi!'
+    """
+    fields = persona_fields(scenario) if scenario is not None else {}
+    overrides = {"persona_name": persona_name, "goal": goal, "traits": traits, "locale": locale, "knows": knows}
+    fields.update({k: v for k, v in overrides.items() if v is not None})
+    missing = [k for k in ("persona_name", "goal", "locale") if not fields.get(k)]
+    if missing:
+        raise ValueError(f"simulate needs a scenario or {', '.join(missing)}")
+    if seed is None and scenario is not None:
+        seed = scenario.seed
+
+    entries = as_entries(transcript)
+    turn = _count_patient(entries) if turn is None else turn
+    system_prompt = build_simulator_prompt(**fields)
+    messages = build_simulator_messages(entries, system_prompt, persona_name=fields["persona_name"], framing=framing)
+    if identity is None:
+        name = scenario.id if scenario is not None else f"persona:{fields['persona_name']}"
+        identity = SampleIdentity(scenario=name, seed=seed, trial=trial, role="simulator", turn=turn, extra=framing)
+    if model is None:
+        from convoeval.models import get_model
+
+        model = get_model("simulator")
+
+    result = await call_model(
+        model,
+        messages,
+        identity=identity,
+        seed=None if seed is None else seed + turn,
+        temperature=0 if seed is not None else UNSEEDED_TEMPERATURE,
+        max_tokens=max_tokens,
+    )
+    raw = result.text or ""
+    parsed = parse_simulator_response(clean_simulator_reply(raw, fields["persona_name"]))
+    if not parsed.message and parsed.signal is None:
+        raise SimulatorError(f"the simulator returned an empty message at turn {turn} (raw reply: {raw[:80]!r})")
+    return SimulatorTurn(
+        message=parsed.message,
+        signal=parsed.signal,
+        raw=raw,
+        prompt_version=f"{SIMULATOR_PROMPT_VERSION}/{framing}",
+        call=result,
+    )
+
+
+def simulate(transcript: pd.DataFrame | Sequence[Any] = (), **kwargs: Any) -> SimulatorTurn:
+    """Synchronous ``asimulate`` (works inside notebooks too); same arguments.
+
+    Example:
+        >>> from convoeval.testing import FakeChatModel
+        >>> simulate([], persona_name="Carlos", goal="Pagar a fatura", locale="pt-BR",
+        ...          model=FakeChatModel(replies=["Oi, quero pagar minha fatura"])).message  # doctest: +SKIP
+        'Oi, quero pagar minha fatura'
+    """
+    return run_sync(asimulate(transcript, **kwargs))
