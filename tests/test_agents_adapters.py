@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import logging
+import re
 import sys
 import threading
 import time
 import types
+from pathlib import Path
 
 import pytest
 from pytest_httpserver import HTTPServer
@@ -99,14 +100,20 @@ async def test_callable_object_with_async_call(fake_module, session):
         (["a", "b"], ["a", "b"], [], None),
         ({"text": "t"}, ["t"], [], None),
         (
-            {"bubbles": ["x", "y"], "tool_calls": [{"name": "list_invoices", "arguments": {"cpf": "1"}}], "conversation_id": "c9"},
+            {
+                "bubbles": ["x", "y"],
+                "tool_calls": [{"name": "list_invoices", "arguments": {"cpf": "1"}}],
+                "conversation_id": "c9",
+            },
             ["x", "y"],
             [ToolCall("list_invoices", {"cpf": "1"})],
             "c9",
         ),
         ({"bubbles": ["x"], "tool_calls": [{"name": "handoff"}]}, ["x"], [ToolCall("handoff", {})], None),
         (
-            AgentReply(bubbles=["r"], tool_calls=[ToolCall("book", {"slot": 3}, result={"ok": True})], conversation_id="c2"),
+            AgentReply(
+                bubbles=["r"], tool_calls=[ToolCall("book", {"slot": 3}, result={"ok": True})], conversation_id="c2"
+            ),
             ["r"],
             [ToolCall("book", {"slot": 3}, result={"ok": True})],
             "c2",
@@ -135,7 +142,10 @@ async def test_each_return_shape(fake_module, session, returned, bubbles, tools,
         ({"text": ["a"]}, "text must be a string, got array"),
         ({"bubbles": ["a"], "tool_calls": {"name": "x"}}, "tool_calls must be an array, got object"),
         ({"bubbles": ["a"], "tool_calls": [{"arguments": {}}]}, "tool_calls[0].name is missing"),
-        ({"bubbles": ["a"], "tool_calls": [{"name": "x", "arguments": "{}"}]}, "tool_calls[0].arguments must be an object, got string"),
+        (
+            {"bubbles": ["a"], "tool_calls": [{"name": "x", "arguments": "{}"}]},
+            "tool_calls[0].arguments must be an object, got string",
+        ),
         ({"bubbles": ["a"], "conversation_id": 7}, "conversation_id must be a string or null, got number"),
         (AgentReply(bubbles="oops"), "AgentReply.bubbles must be an array of strings"),
     ],
@@ -202,9 +212,12 @@ def test_parse_clinic_target(rest, name, faults):
     assert parse_clinic_target(rest) == (name, faults)
 
 
-@pytest.mark.parametrize(("rest", "message"), [("", "needs an agent name"), ("?faults=a", "needs an agent name"), ("billing?fault=a", "unknown parameter(s) fault")])
+@pytest.mark.parametrize(
+    ("rest", "message"),
+    [("", "needs an agent name"), ("?faults=a", "needs an agent name"), ("billing?fault=a", "parameter(s) fault")],
+)
 def test_parse_clinic_target_errors(rest, message):
-    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ValueError, match=re.escape(message)):
         parse_clinic_target(rest)
 
 
@@ -283,7 +296,11 @@ async def test_webhook_multiple_bubbles_and_tool_calls(httpserver, session, clea
             "bubbles": ["Encontrei 1 fatura.", "Segue o link: https://pay.example/abc"],
             "tool_calls": [
                 {"name": "list_invoices", "arguments": {"patient_id": "patient-1"}},
-                {"name": "create_payment_link", "arguments": {"method": "pix"}, "result": {"url": "https://pay.example/abc"}},
+                {
+                    "name": "create_payment_link",
+                    "arguments": {"method": "pix"},
+                    "result": {"url": "https://pay.example/abc"},
+                },
             ],
             "debug": {"ignored": True},
         }
@@ -302,6 +319,18 @@ async def test_webhook_client_is_reused_across_calls(httpserver, session, clean_
         first = agent._client
         await agent.respond("2", session)
         assert agent._client is first
+
+
+def test_webhook_survives_a_new_event_loop(httpserver, session, clean_auth):
+    # Notebooks and scripts may call asyncio.run more than once with the same agent object.
+    import asyncio
+
+    httpserver.expect_request("/agent").respond_with_json({"text": "ok"})
+    agent = WebhookAgent(httpserver.url_for("/agent"))
+    assert asyncio.run(agent.respond("1", session)).bubbles == ["ok"]
+    first = agent._client
+    assert asyncio.run(agent.respond("2", session)).bubbles == ["ok"]
+    assert agent._client is not first
 
 
 async def test_webhook_non_2xx_gives_status_and_snippet(httpserver, session, clean_auth):
@@ -341,7 +370,10 @@ async def test_webhook_unreachable_is_agent_error(session, clean_auth):
         ('{"bubbles": [1]}', "bubbles[0] must be a string, got number"),
         ('{"text": 5}', "text must be a string, got number"),
         ('{"text": "x", "tool_calls": [{"name": 3}]}', "tool_calls[0].name must be a non-empty string, got number"),
-        ('{"text": "x", "tool_calls": [{"name": "a", "arguments": [1]}]}', "tool_calls[0].arguments must be an object, got array"),
+        (
+            '{"text": "x", "tool_calls": [{"name": "a", "arguments": [1]}]}',
+            "tool_calls[0].arguments must be an object, got array",
+        ),
     ],
 )
 async def test_webhook_protocol_violations_name_the_field(httpserver, session, clean_auth, body, problem):
@@ -421,7 +453,8 @@ async def test_webhook_declared_oversize_body_is_refused_up_front(httpserver, se
 async def test_webhook_auth_header_sent_but_never_shown(httpserver, session, monkeypatch, caplog):
     monkeypatch.setenv(AUTH_HEADER_ENV, f"Authorization: Bearer {SECRET}")
     caplog.set_level(logging.DEBUG)
-    httpserver.expect_oneshot_request("/agent", headers={"Authorization": f"Bearer {SECRET}"}).respond_with_json({"text": "ok"})
+    auth = {"Authorization": f"Bearer {SECRET}"}
+    httpserver.expect_oneshot_request("/agent", headers=auth).respond_with_json({"text": "ok"})
     # A careless server echoes the credential back in its error page.
     httpserver.expect_oneshot_request("/agent").respond_with_data(f"bad token: Bearer {SECRET} ({SECRET})", status=401)
     agent = get_agent(httpserver.url_for("/agent") + "?key=" + SECRET)
@@ -510,7 +543,8 @@ def fake_tools(monkeypatch):
 def _ai(text="", tool_calls=()):
     from langchain_core.messages import AIMessage
 
-    return AIMessage(content=text, tool_calls=[{"name": n, "args": a, "id": f"call-{i}"} for i, (n, a) in enumerate(tool_calls)])
+    calls = [{"name": name, "args": args, "id": f"call-{i}"} for i, (name, args) in enumerate(tool_calls)]
+    return AIMessage(content=text, tool_calls=calls)
 
 
 async def test_openai_chat_tool_loop_and_history(session, fake_tools):
@@ -600,3 +634,47 @@ async def test_openai_chat_with_project_fake_model(session, fake_tools):
     assert reply.bubbles == ["Uma fatura aberta."]
     assert reply.tool_names == ["list_invoices"]
     assert len(model.calls) == 2
+
+
+async def test_openai_chat_tools_write_to_a_real_store(tmp_path):
+    """End to end on SQLite: the model's tool calls go through the real ClinicTools and land in the run's rows."""
+    from convoeval.agents.tools import TOOL_NAMES
+    from convoeval.scenarios import load_scenario_file
+    from convoeval.store import open_store
+    from convoeval.store.fixtures import cleanup_run, seed_run
+    from convoeval.testing import FakeChatModel
+
+    scenario = load_scenario_file(Path(__file__).parents[1] / "evals/scenarios/billing/conv-happy-payment.yaml")
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    seeded = seed_run(store, scenario)
+    try:
+        session = AgentSession(
+            run_id=seeded.run_id,
+            clinic_id=seeded.clinic_id,
+            patient_id=seeded.patient_id,
+            patient_phone=scenario.persona.phone,
+            patient_name=scenario.persona.name,
+            locale=scenario.locale,
+            agent=scenario.agent,
+            store=store,
+        )
+        model = FakeChatModel(
+            [
+                _ai(tool_calls=[("list_invoices", {})]),
+                _ai(tool_calls=[("create_payment_link", {"invoice_id": "eval-inv-10", "method": "Pix"})]),
+                _ai("Pronto! Seu link Pix foi gerado."),
+            ]
+        )
+        agent = get_agent("openai-chat", model=model)
+        reply = await agent.respond("Quero pagar por Pix", session)
+
+        assert reply.tool_names == ["list_invoices", "create_payment_link"]
+        links = store.select("payment_links", {"run_id": seeded.run_id})
+        assert len(links) == 1 and links[0]["method"] == "pix"
+        assert reply.tool_calls[1].result["url"] == links[0]["url"]
+        bound = {t["function"]["name"] for t in model.calls[0].kwargs["tools"]}
+        assert bound == set(TOOL_NAMES)
+        assert reply.conversation_id  # the adapter keeps one when the runner gave none
+    finally:
+        cleanup_run(store, seeded.run_id)
+        store.close()

@@ -87,7 +87,9 @@ def parse_clinic_target(rest: str) -> tuple[str, list[str]]:
     params = parse_qs(query, keep_blank_values=True) if query else {}
     unknown = sorted(set(params) - {"faults"})
     if unknown:
-        raise ValueError(f"clinic target {rest!r}: unknown parameter(s) {', '.join(unknown)}; only 'faults' is accepted")
+        raise ValueError(
+            f"clinic target {rest!r}: unknown parameter(s) {', '.join(unknown)}; only 'faults' is accepted"
+        )
     faults = [f.strip() for value in params.get("faults", []) for f in value.split(",") if f.strip()]
     return name, faults
 

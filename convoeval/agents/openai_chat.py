@@ -105,7 +105,13 @@ class OpenAIChatAgent:
         ['list_invoices', 'create_payment_link']
     """
 
-    def __init__(self, spec: str | dict[str, Any] | None = None, *, model: Any = None, max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS):
+    def __init__(
+        self,
+        spec: str | dict[str, Any] | None = None,
+        *,
+        model: Any = None,
+        max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
+    ):
         """Configure the adapter; the model is built on first use.
 
         Args:
@@ -192,7 +198,8 @@ class OpenAIChatAgent:
             for request in ai.tool_calls:
                 call = await self._run_tool(tools, request["name"], request.get("args") or {})
                 calls.append(call)
-                turn.append(ToolMessage(content=_jsonable(call.result), tool_call_id=request.get("id") or uuid.uuid4().hex))
+                call_id = request.get("id") or uuid.uuid4().hex
+                turn.append(ToolMessage(content=_jsonable(call.result), tool_call_id=call_id))
 
         reply = coerce_reply(self.name, _text_of(turn[-1].content))
         # Commit the turn only once it succeeded: a failed turn ends the conversation as ``error`` anyway.
