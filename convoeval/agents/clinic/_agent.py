@@ -1,0 +1,229 @@
+"""``ClinicAgent``: the base of every reference clinic agent — conversation state, turn helpers, hand-off.
+
+A reference agent is a small state machine. Each conversation (keyed by its id) has a ``state`` name and a ``data``
+dict; a patient message is read into an ``Understanding`` and dispatched to the method ``on_<state>(turn)``, which
+says things (text-table keys), calls tools and moves to the next state. Before dispatch, the base handles what every
+clinic bot does alike: a conversation already handed to a human, and a request for a human.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from convoeval.agents.base import AgentError, AgentReply, AgentSession
+from convoeval.agents.clinic import _format
+from convoeval.agents.clinic._nlu import Lexicon, Understanding, understand
+from convoeval.agents.clinic._registry import Fault
+from convoeval.agents.clinic._texts import COMMON_FAULT_TEXTS, COMMON_TEXTS, TextTable, render
+from convoeval.agents.tools import ClinicTools, ToolError
+
+HANDED_OFF = "handed_off"
+
+
+@dataclass
+class Conversation:
+    """One conversation's state, kept by the agent instance between messages."""
+
+    id: str
+    locale: str
+    state: str
+    turn: int = 0
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Turn:
+    """Everything a state handler needs for one patient message, and the bubbles it says.
+
+    Attributes:
+        agent: the agent handling the message.
+        conversation: the conversation's state (``state`` and ``data`` are meant to be changed).
+        session: the session the message came with.
+        tools: the clinic tools for this message; their ``calls`` become the reply's tool calls.
+        said: what the patient's message says.
+        bubbles: what the agent answers, in order.
+    """
+
+    agent: ClinicAgent
+    conversation: Conversation
+    session: AgentSession
+    tools: ClinicTools
+    said: Understanding
+    bubbles: list[str] = field(default_factory=list)
+
+    @property
+    def locale(self) -> str:
+        return self.conversation.locale
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.conversation.data
+
+    @property
+    def first(self) -> bool:
+        """Whether this is the conversation's first patient message."""
+        return self.conversation.turn == 1
+
+    @property
+    def name(self) -> str:
+        """The patient's first name, as a WhatsApp contact shows it."""
+        return (self.session.patient_name or "").split(" ")[0]
+
+    def goto(self, state: str) -> None:
+        """Move the conversation to ``state`` (the next message goes to ``on_<state>``)."""
+        self.conversation.state = state
+
+    def faulty(self, fault: str) -> bool:
+        """Whether the agent runs with known fault ``fault``."""
+        return fault in self.agent.faults
+
+    def say(self, key: str, **values: Any) -> None:
+        """Add the bubble(s) of text ``key`` in the conversation's language; ``name`` is filled in by default."""
+        self.bubbles.extend(render(key, self.locale, self.agent.text_tables, **{"name": self.name, **values}))
+
+    def text(self, key: str, **values: Any) -> str:
+        """Text ``key`` as one string (bubbles joined by spaces), for building a bubble out of parts."""
+        return " ".join(render(key, self.locale, self.agent.text_tables, **{"name": self.name, **values}))
+
+    def say_raw(self, text: str) -> None:
+        """Add a bubble that is not from a text table (a URL, a list built from data)."""
+        self.bubbles.append(text)
+
+    def tool(self, name: str, /, **arguments: Any) -> Any:
+        """Call a clinic tool (recorded in the reply) and return its result."""
+        return self.tools.run(name, **arguments)
+
+    def money(self, cents: int) -> str:
+        return _format.money(cents, self.locale)
+
+    def date(self, value: str) -> str:
+        return _format.date(value, self.locale)
+
+    def datetime(self, value: str) -> str:
+        return _format.datetime(value, self.locale)
+
+
+class ClinicAgent:
+    """Base class of the reference clinic agents. Subclass it, then register with ``@register_agent``.
+
+    Class attributes a subclass sets:
+        TEXTS: its text table (``locale -> key -> template``), every key in every locale.
+        FAULT_TEXTS: ``fault name -> text table`` of overrides for text-only faults (tone).
+        LEXICON: its own intents (``locale -> intent -> phrases``), added to the shared ones.
+        START: the state of a new conversation (default ``"start"``: implement ``on_start``).
+
+    ``register_agent`` sets ``agent`` (the name) and ``known_faults``.
+    """
+
+    agent: ClassVar[str] = ""
+    known_faults: ClassVar[dict[str, Fault]] = {}
+    TEXTS: ClassVar[TextTable] = {}
+    FAULT_TEXTS: ClassVar[dict[str, TextTable]] = {}
+    LEXICON: ClassVar[Lexicon] = {}
+    START: ClassVar[str] = "start"
+
+    def __init__(self, faults: Iterable[str] = ()):
+        faults = list(dict.fromkeys(faults))
+        unknown = [f for f in faults if f not in self.known_faults]
+        if unknown:
+            valid = ", ".join(self.known_faults) or "none"
+            raise ValueError(f"unknown fault(s) for clinic:{self.agent}: {', '.join(unknown)}; valid: {valid}")
+        self.faults: frozenset[str] = frozenset(faults)
+        self.name = f"clinic:{self.agent}" + (f"?faults={','.join(faults)}" if faults else "")
+        self.text_tables: list[TextTable] = [
+            *(self.FAULT_TEXTS[f] for f in faults if f in self.FAULT_TEXTS),
+            *(COMMON_FAULT_TEXTS[f] for f in faults if f in COMMON_FAULT_TEXTS),
+            self.TEXTS,
+            COMMON_TEXTS,
+        ]
+        self._conversations: dict[str, Conversation] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+    async def respond(self, message: str, session: AgentSession) -> AgentReply:
+        """Answer one patient message (the ``Agent`` protocol).
+
+        The first message of a conversation creates its row in the store (``ensure_conversation``) and sets
+        ``session.conversation_id``; later messages must come with that id (the runner passes it back).
+
+        Raises:
+            AgentError: no store in the session, or a tool call failed (a bug in the policy or in the fixtures).
+        """
+        if session.store is None:
+            raise AgentError(f"{self.name} needs session.store: reference agents work on the fixtures store")
+        conversation = self._conversation(session)
+        conversation.turn += 1
+        tools = ClinicTools(session.store, session)
+        turn = Turn(self, conversation, session, tools, understand(message, conversation.locale, self.LEXICON))
+        try:
+            self.handle(turn)
+        except ToolError as exc:
+            raise AgentError(f"{self.name}: tool call failed: {exc}") from exc
+        if not turn.bubbles:
+            turn.say("fallback")
+        return AgentReply(bubbles=turn.bubbles, tool_calls=list(tools.calls), conversation_id=conversation.id)
+
+    def handle(self, turn: Turn) -> None:
+        """Route one message: hand-off first, then the current state's ``on_<state>`` method."""
+        if turn.conversation.state == HANDED_OFF:
+            self.on_handed_off(turn)
+        elif turn.said.has("human") and self.escalates(turn):
+            self.hand_off(turn, self.handoff_reason(turn))
+        else:
+            getattr(self, f"on_{turn.conversation.state}")(turn)
+
+    # ── Hooks with defaults shared by every clinic bot ──
+
+    def escalates(self, turn: Turn) -> bool:
+        """Whether a request for a human is honoured (a fault may say no)."""
+        return True
+
+    def handoff_reason(self, turn: Turn) -> str:
+        return f"patient asked for a human ({self.agent}): {turn.said.text[:200]}"
+
+    def hand_off(self, turn: Turn, reason: str) -> None:
+        """Pass the conversation to the clinic's team: the tool call, the message, and no more bot answers."""
+        turn.tool("handoff_to_human", reason=reason)
+        turn.say("handoff")
+        turn.goto(HANDED_OFF)
+
+    def on_handed_off(self, turn: Turn) -> None:
+        if turn.said.has("thanks", "bye"):
+            turn.say("goodbye")
+        else:
+            turn.say("handed_off")
+
+    # ── Conversation state ──
+
+    def _conversation(self, session: AgentSession) -> Conversation:
+        known = self._conversations.get(session.conversation_id or "")
+        if known is not None:
+            return known
+        from convoeval.store.conversations import ensure_conversation
+        from convoeval.store.fixtures import SeededRun
+
+        seeded = SeededRun(run_id=session.run_id, clinic_id=session.clinic_id, patient_id=session.patient_id)
+        conversation_id = ensure_conversation(session.store, seeded, self.agent, session.conversation_id)
+        session.conversation_id = conversation_id
+        with self._lock:
+            return self._conversations.setdefault(
+                conversation_id,
+                Conversation(id=conversation_id, locale=_format.resolve_locale(session.locale), state=self.START),
+            )
+
+    def forget(self, conversation_id: str) -> None:
+        """Drop a finished conversation's state (long-lived agents serving many runs call this)."""
+        with self._lock:
+            self._conversations.pop(conversation_id, None)
+
+    def clinic_name(self, turn: Turn) -> str:
+        """The clinic's name: the bot's own configuration, read once per conversation (not a patient-data tool)."""
+        if "clinic_name" not in turn.data:
+            rows = turn.session.store.select("clinics", {"id": turn.session.clinic_id})  # type: ignore[union-attr]
+            turn.data["clinic_name"] = rows[0]["name"] if rows else ""
+        return turn.data["clinic_name"]

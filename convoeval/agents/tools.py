@@ -1,0 +1,506 @@
+"""The clinic tools: named operations an agent under test performs on the store.
+
+``ClinicTools(store, session)`` scopes every tool to the session's clinic and patient, and stamps every row it
+writes with the session's ``run_id`` (so cleanup removes it). ``call(name, arguments)`` validates the arguments,
+runs the tool and records a ``ToolCall`` with its result in ``calls``; the reference clinic agents and the
+openai-chat adapter (which binds ``TOOL_SPECS`` to a chat model) both go through it, so what an agent *did* is
+always what the database shows.
+
+Ids: tools take the store's row ids (what the listing tools return). A scenario's own fixture id (e.g.
+``eval-inv-10``) is accepted too, which keeps scripted tests and hand-driven sessions readable.
+
+Example:
+    >>> tools = ClinicTools(store, session)
+    >>> invoice = tools.run("list_invoices")[0]
+    >>> tools.run("create_payment_link", invoice_id=invoice["id"], method="pix")["url"]
+    'https://pay.clinic.example/pix/…'
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from convoeval.agents.base import AgentSession, ToolCall
+from convoeval.store.base import Row, Store
+
+PAYMENT_URL_BASE = "https://pay.clinic.example"
+PAYMENT_METHODS = ("pix", "boleto", "card")
+
+
+class ToolError(ValueError):
+    """A tool was called with bad arguments, or with an id outside the session's clinic and patient."""
+
+
+# ── Arguments: one strict model per tool; TOOL_SPECS is generated from them ──
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _NoArgs(_Args):
+    pass
+
+
+class _ListInvoices(_Args):
+    status: Literal["pending", "paid", "overdue", "cancelled", "all"] = Field(
+        default="pending", description="Which invoices to list; 'all' lists every status."
+    )
+
+
+class _CreatePaymentLink(_Args):
+    invoice_id: Annotated[str, Field(min_length=1, description="The invoice id from list_invoices.")]
+    method: Literal["pix", "boleto", "card"] = Field(description="The payment method the patient chose.")
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        # Models write "Pix" or "PIX" as often as "pix"; the method is the same.
+        return value.strip().lower() if isinstance(value, str) else value
+
+
+class _CheckAvailability(_Args):
+    service_id: str | None = Field(default=None, description="Only slots offered for this service.")
+    professional_id: str | None = Field(default=None, description="Only this professional's slots.")
+    date: dt.date | None = Field(default=None, description="Only slots on this day (YYYY-MM-DD).")
+
+
+class _ListAppointments(_Args):
+    status: Literal["scheduled", "confirmed", "cancelled", "rescheduled", "completed", "no_show"] | None = Field(
+        default=None, description="Only appointments with this status; all when omitted."
+    )
+
+
+class _BookAppointment(_Args):
+    slot_id: Annotated[str, Field(min_length=1, description="A free slot id from check_availability.")]
+    service_id: str | None = Field(default=None, description="The service; defaults to the slot's service.")
+
+
+class _AppointmentId(_Args):
+    appointment_id: Annotated[str, Field(min_length=1, description="The appointment id from list_appointments.")]
+
+
+class _CancelAppointment(_AppointmentId):
+    reason: str | None = Field(default=None, description="Why the patient cancels, in their words.")
+
+
+class _RescheduleAppointment(_AppointmentId):
+    new_slot_id: Annotated[str, Field(min_length=1, description="A free slot id from check_availability.")]
+
+
+class _RecordNps(_Args):
+    score: int = Field(ge=0, le=10, description="The patient's 0-10 answer to 'how likely are you to recommend us'.")
+    comment: str | None = Field(default=None, description="The patient's comment, if any.")
+    appointment_id: str | None = Field(default=None, description="The appointment the score is about, if known.")
+
+    @field_validator("score", mode="before")
+    @classmethod
+    def _no_bool(cls, value: Any) -> Any:
+        # pydantic's lax mode would read True as 1; a score is never a boolean.
+        if isinstance(value, bool):
+            raise ValueError("score must be a number from 0 to 10")
+        return value
+
+
+class _Handoff(_Args):
+    reason: Annotated[str, Field(min_length=1, description="Why the patient needs a human, in one sentence.")]
+
+
+# ── Registry ──
+
+
+@dataclass(frozen=True)
+class _Tool:
+    name: str
+    description: str
+    args: type[_Args]
+    fn: Callable[..., Any]
+
+
+_TOOLS: dict[str, _Tool] = {}
+
+
+def _tool(args: type[_Args]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a ``ClinicTools`` method as a tool; its docstring's first paragraph is the model-facing description."""
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        doc = inspect.getdoc(fn) or fn.__name__
+        _TOOLS[fn.__name__] = _Tool(fn.__name__, doc.split("\n\n")[0].replace("\n", " "), args, fn)
+        return fn
+
+    return register
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _money(cents: int) -> str:
+    return f"{cents // 100}.{cents % 100:02d}"
+
+
+class ClinicTools:
+    """The clinic's tools for one session: scoped to its clinic and patient, writing rows under its run id.
+
+    Args:
+        store: the fixtures store the run seeded.
+        session: the conversation's session (run, clinic and patient ids; ``conversation_id`` for hand-offs).
+
+    Attributes:
+        calls: every tool call made through ``call``, in order, with its result (or ``{"error": ...}``).
+    """
+
+    def __init__(self, store: Store, session: AgentSession):
+        self.store = store
+        self.session = session
+        self.calls: list[ToolCall] = []
+
+    # ── Dispatch ──
+
+    def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolCall:
+        """Validate ``arguments``, run tool ``name`` and record the call.
+
+        Args:
+            name: a tool name from ``TOOL_SPECS``.
+            arguments: the arguments as a mapping, or as the JSON object text a chat model produces.
+
+        Returns:
+            The recorded ``ToolCall`` with its result.
+
+        Raises:
+            ToolError: unknown tool, bad arguments, or an id outside this clinic/patient. The failed call is
+                recorded too, with ``{"error": message}`` as its result.
+        """
+        raw = _parse_arguments(name, arguments)
+        tool = _TOOLS.get(name)
+        try:
+            if tool is None:
+                raise ToolError(f"unknown tool {name!r}; expected one of {', '.join(_TOOLS)}")
+            try:
+                args = tool.args.model_validate(raw)
+            except ValidationError as exc:
+                raise ToolError(f"{name}: {_validation_message(exc)}") from None
+            result = tool.fn(self, **args.model_dump())
+        except ToolError as exc:
+            self.calls.append(ToolCall(name, raw, {"error": str(exc)}))
+            raise
+        call = ToolCall(name, raw, result)
+        self.calls.append(call)
+        return call
+
+    def run(self, name: str, /, **arguments: Any) -> Any:
+        """``call(name, arguments).result``: the shorthand the reference agents use."""
+        return self.call(name, arguments).result
+
+    # ── Lookups scoped to the session ──
+
+    def _scope(self, table: str) -> dict[str, Any]:
+        scope: dict[str, Any] = {"clinic_id": self.session.clinic_id}
+        if table in ("invoices", "appointments"):
+            scope["patient_id"] = self.session.patient_id
+        return scope
+
+    def _find(self, table: str, ident: str, what: str) -> Row:
+        rows = self.store.select(table, {"id": ident, **self._scope(table)})
+        if not rows:
+            # A scenario's own id is unique within its run; accept it so scripted sessions stay readable.
+            rows = self.store.select(table, {"fixture_ref": ident, "run_id": self.session.run_id, **self._scope(table)})
+        if not rows:
+            raise ToolError(f"no {what} with id {ident!r} for this patient")
+        return rows[0]
+
+    def _names(self, table: str) -> dict[str, str]:
+        return {r["id"]: r["name"] for r in self.store.select(table, {"clinic_id": self.session.clinic_id})}
+
+    def _appointment_view(self, row: Row) -> dict[str, Any]:
+        services, professionals = self._names("services"), self._names("professionals")
+        return {
+            "id": row["id"],
+            "starts_at": row["starts_at"],
+            "status": row["status"],
+            "service_id": row["service_id"],
+            "service": services.get(row["service_id"]),
+            "professional_id": row["professional_id"],
+            "professional": professionals.get(row["professional_id"]),
+            "slot_id": row["slot_id"],
+            "rescheduled_to": row.get("rescheduled_to"),
+        }
+
+    def _set_slot_available(self, slot: Row, available: bool) -> bool:
+        """Flip a slot's availability if nobody else did first; returns whether this call changed it.
+
+        The ``available`` column is an integer on SQLite and may be a boolean elsewhere, so the new value takes the
+        type of the value read, and the update matches the value read (a compare-and-set against a double booking).
+        """
+        current = slot["available"]
+        new_value = type(current)(available) if isinstance(current, (bool, int)) else available
+        return self.store.update("slots", {"id": slot["id"], "available": current}, {"available": new_value}) == 1
+
+    # ── Tools ──
+
+    @_tool(_NoArgs)
+    def get_patient(self) -> dict[str, Any]:
+        """The patient in this conversation: id, name, phone and CPF."""
+        rows = self.store.select("patients", {"id": self.session.patient_id, "clinic_id": self.session.clinic_id})
+        if not rows:
+            raise ToolError("the session's patient does not exist in this clinic")
+        row = rows[0]
+        return {"id": row["id"], "name": row["name"], "phone": row["phone"], "cpf": row.get("cpf")}
+
+    @_tool(_ListInvoices)
+    def list_invoices(self, status: str = "pending") -> list[dict[str, Any]]:
+        """The patient's invoices (pending ones by default), with amounts in cents and as decimal text."""
+        where = {"clinic_id": self.session.clinic_id, "patient_id": self.session.patient_id}
+        if status != "all":
+            where["status"] = status
+        rows = self.store.select("invoices", where, order_by="due_date")
+        return [
+            {
+                "id": r["id"],
+                "amount_cents": r["amount_cents"],
+                "amount": _money(r["amount_cents"]),
+                "due_date": r["due_date"],
+                "status": r["status"],
+                "description": r.get("description"),
+            }
+            for r in rows
+        ]
+
+    @_tool(_CreatePaymentLink)
+    def create_payment_link(self, invoice_id: str, method: str) -> dict[str, Any]:
+        """Create a payment link for one of the patient's open invoices, by Pix, boleto or card; returns its URL."""
+        invoice = self._find("invoices", invoice_id, "invoice")
+        if invoice["status"] not in ("pending", "overdue"):
+            raise ToolError(f"invoice {invoice_id!r} is {invoice['status']}, not open for payment")
+        link_id = _new_id()
+        row = {
+            "id": link_id,
+            "run_id": self.session.run_id,
+            "clinic_id": self.session.clinic_id,
+            "patient_id": self.session.patient_id,
+            "invoice_id": invoice["id"],
+            "method": method,
+            "amount_cents": invoice["amount_cents"],
+            "url": f"{PAYMENT_URL_BASE}/{method}/{link_id}",
+            "created_at": _now(),
+        }
+        self.store.insert("payment_links", row)
+        return {
+            "id": link_id,
+            "invoice_id": invoice["id"],
+            "method": method,
+            "amount_cents": row["amount_cents"],
+            "amount": _money(row["amount_cents"]),
+            "url": row["url"],
+        }
+
+    @_tool(_NoArgs)
+    def list_services(self) -> list[dict[str, Any]]:
+        """The clinic's services with duration and price (cents and decimal text)."""
+        rows = self.store.select("services", {"clinic_id": self.session.clinic_id}, order_by="name")
+        return [
+            {
+                "id": r["id"],
+                "name": r["name"],
+                "duration_min": r["duration_min"],
+                "price_cents": r["price_cents"],
+                "price": _money(r["price_cents"]),
+            }
+            for r in rows
+        ]
+
+    @_tool(_CheckAvailability)
+    def check_availability(
+        self, service_id: str | None = None, professional_id: str | None = None, date: dt.date | None = None
+    ) -> list[dict[str, Any]]:
+        """Free slots, soonest first, optionally for one service, one professional and/or one day."""
+        where: dict[str, Any] = {"clinic_id": self.session.clinic_id}
+        if professional_id is not None:
+            where["professional_id"] = self._find("professionals", professional_id, "professional")["id"]
+        service = self._find("services", service_id, "service")["id"] if service_id is not None else None
+        day = date.isoformat() if date is not None else None
+        professionals = self._names("professionals")
+        slots = []
+        for r in self.store.select("slots", where, order_by="starts_at"):
+            # A slot without a service can host any service.
+            if not r["available"] or (service and r["service_id"] not in (None, service)):
+                continue
+            if day and not str(r["starts_at"]).startswith(day):
+                continue
+            slots.append(
+                {
+                    "slot_id": r["id"],
+                    "starts_at": r["starts_at"],
+                    "professional_id": r["professional_id"],
+                    "professional": professionals.get(r["professional_id"]),
+                    "service_id": r["service_id"],
+                }
+            )
+        return slots
+
+    @_tool(_ListAppointments)
+    def list_appointments(self, status: str | None = None) -> list[dict[str, Any]]:
+        """The patient's appointments, soonest first, optionally only those with one status."""
+        where = {"clinic_id": self.session.clinic_id, "patient_id": self.session.patient_id}
+        if status is not None:
+            where["status"] = status
+        return [self._appointment_view(r) for r in self.store.select("appointments", where, order_by="starts_at")]
+
+    def _book(self, slot_id: str, service_id: str | None) -> Row:
+        slot = self._find("slots", slot_id, "slot")
+        service = self._find("services", service_id, "service")["id"] if service_id else slot["service_id"]
+        if not slot["available"] or not self._set_slot_available(slot, False):
+            raise ToolError(f"slot {slot_id!r} is no longer available")
+        row = {
+            "id": _new_id(),
+            "run_id": self.session.run_id,
+            "clinic_id": self.session.clinic_id,
+            "patient_id": self.session.patient_id,
+            "professional_id": slot["professional_id"],
+            "service_id": service,
+            "slot_id": slot["id"],
+            "starts_at": slot["starts_at"],
+            "status": "scheduled",
+            "created_by": "agent",
+            "created_at": _now(),
+        }
+        return self.store.insert("appointments", row)[0]
+
+    @_tool(_BookAppointment)
+    def book_appointment(self, slot_id: str, service_id: str | None = None) -> dict[str, Any]:
+        """Book a free slot for the patient; the slot stops being available."""
+        return self._appointment_view(self._book(slot_id, service_id))
+
+    def _open_appointment(self, appointment_id: str) -> Row:
+        row = self._find("appointments", appointment_id, "appointment")
+        if row["status"] not in ("scheduled", "confirmed"):
+            raise ToolError(f"appointment {appointment_id!r} is {row['status']}")
+        return row
+
+    def _free_slot(self, slot_id: str | None) -> None:
+        if slot_id:
+            slots = self.store.select("slots", {"id": slot_id, "clinic_id": self.session.clinic_id})
+            if slots and not slots[0]["available"]:
+                self._set_slot_available(slots[0], True)
+
+    @_tool(_AppointmentId)
+    def confirm_appointment(self, appointment_id: str) -> dict[str, Any]:
+        """Confirm that the patient will attend a scheduled appointment."""
+        row = self._open_appointment(appointment_id)
+        self.store.update("appointments", {"id": row["id"]}, {"status": "confirmed", "updated_at": _now()})
+        return self._appointment_view({**row, "status": "confirmed"})
+
+    @_tool(_CancelAppointment)
+    def cancel_appointment(self, appointment_id: str, reason: str | None = None) -> dict[str, Any]:
+        """Cancel one of the patient's appointments; its slot becomes free again."""
+        row = self._open_appointment(appointment_id)
+        self.store.update("appointments", {"id": row["id"]}, {"status": "cancelled", "updated_at": _now()})
+        self._free_slot(row["slot_id"])
+        return {**self._appointment_view({**row, "status": "cancelled"}), "reason": reason}
+
+    @_tool(_RescheduleAppointment)
+    def reschedule_appointment(self, appointment_id: str, new_slot_id: str) -> dict[str, Any]:
+        """Move an appointment to a free slot: a new appointment replaces it, and its old slot becomes free."""
+        old = self._open_appointment(appointment_id)
+        new = self._book(new_slot_id, old["service_id"])
+        self.store.update(
+            "appointments",
+            {"id": old["id"]},
+            {"status": "rescheduled", "rescheduled_to": new["id"], "updated_at": _now()},
+        )
+        self._free_slot(old["slot_id"])
+        return {**self._appointment_view(new), "rescheduled_from": old["id"]}
+
+    @_tool(_RecordNps)
+    def record_nps(self, score: int, comment: str | None = None, appointment_id: str | None = None) -> dict[str, Any]:
+        """Record the patient's NPS answer (0-10) and optional comment."""
+        appointment = self._find("appointments", appointment_id, "appointment")["id"] if appointment_id else None
+        row = {
+            "id": _new_id(),
+            "run_id": self.session.run_id,
+            "clinic_id": self.session.clinic_id,
+            "patient_id": self.session.patient_id,
+            "appointment_id": appointment,
+            "score": score,
+            "comment": comment,
+            "created_at": _now(),
+        }
+        self.store.insert("nps_responses", row)
+        return {"id": row["id"], "score": score, "comment": comment, "appointment_id": appointment}
+
+    @_tool(_Handoff)
+    def handoff_to_human(self, reason: str) -> dict[str, Any]:
+        """Pass the conversation to the clinic's human team, with the reason; they answer in this chat."""
+        row = {
+            "id": _new_id(),
+            "run_id": self.session.run_id,
+            "clinic_id": self.session.clinic_id,
+            "patient_id": self.session.patient_id,
+            "conversation_id": self.session.conversation_id,
+            "reason": reason,
+            "created_at": _now(),
+        }
+        self.store.insert("handoffs", row)
+        return {"id": row["id"], "reason": reason, "conversation_id": row["conversation_id"], "status": "queued"}
+
+
+def _parse_arguments(name: str, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
+    if arguments is None or arguments == "":
+        return {}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError as exc:
+            raise ToolError(f"{name}: arguments are not valid JSON ({exc.msg})") from None
+    if not isinstance(arguments, Mapping):
+        raise ToolError(f"{name}: arguments must be a JSON object, got {type(arguments).__name__}")
+    return dict(arguments)
+
+
+def _validation_message(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        message = "unknown argument" if err["type"] == "extra_forbidden" else err["msg"]
+        parts.append(f"{where}: {message}")
+    return "; ".join(parts)
+
+
+def _json_schema(args: type[_Args]) -> dict[str, Any]:
+    """A plain JSON schema for function calling: no titles, optional values without the ``null`` branch."""
+    schema = args.model_json_schema()
+    properties = {}
+    for key, prop in schema.get("properties", {}).items():
+        prop = {k: v for k, v in prop.items() if k not in ("title", "default")}
+        branches = [b for b in prop.pop("anyOf", []) if b.get("type") != "null"]
+        if len(branches) == 1:
+            prop = {**branches[0], **prop}
+        properties[key] = prop
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": schema.get("required", []),
+        "additionalProperties": False,
+    }
+
+
+#: OpenAI function-calling specs of every tool, in registration order.
+TOOL_SPECS: list[dict[str, Any]] = [
+    {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": _json_schema(t.args)}}
+    for t in _TOOLS.values()
+]
+
+#: The tool names, in registration order.
+TOOL_NAMES: tuple[str, ...] = tuple(_TOOLS)
