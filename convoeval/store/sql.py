@@ -100,18 +100,19 @@ class SqlStore(Store):
         with self._serial, self._errors("migrate"), self._engine.begin() as conn:
             if self.backend == "postgres":
                 conn.exec_driver_sql("SELECT pg_advisory_xact_lock(hashtext('convoeval.store.migrate'))")
+            missing, incomplete = _schema_gaps(conn)
+            if incomplete:
+                # Likely another application's table of the same name: never alter it.
+                raise StoreError(
+                    f"{self.backend} store: existing tables do not match the reference schema "
+                    f"({'; '.join(incomplete)}). Point convoeval at a database of its own."
+                )
             # Skip the DDL when the schema is already there: on Postgres, re-running it would take table locks
             # that block (or deadlock with) the inserts of runs already going on.
-            if _schema_gaps(conn):
+            if missing:
                 for path in schema.migration_files(self.backend):
                     for statement in schema.statements(path.read_text(encoding="utf-8")):
                         conn.exec_driver_sql(statement)
-            gaps = _schema_gaps(conn)
-            if gaps:
-                raise StoreError(
-                    f"{self.backend} store: existing tables do not match the reference schema ({'; '.join(gaps)}). "
-                    "Point convoeval at a database of its own."
-                )
         with self._reflect_lock:
             self._tables.clear()
 
@@ -198,6 +199,8 @@ def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
     cursor.execute("PRAGMA journal_mode = WAL")
+    # In WAL mode NORMAL is safe against application crashes (only a power loss can drop the last commits).
+    cursor.execute("PRAGMA synchronous = NORMAL")
     cursor.execute("PRAGMA foreign_keys = ON")
     cursor.close()
 
@@ -212,29 +215,30 @@ def _conditions(table: sa.Table, where: Mapping[str, Any]) -> list[sa.ColumnElem
     return [table.c[k].is_(None) if v is None else table.c[k] == v for k, v in where.items()]
 
 
-def _schema_gaps(conn: sa.Connection) -> list[str]:
-    """What the database lacks of the reference schema: missing tables, or tables missing columns."""
+def _schema_gaps(conn: sa.Connection) -> tuple[list[str], list[str]]:
+    """What the database lacks of the reference schema: ``(missing tables, "table lacks columns ..." notes)``."""
     inspector = sa.inspect(conn)
     existing = set(inspector.get_table_names())
-    gaps = []
+    found = {table: cols for (_, table), cols in inspector.get_multi_columns(filter_names=[*TABLES]).items()}
+    missing, incomplete = [], []
     for table, columns in schema.columns().items():
         if table not in existing:
-            gaps.append(f"table {table} is missing")
+            missing.append(table)
             continue
-        missing = set(columns) - {c["name"] for c in inspector.get_columns(table)}
-        if missing:
-            gaps.append(f"table {table} lacks columns {', '.join(sorted(missing))}")
-    return gaps
+        lacking = set(columns) - {c["name"] for c in found.get(table, [])}
+        if lacking:
+            incomplete.append(f"table {table} lacks columns {', '.join(sorted(lacking))}")
+    return missing, incomplete
 
 
 def _reflect(conn: sa.Connection) -> dict[str, sa.Table]:
     metadata = sa.MetaData()
-    tables = {}
-    for name in TABLES:
-        # SQLite has no BOOLEAN type; declaring these columns Boolean makes rows come back as True/False.
-        overrides = [sa.Column(c, sa.Boolean) for c in sorted(schema.boolean_columns().get(name, ()))]
-        tables[name] = sa.Table(name, metadata, *overrides, autoload_with=conn)
-    return tables
+    metadata.reflect(conn, only=[*TABLES])
+    for name, columns in schema.boolean_columns().items():
+        for column in columns:
+            # SQLite has no BOOLEAN type; typing these columns Boolean makes rows come back as True/False.
+            metadata.tables[name].c[column].type = sa.Boolean()
+    return {name: metadata.tables[name] for name in TABLES}
 
 
 def _secrets(url: sa.URL) -> list[str]:
