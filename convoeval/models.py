@@ -1,0 +1,292 @@
+"""One place builds chat models, by role: ``get_model("judge")`` returns a ``ChatOpenAI`` for the right endpoint.
+
+Every real model in convoeval is a ``langchain_openai.ChatOpenAI`` talking to an OpenAI-compatible endpoint. Which
+endpoint is resolved per role, first match wins:
+
+1. the ``spec`` argument: a model name, ``"local"``, or a mapping (see ``ModelSpec``);
+2. the role's environment: ``CONVOEVAL_<ROLE>_MODEL`` (a name or ``local``), ``CONVOEVAL_<ROLE>_BASE_URL``,
+   ``CONVOEVAL_<ROLE>_API_KEY_ENV`` (the *name* of the variable holding that endpoint's key);
+3. ``OPENAI_BASE_URL``: any OpenAI-compatible server (vLLM, Ollama, LM Studio, llama.cpp), model ``OPENAI_MODEL``
+   or else the server's first listed model;
+4. ``OPENAI_API_KEY``: OpenAI, model ``OPENAI_MODEL`` or ``gpt-5-mini``;
+5. the embedded local model (``convoeval.local_llm``), started on demand.
+
+Fields missing from a mapping spec are filled from the next levels, so ``{"temperature": 0.3}`` changes only that.
+Clients are built once per resolved configuration and reused. API keys are read from the environment when the
+client is built and never stored in ``ModelInfo``, reprs, logs, caches or errors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from convoeval.llm import STRUCTURED_METHODS, LLMError, ModelInfo, model_info, register_model
+
+__all__ = [
+    "DEFAULT_OPENAI_MODEL",
+    "PROVIDERS",
+    "ROLES",
+    "ModelInfo",
+    "ModelSpec",
+    "ProviderDefaults",
+    "clear_model_cache",
+    "get_model",
+    "model_info",
+    "resolve_model",
+]
+
+ROLES = ("simulator", "judge", "agent")
+DEFAULT_OPENAI_MODEL = "gpt-5-mini"
+
+
+class ModelConfigError(LLMError):
+    """The model configuration cannot be used (unknown role, missing key, unreachable server to list models)."""
+
+
+class ModelSpec(BaseModel):
+    """An explicit model choice; every field optional (missing ones come from the environment).
+
+    Example:
+        >>> get_model("judge", {"model": "qwen2.5:7b", "base_url": "http://localhost:11434/v1"})
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    provider: Literal["openai", "openai-compatible", "local"] | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = Field(default=None, description="Name of the environment variable holding the key.")
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout: float | None = None
+    structured_method: Literal["function_calling", "json_schema", "json_mode"] | None = None
+    max_concurrency: int | None = Field(default=None, ge=1)
+    extra_body: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ProviderDefaults:
+    """How convoeval talks to one kind of endpoint.
+
+    Attributes:
+        structured_method: ``function_calling`` for llama.cpp-style servers (their ``json_schema`` response format
+            answers HTTP 500), ``json_schema`` for OpenAI (strict, SDK-validated).
+        max_concurrency: Calls in flight per endpoint (env ``concurrency_env`` overrides).
+        concurrency_env: Environment variable overriding ``max_concurrency``.
+        timeout: Seconds per HTTP request.
+        role_temperature: Default sampling temperature per role (``None`` = the server's default).
+        max_tokens: Default output limit (bounds runaway generations of small models).
+        is_local_demo: Results carry a "pipeline check, not a quality measure" flag.
+    """
+
+    structured_method: str
+    max_concurrency: int
+    concurrency_env: str
+    timeout: float
+    role_temperature: Mapping[str, float | None]
+    max_tokens: int | None = None
+    is_local_demo: bool = False
+
+
+#: Registry of providers; the keys are ``ModelInfo.provider`` values.
+PROVIDERS: dict[str, ProviderDefaults] = {
+    # gpt-5 reasoning models accept only their default temperature, so none is sent.
+    "openai": ProviderDefaults("json_schema", 8, "CONVOEVAL_MAX_CONCURRENCY", 120.0, {}),
+    "openai-compatible": ProviderDefaults(
+        "function_calling", 8, "CONVOEVAL_MAX_CONCURRENCY", 300.0, {"judge": 0.0}
+    ),
+    # One slot: llama.cpp-python serves one request at a time; more in flight would only time out in its queue.
+    # The simulator samples (seeded, so still reproducible) so that trials differ; judge and agent decode greedily.
+    "local": ProviderDefaults(
+        "function_calling", 1, "CONVOEVAL_LOCAL_CONCURRENCY", 600.0,
+        {"simulator": 0.7, "judge": 0.0, "agent": 0.0}, max_tokens=768, is_local_demo=True,
+    ),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    """A fully resolved configuration: everything needed to build the client, but the key's value."""
+
+    info: ModelInfo
+    api_key_env: str | None
+    temperature: float | None
+    max_tokens: int | None
+    timeout: float
+    extra_body: tuple[tuple[str, Any], ...] | None
+
+
+_CLIENTS: dict[tuple, Any] = {}
+
+
+def get_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = None) -> Any:
+    """The chat model for ``role``: a ``ChatOpenAI`` bound to the resolved endpoint, built once and reused.
+
+    Args:
+        role: ``simulator``, ``judge`` or ``agent``.
+        spec: ``None`` (environment decides), a model name, ``"local"``, or a ``ModelSpec`` / mapping of its fields.
+
+    Returns:
+        A ``langchain_openai.ChatOpenAI``; ``convoeval.llm.model_info(model)`` tells its provider and endpoint.
+
+    Raises:
+        ModelConfigError: Unknown role, or a configuration that names no usable endpoint.
+        LocalModelError: The local model was needed but could not be started.
+
+    Example:
+        >>> judge = get_model("judge", "gpt-4.1-mini")        # OpenAI (needs OPENAI_API_KEY)
+        >>> sim = get_model("simulator", "local")             # the embedded local model
+        >>> model_info(judge).provider
+        'openai'
+    """
+    resolved = resolve_model(role, spec)
+    if resolved.info.provider == "local":
+        from convoeval.local_llm import ensure_server
+
+        # Cheap once the server runs (no HTTP); a restarted server has a new port and so gets a new client.
+        resolved = replace(resolved, info=replace(resolved.info, base_url=ensure_server()))
+    key_value = os.environ.get(resolved.api_key_env, "") if resolved.api_key_env else ""
+    # The key's hash (never the key) is part of the client's identity, so a changed key builds a new client.
+    cache_key = (resolved, hashlib.sha256(key_value.encode()).hexdigest())
+    model = _CLIENTS.get(cache_key)
+    if model is None:
+        model = _CLIENTS[cache_key] = _build(resolved, key_value)
+        register_model(model, resolved.info)
+    return model
+
+
+def clear_model_cache() -> None:
+    """Forget the built clients (tests, or after changing environment variables in a notebook)."""
+    _CLIENTS.clear()
+
+
+def resolve_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = None) -> _Resolved:
+    """Resolve ``role`` and ``spec`` against the environment without building a client (no network, no server).
+
+    For the local provider the ``base_url`` is left ``None``: it is known once the server runs.
+    """
+    if role not in ROLES:
+        raise ModelConfigError(f"unknown model role {role!r}; expected one of {ROLES}")
+    explicit = _as_spec(spec)
+    from_env = _role_env_spec(role)
+    merged = {**from_env.model_dump(exclude_none=True), **explicit.model_dump(exclude_none=True)}
+    if explicit.model == "local" or (explicit.model is None and from_env.model == "local"):
+        merged["provider"] = "local"
+    chosen = ModelSpec(**{k: v for k, v in merged.items() if not (k == "model" and v == "local")})
+    provider, model_name, base_url, key_env = _endpoint(role, chosen)
+    defaults = PROVIDERS[provider]
+    structured = chosen.structured_method or _env_structured_method(provider) or defaults.structured_method
+    concurrency = chosen.max_concurrency or int(os.environ.get(defaults.concurrency_env) or defaults.max_concurrency)
+    info = ModelInfo(
+        provider=provider,
+        model=model_name,
+        base_url=base_url,
+        role=role,
+        is_local_demo=defaults.is_local_demo and not os.environ.get("CONVOEVAL_LOCAL_MODEL"),
+        structured_method=structured,
+        max_concurrency=concurrency,
+    )
+    return _Resolved(
+        info=info,
+        api_key_env=key_env,
+        temperature=chosen.temperature if chosen.temperature is not None else defaults.role_temperature.get(role),
+        max_tokens=chosen.max_tokens or defaults.max_tokens,
+        timeout=chosen.timeout or float(os.environ.get("CONVOEVAL_LLM_TIMEOUT") or defaults.timeout),
+        extra_body=tuple(sorted(chosen.extra_body.items())) if chosen.extra_body else None,
+    )
+
+
+def _as_spec(spec: str | Mapping[str, Any] | ModelSpec | None) -> ModelSpec:
+    if spec is None:
+        return ModelSpec()
+    if isinstance(spec, ModelSpec):
+        return spec
+    if isinstance(spec, str):
+        return ModelSpec(model=spec.strip())
+    return ModelSpec(**dict(spec))
+
+
+def _role_env_spec(role: str) -> ModelSpec:
+    prefix = f"CONVOEVAL_{role.upper()}_"
+    return ModelSpec(
+        model=os.environ.get(prefix + "MODEL") or None,
+        base_url=os.environ.get(prefix + "BASE_URL") or None,
+        api_key_env=os.environ.get(prefix + "API_KEY_ENV") or None,
+    )
+
+
+def _env_structured_method(provider: str) -> str | None:
+    if provider != "openai-compatible":
+        return None
+    method = os.environ.get("CONVOEVAL_STRUCTURED_METHOD")
+    if method and method not in STRUCTURED_METHODS:
+        raise ModelConfigError(f"CONVOEVAL_STRUCTURED_METHOD={method!r}; expected one of {STRUCTURED_METHODS}")
+    return method
+
+
+def _endpoint(role: str, spec: ModelSpec) -> tuple[str, str, str | None, str | None]:
+    """``(provider, model, base_url, api_key_env)`` following the documented precedence."""
+    from convoeval.local_llm import local_model_name
+
+    if spec.provider == "local":
+        return "local", local_model_name(), None, None
+    key_env = spec.api_key_env or ("OPENAI_API_KEY" if os.environ.get("OPENAI_API_KEY") else None)
+    base_url = spec.base_url or (None if spec.provider == "openai" else os.environ.get("OPENAI_BASE_URL") or None)
+    if base_url:
+        model = spec.model or os.environ.get("OPENAI_MODEL") or _first_served_model(base_url, key_env)
+        return spec.provider or "openai-compatible", model, base_url.rstrip("/"), key_env
+    if key_env:
+        return "openai", spec.model or os.environ.get("OPENAI_MODEL") or DEFAULT_OPENAI_MODEL, None, key_env
+    if spec.model is not None or spec.provider == "openai":
+        raise ModelConfigError(
+            f"the {role} model {spec.model or DEFAULT_OPENAI_MODEL!r} needs an endpoint: set OPENAI_API_KEY "
+            f"(OpenAI), OPENAI_BASE_URL or CONVOEVAL_{role.upper()}_BASE_URL (an OpenAI-compatible server), "
+            "or use 'local' for the embedded model"
+        )
+    return "local", local_model_name(), None, None
+
+
+def _first_served_model(base_url: str, key_env: str | None) -> str:
+    """Ask an OpenAI-compatible server which model it serves (``GET /models``), for a base URL without a name."""
+    request = urllib.request.Request(base_url.rstrip("/") + "/models")
+    if key_env and os.environ.get(key_env):
+        request.add_header("Authorization", f"Bearer {os.environ[key_env]}")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            models = json.loads(response.read()).get("data") or []
+        return str(models[0]["id"])
+    except Exception as exc:  # noqa: BLE001 - any failure means the same thing to the user
+        raise ModelConfigError(
+            f"no model name given for {base_url} and its /models list could not be read ({type(exc).__name__}); "
+            "set OPENAI_MODEL or CONVOEVAL_<ROLE>_MODEL"
+        ) from None
+
+
+def _build(resolved: _Resolved, key_value: str) -> Any:
+    from langchain_openai import ChatOpenAI
+
+    info = resolved.info
+    kwargs: dict[str, Any] = {
+        "model": info.model,
+        "base_url": info.base_url,
+        # OpenAI-compatible servers without auth still need a non-empty key in the SDK; "EMPTY" is vLLM's convention.
+        "api_key": key_value or "EMPTY",
+        "max_retries": 0,  # call_model retries, with Retry-After and a typed error; two layers would multiply
+        "timeout": resolved.timeout,
+        "use_responses_api": False,  # one code path (chat completions) for every provider
+    }
+    if resolved.temperature is not None:
+        kwargs["temperature"] = resolved.temperature
+    if resolved.max_tokens is not None:
+        kwargs["max_tokens"] = resolved.max_tokens
+    if resolved.extra_body:
+        kwargs["extra_body"] = dict(resolved.extra_body)
+    return ChatOpenAI(**kwargs)
