@@ -96,15 +96,16 @@ class SimulatorError(LLMError):
 class SimulatorTurn:
     """The patient's next message and its stop signal (``None`` to carry on).
 
-    ``raw`` and ``call`` (the LLM layer's ``CallResult``) are kept for the transcript's accounting columns and
-    for debugging; they do not take part in equality, so ``SimulatorTurn("Oi", None)`` compares as expected.
+    ``raw`` and ``result`` (the LLM layer's ``LLMResult``: model, tokens, latency, cache hit) are kept for the
+    transcript's accounting columns and for debugging; they do not take part in equality, so
+    ``SimulatorTurn("Oi", None)`` compares as expected.
     """
 
     message: str
     signal: StopSignal | None
     raw: str = field(default="", compare=False)
     prompt_version: str = field(default=SIMULATOR_PROMPT_VERSION, compare=False)
-    call: Any = field(default=None, compare=False, repr=False)
+    result: Any = field(default=None, compare=False, repr=False)
 
 
 def build_simulator_prompt(
@@ -325,7 +326,7 @@ async def asimulate(
         signal=parsed.signal,
         raw=raw,
         prompt_version=f"{SIMULATOR_PROMPT_VERSION}/{framing}",
-        call=result,
+        result=result,
     )
 
 

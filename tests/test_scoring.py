@@ -7,8 +7,16 @@ import math
 import pandas as pd
 import pytest
 
-from convoeval.frames import ASSERTION_SCHEMA, HOLISTIC_SCHEMA, RUBRIC_SCHEMA, RUN_SCHEMA, SCORE_COLUMNS, typed_frame
-from convoeval.judges.scoring import calculate_score, score_frame
+from convoeval.frames import (
+    ASSERTION_SCHEMA,
+    HOLISTIC_SCHEMA,
+    RUBRIC_SCHEMA,
+    RUN_SCHEMA,
+    SCORE_COLUMNS,
+    TURN_SCHEMA,
+    typed_frame,
+)
+from convoeval.judges.scoring import calculate_score, score_frame, score_scripted
 
 # ── The seed's calculateConversationalScore examples ──
 
@@ -142,3 +150,58 @@ def test_failed_conversation_and_unchecked_assertion_are_errors():
     assert df["error"].iloc[0].startswith("conversation: AgentError: agent down")
     assert "assertion: StoreError" in df["error"].iloc[1]
     assert bool(df["goal_completed"].iloc[1]) is True
+
+
+def test_a_run_that_failed_before_getting_an_id_still_scores_error():
+    runs = typed_frame([{"run_id": None, "scenario": "s", "status": "error", "error": "store error: down"}], RUN_SCHEMA)
+    df = score_frame(typed_frame([], RUBRIC_SCHEMA), typed_frame([], HOLISTIC_SCHEMA), runs=runs)
+    assert len(df) == 1
+    assert df["status"].iloc[0] == "error"
+    assert df["error"].iloc[0] == "conversation: store error: down"  # not also "no rubric verdicts"
+
+
+# ── score_scripted ──
+
+
+def _turn(turn, overall=None, failures=(), error=None, sample=0, judged=True):
+    row = {"run_id": "r", "scenario": "s", "agent": "billing", "turn": turn, "check_failures": list(failures)}
+    if judged:
+        row.update(overall=overall, error=error, sample=sample, prompt_version="turn-v1")
+    return row
+
+
+def _runs(status="completed", error=None):
+    return typed_frame([{"run_id": "r", "scenario": "s", "agent": "billing", "status": status, "error": error}],
+                       RUN_SCHEMA)
+
+
+def test_scripted_turns_count_as_criteria_and_the_turn_judge_as_holistic():
+    turns = typed_frame([_turn(1, 9.0), _turn(1, 7.0, sample=1), _turn(2, 8.0, failures=["response_contains: x"]),
+                         _turn(3, judged=False)], TURN_SCHEMA)
+    row = score_scripted(_runs(), turns).iloc[0]
+    assert (row["rubric_passed"], row["rubric_total"]) == (2, 3)
+    assert row["holistic_overall"] == pytest.approx(8.0)  # mean of turn 1 (8.0 over samples) and turn 2 (8.0)
+    assert row["score"] == 6.7  # min(6.67, 8.0)
+    assert row["status"] == "warn"
+
+
+def test_scripted_assertion_failure_fails_and_judge_error_errors():
+    turns = typed_frame([_turn(1, 9.0)], TURN_SCHEMA)
+    assertions = typed_frame([{"run_id": "r", "assertion": "invoice_status", "passed": False}], ASSERTION_SCHEMA)
+    row = score_scripted(_runs(), turns, assertions).iloc[0]
+    assert (row["score"], row["status"], row["assertion_failures"]) == (7.5, "fail", 1)
+    broken = typed_frame([_turn(1, None, error="LLMCallError: down")], TURN_SCHEMA)
+    row = score_scripted(_runs(), broken).iloc[0]
+    assert row["status"] == "error" and "turn judge: LLMCallError: down" in row["error"]
+
+
+def test_scripted_without_judged_turns_scores_on_checks_alone():
+    turns = typed_frame([_turn(1, judged=False), _turn(2, judged=False)], TURN_SCHEMA)
+    row = score_scripted(_runs(), turns).iloc[0]
+    assert (row["score"], row["status"], row["holistic_overall"]) == (10.0, "pass", 10.0)
+
+
+def test_scripted_run_error_is_reported_once():
+    row = score_scripted(_runs("error", "agent error: down"), typed_frame([], TURN_SCHEMA),
+                         error="agent error: down").iloc[0]
+    assert (row["status"], row["error"]) == ("error", "conversation: agent error: down")

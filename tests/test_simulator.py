@@ -148,7 +148,7 @@ async def test_asimulate_first_turn_sends_kickoff_and_parses_signal():
     assert "Lucia Ferreira" in call.messages[0].content
     assert "- cpf: 11122233344" in call.messages[0].content  # the persona's own CPF is a known fact
     assert turn.prompt_version == f"{SIMULATOR_PROMPT_VERSION}/chat"
-    assert turn.call.prompt_tokens is not None
+    assert turn.result.prompt_tokens is not None
 
 
 async def test_seeded_calls_use_temperature_zero_and_seed_plus_turn(monkeypatch):

@@ -6,7 +6,7 @@ through ``render.render_transcript``.
 from convoeval.judges._common import JudgeParseError
 from convoeval.judges.holistic import ajudge_holistic, judge_holistic, parse_holistic_response
 from convoeval.judges.rubric import ajudge_rubric, judge_rubric, parse_rubric_response
-from convoeval.judges.scoring import ScoreResult, calculate_score, score_frame
+from convoeval.judges.scoring import ScoreResult, calculate_score, score_frame, score_scripted
 from convoeval.judges.turn import ajudge_turn, check_turn, judge_turn
 
 __all__ = [
@@ -23,4 +23,5 @@ __all__ = [
     "parse_holistic_response",
     "parse_rubric_response",
     "score_frame",
+    "score_scripted",
 ]

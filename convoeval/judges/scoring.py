@@ -7,6 +7,10 @@
                    pass  otherwise
                    error if any judge (or the conversation, or an assertion check) errored: no score is made up
 
+Scripted runs (``score_scripted``) use the same rule with the scripted run's own instruments: a turn "passes" when
+all its fixed checks hold (``rubric_passed`` / ``rubric_total`` count turns), and the per-turn judge's mean overall
+stands in for the holistic score (10 when no turn asks for the judge, as the seed's empty rubric).
+
 The seed's own test expected ``warn`` for 6.5 with one failed assertion while its code says ``fail``; we follow the
 code: the database is ground truth.
 """
@@ -140,9 +144,18 @@ def _assertion_summary(rows: pd.DataFrame) -> tuple[int, list[str]]:
 
 
 def _select(frame: pd.DataFrame | None, run_id: Any) -> pd.DataFrame:
-    if frame is None or frame.empty:
+    """The rows of one run; a run that failed before it got an id is selected by its missing id."""
+    if frame is None or frame.empty or "run_id" not in frame:
         return pd.DataFrame()
-    return frame[frame["run_id"] == run_id]
+    column = frame["run_id"]
+    mask = column.isna() if pd.isna(run_id) else column.eq(run_id).fillna(False)
+    return frame[mask.astype(bool).to_numpy()]
+
+
+def _conversation_errors(run_rows: pd.DataFrame) -> list[str]:
+    if "status" in run_rows and (run_rows["status"] == "error").any():
+        return [f"conversation: {_first([run_rows], 'error') or 'failed'}"]
+    return []
 
 
 def _first(frames: Sequence[pd.DataFrame], column: str) -> Any:
@@ -184,13 +197,13 @@ def score_frame(
         talk = _select(transcripts, run_id)
         rub, hol, asr = _select(rubric, run_id), _select(holistic, run_id), _select(assertions, run_id)
         conversation = [run_rows, talk, rub, hol, asr]
-        errors: list[str] = []
-        if "status" in run_rows and (run_rows["status"] == "error").any():
-            errors.append(f"conversation: {_first([run_rows], 'error') or 'failed'}")
+        errors = _conversation_errors(run_rows)
         passed, total, rubric_errors = _rubric_summary(rub)
         holistic_overall, holistic_errors = _holistic_summary(hol)
         failures, assertion_errors = _assertion_summary(asr)
-        errors += rubric_errors + holistic_errors + assertion_errors
+        if not errors:  # a failed conversation was never judged; "no verdicts" would only repeat that
+            errors += rubric_errors + holistic_errors
+        errors += assertion_errors
         result = calculate_score(passed, total, holistic_overall, failures, errors=errors)
         goal = _first([run_rows], "goal_completed")
         if goal is None and not talk.empty and "signal" in talk:
@@ -206,6 +219,65 @@ def score_frame(
             "holistic_overall": result.holistic_overall,
             "assertion_failures": result.assertion_failures,
             "goal_completed": goal,
+            "error": result.error,
+        })
+    return typed_frame(out, SCORE_SCHEMA)
+
+
+def _turn_summary(rows: pd.DataFrame) -> tuple[int, int, float, list[str]]:
+    """Turns whose checks all held, turns, the mean per-turn judge overall, and judge errors."""
+    if rows.empty:
+        return 0, 0, math.nan, ["no scripted turns"]
+    errors = _errors(rows, "turn judge")
+    first = rows.drop_duplicates("turn")  # check_failures repeat on every judge sample of a turn
+    clean = int(sum(1 for f in first["check_failures"] if not (isinstance(f, (list, tuple)) and len(f))))
+    judged = rows.dropna(subset=["overall"])
+    # Mean per turn first (samples), then over turns, so a turn judged 3 times does not weigh 3 times.
+    overall = float(judged.groupby("turn")["overall"].mean().mean()) if len(judged) else 10.0
+    return clean, len(first), overall, errors
+
+
+def score_scripted(
+    runs: pd.DataFrame,
+    turns: pd.DataFrame,
+    assertions: pd.DataFrame | None = None,
+    *,
+    error: str | None = None,
+) -> pd.DataFrame:
+    """One score row per scripted run (see the module docstring for the mapping onto the score columns).
+
+    Args:
+        runs: Rows with ``RUN_COLUMNS``; a run with ``status == "error"`` scores ``error``.
+        turns: Rows with ``TURN_COLUMNS`` (check failures and per-turn judge scores).
+        assertions: Rows with ``ASSERTION_COLUMNS``.
+        error: An extra reason the run cannot be scored (e.g. the judges could not start).
+
+    Returns:
+        A frame with ``SCORE_COLUMNS``.
+    """
+    out = []
+    for run_id in list(dict.fromkeys(runs["run_id"])) if not runs.empty else []:
+        run_rows, trn, asr = _select(runs, run_id), _select(turns, run_id), _select(assertions, run_id)
+        errors = _conversation_errors(run_rows)
+        if error and not any(error in e for e in errors):
+            errors.append(error)
+        passed, total, judge_overall, turn_errors = _turn_summary(trn)
+        failures, assertion_errors = _assertion_summary(asr)
+        if not errors:  # a failed conversation's missing turns are not a second error
+            errors += turn_errors
+        errors += assertion_errors
+        result = calculate_score(passed, total, judge_overall, failures, errors=errors)
+        out.append({
+            "run_id": run_id,
+            **{c: _first([run_rows, trn], c) for c in ("scenario", "agent", "seed", "trial")},
+            "status": result.status,
+            "score": result.overall,
+            "rubric_score": result.rubric_score if total else math.nan,
+            "rubric_passed": passed,
+            "rubric_total": total,
+            "holistic_overall": result.holistic_overall,
+            "assertion_failures": result.assertion_failures,
+            "goal_completed": _first([run_rows], "goal_completed"),
             "error": result.error,
         })
     return typed_frame(out, SCORE_SCHEMA)
