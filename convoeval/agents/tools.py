@@ -140,7 +140,8 @@ def _tool(args: type[_Args]) -> Callable[[Callable[..., Any]], Callable[..., Any
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    # Microseconds: "the latest link" must be well defined even for two links created in the same second.
+    return dt.datetime.now(dt.timezone.utc).isoformat()
 
 
 def _new_id() -> str:

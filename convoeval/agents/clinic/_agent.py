@@ -21,6 +21,7 @@ from convoeval.agents.clinic._texts import COMMON_FAULT_TEXTS, COMMON_TEXTS, Tex
 from convoeval.agents.tools import ClinicTools, ToolError
 
 HANDED_OFF = "handed_off"
+_HONORIFICS = {"dona", "dom", "seu", "sr", "sra", "srta", "dr", "dra", "mr", "mrs", "ms", "miss", "don", "doña", "señor", "señora"}
 
 
 @dataclass
@@ -69,8 +70,11 @@ class Turn:
 
     @property
     def name(self) -> str:
-        """The patient's first name, as a WhatsApp contact shows it."""
-        return (self.session.patient_name or "").split(" ")[0]
+        """How to address the patient: the first name, keeping an honorific ("Dona Aparecida", not "Dona")."""
+        words = (self.session.patient_name or "").split()
+        if len(words) > 1 and words[0].lower().rstrip(".") in _HONORIFICS:
+            return " ".join(words[:2])
+        return words[0] if words else ""
 
     def goto(self, state: str) -> None:
         """Move the conversation to ``state`` (the next message goes to ``on_<state>``)."""

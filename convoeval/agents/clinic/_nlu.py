@@ -53,7 +53,8 @@ COMMON_LEXICON: dict[str, dict[str, str]] = {
         "pessoa real|falar com alguem|falar com alguém|falar com uma pessoa|falar com a recepcao|falar com a recepção",
         "confused": "nao entendi|não entendi|nao entendo|não entendo|como assim|o que e|o que é|oque e|que e isso|"
         "como funciona|nao sei|não sei|explica|explicar|me explica|explique|qual a diferenca|qual a diferença|"
-        "confuso|confusa|hein|como faco|como faço|como que faz|nao consegui|não consegui|pra que serve",
+        "confuso|confusa|hein|como faco|como faço|como que faz|nao consegui|não consegui|pra que serve|como eu pago|"
+        "como pago|como pagar",
     },
     "en": {
         "greeting": "hi|hello|hey|good morning|good afternoon|good evening|hiya",
@@ -66,7 +67,7 @@ COMMON_LEXICON: dict[str, dict[str, str]] = {
         "speak to an agent|talk to someone|speak to someone|talk to a person|speak to a person|customer service|"
         "staff member",
         "confused": "what is|whats|what are|dont understand|do not understand|confused|how does|how do i|explain|"
-        "what does|difference|not sure|dont get|i dont know|what do you mean|how it works",
+        "what does|difference|not sure|dont get|i dont know|what do you mean|how it works|how do i pay|how to pay",
     },
     "es": {
         "greeting": "hola|buenos dias|buenas tardes|buenas noches|buenas|que tal",
@@ -78,7 +79,8 @@ COMMON_LEXICON: dict[str, dict[str, str]] = {
         "human": "humano|humana|operador|operadora|agente|recepcionista|asesor|asesora|persona real|"
         "hablar con alguien|hablar con una persona|atencion al cliente|atención al cliente",
         "confused": "que es|qué es|no entiendo|no entendi|no entendí|como funciona|cómo funciona|explica|explicame|"
-        "explícame|diferencia|confundido|confundida|no se|no sé|que significa|qué significa|como hago|cómo hago",
+        "explícame|diferencia|confundido|confundida|no se|no sé|que significa|qué significa|como hago|cómo hago|"
+        "como pago|cómo pago|como lo pago|cómo lo pago",
     },
 }
 
@@ -172,6 +174,11 @@ class Understanding:
         if len(self.methods) == 1:
             return self.methods[0]
         return self.preferred
+
+    @property
+    def question(self) -> bool:
+        """Whether the message is a question (ends with a question mark)."""
+        return self.text.rstrip().endswith("?")
 
     @property
     def empty(self) -> bool:
