@@ -223,6 +223,17 @@ class RetryPolicy:
         return cls(attempts=max(1, int(raw))) if raw else cls()
 
 
+def _default_policy() -> RetryPolicy:
+    raw = os.environ.get("CONVOEVAL_LLM_ATTEMPTS", "")
+    policy = _POLICIES.get(raw)
+    if policy is None:
+        policy = _POLICIES[raw] = RetryPolicy.from_env()
+    return policy
+
+
+_POLICIES: dict[str, RetryPolicy] = {}
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # call_model
 # ---------------------------------------------------------------------------------------------------------------
@@ -238,9 +249,10 @@ async def call_model(
     temperature: float | None = None,
     max_tokens: int | None = None,
     params: Mapping[str, Any] | None = None,
+    cache: Any = None,
     retry: RetryPolicy | None = None,
 ) -> LLMResult:
-    """Call a chat model once: retried on transient failures, validated against ``schema`` if given.
+    """Call a chat model once: cached, retried on transient failures, validated against ``schema``, accounted.
 
     Args:
         model: A LangChain chat model, normally from ``convoeval.models.get_model``.
@@ -251,6 +263,9 @@ async def call_model(
         temperature: Sampling temperature for this call (``None`` = the model's own).
         max_tokens: Output token limit for this call (``None`` = the model's own).
         params: Any other generation parameters for the server (``top_p``, ``stop``, ``extra_body`` ...).
+        cache: A ``convoeval.cache.ResponseCache``, a mode (``"rw"``, ``"replay"``, ``"off"``), or ``None`` for the
+            cache of ``use_cache(...)`` / the default one (``CONVOEVAL_CACHE``). Fake models are uncached unless
+            a cache is given.
         retry: Retry policy; defaults to ``RetryPolicy.from_env()``.
 
     Returns:
@@ -259,29 +274,50 @@ async def call_model(
     Raises:
         LLMCallError: The call failed permanently or after its retries.
         StructuredOutputError: Two replies in a row did not validate against ``schema``.
+        CacheMissError: Replay-only cache and this call was never recorded.
 
     Example:
-        >>> result = await call_model(model, [("user", "Oi")], identity=SampleIdentity("s", 1, 1, "simulator"))
-        >>> result.text
+        >>> identity = SampleIdentity(scenario="billing-happy", seed=42, trial=1, role="simulator", turn=1)
+        >>> result = await call_model(get_model("simulator"), [("user", "Oi")], identity=identity)
+        >>> result.text, result.cache_hit, result.prompt_tokens
     """
+    from convoeval import accounting
+    from convoeval.cache import cache_key, resolve_cache
+
     info = model_info(model)
     identity = identity or SampleIdentity(scenario="", seed=seed, trial=0, role=info.role)
-    policy = retry or RetryPolicy.from_env()
     msgs = convert_to_messages(messages)
     kwargs = _generation_kwargs(seed, temperature, max_tokens, params)
     started = time.perf_counter()
-
-    async with _limit(info):
-        if schema is None:
-            message, attempts = await _invoke_with_retries(model, msgs, kwargs, info, policy)
-            text = _text(message)
-            parsed = None
-        else:
-            message, parsed, attempts = await _structured(model, msgs, kwargs, schema, info, policy)
-            text = parsed.model_dump_json()
+    store = resolve_cache(cache, info)
+    key = None
+    try:
+        if store is not None:
+            key = cache_key(info, _model_params(model), kwargs, msgs, identity, schema_json(schema) if schema else None)
+            stored = store.get(key)
+            if stored is not None:
+                result = _from_cache(stored, schema, info, identity, started)
+                if result is not None:
+                    _account(result, accounting)
+                    return result
+            if store.mode == "replay":
+                raise store.miss(info, identity)
+        async with _limit(info):
+            if schema is None:
+                try:
+                    message, attempts = await _invoke_with_retries(model, msgs, kwargs, info, retry)
+                except _BadReply as bad:  # only when the caller asked for a response_format through params
+                    raise LLMCallError(f"{info.provider}/{info.model} ({info.role}): {bad.reason}") from bad
+                text, parsed = _text(message), None
+            else:
+                message, parsed, attempts = await _structured(model, msgs, kwargs, schema, info, retry)
+                text = parsed.model_dump_json()
+    except LLMError as exc:
+        _account_failure(info, identity, started, exc, accounting)
+        raise
 
     usage = message.usage_metadata or {}
-    return LLMResult(
+    result = LLMResult(
         text=text,
         parsed=parsed,
         info=info,
@@ -292,6 +328,104 @@ async def call_model(
         cache_hit=False,
         finish_reason=message.response_metadata.get("finish_reason"),
         attempts=attempts,
+    )
+    cached_tokens = (usage.get("input_token_details") or {}).get("cache_read")
+    result.cost_usd = accounting.estimate_cost(
+        info.provider, info.model, result.prompt_tokens, result.completion_tokens, cached_tokens
+    )
+    if store is not None and key is not None:
+        store.put(key, _to_cache(result), info, identity, schema.__name__ if schema else None)
+    _account(result, accounting, cached_tokens)
+    return result
+
+
+def _model_params(model: Any) -> dict[str, Any]:
+    """The model's own generation parameters (temperature, max_tokens, extra_body ...) for the cache key."""
+    params = getattr(model, "_default_params", None)
+    if not isinstance(params, dict):
+        params = getattr(model, "_identifying_params", None) or {}
+    return {k: v for k, v in params.items() if k != "stream"}
+
+
+def _to_cache(result: LLMResult) -> dict[str, Any]:
+    return {
+        "text": result.text,
+        "parsed": result.parsed.model_dump(mode="json") if result.parsed is not None else None,
+        "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens,
+        "finish_reason": result.finish_reason,
+    }
+
+
+def _from_cache(
+    stored: dict[str, Any], schema: type[BaseModel] | None, info: ModelInfo, identity: SampleIdentity, started: float
+) -> LLMResult | None:
+    parsed = None
+    if schema is not None:
+        try:
+            parsed = schema.model_validate(stored.get("parsed"))
+        except ValidationError:
+            return None  # recorded under a schema with the same JSON schema but other validators: ask again
+    return LLMResult(
+        text=stored.get("text") or "",
+        parsed=parsed,
+        info=info,
+        identity=identity,
+        prompt_tokens=stored.get("prompt_tokens"),
+        completion_tokens=stored.get("completion_tokens"),
+        latency_s=time.perf_counter() - started,
+        cache_hit=True,
+        finish_reason=stored.get("finish_reason"),
+        attempts=0,
+        cost_usd=0.0,
+    )
+
+
+def _account(result: LLMResult, accounting: Any, cached_tokens: int | None = None) -> None:
+    identity, info = result.identity, result.info
+    accounting.emit(
+        accounting.CallRecord(
+            role=identity.role or info.role,
+            provider=info.provider,
+            model=info.model,
+            scenario=identity.scenario,
+            seed=identity.seed,
+            trial=identity.trial,
+            turn=identity.turn,
+            sample=identity.sample,
+            extra=identity.extra,
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            cached_prompt_tokens=cached_tokens,
+            latency_s=result.latency_s,
+            cache_hit=result.cache_hit,
+            cost_usd=result.cost_usd,
+            attempts=result.attempts,
+            finish_reason=result.finish_reason,
+            is_local_demo=info.is_local_demo,
+        )
+    )
+
+
+def _account_failure(
+    info: ModelInfo, identity: SampleIdentity, started: float, exc: LLMError, accounting: Any
+) -> None:
+    accounting.emit(
+        accounting.CallRecord(
+            role=identity.role or info.role,
+            provider=info.provider,
+            model=info.model,
+            scenario=identity.scenario,
+            seed=identity.seed,
+            trial=identity.trial,
+            turn=identity.turn,
+            sample=identity.sample,
+            extra=identity.extra,
+            latency_s=time.perf_counter() - started,
+            attempts=getattr(exc, "attempts", 0),
+            is_local_demo=info.is_local_demo,
+            error=f"{type(exc).__name__}: {exc}"[:500],
+        )
     )
 
 
@@ -340,7 +474,7 @@ async def _structured(
     kwargs: dict[str, Any],
     schema: type[BaseModel],
     info: ModelInfo,
-    policy: RetryPolicy,
+    policy: RetryPolicy | None,
 ) -> tuple[AIMessage, BaseModel, int]:
     """Ask for ``schema``; one retry with the validation error as feedback, then ``StructuredOutputError``."""
     request = {**kwargs, **structured_kwargs(schema, info.structured_method)}
@@ -361,9 +495,11 @@ async def _structured(
                 return message, parsed, attempts_total
         if attempt == 0:
             msgs = [*msgs, HumanMessage(_FEEDBACK.format(reason=reason))]
-    raise StructuredOutputError(
+    error = StructuredOutputError(
         f"{info.provider}/{info.model} ({info.role}) gave no valid {schema.__name__} after 2 replies: {reason}"
     )
+    error.attempts = attempts_total  # type: ignore[attr-defined]
+    raise error
 
 
 @lru_cache(maxsize=256)
@@ -467,10 +603,12 @@ class _BadReply(Exception):
 
 
 async def _invoke_with_retries(
-    model: Any, msgs: list[BaseMessage], kwargs: dict[str, Any], info: ModelInfo, policy: RetryPolicy
+    model: Any, msgs: list[BaseMessage], kwargs: dict[str, Any], info: ModelInfo, policy: RetryPolicy | None
 ) -> tuple[AIMessage, int]:
     """One model call; transient failures retried with backoff (honouring Retry-After), others raised at once."""
     import tenacity
+
+    policy = policy or _default_policy()
 
     retrying = tenacity.AsyncRetrying(
         stop=tenacity.stop_after_attempt(max(1, policy.attempts)),
@@ -490,11 +628,14 @@ async def _invoke_with_retries(
     except AssertionError:
         raise  # a broken test script (e.g. FakeChatModel ran out), never an LLM failure
     except Exception as exc:
-        if _is_length_error(exc):
-            raise _BadReply("the reply hit max_tokens before the structured answer was complete", attempts) from exc
+        bad = _bad_reply_reason(exc)
+        if bad is not None:
+            raise _BadReply(bad, attempts) from exc
         reason = describe_error(exc)
         what = f"after {attempts} attempts" if _is_transient(exc) else "(not retryable)"
-        raise LLMCallError(f"{info.provider}/{info.model} ({info.role}) call failed {what}: {reason}") from exc
+        error = LLMCallError(f"{info.provider}/{info.model} ({info.role}) call failed {what}: {reason}")
+        error.attempts = attempts  # type: ignore[attr-defined]
+        raise error from exc
     return message, attempts
 
 
@@ -543,6 +684,8 @@ def _is_transient(exc: BaseException) -> bool:
         return True
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in _TRANSIENT_STATUS or exc.status_code >= 500
+    if isinstance(exc, ValidationError):
+        return False  # a structured reply that does not validate: handled as a bad reply, not retried here
     if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError)):
         return True
     # langchain-openai raises plain KeyError/TypeError/ValueError for a 200 whose body is not a chat completion
@@ -558,10 +701,17 @@ def _raised_by_client(exc: BaseException) -> bool:
     return module.startswith(("langchain_openai", "openai", "httpx"))
 
 
-def _is_length_error(exc: BaseException) -> bool:
+def _bad_reply_reason(exc: BaseException) -> str | None:
+    """Why a reply that did arrive cannot be a structured answer, or ``None`` if ``exc`` is not about the reply."""
     import openai
 
-    return isinstance(exc, openai.LengthFinishReasonError)
+    if isinstance(exc, openai.LengthFinishReasonError):
+        return "the reply hit max_tokens before the structured answer was complete"
+    if isinstance(exc, openai.ContentFilterFinishReasonError):
+        return "the reply was stopped by the provider's content filter"
+    if isinstance(exc, ValidationError):  # the OpenAI SDK validates json_schema replies itself
+        return _short_validation_error(exc)
+    return None
 
 
 _SECRETISH = re.compile(r"(sk-[A-Za-z0-9_\-\*]{6,}|Bearer\s+\S+|eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-\.]+)")

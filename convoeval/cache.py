@@ -1,0 +1,253 @@
+"""The persistent LLM response cache: a SQLite file that makes re-running a finished notebook an exact replay.
+
+The key is the sha256 of a canonical JSON of everything that decides a reply: provider, model, endpoint (never a
+key), every generation parameter, the messages, the output schema, and the ``SampleIdentity`` (scenario, seed,
+trial, role, turn, sample). The identity is what keeps trial 2 a fresh sample rather than a replay of trial 1.
+
+Modes (``CONVOEVAL_CACHE`` or the ``cache=`` argument of ``call_model``):
+    ``rw``      read-write, the default: hits are replayed, misses are called and stored;
+    ``replay``  replay-only, for CI and nbval: a miss raises ``CacheMissError`` naming the call;
+    ``off``     no reads, no writes.
+
+Path: ``CONVOEVAL_CACHE_PATH`` or ``<state_dir>/cache.sqlite``. Several processes may write at once (WAL journal,
+busy timeout, ``INSERT OR IGNORE``: the first writer of a key wins and later ones are no-ops).
+
+What is stored: the reply text, the validated JSON of a structured reply, token usage, finish reason, and for
+inspection the provider, model, endpoint and identity. Never API keys or request headers: they are not inputs of
+the key and not part of the response.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from convoeval.llm import CacheMissError, ModelInfo, SampleIdentity
+from convoeval.paths import state_dir
+
+__all__ = ["MODES", "ResponseCache", "cache_key", "default_cache", "resolve_cache", "use_cache"]
+
+MODES = ("rw", "replay", "off")
+_ALIASES = {
+    "rw": "rw", "read-write": "rw", "readwrite": "rw", "on": "rw", "1": "rw", "true": "rw",
+    "replay": "replay", "replay-only": "replay", "ro": "replay", "read-only": "replay",
+    "off": "off", "0": "off", "false": "off", "none": "off",
+}  # fmt: skip
+_KEY_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    created_at REAL NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    base_url TEXT,
+    role TEXT,
+    scenario TEXT,
+    seed INTEGER,
+    trial INTEGER,
+    turn INTEGER,
+    schema_name TEXT,
+    response TEXT NOT NULL
+)
+"""
+
+
+def normalize_mode(mode: str) -> str:
+    """``rw`` / ``replay`` / ``off`` from any accepted spelling; raises ``ValueError`` otherwise."""
+    try:
+        return _ALIASES[str(mode).strip().lower()]
+    except KeyError:
+        raise ValueError(f"unknown cache mode {mode!r}; expected one of {MODES}") from None
+
+
+class ResponseCache:
+    """One SQLite cache file, opened lazily and shared by every call in the process.
+
+    Args:
+        path: The SQLite file; default ``CONVOEVAL_CACHE_PATH`` or ``<state_dir>/cache.sqlite``.
+        mode: ``rw``, ``replay`` or ``off``; default ``CONVOEVAL_CACHE`` or ``rw``.
+
+    Example:
+        >>> cache = ResponseCache(tmp_path / "cache.sqlite", mode="replay")
+        >>> await call_model(model, messages, identity=identity, cache=cache)
+    """
+
+    def __init__(self, path: str | Path | None = None, mode: str | None = None) -> None:
+        self.path = Path(path) if path is not None else default_cache_path()
+        self.mode = normalize_mode(mode or os.environ.get("CONVOEVAL_CACHE") or "rw")
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"ResponseCache({str(self.path)!r}, mode={self.mode!r})"
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode != "off"
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # One connection guarded by a lock: calls come from one event loop, sometimes from worker threads.
+            conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute(_SCHEMA)
+            self._conn = conn
+        return self._conn
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored response for ``key``, or ``None``."""
+        if not self.enabled:
+            return None
+        with self._lock:
+            row = self._connection().execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, key: str, response: dict[str, Any], info: ModelInfo, identity: SampleIdentity,
+            schema_name: str | None = None) -> None:
+        """Store ``response`` under ``key`` unless a response is already there (first writer wins)."""
+        if self.mode != "rw":
+            return
+        row = (
+            key, time.time(), info.provider, info.model, _stable_base_url(info), identity.role, identity.scenario,
+            identity.seed, identity.trial, identity.turn, schema_name, json.dumps(response, ensure_ascii=False),
+        )  # fmt: skip
+        with self._lock:
+            self._connection().execute(
+                "INSERT OR IGNORE INTO responses (key, created_at, provider, model, base_url, role, scenario, seed,"
+                " trial, turn, schema_name, response) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+
+    def miss(self, info: ModelInfo, identity: SampleIdentity) -> CacheMissError:
+        """The error for a miss in replay mode: which call, and how to record it."""
+        return CacheMissError(
+            f"replay-only cache has no recorded response for this {identity.role} call "
+            f"(scenario={identity.scenario!r}, seed={identity.seed}, trial={identity.trial}, turn={identity.turn}, "
+            f"sample={identity.sample}, model={info.provider}/{info.model}) in {self.path}; "
+            "to re-record, run once with CONVOEVAL_CACHE=rw"
+        )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._connection().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def clear(self) -> None:
+        """Delete every stored response."""
+        with self._lock:
+            self._connection().execute("DELETE FROM responses")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+def default_cache_path() -> Path:
+    """``CONVOEVAL_CACHE_PATH`` or ``<state_dir>/cache.sqlite``."""
+    override = os.environ.get("CONVOEVAL_CACHE_PATH")
+    return Path(override).expanduser() if override else state_dir() / "cache.sqlite"
+
+
+_DEFAULTS: dict[tuple[str, str], ResponseCache] = {}
+_CURRENT: contextvars.ContextVar[ResponseCache | None] = contextvars.ContextVar("convoeval_cache", default=None)
+
+
+def default_cache() -> ResponseCache:
+    """The process-wide cache for the current ``CONVOEVAL_CACHE_PATH`` and ``CONVOEVAL_CACHE``."""
+    key = (str(default_cache_path()), normalize_mode(os.environ.get("CONVOEVAL_CACHE") or "rw"))
+    cache = _DEFAULTS.get(key)
+    if cache is None:
+        cache = _DEFAULTS[key] = ResponseCache(key[0], key[1])
+    return cache
+
+
+@contextlib.contextmanager
+def use_cache(cache: ResponseCache | str | Path) -> Iterator[ResponseCache]:
+    """Make ``cache`` (a ``ResponseCache``, a mode, or a path) the cache of every call in this context.
+
+    Example:
+        >>> with use_cache("replay"):
+        ...     await run_notebook_cells()
+    """
+    if isinstance(cache, str) and cache.strip().lower() in _ALIASES:
+        cache = ResponseCache(default_cache_path(), cache)
+    elif not isinstance(cache, ResponseCache):
+        cache = ResponseCache(cache)
+    token = _CURRENT.set(cache)
+    try:
+        yield cache
+    finally:
+        _CURRENT.reset(token)
+
+
+def resolve_cache(cache: ResponseCache | str | None, info: ModelInfo) -> ResponseCache | None:
+    """The cache a call uses: the argument, else ``use_cache``'s, else the default; ``None`` when off.
+
+    A fake model is never cached by default: a scripted test must see its script consumed, whatever an earlier run
+    left in the user's cache. Pass a cache explicitly to test caching with a fake.
+    """
+    if isinstance(cache, str):
+        chosen: ResponseCache | None = ResponseCache(default_cache_path(), cache)
+    else:
+        chosen = cache or _CURRENT.get()
+        if chosen is None and info.provider != "fake":
+            chosen = default_cache()
+    return chosen if chosen is not None and chosen.enabled else None
+
+
+def cache_key(
+    info: ModelInfo,
+    model_params: dict[str, Any],
+    call_params: dict[str, Any],
+    messages: Sequence[BaseMessage],
+    identity: SampleIdentity,
+    schema_json: str | None,
+) -> str:
+    """sha256 of the canonical JSON of everything that decides the reply (see the module docstring)."""
+    material = {
+        "v": _KEY_VERSION,
+        "provider": info.provider,
+        "model": info.model,
+        "base_url": _stable_base_url(info),
+        "params": {**model_params, **call_params},
+        "structured": info.structured_method if schema_json else None,
+        "schema": schema_json,
+        "messages": [_canonical_message(m) for m in messages],
+        "identity": asdict(identity),
+    }
+    blob = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _stable_base_url(info: ModelInfo) -> str | None:
+    # The embedded server gets a new free port on every start; its identity is the model it serves, not the port.
+    return "local" if info.provider == "local" else info.base_url
+
+
+def _canonical_message(message: BaseMessage) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.type, "content": message.content}
+    tool_calls = getattr(message, "tool_calls", None)
+    if tool_calls:
+        out["tool_calls"] = [{"name": c["name"], "args": c["args"]} for c in tool_calls]
+    # Tool-call ids are left out on purpose: servers mint random ones, and they only pair a result with its call.
+    name = getattr(message, "name", None)
+    if name:
+        out["name"] = name
+    return out
