@@ -29,8 +29,17 @@ def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path_factory.mktemp('store') / 'store.db'}"
     if not PG_URL:
-        pytest.skip(PG_SKIP)
+        require_postgres()
     return PG_URL
+
+
+def require_postgres() -> None:
+    """Skip a Postgres test when no server is configured; fail instead under CONVOEVAL_REQUIRE_POSTGRES (CI)."""
+    if PG_URL:
+        return
+    if os.environ.get("CONVOEVAL_REQUIRE_POSTGRES"):
+        pytest.fail("CONVOEVAL_REQUIRE_POSTGRES is set but CONVOEVAL_TEST_POSTGRES_URL is not")
+    pytest.skip(PG_SKIP)
 
 
 @pytest.fixture(scope="module")

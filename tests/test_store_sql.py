@@ -8,7 +8,7 @@ import traceback
 import uuid
 
 import pytest
-from store_support import PG_SKIP, PG_URL, run_ids, store, store_url  # noqa: F401 - pytest fixtures
+from store_support import PG_URL, require_postgres, run_ids, store, store_url  # noqa: F401 - pytest fixtures
 
 from convoeval.store import TABLES, Store, StoreError, open_store
 from convoeval.store import schema as ref_schema
@@ -175,8 +175,7 @@ def test_connection_failure_never_shows_the_password() -> None:
 
 @pytest.mark.postgres
 def test_wrong_password_on_a_real_server_is_not_echoed() -> None:
-    if not PG_URL:
-        pytest.skip(PG_SKIP)
+    require_postgres()
     secret = "Wr0ng" + "-Pa55word"
     url = normalize_url(PG_URL).set(password=secret).render_as_string(hide_password=False)
     with pytest.raises(StoreError) as info:
@@ -246,3 +245,25 @@ def test_many_threads_and_two_stores_write_concurrently(store_url: str, run_ids:
     with open_store(store_url) as s:
         rows = s.select("clinics", {"run_id": run_id})
         assert len(rows) == 80 and {r["locale"] for r in rows} == {"en"}
+
+
+def test_concurrent_first_opens_of_a_new_database_all_succeed(store_url: str, tmp_path) -> None:
+    # Each migrate() reads the catalogue, then writes the schema: the pattern that fails with "database is locked"
+    # on SQLite unless the transaction takes the write lock up front, and races on Postgres without the lock.
+    url = f"sqlite:///{tmp_path / 'fresh.db'}" if store_url.startswith("sqlite") else store_url
+    barrier = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def open_and_close() -> None:
+        try:
+            barrier.wait()
+            open_store(url).close()
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_and_close) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []

@@ -28,6 +28,7 @@ from convoeval.store.base import Row, Store, StoreError
 URL_ENV = "SUPABASE_URL"
 KEY_ENV = "SUPABASE_SERVICE_ROLE_KEY"
 PAGE_SIZE = 1000  # Supabase's default cap on rows per response
+TIMEOUT_S = 30.0
 
 
 def project_url(url: str) -> str:
@@ -53,9 +54,12 @@ class SupabaseStore(Store):
         self._key = os.environ.get(KEY_ENV, "")
         if client is None and not self._key:
             raise StoreError(f"supabase store: set {KEY_ENV} to the project's service-role key")
+        # Our own HTTP client: timeouts are configured on it (the client's timeout options are deprecated) and
+        # close() can release it. httpx clients are safe to share between threads.
+        self._http = httpx.Client(timeout=TIMEOUT_S)
         try:
-            self._client = client or create_client(self._base, self._key, ClientOptions(postgrest_client_timeout=30))
-            self._client.postgrest  # noqa: B018 - build the lazy HTTP client now, not racily in many threads
+            self._client = client or create_client(self._base, self._key, ClientOptions(httpx_client=self._http))
+            self._client.postgrest  # noqa: B018 - build the lazy REST client now, not racily in many threads
         except SupabaseException as exc:
             raise StoreError(f"supabase store ({self.url}): {self._scrub(str(exc))}") from None
 
@@ -118,9 +122,7 @@ class SupabaseStore(Store):
         return len(self._execute(f"delete from {table}", lambda: _filtered(self._client.table(table).delete(), where)))
 
     def close(self) -> None:
-        session = getattr(self._client.postgrest, "session", None)
-        if session is not None:
-            session.close()
+        self._http.close()
 
     def _execute(self, action: str, build: Callable[[], Any]) -> list[Row]:
         """Build and send one request; a failure becomes ``StoreError`` naming ``action``."""
