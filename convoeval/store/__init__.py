@@ -9,7 +9,7 @@ Example:
     ...     try:
     ...         results = check_assertions(store, scenario.assertions, seeded)
     ...     finally:
-    ...         cleanup_run(store, seeded.run_id)
+    ...         removed = cleanup_run(store, seeded.run_id)
     >>> [(r.key, r.passed) for r in results]
     [('payment_link_created', False)]
 """
