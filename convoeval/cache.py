@@ -206,7 +206,7 @@ def resolve_cache(cache: ResponseCache | str | None, info: ModelInfo) -> Respons
     if isinstance(cache, str):
         chosen: ResponseCache | None = ResponseCache(default_cache_path(), cache)
     else:
-        chosen = cache or _CURRENT.get()
+        chosen = cache if cache is not None else _CURRENT.get()  # not `or`: an empty cache has len() == 0
         if chosen is None and info.provider != "fake":
             chosen = default_cache()
     return chosen if chosen is not None and chosen.enabled else None

@@ -1,0 +1,253 @@
+"""The response cache: replay is exact, a new trial is a fresh sample, replay-only fails clearly, no secret stored."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import sqlite3
+import threading
+from dataclasses import replace
+
+import pytest
+from langchain_openai import ChatOpenAI
+from pydantic import BaseModel, Field
+
+from convoeval.cache import ResponseCache, cache_key, default_cache, resolve_cache, use_cache
+from convoeval.fake_server import FakeOpenAIServer
+from convoeval.llm import CacheMissError, ModelInfo, SampleIdentity, call_model, register_model
+from convoeval.testing import FakeChatModel, ScriptExhaustedError
+
+FAKE_KEY = "sk-test-CACHE-LEAK-CANARY-9f8e7d6c5b4a"
+IDENTITY = SampleIdentity(scenario="billing-happy", seed=42, trial=1, role="simulator", turn=2)
+MESSAGES = [("system", "You are a patient."), ("user", "Clinic: how can I help?")]
+
+
+class Verdict(BaseModel):
+    passed: bool
+    reason: str = Field(max_length=40)
+
+
+@pytest.fixture
+def cache(tmp_path):
+    store = ResponseCache(tmp_path / "cache.sqlite", mode="rw")
+    yield store
+    store.close()
+
+
+def key_for(**changes):
+    info = changes.pop("info", ModelInfo(provider="openai", model="gpt-5-mini"))
+    identity = changes.pop("identity", IDENTITY)
+    params = changes.pop("params", {"seed": 42, "temperature": 0.0})
+    messages = changes.pop("messages", MESSAGES)
+    schema = changes.pop("schema", None)
+    from langchain_core.messages import convert_to_messages
+
+    return cache_key(info, {"model": info.model}, params, convert_to_messages(messages), identity, schema)
+
+
+# -- the key --------------------------------------------------------------------------------------------------------
+
+
+def test_key_is_deterministic_and_hex():
+    assert key_for() == key_for()
+    assert len(key_for()) == 64
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"identity": replace(IDENTITY, trial=2)},
+        {"identity": replace(IDENTITY, seed=43)},
+        {"identity": replace(IDENTITY, turn=3)},
+        {"identity": replace(IDENTITY, role="judge")},
+        {"identity": replace(IDENTITY, sample=1)},
+        {"identity": replace(IDENTITY, scenario="other")},
+        {"params": {"seed": 42, "temperature": 0.7}},
+        {"params": {"seed": 42, "temperature": 0.0, "max_tokens": 10}},
+        {"messages": [*MESSAGES[:-1], ("user", "Clinic: hello?")]},
+        {"schema": '{"type":"object"}'},
+        {"info": ModelInfo(provider="openai", model="gpt-5")},
+        {"info": ModelInfo(provider="openai-compatible", model="gpt-5-mini", base_url="http://h/v1")},
+    ],
+    ids=["trial", "seed", "turn", "role", "sample", "scenario", "temperature", "max_tokens", "messages", "schema",
+         "model", "endpoint"],
+)
+def test_key_changes_with_every_input(change):
+    assert key_for(**change) != key_for()
+
+
+def test_local_server_port_is_not_part_of_the_key():
+    a = ModelInfo(provider="local", model="qwen", base_url="http://127.0.0.1:40001/v1")
+    b = ModelInfo(provider="local", model="qwen", base_url="http://127.0.0.1:40777/v1")
+    assert key_for(info=a) == key_for(info=b)
+
+
+# -- replay, fresh samples, modes -----------------------------------------------------------------------------------
+
+
+async def test_replay_is_a_cache_hit_without_calling_the_model(cache):
+    model = FakeChatModel(replies=["Quero pagar a fatura."])
+    first = await call_model(model, MESSAGES, identity=IDENTITY, seed=42, cache=cache)
+    again = await call_model(model, MESSAGES, identity=IDENTITY, seed=42, cache=cache)  # script is empty now
+    assert (first.cache_hit, again.cache_hit) == (False, True)
+    assert again.text == first.text
+    assert again.prompt_tokens == first.prompt_tokens
+    assert len(model.calls) == 1
+
+
+async def test_a_new_trial_is_a_fresh_sample_not_a_replay(cache):
+    model = FakeChatModel(replies=["trial one reply", "trial two reply"])
+    one = await call_model(model, MESSAGES, identity=IDENTITY, cache=cache)
+    two = await call_model(model, MESSAGES, identity=replace(IDENTITY, trial=2), cache=cache)
+    assert not two.cache_hit
+    assert (one.text, two.text) == ("trial one reply", "trial two reply")
+    assert len(model.calls) == 2
+
+
+async def test_structured_reply_replays_as_a_validated_object(cache):
+    model = FakeChatModel(replies=[{"passed": True, "reason": "stated"}])
+    first = await call_model(model, MESSAGES, identity=IDENTITY, schema=Verdict, cache=cache)
+    again = await call_model(model, MESSAGES, identity=IDENTITY, schema=Verdict, cache=cache)
+    assert again.cache_hit and isinstance(again.parsed, Verdict)
+    assert again.parsed == first.parsed
+
+
+async def test_replay_only_miss_names_the_call_and_how_to_record(tmp_path):
+    replay = ResponseCache(tmp_path / "c.sqlite", mode="replay")
+    model = FakeChatModel(replies=["unused"])
+    with pytest.raises(CacheMissError) as caught:
+        await call_model(model, MESSAGES, identity=IDENTITY, cache=replay)
+    message = str(caught.value)
+    for part in ("simulator", "billing-happy", "seed=42", "trial=1", "turn=2", "fake/fake-chat",
+                 "CONVOEVAL_CACHE=rw"):
+        assert part in message
+    assert model.calls == []
+
+
+async def test_replay_only_hit_works_after_recording(tmp_path):
+    path = tmp_path / "c.sqlite"
+    await call_model(FakeChatModel(replies=["recorded"]), MESSAGES, identity=IDENTITY, cache=ResponseCache(path))
+    result = await call_model(FakeChatModel(), MESSAGES, identity=IDENTITY, cache=ResponseCache(path, "replay"))
+    assert result.text == "recorded" and result.cache_hit
+
+
+async def test_replay_mode_never_writes(tmp_path):
+    path = tmp_path / "c.sqlite"
+    ResponseCache(path).put("k", {"text": "x"}, ModelInfo("fake", "m"), IDENTITY)
+    replay = ResponseCache(path, "replay")
+    replay.put("other", {"text": "y"}, ModelInfo("fake", "m"), IDENTITY)
+    assert len(replay) == 1
+
+
+async def test_off_mode_always_calls(tmp_path):
+    model = FakeChatModel(replies=["a", "b"])
+    off = ResponseCache(tmp_path / "c.sqlite", "off")
+    texts = [(await call_model(model, MESSAGES, identity=IDENTITY, cache=off)).text for _ in range(2)]
+    assert texts == ["a", "b"]
+
+
+async def test_fake_models_are_uncached_by_default_but_use_cache_applies(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVOEVAL_CACHE_PATH", str(tmp_path / "default.sqlite"))
+    model = FakeChatModel(replies=["a", "b"])
+    assert resolve_cache(None, ModelInfo("fake", "m")) is None
+    await call_model(model, MESSAGES, identity=IDENTITY)
+    await call_model(model, MESSAGES, identity=IDENTITY)
+    assert len(model.calls) == 2  # no cache: the script is consumed as written
+    with use_cache(ResponseCache(tmp_path / "scoped.sqlite")):
+        model.enqueue("c")
+        first = await call_model(model, MESSAGES, identity=IDENTITY)
+        again = await call_model(model, MESSAGES, identity=IDENTITY)
+    assert (first.text, again.cache_hit) == ("c", True)
+
+
+def test_env_selects_mode_and_path(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVOEVAL_CACHE_PATH", str(tmp_path / "env.sqlite"))
+    monkeypatch.setenv("CONVOEVAL_CACHE", "replay")
+    cache = default_cache()
+    assert cache.mode == "replay" and cache.path == tmp_path / "env.sqlite"
+    monkeypatch.setenv("CONVOEVAL_CACHE", "off")
+    assert resolve_cache(None, ModelInfo("openai", "gpt-5-mini")) is None
+    monkeypatch.setenv("CONVOEVAL_CACHE", "sometimes")
+    with pytest.raises(ValueError, match="unknown cache mode 'sometimes'"):
+        default_cache()
+
+
+async def test_a_failed_call_is_not_cached(cache):
+    model = FakeChatModel(replies=[{"passed": "?"}, {"passed": "?"}, {"passed": True, "reason": "ok"}])
+    from convoeval.llm import StructuredOutputError
+
+    with pytest.raises(StructuredOutputError):
+        await call_model(model, MESSAGES, identity=IDENTITY, schema=Verdict, cache=cache)
+    assert len(cache) == 0
+    result = await call_model(model, MESSAGES, identity=IDENTITY, schema=Verdict, cache=cache)
+    assert result.parsed.passed and not result.cache_hit
+
+
+async def test_empty_script_still_raises_under_a_warm_cache_for_a_new_call(cache):
+    model = FakeChatModel(replies=["one"])
+    await call_model(model, MESSAGES, identity=IDENTITY, cache=cache)
+    with pytest.raises(ScriptExhaustedError):
+        await call_model(model, MESSAGES, identity=replace(IDENTITY, trial=9), cache=cache)
+
+
+# -- concurrency ----------------------------------------------------------------------------------------------------
+
+
+def _writer(path: str, worker: int, count: int) -> None:
+    cache = ResponseCache(path)
+    info = ModelInfo("fake", "m")
+    for i in range(count):
+        # Half the keys are shared by every worker: INSERT OR IGNORE keeps the first and nobody fails.
+        key = f"shared-{i}" if i % 2 else f"w{worker}-{i}"
+        cache.put(key, {"text": f"{worker}:{i}"}, info, IDENTITY)
+    cache.close()
+
+
+def test_concurrent_writers_in_threads_and_processes(tmp_path):
+    path = str(tmp_path / "shared.sqlite")
+    warm = ResponseCache(path)
+    warm.get("warm-up")  # create the schema once, as the first call of a run would
+    warm.close()
+    # fork (fast) before any thread starts; each worker opens its own connection
+    ctx = multiprocessing.get_context("fork")
+    processes = [ctx.Process(target=_writer, args=(path, 10 + w, 40)) for w in range(2)]
+    threads = [threading.Thread(target=_writer, args=(path, w, 40)) for w in range(4)]
+    for worker in [*processes, *threads]:
+        worker.start()
+    for worker in [*threads, *processes]:
+        worker.join(60)
+    assert all(p.exitcode == 0 for p in processes)
+    # 6 workers x 20 private keys + 20 shared keys
+    assert len(ResponseCache(path)) == 6 * 20 + 20
+
+
+async def test_concurrent_calls_share_one_cache(cache):
+    model = FakeChatModel(responder=lambda messages, kwargs: f"reply to {messages[-1].content}")
+    identities = [replace(IDENTITY, trial=t) for t in range(20)]
+    await asyncio.gather(*[call_model(model, MESSAGES, identity=i, cache=cache) for i in identities])
+    replays = await asyncio.gather(*[call_model(model, MESSAGES, identity=i, cache=cache) for i in identities])
+    assert all(r.cache_hit for r in replays)
+    assert len(model.calls) == 20
+
+
+# -- secrets --------------------------------------------------------------------------------------------------------
+
+
+async def test_no_api_key_or_auth_header_in_the_cache_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    path = tmp_path / "secret-check.sqlite"
+    with FakeOpenAIServer(replies=["hello", {"passed": True, "reason": "fine"}]) as server:
+        model = ChatOpenAI(model=server.model, base_url=server.base_url, api_key=FAKE_KEY, max_retries=0,
+                           use_responses_api=False, default_headers={"X-Api-Key": FAKE_KEY})
+        register_model(model, ModelInfo("openai-compatible", server.model, server.base_url))
+        cache = ResponseCache(path)
+        await call_model(model, MESSAGES, identity=IDENTITY, cache=cache)
+        await call_model(model, MESSAGES, identity=replace(IDENTITY, role="judge"), schema=Verdict, cache=cache)
+        cache.close()
+    assert len(ResponseCache(path)) == 2
+    blobs = b"".join(p.read_bytes() for p in tmp_path.glob("secret-check.sqlite*"))
+    assert FAKE_KEY.encode() not in blobs
+    assert b"Bearer" not in blobs and b"Authorization" not in blobs.replace(b"authorization", b"")
+    # and the table has no column that could hold one
+    columns = [row[1] for row in sqlite3.connect(path).execute("PRAGMA table_info(responses)")]
+    assert not any("key" in c and c != "key" for c in columns)

@@ -1,0 +1,168 @@
+"""get_model / resolve_model: the precedence of spec, role env, OPENAI_BASE_URL, OPENAI_API_KEY and the local model."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_openai import ChatOpenAI
+
+from convoeval.fake_server import FakeOpenAIServer
+from convoeval.llm import model_info
+from convoeval.models import ModelConfigError, clear_model_cache, get_model, resolve_model
+
+FAKE_KEY = "sk-test-MODELS-LEAK-CANARY-abcdef012345"
+ENV = [
+    "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "CONVOEVAL_STRUCTURED_METHOD", "CONVOEVAL_LOCAL_MODEL",
+    "CONVOEVAL_MAX_CONCURRENCY", "CONVOEVAL_LOCAL_CONCURRENCY", "CONVOEVAL_LLM_TIMEOUT",
+    *[f"CONVOEVAL_{r}_{k}" for r in ("SIMULATOR", "JUDGE", "AGENT") for k in ("MODEL", "BASE_URL", "API_KEY_ENV")],
+]  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch):
+    for name in ENV:
+        monkeypatch.delenv(name, raising=False)
+    clear_model_cache()
+    yield
+    clear_model_cache()
+
+
+def test_nothing_configured_means_the_local_model():
+    resolved = resolve_model("judge")
+    assert resolved.info.provider == "local"
+    assert resolved.info.model == "qwen2.5-coder-0.5b-instruct-q4_k_m"
+    assert resolved.info.is_local_demo is True
+    assert resolved.info.structured_method == "function_calling"
+    assert resolved.info.max_concurrency == 1
+    assert resolved.temperature == 0.0 and resolved.max_tokens == 768
+
+
+def test_api_key_means_openai_gpt5_mini(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    info = resolve_model("simulator").info
+    assert (info.provider, info.model, info.base_url) == ("openai", "gpt-5-mini", None)
+    assert info.structured_method == "json_schema" and info.max_concurrency == 8 and not info.is_local_demo
+    monkeypatch.setenv("OPENAI_MODEL", "gpt-4.1-mini")
+    assert resolve_model("simulator").info.model == "gpt-4.1-mini"
+
+
+def test_base_url_wins_over_plain_openai(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://vllm.internal:8000/v1/")
+    monkeypatch.setenv("OPENAI_MODEL", "qwen2.5-7b")
+    resolved = resolve_model("judge")
+    assert (resolved.info.provider, resolved.info.model) == ("openai-compatible", "qwen2.5-7b")
+    assert resolved.info.base_url == "http://vllm.internal:8000/v1"
+    assert resolved.info.structured_method == "function_calling"
+    assert resolved.api_key_env == "OPENAI_API_KEY"
+    monkeypatch.setenv("CONVOEVAL_STRUCTURED_METHOD", "json_schema")
+    assert resolve_model("judge").info.structured_method == "json_schema"
+    monkeypatch.setenv("CONVOEVAL_STRUCTURED_METHOD", "xml")
+    with pytest.raises(ModelConfigError, match="CONVOEVAL_STRUCTURED_METHOD"):
+        resolve_model("judge")
+
+
+def test_role_env_overrides_only_that_role(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("CONVOEVAL_JUDGE_MODEL", "gpt-5")
+    monkeypatch.setenv("CONVOEVAL_SIMULATOR_MODEL", "local")
+    assert resolve_model("judge").info.model == "gpt-5"
+    assert resolve_model("simulator").info.provider == "local"
+    assert resolve_model("agent").info.model == "gpt-5-mini"
+
+
+def test_role_base_url_and_key_env(monkeypatch):
+    monkeypatch.setenv("CONVOEVAL_JUDGE_BASE_URL", "http://localhost:11434/v1")
+    monkeypatch.setenv("CONVOEVAL_JUDGE_MODEL", "llama3.1:8b")
+    monkeypatch.setenv("CONVOEVAL_JUDGE_API_KEY_ENV", "OLLAMA_KEY")
+    resolved = resolve_model("judge")
+    assert (resolved.info.provider, resolved.info.base_url, resolved.api_key_env) == (
+        "openai-compatible", "http://localhost:11434/v1", "OLLAMA_KEY")
+    assert resolve_model("simulator").info.provider == "local"
+
+
+def test_explicit_spec_beats_environment(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("CONVOEVAL_JUDGE_MODEL", "gpt-5")
+    assert resolve_model("judge", "gpt-4o-mini").info.model == "gpt-4o-mini"
+    assert resolve_model("judge", "local").info.provider == "local"
+    spec = {"model": "m", "base_url": "http://h:1/v1", "temperature": 0.3, "max_concurrency": 2,
+            "structured_method": "json_mode"}
+    resolved = resolve_model("judge", spec)
+    assert (resolved.info.provider, resolved.info.model, resolved.temperature) == ("openai-compatible", "m", 0.3)
+    assert (resolved.info.max_concurrency, resolved.info.structured_method) == (2, "json_mode")
+    # a partial spec changes only what it names
+    partial = resolve_model("judge", {"temperature": 0.5})
+    assert (partial.info.model, partial.temperature) == ("gpt-5", 0.5)
+
+
+def test_bad_specs_are_clear():
+    with pytest.raises(ModelConfigError, match="unknown model role"):
+        resolve_model("grader")
+    with pytest.raises(ModelConfigError, match="needs an endpoint.*OPENAI_API_KEY"):
+        resolve_model("judge", "gpt-4o")
+    with pytest.raises(Exception, match="extra"):
+        resolve_model("judge", {"modle": "typo"})
+
+
+def test_concurrency_env(monkeypatch):
+    monkeypatch.setenv("CONVOEVAL_LOCAL_CONCURRENCY", "2")
+    assert resolve_model("judge").info.max_concurrency == 2
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("CONVOEVAL_MAX_CONCURRENCY", "32")
+    assert resolve_model("judge").info.max_concurrency == 32
+
+
+def test_custom_gguf_is_not_flagged_as_demo(monkeypatch, tmp_path):
+    gguf = tmp_path / "clinic-llama-8b.Q4_K_M.gguf"
+    gguf.write_bytes(b"GGUF")
+    monkeypatch.setenv("CONVOEVAL_LOCAL_MODEL", str(gguf))
+    info = resolve_model("judge").info
+    assert (info.provider, info.model, info.is_local_demo) == ("local", "clinic-llama-8b.Q4_K_M", False)
+
+
+def test_get_model_builds_once_with_our_retries_and_no_secret_in_sight(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    model = get_model("judge")
+    assert isinstance(model, ChatOpenAI)
+    assert model.max_retries == 0 and model.use_responses_api is False
+    assert get_model("judge") is model  # clients are reused
+    assert get_model("simulator") is not model  # another role, another ModelInfo
+    info = model_info(model)
+    assert (info.provider, info.model, info.role) == ("openai", "gpt-5-mini", "judge")
+    for text in (repr(model), str(model), repr(info), str(info.as_row())):
+        assert FAKE_KEY not in text
+
+
+def test_changed_key_builds_a_new_client(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    first = get_model("agent")
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY + "-rotated")
+    assert get_model("agent") is not first
+
+
+def test_base_url_without_model_asks_the_server(monkeypatch):
+    with FakeOpenAIServer(model="served-model-7b") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        model = get_model("simulator")
+        assert model_info(model).model == "served-model-7b"
+        assert model.model_name == "served-model-7b"
+        assert model.openai_api_base == server.base_url
+
+
+def test_unreachable_server_without_model_name_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    with pytest.raises(ModelConfigError, match="set OPENAI_MODEL"):
+        resolve_model("judge")
+
+
+async def test_get_model_works_end_to_end_against_an_openai_compatible_server(monkeypatch):
+    from convoeval.llm import SampleIdentity, call_model
+
+    monkeypatch.setenv("CONVOEVAL_CACHE", "off")
+    with FakeOpenAIServer(replies=["Olá!"], model="m") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_MODEL", "m")
+        result = await call_model(get_model("simulator"), [("user", "oi")],
+                                  identity=SampleIdentity("s", 1, 1, "simulator"))
+    assert result.text == "Olá!" and result.info.provider == "openai-compatible"
+    assert server.requests[0]["model"] == "m"
