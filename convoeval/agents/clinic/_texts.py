@@ -19,7 +19,7 @@ TextTable = Mapping[str, Mapping[str, Template]]
 COMMON_TEXTS: dict[str, dict[str, Template]] = {
     "pt-BR": {
         "handoff": [
-            "Claro! Vou passar a sua conversa para a nossa equipe.",
+            "Vou passar a sua conversa para a nossa equipe. 🙋",
             "Uma pessoa da clínica vai continuar o atendimento aqui mesmo, em breve. Obrigado pela paciência! 😊",
         ],
         "handed_off": "Nossa equipe já foi avisada e vai responder aqui mesmo em breve. Obrigado por aguardar! 🙏",
@@ -28,7 +28,7 @@ COMMON_TEXTS: dict[str, dict[str, Template]] = {
     },
     "en": {
         "handoff": [
-            "Of course! I'm passing your conversation to our team.",
+            "I'm passing your conversation to our team. 🙋",
             "Someone from the clinic will continue right here in this chat shortly. Thank you for your patience! 😊",
         ],
         "handed_off": "Our team has been notified and will reply right here shortly. Thanks for waiting! 🙏",
@@ -37,7 +37,7 @@ COMMON_TEXTS: dict[str, dict[str, Template]] = {
     },
     "es": {
         "handoff": [
-            "¡Claro! Voy a pasar tu conversación a nuestro equipo.",
+            "Voy a pasar tu conversación a nuestro equipo. 🙋",
             "Una persona de la clínica seguirá la atención aquí mismo en breve. ¡Gracias por tu paciencia! 😊",
         ],
         "handed_off": "Nuestro equipo ya fue avisado y responderá aquí mismo en breve. ¡Gracias por esperar! 🙏",
