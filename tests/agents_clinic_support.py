@@ -131,24 +131,12 @@ def chats(store: Store) -> Iterator[Any]:
         cleanup_run(store, run_id)
 
 
-def turn_failures(expect: Any, reply: AgentReply) -> list[str]:
-    """What a scripted turn's expectations (``TurnExpectations``) find wrong with a reply; empty when it passes."""
-    text, tools = reply.text, reply.tool_names
-    problems = [f"tool {t} not called" for t in expect.tools_called if t not in tools]
-    problems += [f"tool {t} called" for t in expect.tools_not_called if t in tools]
-    problems += [f"missing {s!r}" for s in expect.response_contains if s not in text]
-    problems += [f"contains {s!r}" for s in expect.response_not_contains if s in text]
-    if expect.response_matches and not re.search(expect.response_matches, text):
-        problems.append(f"no match for {expect.response_matches!r}")
-    if expect.max_tool_calls is not None and len(tools) > expect.max_tool_calls:
-        problems.append(f"{len(tools)} tool calls > {expect.max_tool_calls}")
-    return problems
-
-
 async def run_scripted(chat: Chat) -> list[str]:
-    """Play a scripted scenario's turns; every failed expectation, as ``turn N: problem``."""
+    """Play a scripted scenario's turns; every failed expectation (as the engine checks them), as ``turn N: …``."""
+    from convoeval.judges.turn import check_turn
+
     failures = []
     for n, turn in enumerate(chat.scenario.turns, start=1):  # type: ignore[union-attr]
         reply = await chat.say(turn.user)
-        failures += [f"turn {n} ({turn.user!r}): {p} in {reply.text!r}" for p in turn_failures(turn.expect, reply)]
+        failures += [f"turn {n} ({turn.user!r}): {p} in {reply.text!r}" for p in check_turn(turn.expect, reply)]
     return failures

@@ -87,7 +87,7 @@ async def test_scripted_scenarios_pass_on_the_healthy_agent(path: str, chats) ->
 async def test_link_before_confirmation_fails_the_scripted_confirmation_turn(chats) -> None:  # noqa: F811
     chat = chats(make_clinic_agent("billing", ["link_before_method_confirmed"]), load("billing/scripted-pix-en.yaml"))
     failures = await run_scripted(chat)
-    assert failures and failures[0].startswith("turn 1") and "create_payment_link called" in failures[0]
+    assert failures and failures[0].startswith("turn 1") and "create_payment_link was called" in failures[0]
 
 
 @pytest.mark.parametrize("fault", FAULTS)
