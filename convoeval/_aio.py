@@ -1,24 +1,52 @@
-"""Run a coroutine from synchronous code, including inside Jupyter where an event loop is already running."""
+"""Run a coroutine from synchronous code, including inside Jupyter where an event loop is already running.
+
+Every synchronous call runs on ONE long-lived event loop in a daemon thread, not on a fresh ``asyncio.run`` loop
+each time: the chat clients that ``get_model`` builds once and reuses hold async HTTP connections bound to the
+loop that first used them, and a second ``asyncio.run`` would find that loop closed ("Event loop is closed").
+"""
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
+import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+_loop: asyncio.AbstractEventLoop | None = None
+_lock = threading.Lock()
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    global _loop
+    with _lock:
+        if _loop is None or _loop.is_closed():
+            _loop = asyncio.new_event_loop()
+            threading.Thread(target=_loop.run_forever, name="convoeval-sync-loop", daemon=True).start()
+        return _loop
+
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` to completion and return its result.
+    """Run ``coro`` to completion on convoeval's background loop and return its result.
 
-    ``asyncio.run`` refuses to start inside a running loop (every notebook cell runs in one), so in that case the
-    coroutine runs on a fresh loop in a worker thread; the caller blocks until it is done.
+    Works the same in scripts and in notebook cells (whose own loop is left alone). Interrupting the caller
+    (Ctrl-C, a notebook's stop button) cancels the coroutine.
+
+    Raises:
+        RuntimeError: when called from a coroutine already running on that loop (await the coroutine instead).
     """
+    loop = _background_loop()
     try:
-        asyncio.get_running_loop()
+        running = asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+        running = None
+    if running is loop:
+        coro.close()
+        raise RuntimeError("a synchronous convoeval verb was called from convoeval's own event loop; await it")
+    future = asyncio.run_coroutine_threadsafe(coro, loop)
+    try:
+        return future.result()
+    except BaseException:
+        future.cancel()
+        raise
