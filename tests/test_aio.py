@@ -1,0 +1,42 @@
+"""run_sync: one background loop for every synchronous verb, usable from scripts and from inside a running loop."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from convoeval._aio import run_sync
+
+
+async def _loop():
+    await asyncio.sleep(0)
+    return asyncio.get_running_loop()
+
+
+def test_successive_calls_share_one_live_loop():
+    # Reused chat clients bind their connections to the first loop; a fresh asyncio.run per call would close it.
+    first, second = run_sync(_loop()), run_sync(_loop())
+    assert first is second
+    assert not first.is_closed()
+
+
+async def test_works_inside_a_running_loop_like_a_notebook_cell():
+    here = asyncio.get_running_loop()
+    assert run_sync(_loop()) is not here
+
+
+def test_exceptions_propagate():
+    async def boom():
+        raise KeyError("x")
+
+    with pytest.raises(KeyError):
+        run_sync(boom())
+
+
+def test_nested_call_on_the_background_loop_is_refused():
+    async def nested():
+        return run_sync(_loop())
+
+    with pytest.raises(RuntimeError, match="await it"):
+        run_sync(nested())
