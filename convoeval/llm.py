@@ -512,11 +512,39 @@ def structured_kwargs(schema: type[BaseModel], method: str) -> dict[str, Any]:
         name = tool["function"]["name"]
         return {"tools": [tool], "tool_choice": {"type": "function", "function": {"name": name}}}
     if method == "json_schema":
-        # ChatOpenAI hands a pydantic class to the OpenAI SDK's parse(), which sends a strict JSON schema.
-        return {"response_format": schema}
+        strict = {"name": schema.__name__, "schema": strict_json_schema(schema), "strict": True}
+        return {"response_format": {"type": "json_schema", "json_schema": strict}}
     if method == "json_mode":
         return {"response_format": {"type": "json_object"}}
     raise ValueError(f"unknown structured-output method {method!r}; expected one of {STRUCTURED_METHODS}")
+
+
+# Keywords OpenAI's strict structured outputs reject. Our own pydantic validation still enforces them (a too-long
+# string is a bad reply, retried once), so dropping them from what the server sees loses nothing.
+_NOT_STRICT = frozenset({"minLength", "maxLength", "default", "examples", "uniqueItems", "patternProperties"})
+
+
+@lru_cache(maxsize=256)
+def strict_json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of ``schema`` in the form OpenAI's ``strict`` mode accepts.
+
+    Every object closed (``additionalProperties: false``) with all its properties required (optional fields stay
+    nullable), and keywords strict mode rejects removed.
+    """
+
+    def strict(node: Any) -> Any:
+        if isinstance(node, list):
+            return [strict(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: strict(v) for k, v in node.items() if k not in _NOT_STRICT}
+        if "properties" in node:  # "properties" maps names to schemas; keep the names, strictify the schemas
+            out["properties"] = {name: strict(sub) for name, sub in node["properties"].items()}
+            out["required"] = list(node["properties"])
+            out["additionalProperties"] = False
+        return out
+
+    return strict(schema.model_json_schema())
 
 
 @lru_cache(maxsize=256)

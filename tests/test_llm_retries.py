@@ -147,7 +147,9 @@ async def test_structured_output_per_method(server, method):
     if method == "function_calling":
         assert request["tool_choice"]["function"]["name"] == "Verdict"
     elif method == "json_schema":
-        assert request["response_format"]["type"] == "json_schema"
+        sent = request["response_format"]["json_schema"]
+        assert sent["strict"] is True and sent["schema"]["additionalProperties"] is False
+        assert "maxLength" not in str(sent)  # strict mode rejects it; our own validation still enforces it
     else:
         assert request["response_format"] == {"type": "json_object"}
         assert "JSON schema" in request["messages"][-1]["content"]
