@@ -1,0 +1,415 @@
+"""The reference scheduling agent: books an appointment (service → when → free slots → confirmation → booking),
+and moves or cancels one the patient already has.
+
+States: ``start`` → ``service`` → ``preference`` → ``choose_slot`` → ``confirm_slot`` → ``done`` to book;
+``start`` → (``choose_appointment``) → ``preference`` → … → ``done`` to reschedule, or → ``confirm_cancel`` → ``done``
+to cancel. The slot steps are ``SlotBooking``'s (``_slot_dialogue``); a request for a human goes to ``handed_off``
+from anywhere (see ``ClinicAgent``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from convoeval.agents.clinic._agent import ClinicAgent, Turn
+from convoeval.agents.clinic._nlu import extract_choice
+from convoeval.agents.clinic._registry import Fault, register_agent
+from convoeval.agents.clinic._slot_dialogue import SLOT_LEXICON, SLOT_RUDE_TEXTS, SLOT_TEXTS, SlotBooking, merge_tables
+from convoeval.agents.clinic._slot_nlu import match_service, read_request, read_weekday
+
+OPEN_STATUSES = ("scheduled", "confirmed")
+
+# Exact rubric texts of evals/scenarios/scheduling/*.yaml (a test checks they exist there).
+CONFIRMED_SLOT = "Agent confirmed the chosen slot with the patient before booking it"
+CONFIRMED_MOVE = "Agent confirmed the new time with the patient before changing the appointment"
+BOOKED = "Agent booked the appointment"
+MOVED = "Agent moved the existing appointment instead of creating a second one"
+REPORTED = "Agent reported the booked date and time, matching the slot the patient chose"
+REPORTED_MOVE = "Agent reported the new date and time of the appointment, matching the slot the patient chose"
+TAKEN_PT = "Agent said that Tuesday at 10:00 was not available and offered other free times"
+TAKEN_EN = "Agent said that Monday at 2:00 PM was not available and offered other free times"
+POLITE = "Agent was polite and friendly"
+
+FAULTS = [
+    Fault(
+        "books_without_confirmation",
+        "scheduling",
+        "As soon as it knows the service (and, when moving, the appointment), books the first matching free slot — "
+        "or moves the appointment to it — in the same answer, without offering a choice or asking to confirm.",
+        breaks_criteria=(CONFIRMED_SLOT, CONFIRMED_MOVE),
+    ),
+    Fault(
+        "books_unavailable_slot",
+        "scheduling",
+        "When the patient asks for a time check_availability does not list (taken or not in the calendar), says it "
+        "is free, asks to confirm it and, after the yes, reports it booked (or the appointment moved) without "
+        "calling book_appointment / reschedule_appointment: nothing changes in the database.",
+        breaks_criteria=(TAKEN_PT, TAKEN_EN, BOOKED, MOVED),
+        breaks_assertions=("appointment_created", "appointment_rescheduled", "tools_called"),
+    ),
+    Fault(
+        "double_books",
+        "scheduling",
+        "When moving an appointment, books the new slot with book_appointment and leaves the old appointment "
+        "scheduled (it still says the appointment was moved): the patient holds two appointments.",
+        breaks_criteria=(MOVED,),
+        breaks_assertions=("appointment_rescheduled", "tools_called", "tools_not_called"),
+    ),
+    Fault(
+        "wrong_time_reported",
+        "scheduling",
+        "Books or moves the chosen slot correctly, but its final 'booked'/'moved' message gives a time one hour "
+        "later than the slot's (09:00 booked, '10:00' reported).",
+        breaks_criteria=(REPORTED, REPORTED_MOVE),
+    ),
+    Fault(
+        "rude_tone",
+        "scheduling",
+        "Curt, impatient and condescending wording in every message (same steps and facts as the healthy agent).",
+        breaks_criteria=(POLITE,),
+    ),
+    Fault(
+        "never_finishes",
+        "scheduling",
+        "After the patient chooses a slot, keeps asking them to confirm it, in alternating words, and never books "
+        "or moves anything.",
+        breaks_criteria=(BOOKED, MOVED, REPORTED, REPORTED_MOVE),
+        breaks_assertions=("appointment_created", "appointment_rescheduled", "tools_called"),
+    ),
+]
+
+
+@register_agent("scheduling", faults=FAULTS)
+class SchedulingAgent(SlotBooking, ClinicAgent):
+    """Booking, rescheduling and cancelling over WhatsApp, in pt-BR, en and es."""
+
+    # ── States ──
+
+    def on_start(self, turn: Turn) -> None:
+        turn.say("intro", clinic=self.clinic_name(turn))
+        self._route(turn)
+
+    def on_service(self, turn: Turn) -> None:
+        said, services = turn.said, turn.data["services"]
+        if said.has("reschedule", "cancel"):
+            self._route(turn)
+            return
+        choice = extract_choice(said.text, len(services), turn.locale)
+        service = services[choice - 1] if choice else match_service(said.text, services)
+        self.remember_when(turn)
+        if service is not None:
+            self._take_service(turn, service)
+        elif said.has("no", "thanks", "bye") and not said.has("yes"):
+            self.declined(turn)
+        else:
+            turn.say("service_unclear")
+            turn.say_raw(self._service_list(turn, services))
+
+    def on_choose_appointment(self, turn: Turn) -> None:
+        appointments = turn.data["appointments"]
+        choice = extract_choice(turn.said.text, len(appointments), turn.locale)
+        if choice is None:
+            # "a de quinta", "the 2 PM one": the one appointment on that weekday or at that time.
+            weekday, time = read_weekday(turn.said.text, turn.locale), read_request(turn.said.text, turn.locale, dt.date.today()).time
+            hits = [n for n, a in enumerate(appointments, start=1) if self._is_at(a, weekday, time)]
+            choice = hits[0] if len(hits) == 1 and (weekday is not None or time) else None
+        if choice is None:
+            turn.say("which_appointment")
+        else:
+            self._take_appointment(turn, appointments[choice - 1])
+
+    def on_confirm_cancel(self, turn: Turn) -> None:
+        said, appointment = turn.said, turn.data["appointment"]
+        if said.has("yes") and not said.has("no"):
+            turn.tool("cancel_appointment", appointment_id=appointment["id"], reason=turn.data.get("reason"))
+            turn.say("cancelled", **self._appointment_values(turn, appointment))
+            turn.data["appointment"] = None
+            turn.say("anything_else")
+            turn.goto("done")
+        elif said.has("no", "reschedule"):
+            if said.has("reschedule"):
+                self._take_appointment(turn, appointment, mode="reschedule")
+                return
+            turn.say("kept", **self._appointment_values(turn, appointment))
+            turn.data["appointment"] = None
+            turn.say("anything_else")
+            turn.goto("done")
+        else:
+            turn.say("confirm_cancel", **self._appointment_values(turn, appointment))
+
+    def on_done(self, turn: Turn) -> None:
+        said = turn.said
+        if said.has("reschedule", "cancel") or (said.has("book") and not said.has("no")):
+            self._route(turn)
+        elif said.has("yes") and turn.data.get("offer_booking"):
+            self._start_booking(turn)
+        elif said.has("thanks", "bye", "no"):
+            turn.say("goodbye")
+        else:
+            turn.say("done_help")
+
+    # ── SlotBooking hooks ──
+
+    def declined(self, turn: Turn) -> None:
+        turn.say("not_booked")
+        turn.data["appointment"] = None
+        turn.goto("done")
+
+    def after_commit(self, turn: Turn) -> None:
+        turn.say("anything_else")
+        turn.goto("done")
+
+    # ── Steps ──
+
+    def _route(self, turn: Turn) -> None:
+        turn.data["offer_booking"] = False
+        if turn.said.has("reschedule"):
+            self._start_change(turn, "reschedule")
+        elif turn.said.has("cancel"):
+            self._start_change(turn, "cancel")
+        else:
+            self._start_booking(turn)
+
+    def _start_booking(self, turn: Turn) -> None:
+        turn.data.update(appointment=None, usual_professional_id=None, offer_booking=False)
+        self.remember_when(turn, reset=True)
+        services = self._services(turn)
+        service = match_service(turn.said.text, services) or (services[0] if len(services) == 1 else None)
+        if service is not None:
+            self._take_service(turn, service)
+        else:
+            turn.say("which_service")
+            turn.say_raw(self._service_list(turn, services))
+            turn.goto("service")
+
+    def _take_service(self, turn: Turn, service: dict[str, Any]) -> None:
+        turn.data["service"] = {"id": service["id"], "name": service["name"]}
+        if any(not read_request(t, turn.locale, dt.date.today()).empty for t in turn.data.get("asked", [])):
+            self.offer(turn)
+        else:
+            turn.say("ask_preference", service=service["name"])
+            turn.goto("preference")
+
+    def _start_change(self, turn: Turn, mode: str) -> None:
+        turn.data["mode"] = mode
+        turn.data["reason"] = turn.said.text[:200] if mode == "cancel" else None
+        appointments = [a for a in turn.tool("list_appointments") if a["status"] in OPEN_STATUSES]
+        turn.data["appointments"] = appointments
+        if not appointments:
+            turn.say("no_appointments")
+            turn.data["offer_booking"] = True
+            turn.goto("done")
+        elif len(appointments) == 1:
+            self._take_appointment(turn, appointments[0])
+        else:
+            turn.say("appointments_many", count=len(appointments))
+            lines = [turn.text("appointment_line", n=n, **self._appointment_values(turn, a)) for n, a in enumerate(appointments, start=1)]
+            turn.say_raw("\n".join(lines))
+            turn.say("which_appointment")
+            turn.goto("choose_appointment")
+
+    def _take_appointment(self, turn: Turn, appointment: dict[str, Any], mode: str | None = None) -> None:
+        mode = mode or turn.data["mode"]
+        turn.data["appointment"] = appointment
+        values = self._appointment_values(turn, appointment)
+        if mode == "cancel":
+            turn.say("confirm_cancel", **values)
+            turn.goto("confirm_cancel")
+            return
+        turn.data["service"] = {"id": appointment["service_id"], "name": appointment["service"]}
+        turn.data["usual_professional_id"] = appointment["professional_id"]
+        # "I need to move my Thursday appointment" names the old day and time, not the new ones.
+        text, old = turn.said.text, dt.datetime.fromisoformat(str(appointment["starts_at"]))
+        names_old = self._is_at(appointment, read_weekday(text, turn.locale), None) or (
+            read_request(text, turn.locale, old.date()).time == old.strftime("%H:%M")
+        )
+        turn.data["asked"] = [] if names_old else [text]
+        turn.say("found_appointment", **values)
+        if any(not read_request(t, turn.locale, dt.date.today()).empty for t in turn.data["asked"]):
+            self.offer(turn)
+        else:
+            turn.say("ask_new_time")
+            turn.goto("preference")
+
+    # ── Values ──
+
+    def _services(self, turn: Turn) -> list[dict[str, Any]]:
+        # Asked once per conversation: the clinic's services do not change while the patient chats.
+        if "services" not in turn.data:
+            turn.data["services"] = turn.tool("list_services")
+        return turn.data["services"]
+
+    def _service_list(self, turn: Turn, services: list[dict[str, Any]]) -> str:
+        return "\n".join(
+            turn.text("service_line", n=n, service=s["name"], duration=s["duration_min"], price=turn.money(s["price_cents"]))
+            for n, s in enumerate(services, start=1)
+        )
+
+    def _appointment_values(self, turn: Turn, appointment: dict[str, Any]) -> dict[str, str]:
+        return {"service": appointment.get("service") or "", "when": turn.datetime(appointment["starts_at"]),
+                "professional": appointment.get("professional") or ""}  # fmt: skip
+
+    @staticmethod
+    def _is_at(appointment: dict[str, Any], weekday: int | None, time: str | None) -> bool:
+        when = dt.datetime.fromisoformat(str(appointment["starts_at"]))
+        if weekday is not None and when.weekday() != weekday:
+            return False
+        return not (time and when.strftime("%H:%M") != time) and (weekday is not None or bool(time))
+
+    # ── What it understands beyond the shared lexicon ──
+
+    LEXICON = merge_tables(
+        SLOT_LEXICON,
+        {
+            "pt-BR": {
+                "book": "marcar|agendar|agendamento|marcacao|marcação|consulta|horario|horário|vaga",
+                "reschedule": "remarcar|reagendar|mudar o horario|mudar o horário|mudar de horario|mudar de horário|"
+                "trocar o horario|trocar o horário|trocar de horario|trocar de horário|mudar a data|trocar a data|adiar|"
+                "antecipar|mudar a consulta|mudar minha consulta|trocar a consulta|trocar minha consulta|"
+                "transferir a consulta|passar a consulta|mudar o dia|trocar o dia",
+                "cancel": "cancelar|cancela|cancelamento|desmarcar|desmarca",
+            },
+            "en": {
+                "book": "book|schedule|appointment|make an appointment|slot",
+                "reschedule": "reschedule|move my appointment|move the appointment|move it|change my appointment|"
+                "change the appointment|change the time|change the date|postpone|push back|bring forward",
+                "cancel": "cancel|call off",
+            },
+            "es": {
+                "book": "agendar|reservar|cita|turno|sacar una cita|pedir hora|horario",
+                "reschedule": "reprogramar|reagendar|cambiar la cita|cambiar mi cita|cambiar la hora|cambiar el horario|"
+                "cambiar de dia|cambiar de día|cambiar el dia|cambiar el día|mover la cita|mover mi cita|posponer|aplazar|"
+                "adelantar",
+                "cancel": "cancelar|anular|desmarcar",
+            },
+        },
+    )
+
+    TEXTS = merge_tables(
+        SLOT_TEXTS,
+        {
+            "pt-BR": {
+                "intro": "Olá, {name}! Aqui é o assistente de agendamentos da {clinic}. 😊",
+                "which_service": "Qual serviço você gostaria de agendar?",
+                "service_line": "{n}) {service} – {duration} min – {price}",
+                "service_unclear": "Desculpe, não identifiquei o serviço. Pode responder com o número ou o nome de um "
+                "destes, por favor?",
+                "ask_preference": "Ótimo! Para *{service}*, você tem preferência de dia, de horário (manhã ou tarde) "
+                "ou de profissional? Se preferir, vejo os primeiros horários livres.",
+                "ask_new_time": "Para qual dia e horário você gostaria de remarcar?",
+                "not_booked": "Tudo bem, não agendei nada. Quando quiser, é só me chamar aqui. 😊",
+                "no_appointments": "Não encontrei nenhuma consulta marcada no seu nome. Quer agendar uma nova?",
+                "appointments_many": "Encontrei {count} consultas marcadas no seu nome:",
+                "appointment_line": "{n}) {service} – {when} – {professional}",
+                "which_appointment": "Qual delas? É só responder com o número. 😊",
+                "found_appointment": "Encontrei sua consulta de *{service}* em *{when}*, com {professional}.",
+                "confirm_cancel": "Posso cancelar sua consulta de *{service}* em *{when}*, com {professional}? "
+                "(sim/não)",
+                "cancelled": "Pronto, sua consulta de {service} em {when} foi cancelada. Se quiser marcar outro "
+                "horário, é só me chamar.",
+                "kept": "Tudo bem, sua consulta continua marcada para {when}. 😊",
+                "done_help": "Posso ajudar a agendar, remarcar ou cancelar uma consulta. É só me dizer! 😊",
+            },
+            "en": {
+                "intro": "Hi {name}! This is the scheduling assistant of {clinic}. 😊",
+                "which_service": "Which service would you like to book?",
+                "service_line": "{n}) {service} – {duration} min – {price}",
+                "service_unclear": "Sorry, I couldn't tell which service you mean. Could you reply with the number or "
+                "the name of one of these, please?",
+                "ask_preference": "Great! For *{service}*, do you have a preferred day, time (morning or afternoon) or "
+                "professional? If you like, I can look up the first free times.",
+                "ask_new_time": "Which day and time would you like to move it to?",
+                "not_booked": "No problem, I haven't booked anything. Whenever you want, just message me here. 😊",
+                "no_appointments": "I couldn't find any appointment booked in your name. Would you like to book a "
+                "new one?",
+                "appointments_many": "I found {count} appointments booked in your name:",
+                "appointment_line": "{n}) {service} – {when} – {professional}",
+                "which_appointment": "Which one? Just reply with its number. 😊",
+                "found_appointment": "I found your *{service}* appointment on *{when}*, with {professional}.",
+                "confirm_cancel": "Shall I cancel your *{service}* appointment on *{when}*, with {professional}? "
+                "(yes/no)",
+                "cancelled": "Done, your {service} appointment on {when} has been cancelled. If you'd like to book "
+                "another time, just message me.",
+                "kept": "No problem, your appointment stays on {when}. 😊",
+                "done_help": "I can help you book, reschedule or cancel an appointment. Just tell me! 😊",
+            },
+            "es": {
+                "intro": "¡Hola, {name}! Soy el asistente de citas de {clinic}. 😊",
+                "which_service": "¿Qué servicio te gustaría agendar?",
+                "service_line": "{n}) {service} – {duration} min – {price}",
+                "service_unclear": "Perdón, no identifiqué el servicio. ¿Me respondes con el número o el nombre de uno "
+                "de estos, por favor?",
+                "ask_preference": "¡Genial! Para *{service}*, ¿tienes preferencia de día, horario (mañana o tarde) o "
+                "profesional? Si prefieres, busco los primeros horarios libres.",
+                "ask_new_time": "¿Para qué día y horario te gustaría cambiarla?",
+                "not_booked": "Está bien, no agendé nada. Cuando quieras, solo escríbeme aquí. 😊",
+                "no_appointments": "No encontré ninguna cita agendada a tu nombre. ¿Quieres agendar una nueva?",
+                "appointments_many": "Encontré {count} citas agendadas a tu nombre:",
+                "appointment_line": "{n}) {service} – {when} – {professional}",
+                "which_appointment": "¿Cuál de ellas? Solo responde con el número. 😊",
+                "found_appointment": "Encontré tu cita de *{service}* el *{when}*, con {professional}.",
+                "confirm_cancel": "¿Cancelo tu cita de *{service}* del *{when}*, con {professional}? (sí/no)",
+                "cancelled": "Listo, tu cita de {service} del {when} quedó cancelada. Si quieres agendar otro horario, "
+                "solo escríbeme.",
+                "kept": "Está bien, tu cita sigue agendada para el {when}. 😊",
+                "done_help": "Puedo ayudarte a agendar, cambiar o cancelar una cita. ¡Solo dime! 😊",
+            },
+        },
+    )
+
+    FAULT_TEXTS = {
+        "rude_tone": merge_tables(
+            SLOT_RUDE_TEXTS,
+            {
+                "pt-BR": {
+                    "intro": "Agendamentos. Fala.",
+                    "which_service": "Qual serviço? Escolhe.",
+                    "service_unclear": "Não entendi. Número ou nome, simples assim.",
+                    "ask_preference": "{service}. Que dia e que horário? Fala logo.",
+                    "ask_new_time": "Pra quando? Fala logo.",
+                    "not_booked": "Tá. Não marquei nada.",
+                    "no_appointments": "Não tem consulta nenhuma. Quer marcar ou não?",
+                    "appointments_many": "Tem {count} consultas:",
+                    "which_appointment": "Qual? O número.",
+                    "found_appointment": "Tá aqui: {service}, {when}, {professional}.",
+                    "confirm_cancel": "Cancelar {service} de {when}? Sim ou não.",
+                    "cancelled": "Cancelada. Depois não reclama.",
+                    "kept": "Então fica {when}. Decide logo da próxima vez.",
+                    "done_help": "Só marco, remarco e cancelo. Mais nada.",
+                },
+                "en": {
+                    "intro": "Scheduling. Go ahead.",
+                    "which_service": "Which service? Pick.",
+                    "service_unclear": "I don't get it. Number or name, it's that simple.",
+                    "ask_preference": "{service}. What day and time? Come on.",
+                    "ask_new_time": "To when? Come on.",
+                    "not_booked": "Fine. Nothing booked.",
+                    "no_appointments": "There's no appointment. Want to book or not?",
+                    "appointments_many": "There are {count} appointments:",
+                    "which_appointment": "Which one? The number.",
+                    "found_appointment": "Here: {service}, {when}, {professional}.",
+                    "confirm_cancel": "Cancel {service} on {when}? Yes or no.",
+                    "cancelled": "Cancelled. Don't complain later.",
+                    "kept": "So it stays {when}. Make up your mind next time.",
+                    "done_help": "I only book, move and cancel. Nothing else.",
+                },
+                "es": {
+                    "intro": "Citas. Dime.",
+                    "which_service": "¿Qué servicio? Elige.",
+                    "service_unclear": "No entiendo. Número o nombre, así de simple.",
+                    "ask_preference": "{service}. ¿Qué día y a qué hora? Rápido.",
+                    "ask_new_time": "¿Para cuándo? Rápido.",
+                    "not_booked": "Ya. No agendé nada.",
+                    "no_appointments": "No hay ninguna cita. ¿Quieres agendar o no?",
+                    "appointments_many": "Hay {count} citas:",
+                    "which_appointment": "¿Cuál? El número.",
+                    "found_appointment": "Aquí está: {service}, {when}, {professional}.",
+                    "confirm_cancel": "¿Cancelar {service} del {when}? Sí o no.",
+                    "cancelled": "Cancelada. Después no te quejes.",
+                    "kept": "Entonces queda el {when}. Decídete la próxima vez.",
+                    "done_help": "Solo agendo, cambio y cancelo. Nada más.",
+                },
+            },
+        )
+    }
