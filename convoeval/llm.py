@@ -284,7 +284,7 @@ async def call_model(
     from convoeval import accounting
     from convoeval.cache import cache_key, resolve_cache
 
-    info = model_info(model)
+    info = model_info(model, identity.role if identity is not None else None)
     identity = identity or SampleIdentity(scenario="", seed=seed, trial=0, role=info.role)
     msgs = convert_to_messages(messages)
     kwargs = _generation_kwargs(seed, temperature, max_tokens, params)
@@ -482,6 +482,7 @@ async def _structured(
         msgs = [*msgs, HumanMessage(json_mode_instruction(schema))]
     attempts_total = 0
     reason = ""
+    spent = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
     for attempt in range(2):
         try:
             message, attempts = await _invoke_with_retries(model, msgs, request, info, policy)
@@ -490,8 +491,13 @@ async def _structured(
             reason = bad.reason
         else:
             attempts_total += attempts
+            usage = message.usage_metadata or {}
+            for name in spent:
+                spent[name] += usage.get(name) or 0
             parsed, reason = parse_structured(message, schema)
             if parsed is not None:
+                if attempt and message.usage_metadata:  # a retried answer costs both replies
+                    message.usage_metadata = {**message.usage_metadata, **spent}
                 return message, parsed, attempts_total
         if attempt == 0:
             msgs = [*msgs, HumanMessage(_FEEDBACK.format(reason=reason))]
@@ -537,6 +543,8 @@ def strict_json_schema(schema: type[BaseModel]) -> dict[str, Any]:
             return [strict(item) for item in node]
         if not isinstance(node, dict):
             return node
+        if "$ref" in node:  # strict mode wants a bare $ref (pydantic adds siblings such as description)
+            return {"$ref": node["$ref"]}
         out = {k: strict(v) for k, v in node.items() if k not in _NOT_STRICT}
         if "properties" in node:  # "properties" maps names to schemas; keep the names, strictify the schemas
             out["properties"] = {name: strict(sub) for name, sub in node["properties"].items()}

@@ -114,3 +114,15 @@ async def test_call_model_gives_up_after_two_bad_structured_replies():
     with pytest.raises(StructuredOutputError, match="Verdict"):
         await call_model(model, [("user", "judge")], identity=IDENTITY, schema=Verdict)
     assert model.remaining == 1
+
+
+async def test_a_retried_structured_answer_accounts_for_both_replies():
+    usage = lambda i, o: {"input_tokens": i, "output_tokens": o, "total_tokens": i + o}  # noqa: E731
+    model = FakeChatModel(replies=[
+        AIMessage(content="not json", usage_metadata=usage(10, 5)),
+        AIMessage(content="", tool_calls=[{"name": "Verdict", "args": {"verdict": "ok", "score": 1}, "id": "c1"}],
+                  usage_metadata=usage(20, 7)),
+    ])  # fmt: skip
+    result = await call_model(model, [("user", "judge")], identity=IDENTITY, schema=Verdict)
+    assert result.parsed == Verdict(verdict="ok", score=1)
+    assert (result.prompt_tokens, result.completion_tokens, result.attempts) == (30, 12, 2)
