@@ -39,8 +39,8 @@ PATIENTS = {
         [
             (r"já reservei|marquei", "Não, por favor cancele, vou viajar a trabalho"),
             (r"(?m)^1\) ", "Não, obrigado. Por favor, não quero receber mais lembretes por enquanto"),
-            (r"veja alguns horários|responder \*sim\* ou \*não\*|vai marcar ou não", "Agora não, obrigado. Vou viajar a "
-             "trabalho nos próximos meses"),  # fmt: skip
+            (r"veja alguns horários|responder \*sim\* ou \*não\*|vai marcar ou não",
+             "Agora não, obrigado. Vou viajar a trabalho nos próximos meses"),  # fmt: skip
         ],
     ),
 }
@@ -51,8 +51,11 @@ BROKEN = {
     ACCEPT_ES: {},
     DECLINE_PT: {"books_without_consent": {"appointment_created", "tools_not_called"}},
 }
-POLITE = re.compile(r"por favor|obrigad|please|thank|gracias|😊|🙏|claro|of course|perfeito|perfect|perfecto|great|"
-                    r"ótimo|genial|sem problemas|no problem|sin problema|prontinho|all set|listo", re.IGNORECASE)  # fmt: skip
+POLITE = re.compile(
+    r"por favor|obrigad|please|thank|gracias|😊|🙏|claro|of course|perfeito|perfect|perfecto|great|ótimo|genial|"
+    r"sem problemas|no problem|sin problema|prontinho|all set|listo",
+    re.IGNORECASE,
+)
 
 
 async def play(chat, path: str, max_turns: int = 8) -> list:  # noqa: ANN001
@@ -122,15 +125,16 @@ async def test_declining_patient_is_left_alone(chats) -> None:  # noqa: F811
         ("pt-BR", ["Oi! Quero marcar sim", "a das 15h", "sim", "obrigado"], "qua-15", "quarta-feira, 18/03 às 15:00"),
         ("en", ["Hello, who is this?", "ok, what times do you have in the afternoon?", "1", "yes", "thanks"],
          "qua-15", "Wednesday, Mar 18 at 3:00 PM"),  # fmt: skip - her usual dentist's afternoon first
-        ("es", ["Hola, sí, quiero agendar el lunes", "la de las 9", "sí", "gracias"], "seg-09", "lunes 16/03 a las 09:00"),
+        ("es", ["Hola, sí, quiero agendar el lunes", "la de las 9", "sí", "gracias"],
+         "seg-09", "lunes 16/03 a las 09:00"),  # fmt: skip
     ],
 )
 async def test_booking_in_each_language(locale: str, lines: list[str], slot: str, said: str, chats) -> None:  # noqa: F811
     chat = chats(make_clinic_agent("recall"), _recall_scenario(locale))
     replies = await chat.script(*lines)
-    assert chat.check({"appointment_created": True, "escalated_to_human": False,
-                       "tools_called": ["list_appointments", "check_availability", "book_appointment"]}) == dict.fromkeys(
-        ["appointment_created", "escalated_to_human", "tools_called"], True)  # fmt: skip
+    expected = {"appointment_created": True, "escalated_to_human": False,
+                "tools_called": ["list_appointments", "check_availability", "book_appointment"]}  # fmt: skip
+    assert chat.check(expected) == dict.fromkeys(expected, True)
     [row] = _agent_rows(chat)
     assert row["slot_id"] == chat.seeded.refs["slots"][slot]
     [booked] = [r for r in replies if "book_appointment" in r.tool_names]
@@ -192,7 +196,8 @@ async def test_pushy_after_refusal_offers_slots_after_every_no(chats) -> None:  
     replies = await play(chat, DECLINE_PT)
     after_no = replies[1:]
     assert len(after_no) == 7  # the patient said no seven times; the agent never let go
-    assert all(r.tool_names == ["check_availability"] and "1) segunda-feira, 16/03 às 09:00" in r.text for r in after_no)
+    assert all(r.tool_names == ["check_availability"] for r in after_no)
+    assert all("1) segunda-feira, 16/03 às 09:00" in r.text for r in after_no)
     assert {"Tem certeza" in r.text for r in after_no} == {True, False}  # two insisting wordings, alternating
     assert not re.search(r"Não vou agendar nada|Não vamos mais enviar", chat.transcript)
     assert _agent_rows(chat) == []  # pushy, but it still books nothing without a yes

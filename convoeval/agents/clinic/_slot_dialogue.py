@@ -111,7 +111,8 @@ class SlotBooking:
         turn.data["offered"] = offered
         plain = exact or request.empty or (request.soonest and not (request.day or request.time or request.part))
         name = service.get("name")
-        turn.say("offer" if plain else "offer_inexact", for_service=turn.text("for_service", service=name) if name else "")
+        for_service = turn.text("for_service", service=name) if name else ""
+        turn.say("offer" if plain else "offer_inexact", for_service=for_service)
         turn.say_raw("\n".join(self.slot_line(turn, n, s) for n, s in enumerate(offered, start=1)))
         turn.say("which_slot")
         turn.goto("choose_slot")
@@ -121,7 +122,8 @@ class SlotBooking:
         return any(fits(s, request, day="exact" if request.day else "any", part=False) for s in slots)
 
     def slot_line(self, turn: Turn, n: int, slot: Mapping[str, Any]) -> str:
-        return turn.text("slot_line", n=n, when=turn.datetime(slot["starts_at"]), professional=slot["professional"] or "")
+        when = turn.datetime(slot["starts_at"])
+        return turn.text("slot_line", n=n, when=when, professional=slot["professional"] or "")
 
     def choose(self, turn: Turn, slot: Mapping[str, Any]) -> None:
         """Ask the patient to confirm ``slot`` before anything is booked."""

@@ -25,7 +25,9 @@ PARTS = ("morning", "afternoon", "evening")
 _PART_HOURS = {"morning": (0, 12), "afternoon": (12, 18), "evening": (18, 24)}
 
 # Greetings name a part of the day without asking for it ("boa tarde" is not "in the afternoon").
-_GREETINGS = "bom dia|boa tarde|boa noite|good morning|good afternoon|good evening|buenos dias|buenas tardes|buenas noches"
+_GREETINGS = (
+    "bom dia|boa tarde|boa noite|good morning|good afternoon|good evening|buenos dias|buenas tardes|buenas noches"
+)
 # "mais tarde" is "later", not "in the afternoon".
 _NOT_PARTS = "mais tarde|mas tarde|more tarde"
 # Longest first: Spanish "por la mañana" is the morning, a bare "mañana" is tomorrow.
@@ -207,8 +209,9 @@ def read_request(text: str, locale: str, today: dt.date) -> SlotRequest:
         today: the agent's "today" (see ``calendar_today``).
 
     Example:
-        >>> read_request("terça de manhã, às 10h se der", "pt-BR", dt.date(2026, 3, 8))
-        SlotRequest(day=datetime.date(2026, 3, 10), weekday_only=True, from_day=None, part='morning', time='10:00', soonest=False)
+        >>> request = read_request("terça de manhã, às 10h se der", "pt-BR", dt.date(2026, 3, 8))
+        >>> request.day, request.weekday_only, request.part, request.time
+        (datetime.date(2026, 3, 10), True, 'morning', '10:00')
     """
     loc = resolve_locale(locale)
     norm = normalize(text)
@@ -340,7 +343,10 @@ def pick_by_time(offered: Sequence[Mapping[str, Any]], request: SlotRequest) -> 
     """The one offered slot the patient named by its time (and day, when they gave one)."""
     if not request.time:
         return None
-    hits = [s for s in offered if _hhmm(s["starts_at"]) == request.time and (not request.day or _day(s["starts_at"]) == request.day)]
+    hits = [
+        s for s in offered
+        if _hhmm(s["starts_at"]) == request.time and (not request.day or _day(s["starts_at"]) == request.day)
+    ]
     return hits[0] if len(hits) == 1 else None
 
 

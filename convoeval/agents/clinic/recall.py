@@ -183,8 +183,12 @@ class RecallAgent(SlotBooking, ClinicAgent):
         turn.goto("booked")
 
     def _visit(self, turn: Turn, appointment: dict[str, Any]) -> dict[str, str]:
-        return {"service": appointment.get("service") or "", "date": turn.date(str(appointment["starts_at"])[:10]),
-                "when": turn.datetime(appointment["starts_at"]), "professional": appointment.get("professional") or ""}  # fmt: skip
+        return {
+            "service": appointment.get("service") or "",
+            "date": turn.date(str(appointment["starts_at"])[:10]),
+            "when": turn.datetime(appointment["starts_at"]),
+            "professional": appointment.get("professional") or "",
+        }
 
     # ── What it understands beyond the shared lexicon ──
 

@@ -111,7 +111,8 @@ class SchedulingAgent(SlotBooking, ClinicAgent):
         choice = extract_choice(turn.said.text, len(appointments), turn.locale)
         if choice is None:
             # "a de quinta", "the 2 PM one": the one appointment on that weekday or at that time.
-            weekday, time = read_weekday(turn.said.text, turn.locale), read_request(turn.said.text, turn.locale, dt.date.today()).time
+            weekday = read_weekday(turn.said.text, turn.locale)
+            time = read_request(turn.said.text, turn.locale, dt.date.today()).time
             hits = [n for n, a in enumerate(appointments, start=1) if self._is_at(a, weekday, time)]
             choice = hits[0] if len(hits) == 1 and (weekday is not None or time) else None
         if choice is None:
@@ -204,7 +205,8 @@ class SchedulingAgent(SlotBooking, ClinicAgent):
             self._take_appointment(turn, appointments[0])
         else:
             turn.say("appointments_many", count=len(appointments))
-            lines = [turn.text("appointment_line", n=n, **self._appointment_values(turn, a)) for n, a in enumerate(appointments, start=1)]
+            lines = (turn.text("appointment_line", n=n, **self._appointment_values(turn, a))
+                     for n, a in enumerate(appointments, start=1))  # fmt: skip
             turn.say_raw("\n".join(lines))
             turn.say("which_appointment")
             turn.goto("choose_appointment")
@@ -242,7 +244,8 @@ class SchedulingAgent(SlotBooking, ClinicAgent):
 
     def _service_list(self, turn: Turn, services: list[dict[str, Any]]) -> str:
         return "\n".join(
-            turn.text("service_line", n=n, service=s["name"], duration=s["duration_min"], price=turn.money(s["price_cents"]))
+            turn.text("service_line", n=n, service=s["name"], duration=s["duration_min"],
+                      price=turn.money(s["price_cents"]))  # fmt: skip
             for n, s in enumerate(services, start=1)
         )
 
@@ -265,8 +268,8 @@ class SchedulingAgent(SlotBooking, ClinicAgent):
             "pt-BR": {
                 "book": "marcar|agendar|agendamento|marcacao|marcação|consulta|horario|horário|vaga",
                 "reschedule": "remarcar|reagendar|mudar o horario|mudar o horário|mudar de horario|mudar de horário|"
-                "trocar o horario|trocar o horário|trocar de horario|trocar de horário|mudar a data|trocar a data|adiar|"
-                "antecipar|mudar a consulta|mudar minha consulta|trocar a consulta|trocar minha consulta|"
+                "trocar o horario|trocar o horário|trocar de horario|trocar de horário|mudar a data|trocar a data|"
+                "adiar|antecipar|mudar a consulta|mudar minha consulta|trocar a consulta|trocar minha consulta|"
                 "transferir a consulta|passar a consulta|mudar o dia|trocar o dia",
                 "cancel": "cancelar|cancela|cancelamento|desmarcar|desmarca",
             },
@@ -278,9 +281,9 @@ class SchedulingAgent(SlotBooking, ClinicAgent):
             },
             "es": {
                 "book": "agendar|reservar|cita|turno|sacar una cita|pedir hora|horario",
-                "reschedule": "reprogramar|reagendar|cambiar la cita|cambiar mi cita|cambiar la hora|cambiar el horario|"
-                "cambiar de dia|cambiar de día|cambiar el dia|cambiar el día|mover la cita|mover mi cita|posponer|aplazar|"
-                "adelantar",
+                "reschedule": "reprogramar|reagendar|cambiar la cita|cambiar mi cita|cambiar la hora|"
+                "cambiar el horario|cambiar de dia|cambiar de día|cambiar el dia|cambiar el día|mover la cita|"
+                "mover mi cita|posponer|aplazar|adelantar",
                 "cancel": "cancelar|anular|desmarcar",
             },
         },
