@@ -9,10 +9,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from convoeval.scenarios import json_schema, validate_paths
+from convoeval.scenarios import AGENTS, json_schema, validate_paths
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
@@ -58,6 +59,79 @@ def _schema(args: argparse.Namespace) -> int:
     return 0
 
 
+# ── run ──
+
+
+def _seeds(text: str | None) -> list[int | None]:
+    if text is None:
+        return [None]
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--seed takes integers separated by commas, got {text!r}") from None
+
+
+def _default_out(agent: str | None) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return Path("reports") / f"run-{agent or 'all'}-{stamp}"
+
+
+@command("run")
+def _run(args: argparse.Namespace) -> int:
+    from convoeval.llm import LLMError
+    from convoeval.runs import RunConfig, RunConfigError, execute_run
+
+    config = RunConfig(
+        agent=args.agent,
+        scenario=args.scenario,
+        type=args.type,
+        seeds=_seeds(args.seed),
+        trials=args.trials,
+        target=args.target,
+        simulator_model=args.simulator_model,
+        judge_model=args.judge_model,
+        judge_samples=args.judge_samples,
+        fail_threshold=args.fail_threshold,
+        scenarios_dir=args.scenarios_dir,
+        store_url=args.store,
+        concurrency=args.concurrency,
+    )
+    out = Path(args.out) if args.out else _default_out(args.agent)
+    try:
+        outcome = execute_run(config, out, verbose=args.verbose, progress=not args.no_progress,
+                              resume=not args.no_resume)
+    except (RunConfigError, LLMError) as exc:
+        raise UsageError(str(exc)) from None
+    for line in outcome.lines:
+        print(line)
+    return outcome.exit_code
+
+
+@command("llm")
+def _llm(args: argparse.Namespace) -> int:
+    from convoeval import local_llm
+
+    if args.action == "serve":
+        url = local_llm.ensure_server()
+        print(f"local model server running at {url}")
+    elif args.action == "status":
+        print(json.dumps(local_llm.server_status(), indent=2, default=str))
+    else:
+        print(json.dumps(local_llm.stop_server(), indent=2, default=str))
+    return 0
+
+
+@command("cleanup")
+def _cleanup(args: argparse.Namespace) -> int:
+    from convoeval.store import cleanup_stale_runs, open_store
+
+    with open_store(args.store) as store:
+        removed = cleanup_stale_runs(store, older_than_s=args.older_than, dry_run=args.dry_run)
+    verb = "would remove" if args.dry_run else "removed"
+    print(f"{verb} the rows of {len(removed)} dead run(s)" + (f": {', '.join(removed)}" if removed else ""))
+    return 0
+
+
 # ── parser ──
 
 
@@ -71,6 +145,37 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("schema", help="print the JSON Schema of scenario files")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+
+    p = sub.add_parser("run", help="run scenarios against an agent, judge them and print the summary")
+    p.add_argument("--agent", choices=AGENTS, help="only this agent's scenarios")
+    p.add_argument("--scenario", metavar="ID", help="only the scenario with this id")
+    p.add_argument("--type", choices=("scripted", "conversational"), help="only this scenario type")
+    p.add_argument("--seed", metavar="N[,N...]", help="simulator seed(s); default: each scenario's own seed")
+    p.add_argument("--trials", type=int, default=1, metavar="N", help="repeat each scenario × seed N times")
+    p.add_argument("--target", metavar="TARGET",
+                   help="agent under test: clinic:<agent>[?faults=a,b], module:function, http(s)://…, "
+                        "openai-chat[:model] (default: the reference clinic agent)")
+    p.add_argument("--simulator-model", metavar="SPEC", help="simulator model (name, 'local', …)")
+    p.add_argument("--judge-model", metavar="SPEC", help="judge model (name, 'local', …)")
+    p.add_argument("--judge-samples", type=int, default=1, metavar="N", help="independent samples per judge")
+    p.add_argument("--fail-threshold", type=float, metavar="SCORE",
+                   help="exit 1 when any run scores below SCORE (or errors)")
+    p.add_argument("--out", metavar="DIR", help="output folder (default: reports/run-<agent>-<time>)")
+    p.add_argument("--scenarios-dir", default="evals/scenarios", metavar="DIR")
+    p.add_argument("--store", metavar="URL", help="fixtures store URL (default: CONVOEVAL_STORE_URL or SQLite)")
+    p.add_argument("--concurrency", type=int, default=4, metavar="N", help="conversations in flight at once")
+    p.add_argument("--verbose", action="store_true", help="print every turn")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-resume", action="store_true", help="re-run runs already saved in --out")
+
+    p = sub.add_parser("llm", help="the embedded local model server")
+    p.add_argument("action", choices=("serve", "status", "stop"))
+
+    p = sub.add_parser("cleanup", help="remove store rows of runs that died before their own cleanup")
+    p.add_argument("--store", metavar="URL", help="fixtures store URL (default: CONVOEVAL_STORE_URL or SQLite)")
+    p.add_argument("--older-than", type=float, default=3600.0, metavar="SECONDS",
+                   help="for runs owned by another host: how old they must be")
+    p.add_argument("--dry-run", action="store_true")
     return parser
 
 

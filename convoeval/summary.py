@@ -1,0 +1,147 @@
+"""The console summary and the saved JSON report of a run (the seed's reporter), over the tidy frames.
+
+No LLM calls here: everything is read from the frames ``convoeval.batch.load_results`` returns.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+ICONS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "error": "ERR "}
+
+
+def _value(x: Any) -> Any:
+    return None if x is None or (not isinstance(x, (list, dict, str)) and pd.isna(x)) else x
+
+
+def first_failure(run_id: str, frames: Mapping[str, pd.DataFrame]) -> str:
+    """The first thing that went wrong in a run, in the order an analyst reads: error, assertion, criterion, turn."""
+    score = frames["scores"][frames["scores"]["run_id"] == run_id]
+    if len(score) and _value(score["error"].iloc[0]):
+        return str(score["error"].iloc[0])
+    asr = frames["assertions"]
+    failed = asr[(asr["run_id"] == run_id) & (asr["passed"] == False)]  # noqa: E712 - nullable boolean
+    if len(failed):
+        return str(failed["message"].iloc[0])
+    rub = frames["rubric"]
+    failed = rub[(rub["run_id"] == run_id) & (rub["passed"] == False)]  # noqa: E712
+    if len(failed):
+        return f"criterion failed: {failed['criterion'].iloc[0]}"
+    turns = frames["turns"]
+    mine = turns[turns["run_id"] == run_id]
+    for _, row in mine.iterrows():
+        if row["check_failures"]:
+            return f"turn {row['turn']}: {row['check_failures'][0]}"
+    return "score below threshold"
+
+
+def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float | None = None) -> list[str]:
+    """One line per run, as the seed's reporter prints them, then the totals.
+
+    A passing conversational run shows ``(N msgs, rubric x/y, goal: yes/no)``; anything else shows its first failure.
+    """
+    scores, runs = frames["scores"], frames["runs"]
+    msgs = dict(zip(runs["run_id"], runs["n_messages"], strict=False)) if len(runs) else {}
+    types = dict(zip(runs["run_id"], runs["type"], strict=False)) if len(runs) else {}
+    lines = []
+    for _, row in scores.sort_values(["agent", "scenario", "seed", "trial"], na_position="first").iterrows():
+        status = str(row["status"])
+        score = "  -  " if pd.isna(row["score"]) else f"{row['score']:4.1f}"
+        label = f"{row['scenario']} (seed {_value(row['seed'])}, trial {row['trial']})"
+        if status == "pass" and types.get(row["run_id"]) == "conversational":
+            goal = "yes" if row["goal_completed"] is True else "no"
+            suffix = (f"({msgs.get(row['run_id'], 0)} msgs, rubric {row['rubric_passed']}/{row['rubric_total']}, "
+                      f"goal: {goal})")
+        elif status == "pass":
+            suffix = f"({msgs.get(row['run_id'], 0)} msgs)"
+        else:
+            suffix = first_failure(row["run_id"], frames)
+        lines.append(f"  {ICONS.get(status, status)} {score}  {label}  {suffix}")
+    counts = scores["status"].value_counts().to_dict() if len(scores) else {}
+    mean = scores["score"].mean()
+    total = (f"{len(scores)} run(s): " + ", ".join(f"{counts.get(s, 0)} {s}" for s in ("pass", "warn", "fail", "error"))
+             + ("" if pd.isna(mean) else f"; mean score {mean:.1f}"))
+    lines.append(total)
+    if fail_threshold is not None:
+        below = below_threshold(scores, fail_threshold)
+        if len(below):
+            lines.append(f"{len(below)} run(s) below the fail threshold {fail_threshold:g} or in error")
+    return lines
+
+
+def below_threshold(scores: pd.DataFrame, fail_threshold: float) -> pd.DataFrame:
+    """Runs scoring below ``fail_threshold``, plus runs in error (an error never passes a threshold)."""
+    return scores[(scores["status"] == "error") | (scores["score"] < fail_threshold)]
+
+
+def failures_frame(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The analyst step: failures across runs, grouped by what failed, with the judges' suggestions.
+
+    Returns:
+        One row per (kind, item): kind is ``assertion``, ``criterion``, ``dimension`` (a holistic dimension scored
+        below 7) or ``turn_check``; with the number of runs it failed in, the scenarios, and example evidence and
+        suggestions.
+    """
+    rows: list[dict[str, Any]] = []
+    asr = frames["assertions"]
+    for _, r in asr[asr["passed"] == False].iterrows():  # noqa: E712
+        rows.append({"kind": "assertion", "item": r["assertion"], "run_id": r["run_id"], "scenario": r["scenario"],
+                     "evidence": r["message"], "suggestion": None})
+    rub = frames["rubric"]
+    for _, r in rub[rub["passed"] == False].iterrows():  # noqa: E712
+        rows.append({"kind": "criterion", "item": r["criterion"], "run_id": r["run_id"], "scenario": r["scenario"],
+                     "evidence": r["evidence"], "suggestion": None})
+    hol = frames["holistic"]
+    suggestions = dict(zip(hol["run_id"], hol["suggestion"], strict=False)) if len(hol) else {}
+    from convoeval.frames import HOLISTIC_DIMENSIONS
+
+    for _, r in hol.iterrows():
+        for d in HOLISTIC_DIMENSIONS:
+            if not pd.isna(r[d]) and r[d] < 7:
+                rows.append({"kind": "dimension", "item": d, "run_id": r["run_id"], "scenario": r["scenario"],
+                             "evidence": f"{d} = {r[d]:g}; issues: {'; '.join(map(str, r['issues'] or []))}",
+                             "suggestion": r["suggestion"]})
+    turns = frames["turns"]
+    for _, r in turns.iterrows():
+        for failure in r["check_failures"] or []:
+            rows.append({"kind": "turn_check", "item": failure.split(":")[0], "run_id": r["run_id"],
+                         "scenario": r["scenario"], "evidence": f"turn {r['turn']}: {failure}",
+                         "suggestion": r["suggestion"]})
+    if not rows:
+        return pd.DataFrame(columns=["kind", "item", "runs", "scenarios", "example_evidence", "suggestions"])
+    for row in rows:
+        if row["suggestion"] is None:  # assertions and criteria carry the run's holistic suggestion
+            row["suggestion"] = suggestions.get(row["run_id"])
+    df = pd.DataFrame(rows)
+    grouped = df.groupby(["kind", "item"], sort=False).agg(
+        runs=("run_id", "nunique"),
+        scenarios=("scenario", lambda s: sorted(set(s))),
+        example_evidence=("evidence", "first"),
+        suggestions=("suggestion", lambda s: sorted({str(x) for x in s if _value(x)})[:3]),
+    )
+    return grouped.reset_index().sort_values(["runs", "kind"], ascending=[False, True], ignore_index=True)
+
+
+def save_json_report(frames: Mapping[str, pd.DataFrame], path: Path | str, *, meta: Mapping[str, Any]) -> Path:
+    """Save the whole run as one JSON file: metadata, scores, and per run its transcript, rubric, judges, assertions."""
+    def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+        return json.loads(df.to_json(orient="records", date_format="iso", default_handler=str)) if len(df) else []
+
+    by_run: dict[str, dict[str, Any]] = {}
+    for name in ("runs", "scores", "transcripts", "rubric", "holistic", "turns", "assertions"):
+        for rec in records(frames[name]):
+            entry = by_run.setdefault(str(rec["run_id"]), {})
+            if name in ("runs", "scores"):
+                entry[name[:-1]] = rec
+            else:
+                entry.setdefault(name, []).append(rec)
+    report = {"meta": dict(meta), "scores": records(frames["scores"]), "runs": list(by_run.values())}
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, ensure_ascii=False, indent=2, default=str), encoding="utf-8")
+    return path
