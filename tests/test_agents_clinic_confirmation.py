@@ -78,6 +78,10 @@ async def test_confirms_only_after_stating_and_asking(chats) -> None:  # noqa: F
     assert second.tool_names == ["confirm_appointment"] and "confirmada" in second.text
     assert _appointments(chat) == {"eval-appt-51": "confirmed"}
     assert "agradeço" in last.text
+    see_you = await chat.say("até terça!")  # names the appointment's own day: not a wish to move it
+    assert see_you.tool_calls == [] and _appointments(chat) == {"eval-appt-51": "confirmed"}
+    other_day = await chat.say("e na sexta, teria horário?")
+    assert other_day.tool_names == ["check_availability"] and "sexta-feira, 13/03 às 09:00" in other_day.text
 
 
 @pytest.mark.parametrize(

@@ -159,6 +159,17 @@ async def test_unclear_answers_are_asked_again_and_nothing_is_recorded(chats) ->
     assert [r["score"] for r in chat.rows("nps_responses")] == [8]
 
 
+async def test_not_recommending_is_an_answer_to_be_scored_and_a_score_can_be_corrected(chats) -> None:  # noqa: F811
+    chat = chats(make_clinic_agent("nps"), scenario("nps", "pt-BR", **VISIT))
+    await chat.say("oi")
+    assert "De 0 a 10" in (await chat.say("não recomendaria, foi péssimo")).text  # not "no, I won't answer"
+    await chat.say("zero")
+    corrected = await chat.say("na verdade 1")
+    assert corrected.tool_calls == [] and "*1*" in corrected.text
+    await chat.say("esperei demais")
+    assert [(r["score"], r["comment"]) for r in chat.rows("nps_responses")] == [(1, "esperei demais")]
+
+
 async def test_declining_records_nothing_until_the_patient_answers_after_all(chats) -> None:  # noqa: F811
     chat = chats(make_clinic_agent("nps"), scenario("nps", "en", **VISIT))
     await chat.say("hi")

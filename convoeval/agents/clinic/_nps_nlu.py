@@ -51,7 +51,9 @@ _FILLER = set(
     "obrigado obrigada valeu nao so isso mesmo bom bem "
     "i id would give you a an the score rating rate my is its it say guess think of out yes sure thanks thank guys "
     "definitely maybe probably about around hmm well so no nope thats all nothing "
-    "le les doy un una mi es si gracias pues creo puntuacion sobre vale bueno ustedes nada mas".split()
+    "le les doy un una mi es si gracias pues creo puntuacion sobre vale bueno ustedes nada mas "
+    # Corrections ("na verdade 8", "actually, 7", "perdón, 6") say nothing beyond the score either.
+    "na verdade quer dizer digo corrigindo ops opa actually mean sorry oops correction en realidad perdon".split()
 )
 
 

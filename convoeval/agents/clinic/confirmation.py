@@ -185,11 +185,12 @@ class ConfirmationAgent(ClinicAgent):
     def on_done(self, turn: Turn) -> None:
         said, appointment = turn.said, turn.data.get("appointment")
         is_open = appointment is not None and appointment["status"] in OPEN_STATUSES
-        if is_open and (said.has("cant", "reschedule", "cancel") or self._names_time(turn)):
-            if not self._change(turn, cant=True):
-                self._offer_slots(turn)
+        if is_open and said.has("cant", "reschedule", "cancel"):
+            self._change(turn, cant=True)
         elif said.has("thanks", "bye") or (said.has("no") and not said.has("yes")):
             turn.say("goodbye")
+        elif is_open and self._names_time(turn) and self._request(turn).day != self._day_of(appointment):
+            self._offer_slots(turn)  # "e sexta, tem horário?"; "até terça!" only names the appointment's own day
         elif is_open and said.has("details"):
             turn.say("appointment", **self._about(turn))
         elif is_open and said.has("yes", "attend") and appointment["status"] == "confirmed":
@@ -307,13 +308,13 @@ class ConfirmationAgent(ClinicAgent):
     # ── Values ──
 
     def _today(self, turn: Turn) -> dt.date:
-        return dt.datetime.fromisoformat(turn.data["appointment"]["starts_at"]).date() - dt.timedelta(days=1)
+        return self._day_of(turn.data["appointment"]) - dt.timedelta(days=1)
 
     def _request(self, turn: Turn) -> SlotRequest:
         """When the patient wants the new time to be (day, part of day, time, "the soonest")."""
         text, today = turn.said.text, self._today(turn)
         request = read_request(text, turn.locale, today)
-        leaving = dt.datetime.fromisoformat(turn.data["appointment"]["starts_at"]).date()
+        leaving = self._day_of(turn.data["appointment"])
         if request.day == leaving and turn.said.has("cant", "no"):
             # "não posso na terça, pode ser sexta?": the day they are leaving is not the one they want, so read only
             # the clauses that do not say "can't".
@@ -324,6 +325,10 @@ class ConfirmationAgent(ClinicAgent):
             if request.day == leaving:
                 request = replace(request, day=None, weekday_only=False)
         return request
+
+    @staticmethod
+    def _day_of(appointment: dict[str, Any]) -> dt.date:
+        return dt.datetime.fromisoformat(appointment["starts_at"]).date()
 
     def _names_time(self, turn: Turn) -> bool:
         return not self._request(turn).empty

@@ -93,7 +93,7 @@ class NpsAgent(ClinicAgent):
         turn.data["visit"] = visits[-1] if visits else None  # soonest first: the last one is the latest visit
         turn.say("intro", clinic=self.clinic_name(turn))
         said = turn.said
-        if parse_score(said.text, turn.locale).score is not None or said.has("complain", "no"):
+        if parse_score(said.text, turn.locale).score is not None or said.has("complain", "decline"):
             self.on_ask_score(turn)  # the patient answered the survey message itself
             return
         visit = turn.data["visit"]
@@ -121,8 +121,8 @@ class NpsAgent(ClinicAgent):
             turn.say("score_range")
         elif reading.problem == "ambiguous":
             turn.say("score_which")
-        elif said.has("no", "bye") and not said.has("yes"):
-            turn.say("declined")
+        elif said.has("decline", "bye") and not said.has("yes"):
+            turn.say("declined")  # "não recomendaria" is not a refusal to answer: it gets asked for a number
             turn.goto("done")
         else:
             turn.say("score_repeat")
@@ -147,8 +147,13 @@ class NpsAgent(ClinicAgent):
     def on_ask_comment(self, turn: Turn) -> None:
         said = turn.said
         said_something = bool(content_words(said.text))
+        correction = parse_score(said.text, turn.locale).score if not said_something else None
         if self._complains(turn):
             self._finish(turn, said.text.strip() if said_something else None, complaint=True)
+        elif correction is not None and correction != turn.data["score"]:
+            turn.data["score"] = correction  # "8" where a comment was expected: the patient corrects the score
+            turn.say("score_corrected", score=correction)
+            self._ask_comment(turn)
         elif said.has("yes") and not said_something:
             turn.say("comment_go_ahead")  # "yes" to "would you like to tell us?": the comment comes next
         else:
@@ -253,12 +258,18 @@ class NpsAgent(ClinicAgent):
     LEXICON = {
         "pt-BR": {
             "complain": "reclamar|reclamacao|reclamação|queixa|ouvidoria|fazer uma reclamacao|fazer uma reclamação",
+            "decline": "^nao|^não|nao quero responder|não quero responder|prefiro nao|prefiro não|agora nao|agora não|"
+            "nao quero|não quero|depois|sem tempo|nao obrigado|não obrigado|nao obrigada|não obrigada",
         },
         "en": {
             "complain": "complain|complaint|file a complaint|make a complaint",
+            "decline": "^no|^nope|no thanks|not now|rather not|dont want to|do not want to|skip|maybe later|"
+            "no time",
         },
         "es": {
             "complain": "queja|quejarme|quejar|reclamar|reclamo|reclamacion|reclamación|poner una queja",
+            "decline": "^no|no gracias|ahora no|prefiero no|no quiero|mas tarde|más tarde|despues|después|"
+            "no tengo tiempo",
         },
     }
 
@@ -273,7 +284,7 @@ class NpsAgent(ClinicAgent):
             "certeza). Qual nota você dá?",
             "score_range": "A nota vai de *0 a 10*. Pode me dizer um número nesse intervalo, por favor? 😊",
             "score_which": "Só para eu anotar certinho: qual nota você dá? Um número inteiro de 0 a 10, por favor.",
-            "score_repeat": "Desculpe, não entendi a nota. 😊 De 0 a 10, o quanto você nos recomendaria?",
+            "score_repeat": "Desculpe, não entendi a nota. De 0 a 10, o quanto você nos recomendaria?",
             "declined": "Sem problemas, {name}! Obrigado pelo seu tempo. Se quiser responder depois, é só mandar a "
             "nota aqui. 😊",
             "ask_comment_high": "Que bom saber! 😍 Quer contar o que você mais gostou? (É opcional: se preferir, "
@@ -283,6 +294,7 @@ class NpsAgent(ClinicAgent):
             "ask_comment_low": "Sinto muito que sua experiência não tenha sido boa. 😔 Pode me contar o que "
             "aconteceu? (Se preferir não comentar, responda *não*.)",
             "comment_go_ahead": "Claro, pode escrever! Estou lendo. 😊",
+            "score_corrected": "Certo, corrigi: sua nota é *{score}*.",
             "recorded": "Obrigado! Registrei sua nota *{score}*.",
             "recorded_comment": "Obrigado! Registrei sua nota *{score}* e o seu comentário.",
             "thanks_high": "Ficamos muito felizes com a sua avaliação! Até a próxima, {name}. 💙",
@@ -309,7 +321,7 @@ class NpsAgent(ClinicAgent):
             "recommend). What score would you give?",
             "score_range": "The score goes from *0 to 10*. Could you give me a number in that range, please? 😊",
             "score_which": "Just so I get it right: what score would you give? A whole number from 0 to 10, please.",
-            "score_repeat": "Sorry, I didn't get the score. 😊 From 0 to 10, how likely are you to recommend us?",
+            "score_repeat": "Sorry, I didn't get the score. From 0 to 10, how likely are you to recommend us?",
             "declined": "No problem, {name}! Thank you for your time. If you'd like to answer later, just send the "
             "score here. 😊",
             "ask_comment_high": "So glad to hear it! 😍 Would you like to tell us what you liked most? (It's "
@@ -319,6 +331,7 @@ class NpsAgent(ClinicAgent):
             "ask_comment_low": "I'm sorry your experience wasn't good. 😔 Could you tell me what happened? (If you'd "
             "rather not comment, just reply *no*.)",
             "comment_go_ahead": "Of course, go ahead! I'm reading. 😊",
+            "score_corrected": "Got it, I corrected it: your score is *{score}*.",
             "recorded": "Thank you! I've recorded your score of *{score}*.",
             "recorded_comment": "Thank you! I've recorded your score of *{score}* and your comment.",
             "thanks_high": "We're really happy with your rating! See you next time, {name}. 💙",
@@ -345,7 +358,7 @@ class NpsAgent(ClinicAgent):
             "seguro). ¿Qué nota nos das?",
             "score_range": "La nota va del *0 al 10*. ¿Me dices un número en ese rango, por favor? 😊",
             "score_which": "Solo para anotarlo bien: ¿qué nota nos das? Un número entero del 0 al 10, por favor.",
-            "score_repeat": "Perdón, no entendí la nota. 😊 Del 0 al 10, ¿qué tan probable es que nos recomiendes?",
+            "score_repeat": "Perdón, no entendí la nota. Del 0 al 10, ¿qué tan probable es que nos recomiendes?",
             "declined": "¡Sin problema, {name}! Gracias por tu tiempo. Si quieres responder después, solo manda la "
             "nota aquí. 😊",
             "ask_comment_high": "¡Qué bueno saberlo! 😍 ¿Quieres contarnos qué fue lo que más te gustó? (Es "
@@ -355,6 +368,7 @@ class NpsAgent(ClinicAgent):
             "ask_comment_low": "Siento mucho que tu experiencia no haya sido buena. 😔 ¿Me cuentas qué pasó? (Si "
             "prefieres no comentar, responde *no*.)",
             "comment_go_ahead": "¡Claro, escribe! Te leo. 😊",
+            "score_corrected": "Entendido, lo corregí: tu nota es *{score}*.",
             "recorded": "¡Gracias! Registré tu nota de *{score}*.",
             "recorded_comment": "¡Gracias! Registré tu nota de *{score}* y tu comentario.",
             "thanks_high": "¡Nos alegra mucho tu valoración! Hasta la próxima, {name}. 💙",
@@ -390,6 +404,7 @@ class NpsAgent(ClinicAgent):
                 "ask_comment_mid": "Tá. Comentário? Se não, fala não.",
                 "ask_comment_low": "Hm. Aconteceu o quê? Fala.",
                 "comment_go_ahead": "Escreve logo.",
+                "score_corrected": "Decide. Fica {score}.",
                 "recorded": "Anotei {score}.",
                 "recorded_comment": "Anotei {score} e o comentário.",
                 "thanks_high": "Tá.",
@@ -417,6 +432,7 @@ class NpsAgent(ClinicAgent):
                 "ask_comment_mid": "Ok. Comment? If not, say no.",
                 "ask_comment_low": "Hm. What happened? Spit it out.",
                 "comment_go_ahead": "Type it, then.",
+                "score_corrected": "Make up your mind. {score}, then.",
                 "recorded": "Got {score}.",
                 "recorded_comment": "Got {score} and the comment.",
                 "thanks_high": "Ok.",
@@ -444,6 +460,7 @@ class NpsAgent(ClinicAgent):
                 "ask_comment_mid": "Ya. ¿Comentario? Si no, di no.",
                 "ask_comment_low": "Mm. ¿Qué pasó? Dilo.",
                 "comment_go_ahead": "Escribe ya.",
+                "score_corrected": "Decídete. {score}, entonces.",
                 "recorded": "Anoté {score}.",
                 "recorded_comment": "Anoté {score} y el comentario.",
                 "thanks_high": "Ya.",
