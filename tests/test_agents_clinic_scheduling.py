@@ -238,6 +238,27 @@ async def test_no_appointment_to_move_offers_a_new_booking(chats) -> None:  # no
     assert "9:00 AM" in (await chat.say("the soonest")).text
 
 
+async def test_a_price_question_is_answered_from_the_service_list(chats) -> None:  # noqa: F811
+    chat = chats(make_clinic_agent("scheduling"), load(BOOK_PT))
+    await chat.say("Oi")
+    reply = await chat.say("Qual o valor da limpeza?")
+    assert "A *Limpeza dental* custa R$ 180,00 e dura cerca de 40 minutos." in reply.text and reply.tool_calls == []
+
+
+@pytest.mark.parametrize(
+    ("opener", "offered"),
+    [
+        ("I'd like to move my appointment on Thursday to Monday afternoon, around 2pm", True),
+        ("I need to reschedule my Thursday appointment", False),  # Thursday is the old day, not a wish
+    ],
+)
+async def test_a_new_time_in_the_first_message_is_used_and_the_old_one_is_not(opener: str, offered: bool, chats) -> None:  # noqa: F811
+    chat = chats(make_clinic_agent("scheduling"), load(MOVE_EN))
+    first = await chat.say(opener)
+    assert ("check_availability" in first.tool_names) is offered
+    assert offered == ("1) Monday, Mar 16 at 3:30 PM" in first.text)
+
+
 async def test_patient_can_ask_for_a_human_mid_booking(chats) -> None:  # noqa: F811
     chat = chats(make_clinic_agent("scheduling"), load(BOOK_PT))
     await chat.script("Oi, quero marcar uma limpeza", "terça de manhã")

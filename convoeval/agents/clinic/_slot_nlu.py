@@ -62,11 +62,14 @@ _NEXT_WEEK = {
     "es": "proxima semana|semana que viene|la otra semana|siguiente semana",
 }
 _SOONEST = {
-    "pt-BR": "tanto faz|qualquer|qualquer um|qualquer dia|qualquer horario|o mais cedo|mais cedo possivel|"
+    "pt-BR": "tanto faz|sem preferencia|nao tenho preferencia|qualquer|qualquer um|qualquer dia|qualquer horario|"
+    "o mais cedo|mais cedo possivel|"
     "o quanto antes|primeiro horario|mais proximo|o mais rapido|o mais breve|primeira data",
     "en": "any|anytime|any time|whenever|soonest|earliest|as soon as possible|asap|first available|doesnt matter|"
+    "no preference|dont mind|i dont mind|"
     "next available",
     "es": "cualquier|cualquiera|lo antes posible|cuanto antes|lo mas pronto|primer horario|da igual|me da igual|"
+    "sin preferencia|no tengo preferencia|"
     "el primero disponible|lo mas cercano",
 }
 _DAY_OF_MONTH = {

@@ -10,6 +10,7 @@ from anywhere (see ``ClinicAgent``).
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 from convoeval.agents.clinic._agent import ClinicAgent, Turn
@@ -19,6 +20,7 @@ from convoeval.agents.clinic._slot_dialogue import SLOT_LEXICON, SLOT_RUDE_TEXTS
 from convoeval.agents.clinic._slot_nlu import match_service, read_request, read_weekday
 
 OPEN_STATUSES = ("scheduled", "confirmed")
+_NEW_TIME_MARKER = re.compile(r"\b(?:to|for|para|pra|pro|al|a la|para el)\b", re.IGNORECASE)
 
 # Exact rubric texts of evals/scenarios/scheduling/*.yaml (a test checks they exist there).
 CONFIRMED_SLOT = "Agent confirmed the chosen slot with the patient before booking it"
@@ -186,6 +188,9 @@ class SchedulingAgent(SlotBooking, ClinicAgent):
 
     def _take_service(self, turn: Turn, service: dict[str, Any]) -> None:
         turn.data["service"] = {"id": service["id"], "name": service["name"]}
+        if turn.said.has("price"):
+            turn.say("price_is", service=service["name"], price=turn.money(service["price_cents"]),
+                     duration=service["duration_min"])  # fmt: skip
         if any(not read_request(t, turn.locale, dt.date.today()).empty for t in turn.data.get("asked", [])):
             self.offer(turn)
         else:
@@ -221,12 +226,11 @@ class SchedulingAgent(SlotBooking, ClinicAgent):
             return
         turn.data["service"] = {"id": appointment["service_id"], "name": appointment["service"]}
         turn.data["usual_professional_id"] = appointment["professional_id"]
-        # "I need to move my Thursday appointment" names the old day and time, not the new ones.
-        text, old = turn.said.text, dt.datetime.fromisoformat(str(appointment["starts_at"]))
-        names_old = self._is_at(appointment, read_weekday(text, turn.locale), None) or (
-            read_request(text, turn.locale, old.date()).time == old.strftime("%H:%M")
-        )
-        turn.data["asked"] = [] if names_old else [text]
+        # "Move my Thursday appointment to Monday at 2pm": only what follows the last "to" is the new time, and a
+        # message naming just the old weekday ("I need to move my Thursday appointment") names no new time.
+        new_part = _NEW_TIME_MARKER.split(turn.said.text)[-1]
+        names_old = self._is_at(appointment, read_weekday(new_part, turn.locale), None)
+        turn.data["asked"] = [] if names_old else [new_part]
         turn.say("found_appointment", **values)
         if any(not read_request(t, turn.locale, dt.date.today()).empty for t in turn.data["asked"]):
             self.offer(turn)
@@ -272,12 +276,14 @@ class SchedulingAgent(SlotBooking, ClinicAgent):
                 "adiar|antecipar|mudar a consulta|mudar minha consulta|trocar a consulta|trocar minha consulta|"
                 "transferir a consulta|passar a consulta|mudar o dia|trocar o dia",
                 "cancel": "cancelar|cancela|cancelamento|desmarcar|desmarca",
+                "price": "valor|preco|preço|quanto custa|quanto e|quanto é|quanto fica|quanto sai|custa",
             },
             "en": {
                 "book": "book|schedule|appointment|make an appointment|slot",
                 "reschedule": "reschedule|move my appointment|move the appointment|move it|change my appointment|"
                 "change the appointment|change the time|change the date|postpone|push back|bring forward",
                 "cancel": "cancel|call off",
+                "price": "price|how much|cost|costs",
             },
             "es": {
                 "book": "agendar|reservar|cita|turno|sacar una cita|pedir hora|horario",
@@ -285,6 +291,7 @@ class SchedulingAgent(SlotBooking, ClinicAgent):
                 "cambiar el horario|cambiar de dia|cambiar de día|cambiar el dia|cambiar el día|mover la cita|"
                 "mover mi cita|posponer|aplazar|adelantar",
                 "cancel": "cancelar|anular|desmarcar",
+                "price": "precio|cuanto cuesta|cuánto cuesta|cuanto sale|cuánto sale|valor|costo|cuesta",
             },
         },
     )
@@ -296,6 +303,7 @@ class SchedulingAgent(SlotBooking, ClinicAgent):
                 "intro": "Olá, {name}! Aqui é o assistente de agendamentos da {clinic}. 😊",
                 "which_service": "Qual serviço você gostaria de agendar?",
                 "service_line": "{n}) {service} – {duration} min – {price}",
+                "price_is": "A *{service}* custa {price} e dura cerca de {duration} minutos.",
                 "service_unclear": "Desculpe, não identifiquei o serviço. Pode responder com o número ou o nome de um "
                 "destes, por favor?",
                 "ask_preference": "Ótimo! Para *{service}*, você tem preferência de dia, de horário (manhã ou tarde) "
@@ -318,6 +326,7 @@ class SchedulingAgent(SlotBooking, ClinicAgent):
                 "intro": "Hi {name}! This is the scheduling assistant of {clinic}. 😊",
                 "which_service": "Which service would you like to book?",
                 "service_line": "{n}) {service} – {duration} min – {price}",
+                "price_is": "*{service}* costs {price} and takes about {duration} minutes.",
                 "service_unclear": "Sorry, I couldn't tell which service you mean. Could you reply with the number or "
                 "the name of one of these, please?",
                 "ask_preference": "Great! For *{service}*, do you have a preferred day, time (morning or afternoon) or "
@@ -341,6 +350,7 @@ class SchedulingAgent(SlotBooking, ClinicAgent):
                 "intro": "¡Hola, {name}! Soy el asistente de citas de {clinic}. 😊",
                 "which_service": "¿Qué servicio te gustaría agendar?",
                 "service_line": "{n}) {service} – {duration} min – {price}",
+                "price_is": "*{service}* cuesta {price} y dura unos {duration} minutos.",
                 "service_unclear": "Perdón, no identifiqué el servicio. ¿Me respondes con el número o el nombre de uno "
                 "de estos, por favor?",
                 "ask_preference": "¡Genial! Para *{service}*, ¿tienes preferencia de día, horario (mañana o tarde) o "
@@ -369,6 +379,7 @@ class SchedulingAgent(SlotBooking, ClinicAgent):
                     "intro": "Agendamentos. Fala.",
                     "which_service": "Qual serviço? Escolhe.",
                     "service_unclear": "Não entendi. Número ou nome, simples assim.",
+                    "price_is": "{service}: {price}. Tá na lista.",
                     "ask_preference": "{service}. Que dia e que horário? Fala logo.",
                     "ask_new_time": "Pra quando? Fala logo.",
                     "not_booked": "Tá. Não marquei nada.",
@@ -385,6 +396,7 @@ class SchedulingAgent(SlotBooking, ClinicAgent):
                     "intro": "Scheduling. Go ahead.",
                     "which_service": "Which service? Pick.",
                     "service_unclear": "I don't get it. Number or name, it's that simple.",
+                    "price_is": "{service}: {price}. It's on the list.",
                     "ask_preference": "{service}. What day and time? Come on.",
                     "ask_new_time": "To when? Come on.",
                     "not_booked": "Fine. Nothing booked.",
@@ -401,6 +413,7 @@ class SchedulingAgent(SlotBooking, ClinicAgent):
                     "intro": "Citas. Dime.",
                     "which_service": "¿Qué servicio? Elige.",
                     "service_unclear": "No entiendo. Número o nombre, así de simple.",
+                    "price_is": "{service}: {price}. Está en la lista.",
                     "ask_preference": "{service}. ¿Qué día y a qué hora? Rápido.",
                     "ask_new_time": "¿Para cuándo? Rápido.",
                     "not_booked": "Ya. No agendé nada.",
