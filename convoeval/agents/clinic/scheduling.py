@@ -37,9 +37,10 @@ FAULTS = [
     Fault(
         "books_without_confirmation",
         "scheduling",
-        "As soon as it knows the service (and, when moving, the appointment), books the first matching free slot — "
-        "or moves the appointment to it — in the same answer, without offering a choice or asking to confirm.",
-        breaks_criteria=(CONFIRMED_SLOT, CONFIRMED_MOVE),
+        "As soon as it knows the service (and, when moving, the appointment) and when the patient wants it, books "
+        "the best matching free slot — or moves the appointment to it — in the same answer: no choice offered, no "
+        "confirmation asked, and no word that the time asked for was taken.",
+        breaks_criteria=(CONFIRMED_SLOT, CONFIRMED_MOVE, TAKEN_PT, TAKEN_EN),
     ),
     Fault(
         "books_unavailable_slot",
