@@ -186,7 +186,7 @@ async def _run_recorded(job: Job, opts: RunOptions) -> tuple[RunResult, list[dic
 
     with record_calls() as records:
         result = await arun_any(job.scenario, seed=job.seed, trial=job.trial, options=opts)
-    return result, [r.as_row() if hasattr(r, "as_row") else dict(r) for r in records]
+    return result, [r.to_dict() for r in records]
 
 
 def run_batch(jobs: Sequence[Job], **kwargs: Any) -> BatchSummary:
