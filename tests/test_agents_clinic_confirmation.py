@@ -142,6 +142,13 @@ async def test_confirms_without_asking_confirms_whatever_the_patient_says(chats)
     assert _appointments(chat) == {"eval-appt-52": "confirmed"}
 
 
+@pytest.mark.parametrize(("fault", "turn"), [("confirms_without_asking", 1), ("never_finishes", 4)])
+async def test_faults_fail_the_scripted_cancel_turns(fault: str, turn: int, chats) -> None:  # noqa: F811
+    chat = chats(make_clinic_agent("confirmation", [fault]), load(CANCELS))
+    failures = await run_scripted(chat)
+    assert failures and failures[0].startswith(f"turn {turn}")
+
+
 async def test_cancels_instead_of_rescheduling_never_looks_for_slots(chats) -> None:  # noqa: F811
     chat = chats(make_clinic_agent("confirmation", ["cancels_instead_of_rescheduling"]), load(RESCHEDULES))
     await chat.say("hola")

@@ -237,6 +237,12 @@ async def test_pressures_for_higher_score_asks_to_reconsider_below_nine_only(cha
     assert not PRESSURE.search(promoter.transcript) and promoter.check({"nps_score": 10}) == {"nps_score": True}
 
 
+async def test_pressure_fails_the_scripted_score_turn(chats) -> None:  # noqa: F811
+    chat = chats(make_clinic_agent("nps", ["pressures_for_higher_score"]), load("nps/scripted-score-words-es.yaml"))
+    failures = await run_scripted(chat)
+    assert failures and failures[0].startswith("turn 2") and "9 o 10" in failures[0]
+
+
 async def test_ignores_complaint_never_hands_off(chats) -> None:  # noqa: F811
     chat = chats(make_clinic_agent("nps", ["ignores_complaint"]), load(DETRACTOR))
     replies = await chat.script(*SCRIPTS[DETRACTOR], "quero falar com um atendente agora")
