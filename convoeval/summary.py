@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-ICONS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "error": "ERR "}
+ICONS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "error": "ERROR"}
 
 
 def _value(x: Any) -> Any:
@@ -41,27 +41,37 @@ def first_failure(run_id: str, frames: Mapping[str, pd.DataFrame]) -> str:
 
 
 def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float | None = None) -> list[str]:
-    """One line per run, as the seed's reporter prints them, then the totals.
+    """The console summary: one row per run with the score's components, then the totals.
 
-    A passing conversational run shows ``(N msgs, rubric x/y, goal: yes/no)``; anything else shows its first failure.
+    Columns: status, score, rubric passed/total (conversational) or turns passing their checks (scripted), holistic
+    overall, failed assertions / assertions checked, goal reached, messages, the run, and what went wrong first (for
+    a passing conversational run, the seed's ``(N msgs, rubric x/y, goal: yes/no)``).
     """
-    scores, runs = frames["scores"], frames["runs"]
+    scores, runs, asr = frames["scores"], frames["runs"], frames["assertions"]
     msgs = dict(zip(runs["run_id"], runs["n_messages"], strict=False)) if len(runs) else {}
     types = dict(zip(runs["run_id"], runs["type"], strict=False)) if len(runs) else {}
-    lines = []
+    checked = asr.groupby("run_id").size().to_dict() if len(asr) else {}
+    header = f"  {'STATUS':<6} {'SCORE':>5} {'RUBRIC':>6} {'HOLIST':>6} {'ASSERT':>6} {'GOAL':>4} {'MSGS':>4}  RUN"
+    lines = [header]
     for _, row in scores.sort_values(["agent", "scenario", "seed", "trial"], na_position="first").iterrows():
         status = str(row["status"])
-        score = "  -  " if pd.isna(row["score"]) else f"{row['score']:4.1f}"
+        run_id = row["run_id"]
+        score = "-" if pd.isna(row["score"]) else f"{row['score']:.1f}"
+        rubric = f"{row['rubric_passed']}/{row['rubric_total']}" if _value(row["rubric_total"]) else "-"
+        holistic = "-" if pd.isna(row["holistic_overall"]) else f"{row['holistic_overall']:.1f}"
+        n_checked = checked.get(run_id, 0)
+        failed = _value(row["assertion_failures"]) or 0
+        assertions = f"{failed}/{n_checked}" if n_checked else "-"
+        goal = {True: "yes", False: "no"}.get(_value(row["goal_completed"]), "-")
         label = f"{row['scenario']} (seed {_value(row['seed'])}, trial {row['trial']})"
-        if status == "pass" and types.get(row["run_id"]) == "conversational":
-            goal = "yes" if row["goal_completed"] is True else "no"
-            suffix = (f"({msgs.get(row['run_id'], 0)} msgs, rubric {row['rubric_passed']}/{row['rubric_total']}, "
-                      f"goal: {goal})")
+        if status == "pass" and types.get(run_id) == "conversational":
+            suffix = f"({msgs.get(run_id, 0)} msgs, rubric {rubric}, goal: {goal})"
         elif status == "pass":
-            suffix = f"({msgs.get(row['run_id'], 0)} msgs)"
+            suffix = ""
         else:
-            suffix = first_failure(row["run_id"], frames)
-        lines.append(f"  {ICONS.get(status, status)} {score}  {label}  {suffix}")
+            suffix = first_failure(run_id, frames)
+        lines.append(f"  {ICONS.get(status, status):<6} {score:>5} {rubric:>6} {holistic:>6} {assertions:>6} "
+                     f"{goal:>4} {msgs.get(run_id, 0):>4}  {label}  {suffix}".rstrip())
     counts = scores["status"].value_counts().to_dict() if len(scores) else {}
     mean = scores["score"].mean()
     total = (f"{len(scores)} run(s): " + ", ".join(f"{counts.get(s, 0)} {s}" for s in ("pass", "warn", "fail", "error"))

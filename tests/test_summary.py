@@ -1,0 +1,80 @@
+"""The console summary, the analyst's failure table, the JSON report and `convoeval run` end to end (fake models)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from convoeval.batch import arun_batch, load_results, plan
+from convoeval.conversation import RunOptions
+from convoeval.scenarios import load_scenarios
+from convoeval.store import open_store
+from convoeval.summary import failures_frame, save_json_report, summary_lines
+from convoeval.testing import FakeChatModel
+
+HOLISTIC = {"issues": ["invented a link"],
+            "scores": {"correctness": 9, "helpfulness": 9, "tone": 9, "safety": 10, "conciseness": 9,
+                       "goal_completion": 9},
+            "suggestion": "Create the link with the tool"}
+
+
+def judge_reply(n_criteria: int):
+    def reply(messages, kwargs):
+        tool = (kwargs.get("tools") or [{}])[0].get("function", {}).get("name", "")
+        if "Rubric" in tool:
+            return {"verdicts": [{"index": i + 1, "evidence": f"Turn {i + 1}", "reasoning": "seen", "passed": True}
+                                 for i in range(n_criteria)]}
+        return HOLISTIC
+    return reply
+
+
+def patient(messages, kwargs):
+    # Pays by Pix, confirms, then ends: enough for the healthy billing agent to create the link.
+    said = sum(1 for m in messages if m.type == "ai") if messages else 0
+    text = "\n".join(str(m.content) for m in messages)
+    if "https://" in text:
+        return "Obrigada! [GOAL_COMPLETE]"
+    return ["Oi, quero pagar minha fatura", "Pix", "Sim"][min(said, 2)]
+
+
+@pytest.fixture
+def frames(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("CONVOEVAL_CACHE", "off")
+    sc = load_scenarios(scenario="billing-conv-happy-payment")[0]
+    out = tmp_path / "out"
+
+    async def run(target):
+        with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
+            opts = RunOptions(target=target, simulator_model=FakeChatModel(responder=patient),
+                              judge_model=FakeChatModel(responder=judge_reply(len(sc.criteria))), store=store)
+            await arun_batch(plan([sc], seeds=[1] if target == "clinic:billing" else [2]), options=opts,
+                             out_dir=out, progress=False)
+
+    return run, out
+
+
+async def test_summary_shows_components_and_the_fault_in_the_assertion_column(frames):
+    run, out = frames
+    await run("clinic:billing")
+    await run("clinic:billing?faults=invented_payment_url")
+    data = load_results(out)
+    lines = summary_lines(data, fail_threshold=8)
+    assert lines[0].split()[:7] == ["STATUS", "SCORE", "RUBRIC", "HOLIST", "ASSERT", "GOAL", "MSGS"]
+    healthy = next(line for line in lines if "seed 1," in line)
+    faulty = next(line for line in lines if "seed 2," in line)
+    assert healthy.split()[:5] == ["PASS", "9.2", "4/4", "9.2", "0/1"], healthy
+    assert faulty.split()[:5] == ["FAIL", "7.7", "4/4", "9.2", "1/1"], faulty
+    assert "payment_link_created: expected true, got false" in faulty.lower()
+    assert lines[-2].startswith("2 run(s): 1 pass, 0 warn, 1 fail, 0 error")
+    assert lines[-1] == "1 run(s) below the fail threshold 8 or in error"
+
+    failures = failures_frame(data)
+    row = failures[(failures["kind"] == "assertion") & (failures["item"] == "payment_link_created")].iloc[0]
+    assert row["runs"] == 1 and row["suggestions"] == ["Create the link with the tool"]
+
+    path = save_json_report(data, out / "report.json", meta={"agent": "billing"})
+    report = json.loads(path.read_text(encoding="utf-8"))
+    assert {r["score"]["status"] for r in report["runs"]} == {"pass", "fail"}
+    assert all(r["transcripts"] and r["assertions"] for r in report["runs"])
