@@ -1,0 +1,55 @@
+"""Reports of evaluation runs: tables, plots, transcripts, failures and errors — no LLM calls.
+
+Each function takes a ``RunData`` (``execute(config)`` in the run notebook, or ``load_run(folder)`` for any saved
+run) and returns something a notebook cell displays: ``HTML``, a pandas ``Styler`` or a ``Chart`` (a matplotlib
+figure). ``save_html`` writes the same pieces as one self-contained page.
+
+Example:
+    >>> from convoeval import report
+    >>> run = report.load_run("reports/example")
+    >>> report.score_table(run)
+    >>> report.transcripts(run, status="fail")
+"""
+
+from convoeval.report._html import HTML
+from convoeval.report.data import RunData, load_run
+from convoeval.report.execute import ReplayMissError, RunError, ThresholdError, check_threshold, execute
+from convoeval.report.overview import LOCAL_DEMO_WARNING, usage_frame, what_ran
+from convoeval.report.page import render_html, save_html
+from convoeval.report.params import NOTEBOOK_PARAMETERS, NotebookConfig, ParameterError, check_parameters
+from convoeval.report.plots import Chart, criteria_frame, holistic_frame, plot_components, plot_criteria, plot_holistic
+from convoeval.report.problems import errors, errors_frame, failures
+from convoeval.report.tables import score_frame, score_table
+from convoeval.report.transcripts import transcripts
+
+__all__ = [
+    "HTML",
+    "LOCAL_DEMO_WARNING",
+    "NOTEBOOK_PARAMETERS",
+    "Chart",
+    "NotebookConfig",
+    "ParameterError",
+    "ReplayMissError",
+    "RunData",
+    "RunError",
+    "ThresholdError",
+    "check_parameters",
+    "check_threshold",
+    "criteria_frame",
+    "errors",
+    "errors_frame",
+    "execute",
+    "failures",
+    "holistic_frame",
+    "load_run",
+    "plot_components",
+    "plot_criteria",
+    "plot_holistic",
+    "render_html",
+    "save_html",
+    "score_frame",
+    "score_table",
+    "transcripts",
+    "usage_frame",
+    "what_ran",
+]

@@ -1,0 +1,98 @@
+"""Small HTML building blocks: escaped text, inline styles, status colours, and a value notebooks display.
+
+Styles are inline (``style="…"``) rather than in a ``<style>`` block because Jupyter sanitizes the HTML of
+untrusted notebooks (every notebook papermill executes) and GitHub strips style blocks; inline styles survive both.
+Every piece of text that comes from a run goes through ``esc``: transcripts, judge evidence and error messages are
+untrusted (an agent reply may contain ``<script>``).
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+import pandas as pd
+
+#: status -> (text colour, background colour), shared by tables, badges and plots.
+STATUS_COLORS: dict[str, tuple[str, str]] = {
+    "pass": ("#116329", "#dafbe1"),
+    "warn": ("#7d4e00", "#fff1c2"),
+    "fail": ("#a40e26", "#ffdcd7"),
+    "error": ("#ffffff", "#a40e26"),
+}
+MUTED = "#57606a"
+FONT = "font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;font-size:13px;line-height:1.4"
+
+
+def missing(value: Any) -> bool:
+    """True for None / NaN / NA (lists, dicts and strings are never missing)."""
+    if value is None:
+        return True
+    if isinstance(value, (list, tuple, dict, str)):
+        return False
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def esc(value: Any) -> str:
+    """``value`` as HTML-safe text; missing values become an empty string."""
+    return "" if missing(value) else escape(str(value), quote=True)
+
+
+def css(**props: Any) -> str:
+    """A ``style`` attribute from keyword properties (``font_size="12px"`` -> ``font-size:12px``)."""
+    body = ";".join(f"{k.replace('_', '-')}:{v}" for k, v in props.items() if v is not None)
+    return f' style="{escape(body, quote=True)}"'
+
+
+def badge(status: Any) -> str:
+    """A coloured status label (pass / warn / fail / error)."""
+    label = esc(status) or "?"
+    fg, bg = STATUS_COLORS.get(str(status), (MUTED, "#eaeef2"))
+    return (f"<span{css(color=fg, background=bg, border_radius='10px', padding='1px 8px', font_weight='600', font_size='12px', white_space='nowrap')}>"
+            f"{label.upper()}</span>")
+
+
+def box(body: str, *, tone: str = "info", title: str | None = None) -> str:
+    """A coloured panel: ``info`` (grey), ``ok`` (green), ``warning`` (amber) or ``danger`` (red)."""
+    colors = {"info": ("#d0d7de", "#f6f8fa"), "ok": ("#4ac26b", "#dafbe1"), "warning": ("#d4a72c", "#fff8c5"),
+              "danger": ("#cf222e", "#ffebe9")}
+    border, bg = colors[tone]
+    head = f"<div{css(font_weight='700', margin_bottom='4px')}>{esc(title)}</div>" if title else ""
+    return (f"<div{css(border=f'1px solid {border}', border_left=f'6px solid {border}', background=bg, padding='8px 12px', margin='6px 0', border_radius='6px')}>"
+            f"{head}{body}</div>")
+
+
+def table(rows: list[list[str]], header: list[str]) -> str:
+    """A plain table of already-escaped cell HTML (callers escape; this only lays out)."""
+    th = css(text_align="left", padding="4px 8px", border_bottom="2px solid #d0d7de", background="#f6f8fa",
+             vertical_align="bottom")
+    td = css(text_align="left", padding="4px 8px", border_bottom="1px solid #eaeef2", vertical_align="top")
+    head = "".join(f"<th{th}>{h}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td{td}>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return (f"<table{css(border_collapse='collapse', margin='4px 0', max_width='100%')}>"
+            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+
+
+def wrap(body: str) -> str:
+    """The common outer element of every report piece (font, spacing)."""
+    return f"<div class=\"convoeval-report\" style=\"{escape(FONT, quote=True)}\">{body}</div>"
+
+
+class HTML:
+    """HTML that notebooks display (``_repr_html_``) and pages embed (``str``); made by the report functions."""
+
+    def __init__(self, html: str, *, text: str = "") -> None:
+        self.html = html
+        self.text = text
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __str__(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:
+        return self.text or f"<HTML: {len(self.html)} characters>"

@@ -1,0 +1,183 @@
+""""What ran": agent, target, models (and whether they are the local demo model), seeds, versions, time, cost.
+
+The first thing a reader needs is whether the numbers below can mean anything: a run made with the embedded local
+model shows that the pipeline works, not how good an agent is, and the table says so in plain words.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from convoeval.report._html import HTML, MUTED, box, css, esc, table, wrap
+from convoeval.report.data import RunData
+
+__all__ = ["LOCAL_DEMO_WARNING", "usage_frame", "what_ran"]
+
+LOCAL_DEMO_WARNING = (
+    "Made with the embedded local demo model. These numbers show that the pipeline works, not how good the agent "
+    "is. For a real evaluation point convoeval at a stronger model (OPENAI_API_KEY, OPENAI_BASE_URL or "
+    "CONVOEVAL_LOCAL_MODEL)."
+)
+
+
+def usage_frame(run: RunData) -> pd.DataFrame:
+    """LLM calls per role and model: calls, cache hits, errors, tokens, estimated cost (NaN = unknown price).
+
+    Example:
+        >>> usage_frame(run)[["role", "calls", "cache_hits", "cost_usd"]]
+    """
+    calls = run.frames["calls"]
+    columns = ["role", "provider", "model", "calls", "cache_hits", "errors", "prompt_tokens", "completion_tokens",
+               "cost_usd"]
+    if calls.empty:
+        return pd.DataFrame(columns=columns)
+    frame = calls.copy()
+    frame["cache_hit"] = frame["cache_hit"].fillna(False).astype(bool)
+    frame["failed"] = frame["error"].notna()
+    for c in ("prompt_tokens", "completion_tokens", "cost_usd"):
+        frame[c] = pd.to_numeric(frame[c], errors="coerce")
+    grouped = frame.groupby(["role", "provider", "model"], dropna=False, sort=True).agg(
+        calls=("role", "size"),
+        cache_hits=("cache_hit", "sum"),
+        errors=("failed", "sum"),
+        prompt_tokens=("prompt_tokens", "sum"),
+        completion_tokens=("completion_tokens", "sum"),
+        # min_count: a model without a price stays unknown (NaN) instead of costing 0.
+        cost_usd=("cost_usd", lambda s: s.sum(min_count=len(s))),
+    )
+    return grouped.reset_index()[columns]
+
+
+def what_ran(run: RunData) -> HTML:
+    """The "what ran" table: agent, target, models, seeds, trials, versions, time, calls, tokens, cost, cache hits.
+
+    A run made with the local demo model carries a plain warning; a run with errors points to the errors section.
+
+    Example:
+        >>> what_ran(run)   # in a notebook cell
+    """
+    meta, scores, runs = run.meta, run.scores, run.frames["runs"]
+    config = meta.get("config") or {}
+    models = meta.get("models") or {}
+    usage = usage_frame(run)
+    rows: list[tuple[str, str]] = [
+        ("Agent", _values(scores["agent"]) or esc(config.get("agent") or "all")),
+        ("Target (agent under test)", _values(runs["target"]) or esc(config.get("target") or "reference agent")),
+        ("Simulator model", _model(models.get("simulator"))),
+        ("Judge model", _model(models.get("judge"))),
+        ("Scenarios", f"{scores['scenario'].nunique()} scenario(s), {len(scores)} conversation(s)"
+                      + _selection(config)),
+        ("Seed(s)", _values(scores["seed"]) or esc(_seeds(config))),
+        ("Trials", esc(config.get("trials", "?"))),
+        ("Judge samples", esc(config.get("judge_samples", "?"))),
+        ("Versions", _versions(run)),
+        ("Time", _time(meta)),
+        ("LLM calls", _calls(usage)),
+        ("Tokens", _tokens(usage)),
+        ("Cost", _cost(usage)),
+        ("Data", f"<code>{esc(run.data_dir)}</code> (Parquet + CSV: runs, scores, transcripts, rubric, holistic, "
+                 "turns, assertions, calls, failures)"),
+    ]
+    body = table([[f"<b>{label}</b>", value] for label, value in rows], ["", ""])
+    if _local_demo(run):
+        body = box(esc(LOCAL_DEMO_WARNING), tone="warning", title="Local demo model") + body
+    n_errors = _error_count(run)
+    if n_errors:
+        body = box(f"{n_errors} error(s): these conversations have no score and none counts as a pass. "
+                   "Every one is listed under <b>Errors</b> below.", tone="danger", title="Errors") + body
+    return HTML(wrap(body), text=f"what ran: {len(scores)} conversation(s)")
+
+
+def _local_demo(run: RunData) -> bool:
+    if run.meta.get("local_demo"):
+        return True
+    calls = run.frames["calls"]
+    return bool(len(calls) and "is_local_demo" in calls and calls["is_local_demo"].fillna(False).astype(bool).any())
+
+
+def _error_count(run: RunData) -> int:
+    from convoeval.report.problems import errors_frame
+
+    return len(errors_frame(run))
+
+
+def _values(series: pd.Series) -> str:
+    values = [v for v in pd.unique(series.dropna())]
+    return ", ".join(esc(v) for v in sorted(values, key=str))
+
+
+def _model(info: dict[str, Any] | None) -> str:
+    if not info:
+        return f"<span{css(color=MUTED)}>unknown</span>"
+    where = f" at <code>{esc(info['base_url'])}</code>" if info.get("base_url") and info.get("provider") != "local" else ""
+    demo = (f" <b{css(color='#7d4e00')}>(local demo model)</b>" if info.get("local_demo")
+            else f" <span{css(color=MUTED)}>(not the local demo model)</span>")
+    return f"{esc(info.get('provider'))} / <code>{esc(info.get('model'))}</code>{where}{demo}"
+
+
+def _selection(config: dict[str, Any]) -> str:
+    parts = [f"{k}={config[k]}" for k in ("scenario", "type") if config.get(k)]
+    return f" <span{css(color=MUTED)}>({esc(', '.join(parts))})</span>" if parts else ""
+
+
+def _seeds(config: dict[str, Any]) -> str:
+    seeds = config.get("seeds") or [None]
+    return ", ".join("scenario's own" if s is None else str(s) for s in seeds)
+
+
+def _versions(run: RunData) -> str:
+    meta = run.meta
+    prompts: set[str] = set()
+    for name in ("rubric", "holistic", "turns", "transcripts"):
+        frame = run.frames.get(name)
+        if frame is not None and "prompt_version" in frame:
+            prompts.update(str(v) for v in frame["prompt_version"].dropna().unique())
+    parts = [f"convoeval {esc(meta.get('convoeval_version', '?'))}"]
+    if prompts:
+        parts.append("prompts " + ", ".join(f"<code>{esc(p)}</code>" for p in sorted(prompts)))
+    if meta.get("machine"):
+        parts.append(esc(meta["machine"]))
+    return "; ".join(parts)
+
+
+def _time(meta: dict[str, Any]) -> str:
+    if not meta.get("started_at"):
+        return f"<span{css(color=MUTED)}>unknown</span>"
+    text = f"started {esc(meta['started_at'])}, took {esc(meta.get('duration_s', '?'))} s"
+    if meta.get("runs_resumed"):
+        text += f" ({esc(meta['runs_resumed'])} conversation(s) resumed from an earlier, interrupted run)"
+    return text
+
+
+def _calls(usage: pd.DataFrame) -> str:
+    if usage.empty:
+        return "none"
+    total, hits, errors = int(usage["calls"].sum()), int(usage["cache_hits"].sum()), int(usage["errors"].sum())
+    per_role = ", ".join(f"{esc(r.role)} {int(r.calls)}" for r in usage.groupby("role", as_index=False)["calls"]
+                         .sum().itertuples())
+    text = f"{total} ({per_role}); cache hits {hits} of {total} ({hits / total:.0%})"
+    if errors:
+        text += f"; <b{css(color='#a40e26')}>{errors} failed</b>"
+    return text
+
+
+def _tokens(usage: pd.DataFrame) -> str:
+    if usage.empty:
+        return "none"
+    prompt, completion = usage["prompt_tokens"].sum(), usage["completion_tokens"].sum()
+    return f"{int(prompt):,} prompt + {int(completion):,} completion (as the servers reported; cache hits included)"
+
+
+def _cost(usage: pd.DataFrame) -> str:
+    if usage.empty:
+        return "none"
+    unknown = usage[usage["cost_usd"].isna()]
+    known = usage["cost_usd"].sum()
+    if len(unknown):
+        names = ", ".join(sorted({str(m) for m in unknown["model"]}))
+        return (f"at least ${known:.4f}; unknown for {esc(names)} (no price: set CONVOEVAL_PRICES)")
+    if known == 0:
+        return "$0 (local or fake models, or every call replayed from the cache)"
+    return f"${known:.4f} (estimate from the price table; cache hits are free)"

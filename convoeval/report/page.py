@@ -1,0 +1,74 @@
+"""The report as one self-contained HTML page, readable without Jupyter: ``save_html(run)`` -> ``report.html``.
+
+The page holds the same pieces as the executed notebook, in the same order (what ran, scores, plots, transcripts,
+failures, errors), with the plots inlined as images, so it can be mailed or attached to a CI job. The notebook's
+last cell writes it next to the run's data; ``python -m convoeval.report <folder>`` rebuilds it from a saved run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from convoeval.report._html import FONT, HTML, css, esc, wrap
+from convoeval.report.data import RunData
+
+__all__ = ["render_html", "save_html"]
+
+
+def _piece(value: Any) -> str:
+    if hasattr(value, "to_html"):  # Styler and Chart
+        return value.to_html()
+    return str(value)
+
+
+def sections(run: RunData) -> list[tuple[str, list[Any]]]:
+    """The report's sections in reading order: (heading, displayable pieces)."""
+    from convoeval.report.overview import what_ran
+    from convoeval.report.plots import plot_components, plot_criteria, plot_holistic
+    from convoeval.report.problems import errors, failures
+    from convoeval.report.tables import score_table
+    from convoeval.report.transcripts import transcripts
+
+    return [
+        ("What ran", [what_ran(run)]),
+        ("Scores", [score_table(run)]),
+        ("Plots", [plot_components(run), plot_criteria(run), plot_holistic(run)]),
+        ("Transcripts", [transcripts(run)]),
+        ("Failures", [failures(run)]),
+        ("Errors", [errors(run)]),
+    ]
+
+
+def render_html(run: RunData, *, title: str | None = None) -> str:
+    """The whole report as an HTML document (no external files, no scripts)."""
+    title = title or f"convoeval report: {run.out_dir.name}"
+    stamp = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+    body = [f"<h1{css(font_size='22px', margin='0 0 4px')}>{esc(title)}</h1>",
+            f"<div{css(color='#57606a', margin_bottom='12px')}>generated {esc(stamp)} from "
+            f"<code>{esc(run.out_dir)}</code></div>"]
+    for heading, pieces in sections(run):
+        body.append(f"<h2{css(font_size='17px', border_bottom='1px solid #d0d7de', padding_bottom='4px', margin_top='28px')}>"
+                    f"{esc(heading)}</h2>")
+        body.extend(f"<div{css(margin='8px 0')}>{_piece(p)}</div>" for p in pieces)
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{esc(title)}</title>"
+            f"</head><body style=\"{esc(FONT)};margin:24px auto;max-width:1100px;padding:0 16px\">"
+            + "".join(body) + "</body></html>\n")
+
+
+def save_html(run: RunData, path: Path | str | None = None, *, title: str | None = None) -> HTML:
+    """Write the report page (default ``<run folder>/report.html``) and return a link to it.
+
+    Example:
+        >>> save_html(run)          # the notebook's last cell
+    """
+    target = Path(path) if path is not None else run.out_dir / "report.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(render_html(run, title=title), encoding="utf-8")
+    tmp.replace(target)  # atomic: a reader never sees half a page
+    size = target.stat().st_size / 1024
+    return HTML(wrap(f"Report saved: <a href=\"{esc(target.name)}\">{esc(target)}</a> ({size:.0f} KB, "
+                     "one file, opens in any browser)"), text=str(target))

@@ -1,0 +1,130 @@
+"""The score table: one row per conversation, the composite beside its components, styled for reading.
+
+    score = min(rubric score, holistic overall) − 1.5 × failed assertions      (0–10; see convoeval.judges.scoring)
+
+Colours follow the status thresholds (fail below 5 or any failed assertion, warn below 7 or any failed criterion).
+Cell text is HTML-escaped: scenario ids and error messages are data, not markup.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from convoeval.report._html import STATUS_COLORS, missing
+from convoeval.report.data import RunData
+
+__all__ = ["score_frame", "score_table"]
+
+_SCORE_COLUMNS = ["Score", "Rubric score", "Holistic"]
+
+
+def score_frame(run: RunData) -> pd.DataFrame:
+    """The score table's data: one row per conversation, in reading order.
+
+    Columns: Agent, Scenario, Type, Seed, Trial, Status, Score, Rubric (passed/total), Rubric score, Holistic,
+    Assertions (passed/total), Goal, Messages, Stopped, Error. For scripted scenarios "Rubric" counts turns whose
+    fixed checks held and "Holistic" is the per-turn judge's mean.
+    """
+    scores, runs, asr = run.scores, run.frames["runs"], run.frames["assertions"]
+    by_run = runs.set_index("run_id") if len(runs) else pd.DataFrame()
+    totals = asr.groupby("run_id").size() if len(asr) else pd.Series(dtype=int)
+    rows = []
+    for s in scores.sort_values(["agent", "scenario", "seed", "trial"], na_position="first").itertuples():
+        r = by_run.loc[s.run_id] if s.run_id in by_run.index else None
+        n_asr = int(totals.get(s.run_id, 0))
+        failed = 0 if missing(s.assertion_failures) else int(s.assertion_failures)
+        rows.append({
+            "Agent": s.agent,
+            "Scenario": s.scenario,
+            "Type": None if r is None else r["type"],
+            "Seed": s.seed,
+            "Trial": s.trial,
+            "Status": s.status,
+            "Score": s.score,
+            "Rubric": _ratio(s.rubric_passed, s.rubric_total),
+            "Rubric score": s.rubric_score,
+            "Holistic": s.holistic_overall,
+            "Assertions": f"{n_asr - failed}/{n_asr}" if n_asr else "—",
+            "Goal": _goal(s.goal_completed),
+            "Messages": None if r is None else r["n_messages"],
+            "Stopped": None if r is None else r["stop_reason"],
+            "Error": _short(s.error),
+        })
+    columns = ["Agent", "Scenario", "Type", "Seed", "Trial", "Status", *_SCORE_COLUMNS[:1], "Rubric",
+               *_SCORE_COLUMNS[1:], "Assertions", "Goal", "Messages", "Stopped", "Error"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def score_table(run: RunData, *, caption: str | None = None) -> Any:
+    """The per-conversation score table as a pandas ``Styler`` (displays in notebooks; ``.to_html()`` for pages).
+
+    Example:
+        >>> score_table(run)   # in a notebook cell
+    """
+    frame = score_frame(run)
+    if frame["Agent"].nunique() <= 1:
+        frame = frame.drop(columns="Agent")
+    if frame["Error"].isna().all():
+        frame = frame.drop(columns="Error")
+    styler = frame.style
+    styler = styler.format(precision=1, na_rep="—", escape="html")
+    styler = styler.format({"Seed": _int, "Trial": _int, "Messages": _int}, na_rep="—", escape="html")
+    styler = styler.map(_status_style, subset=["Status"])
+    styler = styler.map(_score_style, subset=_SCORE_COLUMNS)
+    styler = styler.map(_goal_style, subset=["Goal"])
+    styler = styler.hide(axis="index")
+    styler = styler.set_caption(caption or (
+        "One row per conversation. Score = min(rubric score, holistic) − 1.5 × failed assertions; "
+        "fail below 5 or on a failed assertion, warn below 7 or on a failed criterion. "
+        "Scripted scenarios: Rubric counts turns whose checks held, Holistic is the per-turn judge's mean."))
+    styler = styler.set_table_styles([
+        {"selector": "", "props": "border-collapse:collapse;font-size:13px;"},
+        {"selector": "caption", "props": "caption-side:bottom;text-align:left;color:#57606a;font-size:12px;"
+                                         "padding-top:6px;"},
+        {"selector": "th", "props": "background:#f6f8fa;border-bottom:2px solid #d0d7de;padding:4px 8px;"
+                                    "text-align:left;"},
+        {"selector": "td", "props": "border-bottom:1px solid #eaeef2;padding:4px 8px;"},
+    ])
+    return styler
+
+
+def _ratio(passed: Any, total: Any) -> str:
+    if missing(total) or int(total) == 0:
+        return "—"
+    return f"{0 if missing(passed) else int(passed)}/{int(total)}"
+
+
+def _goal(value: Any) -> str:
+    if missing(value):
+        return "—"
+    return "yes" if bool(value) else "no"
+
+
+def _short(text: Any, limit: int = 140) -> str | None:
+    if missing(text):
+        return None
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _int(value: Any) -> str:
+    return "—" if missing(value) else str(int(value))
+
+
+def _status_style(value: Any) -> str:
+    fg, bg = STATUS_COLORS.get(str(value), ("#57606a", "#eaeef2"))
+    return f"color:{fg};background-color:{bg};font-weight:600;text-transform:uppercase;"
+
+
+def _score_style(value: Any) -> str:
+    if missing(value):
+        return "color:#57606a;"
+    status = "fail" if value < 5 else "warn" if value < 7 else "pass"
+    fg, bg = STATUS_COLORS[status]
+    return f"color:{fg};background-color:{bg};"
+
+
+def _goal_style(value: Any) -> str:
+    return {"yes": "color:#116329;font-weight:600;", "no": "color:#a40e26;"}.get(str(value), "color:#57606a;")

@@ -1,0 +1,218 @@
+"""Transcripts as a chat: patient on the left, agent on the right, one bubble per WhatsApp message.
+
+Each conversation is a collapsible ``<details>`` whose summary line gives status, score and how it ended. Inside,
+tool calls are chips above the agent's reply (click to see arguments and result), stop signals (``GOAL_COMPLETE``,
+``STUCK``) are chips under the patient's message, scripted turns show the fixed checks that failed, and the
+verdicts (rubric, assertions, holistic) follow the chat.
+
+Everything shown comes from the run's data and is HTML-escaped: an agent reply containing ``<script>`` is text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+
+from convoeval.frames import HOLISTIC_DIMENSIONS
+from convoeval.report._html import HTML, MUTED, STATUS_COLORS, badge, css, esc, missing, wrap
+from convoeval.report.data import RunData
+
+__all__ = ["transcript_html", "transcripts"]
+
+_PATIENT_BG, _AGENT_BG, _CHAT_BG = "#ffffff", "#d9fdd3", "#efeae2"
+_SIGNAL_TONE = {"GOAL_COMPLETE": ("#116329", "#dafbe1"), "STUCK": ("#7d4e00", "#fff1c2")}
+
+
+def transcripts(run: RunData, *, scenario: str | None = None, status: str | None = None, open: bool = False,
+                limit: int | None = None) -> HTML:
+    """Every conversation of the run as a collapsible chat.
+
+    Args:
+        run: the run.
+        scenario: only this scenario's conversations.
+        status: only conversations with this status (``pass``, ``warn``, ``fail``, ``error``).
+        open: start expanded (default collapsed: one summary line each).
+        limit: at most this many conversations (the rest are counted, not shown).
+
+    Example:
+        >>> transcripts(run, status="fail")
+    """
+    scores = run.scores.sort_values(["agent", "scenario", "seed", "trial"], na_position="first")
+    if scenario is not None:
+        scores = scores[scores["scenario"] == scenario]
+    if status is not None:
+        scores = scores[scores["status"] == status]
+    shown = scores if limit is None else scores.head(limit)
+    parts = [transcript_html(run, str(row.run_id), open=open) for row in shown.itertuples()]
+    if not parts:
+        return HTML(wrap(f"<div{css(color=MUTED)}>No conversation matches.</div>"), text="no transcripts")
+    if len(shown) < len(scores):
+        parts.append(f"<div{css(color=MUTED)}>… and {len(scores) - len(shown)} more (raise <code>limit</code>).</div>")
+    return HTML(wrap("".join(parts)), text=f"{len(shown)} transcript(s)")
+
+
+def transcript_html(run: RunData, run_id: str, *, open: bool = False) -> str:
+    """One conversation's ``<details>`` block (summary line, chat, verdicts)."""
+    score = _row(run.scores, run_id)
+    meta = _row(run.frames["runs"], run_id)
+    messages = run.frames["transcripts"]
+    messages = messages[messages["run_id"] == run_id]
+    turns = run.frames["turns"]
+    checks = _turn_checks(turns[turns["run_id"] == run_id]) if len(turns) else {}
+    chat = "".join(_message(m, checks.get(_int(m["turn"])) if m["role"] == "agent" else None)
+                   for _, m in messages.iterrows())
+    stop = meta.get("stop_reason")
+    if not missing(stop):
+        chat += f"<div{css(text_align='center', margin='8px 0 2px')}>{_chip(f'conversation ended: {stop}', '#57606a', '#ffffff')}</div>"
+    if missing(chat) or not chat:
+        chat = f"<div{css(color=MUTED)}>No messages were exchanged.</div>"
+    body = (f"<div{css(background=_CHAT_BG, padding='10px 12px', border_radius='8px', max_width='820px')}>{chat}</div>"
+            + _verdicts(run, run_id))
+    return (f"<details{' open' if open else ''}{css(margin='6px 0', border='1px solid #d0d7de', border_radius='8px', padding='6px 10px')}>"
+            f"<summary{css(cursor='pointer')}>{_summary(score, meta)}</summary>"
+            f"<div{css(margin_top='8px')}>{body}</div></details>")
+
+
+def _row(frame: pd.DataFrame, run_id: str) -> dict[str, Any]:
+    found = frame[frame["run_id"] == run_id] if len(frame) else frame
+    return found.iloc[0].to_dict() if len(found) else {}
+
+
+def _int(value: Any) -> int | None:
+    return None if missing(value) else int(value)
+
+
+def _summary(score: dict[str, Any], meta: dict[str, Any]) -> str:
+    value = score.get("score")
+    parts = [
+        badge(score.get("status")),
+        f"<b>{esc(score.get('scenario'))}</b>",
+        f"seed {esc(score.get('seed'))}" if not missing(score.get("seed")) else "scenario's seed",
+        f"trial {esc(score.get('trial'))}",
+        "no score" if missing(value) else f"score {value:.1f}",
+    ]
+    if meta:
+        parts.append(f"{esc(meta.get('n_messages'))} messages")
+        if not missing(meta.get("stop_reason")):
+            parts.append(f"ended: {esc(meta.get('stop_reason'))}")
+        if not missing(meta.get("target")):
+            parts.append(f"<span{css(color=MUTED)}>{esc(meta.get('target'))}</span>")
+    return " · ".join(parts)
+
+
+def _chip(text: str, fg: str, bg: str, *, title: str | None = None) -> str:
+    tip = f' title="{esc(title)}"' if title else ""
+    return (f"<span{tip}{css(display='inline-block', color=fg, background=bg, border=f'1px solid {fg}', border_radius='10px', padding='0 8px', margin='2px 2px', font_size='11px', font_family='monospace')}>"
+            f"{esc(text)}</span>")
+
+
+def _tool_chip(call: Any) -> str:
+    """A tool call: its name as a chip; click to see the arguments and the result."""
+    if not isinstance(call, dict):
+        return _chip(f"🔧 {call}", "#0550ae", "#ddf4ff")
+    details = json.dumps({"arguments": call.get("arguments"), "result": call.get("result")}, ensure_ascii=False,
+                         indent=1, default=str)
+    if len(details) > 4000:  # a tool may return a large list; the chip stays readable
+        details = details[:4000] + "\n…"
+    return (f"<details{css(display='inline-block', vertical_align='top', margin='2px')}>"
+            f"<summary{css(list_style='none', cursor='pointer')}>{_chip('🔧 ' + str(call.get('name')), '#0550ae', '#ddf4ff')}</summary>"
+            f"<pre{css(white_space='pre-wrap', font_size='11px', background='#ffffff', padding='6px', border_radius='6px', max_width='560px', text_align='left')}>{esc(details)}</pre>"
+            f"</details>")
+
+
+def _bubbles(entry: Any) -> list[str]:
+    bubbles = entry.get("bubbles")
+    if isinstance(bubbles, (list, tuple)) and bubbles:
+        return [str(b) for b in bubbles]
+    text = entry.get("text")
+    return [] if missing(text) else [str(text)]
+
+
+def _message(entry: Any, failed_checks: list[str] | None) -> str:
+    patient = entry["role"] == "patient"
+    side = "flex-start" if patient else "flex-end"
+    who = "Patient" if patient else "Agent"
+    turn = _int(entry.get("turn"))
+    latency = entry.get("latency_s")
+    label = f"{who} · turn {turn}" + ("" if patient or missing(latency) else f" · {latency:.1f} s")
+    items = [f"<div{css(font_size='11px', color=MUTED, margin='6px 4px 1px')}>{esc(label)}</div>"]
+    calls = entry.get("tool_calls")
+    calls = list(calls) if isinstance(calls, (list, tuple)) else []
+    if not calls and isinstance(entry.get("tools"), (list, tuple)):
+        calls = list(entry["tools"])
+    if calls:
+        items.append(f"<div{css(max_width='80%')}>{''.join(_tool_chip(c) for c in calls)}</div>")
+    bubble = css(background=_PATIENT_BG if patient else _AGENT_BG, padding='6px 10px', margin='2px 0',
+                 border_radius='8px', max_width='75%', white_space='pre-wrap', overflow_wrap='anywhere',
+                 box_shadow='0 1px 0.5px rgba(11,20,26,.13)')
+    for text in _bubbles(entry):
+        items.append(f"<div{bubble}>{esc(text)}</div>")
+    signal = entry.get("signal")
+    if not missing(signal):
+        fg, bg = _SIGNAL_TONE.get(str(signal), ("#57606a", "#ffffff"))
+        items.append(f"<div>{_chip(f'⏹ {signal}', fg, bg, title='stop signal sent by the simulated patient')}</div>")
+    for failure in failed_checks or []:
+        items.append(f"<div>{_chip(f'✗ {failure}', STATUS_COLORS['fail'][0], STATUS_COLORS['fail'][1])}</div>")
+    return f"<div{css(display='flex', flex_direction='column', align_items=side)}>{''.join(items)}</div>"
+
+
+def _turn_checks(turns: pd.DataFrame) -> dict[int | None, list[str]]:
+    out: dict[int | None, list[str]] = {}
+    for _, row in turns.iterrows():
+        failures = row.get("check_failures")
+        if isinstance(failures, (list, tuple)) and failures:
+            out.setdefault(_int(row["turn"]), [])
+            out[_int(row["turn"])].extend(str(f) for f in failures if str(f) not in out[_int(row["turn"])])
+    return out
+
+
+def _verdicts(run: RunData, run_id: str) -> str:
+    """The judges' and the database's verdicts on this conversation, under the chat."""
+    parts = []
+    rub = run.frames["rubric"]
+    rub = rub[rub["run_id"] == run_id] if len(rub) else rub
+    if len(rub):
+        lines = []
+        for _, r in rub.sort_values(["criterion_index", "sample"]).iterrows():
+            mark = _mark(r["passed"], r["error"])
+            sample = f" <span{css(color=MUTED)}>(sample {int(r['sample'])})</span>" if rub["sample"].nunique() > 1 else ""
+            detail = esc(r["error"]) if not missing(r["error"]) else esc(r["evidence"])
+            lines.append(f"<li>{mark} {esc(r['criterion'])}{sample}<br><span{css(color=MUTED)}>{detail}</span></li>")
+        parts.append(_section("Rubric", "".join(lines)))
+    asr = run.frames["assertions"]
+    asr = asr[asr["run_id"] == run_id] if len(asr) else asr
+    if len(asr):
+        lines = [f"<li>{_mark(r['passed'], r['error'])} {esc(r['error'] if not missing(r['error']) else r['message'])}</li>"
+                 for _, r in asr.iterrows()]
+        parts.append(_section("Database assertions", "".join(lines)))
+    hol = run.frames["holistic"]
+    hol = hol[hol["run_id"] == run_id] if len(hol) else hol
+    for _, h in hol.iterrows():
+        if not missing(h["error"]):
+            parts.append(_section("Holistic judge", f"<li>{_mark(None, h['error'])} {esc(h['error'])}</li>"))
+            continue
+        dims = ", ".join(f"{d.replace('_', ' ')} {h[d]:g}" for d in HOLISTIC_DIMENSIONS if not missing(h[d]))
+        issues = "; ".join(map(str, h["issues"])) if isinstance(h["issues"], (list, tuple)) else ""
+        text = f"<li>overall {h['overall']:.1f}: {esc(dims)}"
+        text += f"<br><span{css(color=MUTED)}>issues: {esc(issues)}</span>" if issues else ""
+        text += f"<br><span{css(color=MUTED)}>suggestion: {esc(h['suggestion'])}</span>" if not missing(h["suggestion"]) else ""
+        parts.append(_section("Holistic judge" + (f" (sample {int(h['sample'])})" if len(hol) > 1 else ""), text + "</li>"))
+    error = _row(run.frames["runs"], run_id).get("error")
+    if not missing(error):
+        parts.append(_section("Conversation error", f"<li>{_mark(None, error)} {esc(error)}</li>"))
+    return f"<div{css(margin_top='8px', max_width='820px')}>{''.join(parts)}</div>"
+
+
+def _section(title: str, items: str) -> str:
+    return (f"<div{css(margin_top='6px')}><b>{esc(title)}</b>"
+            f"<ul{css(margin='2px 0', padding_left='20px', list_style='none')}>{items}</ul></div>")
+
+
+def _mark(passed: Any, error: Any) -> str:
+    if not missing(error):
+        return f"<b{css(color=STATUS_COLORS['error'][1])}>⚠ error</b>"
+    if missing(passed):
+        return f"<b{css(color=MUTED)}>?</b>"
+    return f"<b{css(color='#1a7f37')}>✓</b>" if bool(passed) else f"<b{css(color='#cf222e')}>✗</b>"

@@ -1,0 +1,110 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # convoeval run report
+#
+# Runs the scenarios of one agent (simulated patient → agent under test → rubric and holistic judges → database
+# assertions) and reports what happened. Run it with papermill, e.g.
+#
+# ```bash
+# papermill notebooks/run.ipynb reports/billing/run.ipynb -p agent billing -p output_dir reports/billing
+# ```
+#
+# The run's data (Parquet + CSV) and a self-contained `report.html` are written to `output_dir`
+# (default: `reports/run-<agent>-s<seed>-<time>/`). Every cell below calls `convoeval.report`; nothing is computed
+# only here. With no API key the models are the embedded local demo model: its numbers show that the pipeline works,
+# not how good an agent is.
+
+# %% tags=["parameters"]
+agent = "billing"
+seed = 42
+scenario = None
+type = None
+trials = 1
+target = None
+simulator_model = None
+judge_model = None
+judge_samples = 1
+fail_threshold = None
+output_dir = None
+concurrency = 4
+scenarios_dir = None
+
+# %%
+from convoeval import report
+
+config = report.check_parameters(globals())
+config
+
+# %% [markdown]
+# ## Run
+# Conversations already saved in `output_dir` are kept, not re-run: an interrupted notebook resumes.
+
+# %%
+run = report.execute(config)
+run
+
+# %% [markdown]
+# ## What ran
+
+# %%
+report.what_ran(run)
+
+# %% [markdown]
+# ## Scores
+
+# %%
+report.score_table(run)
+
+# %% [markdown]
+# ## Plots
+
+# %%
+report.plot_components(run)
+
+# %%
+report.plot_criteria(run)
+
+# %%
+report.plot_holistic(run)
+
+# %% [markdown]
+# ## Transcripts
+# Click a conversation to open it. Patient on the left, agent on the right; 🔧 chips are tool calls (click for
+# arguments and result), ⏹ chips are the simulated patient's stop signals.
+
+# %%
+report.transcripts(run)
+
+# %% [markdown]
+# ## Failures
+# What failed, in how many conversations, with an example of the evidence and the judges' suggestions.
+
+# %%
+report.failures(run)
+
+# %% [markdown]
+# ## Errors
+# Errors of the evaluation itself (agent crashes, LLM calls that failed after retries, unusable judge answers).
+
+# %%
+report.errors(run)
+
+# %% [markdown]
+# ## Export
+# The same report as one HTML file next to the data, readable without Jupyter. With `fail_threshold` set, the
+# last cell fails when a conversation scores below it or ends in error (a gate for CI).
+
+# %%
+report.save_html(run)
+
+# %%
+report.check_threshold(run)
