@@ -1,0 +1,66 @@
+"""How far the judges' numbers can be trusted: agreement statistics with conversation-bootstrap CIs.
+
+Every statistic function takes tidy frames (the runs' frames, or the long *ratings* frames built from them) and
+returns a tidy table: grouping columns (criterion, rater_a, rater_b, dimension, ...) then
+``statistic, value, ci_low, ci_high, n, n_items, method, ci_too_wide``. See ``docs/agreement.md``.
+
+Example:
+    >>> from convoeval.batch import load_results                                   # doctest: +SKIP
+    >>> frames = load_results("reports/sweep")                                      # doctest: +SKIP
+    >>> database_agreement(frames)                                                  # doctest: +SKIP
+    >>> binary_agreement(rubric_ratings(frames["rubric"], rater=("judge_model", "prompt_version")))  # doctest: +SKIP
+"""
+
+from convoeval.agreement._result import ALL, RESULT_COLUMNS
+from convoeval.agreement.binary import binary_agreement, cohen_kappa, confusion_counts
+from convoeval.agreement.bootstrap import bootstrap_ci, bootstrap_statistic, percentile_interval, resample_weights
+from convoeval.agreement.consistency import flip_rates, score_consistency, self_consistency
+from convoeval.agreement.interpret import interpret
+from convoeval.agreement.labels import (
+    LabelError,
+    calibrated_pass_rates,
+    corrected_pass_rate,
+    label_ratings,
+    load_labels,
+    read_labels,
+    score_against_labels,
+)
+from convoeval.agreement.multi import fleiss_kappa, gwet_ac1, krippendorff_alpha, multi_rater_agreement
+from convoeval.agreement.noise import (
+    InsideNoiseWarning,
+    compare_targets,
+    minimum_detectable_difference,
+    outcome_flip_rate,
+    pass_hat_k,
+    run_outcomes,
+    trial_flip_rate,
+)
+from convoeval.agreement.ratings import holistic_ratings, rubric_ratings
+from convoeval.agreement.sample_size import (
+    CI_HALF_WIDTH_LIMIT,
+    ci_too_wide,
+    required_sample_size,
+    sample_size_for_half_width,
+)
+from convoeval.agreement.scores import icc, score_agreement
+from convoeval.agreement.truth import (
+    DATABASE,
+    GOAL_THRESHOLD,
+    database_agreement,
+    goal_ratings,
+    goal_truth,
+    truth_pairs,
+    truth_ratings,
+)
+
+__all__ = [
+    "ALL", "CI_HALF_WIDTH_LIMIT", "DATABASE", "GOAL_THRESHOLD", "RESULT_COLUMNS",
+    "InsideNoiseWarning", "LabelError",
+    "binary_agreement", "bootstrap_ci", "bootstrap_statistic", "calibrated_pass_rates", "ci_too_wide", "cohen_kappa",
+    "compare_targets", "confusion_counts", "corrected_pass_rate", "database_agreement", "fleiss_kappa", "flip_rates",
+    "goal_ratings", "goal_truth", "gwet_ac1", "holistic_ratings", "icc", "interpret", "krippendorff_alpha",
+    "label_ratings", "load_labels", "minimum_detectable_difference", "multi_rater_agreement", "outcome_flip_rate",
+    "pass_hat_k", "percentile_interval", "read_labels", "required_sample_size", "resample_weights", "rubric_ratings",
+    "run_outcomes", "sample_size_for_half_width", "score_agreement", "score_consistency", "score_against_labels",
+    "self_consistency", "trial_flip_rate", "truth_pairs", "truth_ratings",
+]
