@@ -6,7 +6,7 @@ into an ``Agent`` (see ``convoeval.agents.get_agent``):
 
 * ``clinic:<agent>`` / ``clinic:<agent>?faults=a,b`` — the built-in reference clinic agents;
 * ``module:function`` — a Python callable (sync or async) taking ``(message, session)``;
-* ``http://…`` / ``https://…`` — an HTTP webhook (JSON contract in the README);
+* ``http://…`` / ``https://…`` — an HTTP webhook (JSON contract in docs/agents-protocol.md);
 * ``openai-chat`` / ``openai-chat:<model>`` — an OpenAI-compatible chat model used as the agent, with the clinic
   tools over the store.
 """
