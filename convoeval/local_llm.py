@@ -291,6 +291,8 @@ def _start(settings: dict[str, Any]) -> str:
         ) from None
     port = _free_port()
     log_path = _llm_dir() / "server.log"
+    if log_path.exists() and log_path.stat().st_size > 20_000_000:  # one access line per request adds up
+        os.replace(log_path, log_path.with_suffix(".log.1"))
     command = [
         sys.executable, "-m", "convoeval.local_llm",  # llama_cpp.server with prompt-prefix reuse off (see _serve)
         "--model", settings["model_path"],
