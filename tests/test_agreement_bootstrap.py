@@ -1,0 +1,102 @@
+"""The conversation bootstrap, the ci_too_wide rule, sample sizes and verdicts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from convoeval.agreement import (
+    RESULT_COLUMNS,
+    bootstrap_ci,
+    bootstrap_statistic,
+    ci_too_wide,
+    interpret,
+    percentile_interval,
+    required_sample_size,
+    resample_weights,
+    sample_size_for_half_width,
+)
+
+
+def test_resample_weights_are_seeded_counts_of_clusters():
+    w = resample_weights(7, n_boot=50, seed=3)
+    assert w.shape == (50, 7) and (w.sum(axis=1) == 7).all() and (w >= 0).all()
+    np.testing.assert_array_equal(w, resample_weights(7, n_boot=50, seed=3))
+    assert not np.array_equal(w, resample_weights(7, n_boot=50, seed=4))
+    with pytest.raises(ValueError, match="n_boot"):
+        resample_weights(3, n_boot=0)
+
+
+def test_percentile_interval_skips_undefined_replicates():
+    assert percentile_interval(np.array([np.nan, 1.0, 1.0, np.nan]), 0.9) == (1.0, 1.0)
+    assert all(np.isnan(percentile_interval(np.array([np.nan, np.nan]))))
+    with pytest.raises(ValueError, match="level"):
+        percentile_interval(np.array([1.0]), 1.5)
+
+
+def test_bootstrap_ci_keeps_a_conversation_drawn_twice_as_two():
+    frame = pd.DataFrame({"run_id": ["a", "a", "b", "c", "c", "c"], "x": range(6)})
+    # Every replicate holds 3 conversations, whichever were drawn, once the cluster ids are relabelled.
+    assert bootstrap_ci(frame, lambda f: f["run_id"].nunique(), n_boot=30) == (3.0, 3.0)
+    # Rows of one conversation travel together: the count of rows is a sum of whole conversation sizes.
+    low, high = bootstrap_ci(frame, len, n_boot=200, seed=2)
+    assert 3 <= low <= high <= 9
+
+
+def test_bootstrap_ci_is_deterministic():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"run_id": np.repeat(np.arange(20), 3), "x": rng.random(60)})
+    stat = lambda f: f["x"].mean()  # noqa: E731
+    assert bootstrap_ci(frame, stat, n_boot=100, seed=9) == bootstrap_ci(frame, stat, n_boot=100, seed=9)
+
+
+def test_bootstrap_statistic_returns_one_contract_row():
+    frame = pd.DataFrame({"run_id": np.repeat(np.arange(12), 2), "x": np.tile([1.0, 0.0], 12)})
+    row = bootstrap_statistic(frame, lambda f: f["x"].mean(), name="share", n_boot=50, method="mean of x")
+    assert list(row.columns) == list(RESULT_COLUMNS)
+    assert (row["value"].iloc[0], row["ci_low"].iloc[0], row["ci_high"].iloc[0]) == (0.5, 0.5, 0.5)
+    assert (row["n"].iloc[0], row["n_items"].iloc[0]) == (12, 24)
+    assert row["method"].iloc[0].startswith("mean of x; CI: percentile bootstrap over run_id")
+
+
+@pytest.mark.parametrize(("low", "high", "n", "scale", "expected"), [
+    (0.60, 0.90, 50, 1, False),   # half-width exactly 0.15
+    (0.59, 0.90, 50, 1, True),
+    (0.70, 0.80, 9, 1, True),     # fewer than 10 conversations
+    (np.nan, 0.80, 50, 1, True),  # undefined CI
+    (-1.0, 1.9, 50, 10, False),   # 1.45 points on a 0–10 statistic
+    (-1.0, 2.1, 50, 10, True),
+])
+def test_ci_too_wide_rule(low, high, n, scale, expected):
+    assert ci_too_wide(low, high, n=n, scale=scale) is expected
+
+
+def test_required_sample_sizes_match_the_bloch_kraemer_figures():
+    # judge-agreement notes: to claim alpha > .800 with 2 raters: 103, 164, 294, 560 items at 50/20/10/5% minority.
+    got = [required_sample_size(prevalence=p) for p in (0.5, 0.2, 0.1, 0.05)]
+    assert got == [103, 164, 294, 560]
+    assert required_sample_size(power=0.8) > 103
+    with pytest.raises(ValueError, match="must exceed"):
+        required_sample_size(kappa_expected=0.7)
+
+
+def test_sample_size_for_a_half_width():
+    assert sample_size_for_half_width(0.1, prevalence=0.5) == 97  # 1.96² · .25 / .01 = 96.04
+    assert sample_size_for_half_width(0.15, kappa=0.8, prevalence=0.5) == int(np.ceil(1.959964**2 * 0.36 / 0.0225))
+    assert sample_size_for_half_width(0.5) == 10  # never below the minimum number of conversations
+
+
+def test_interpret_reads_the_lower_bound():
+    table = pd.DataFrame({
+        "statistic": ["krippendorff_alpha", "krippendorff_alpha", "cohen_kappa", "icc_a1", "icc_a1", "mae"],
+        "ci_low": [0.85, 0.70, 0.30, 0.80, 0.60, 0.2],
+        "ci_too_wide": [False, False, True, False, False, False],
+    })
+    verdicts = interpret(table)["verdict"]
+    assert verdicts[:5].tolist() == [
+        "reliable (lower bound >= .800)", "tentative (lower bound .667-.800)",
+        "inconclusive: CI too wide or too few conversations", "good (lower bound >= 0.75)",
+        "moderate (lower bound >= 0.5)",
+    ]
+    assert pd.isna(verdicts[5])  # rates and biases describe; they are not graded
