@@ -1,4 +1,4 @@
-"""0–10 scores: Shrout & Fleiss' ICC table, the libraries, hand-computed Bland–Altman, weighted (bootstrap) forms."""
+"""0–10 scores: Shrout & Fleiss' ICC table, the libraries, hand-computed Bland–Altman, weighted bootstrap forms."""
 
 from __future__ import annotations
 

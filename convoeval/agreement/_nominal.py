@@ -5,7 +5,8 @@ For unit ``i`` with ``r_i`` ratings of which ``n_ik`` fall in category ``k`` (Gw
 
 * observed agreement ``pa`` = mean over units with ``r_i >= 2`` of ``Σ_k n_ik (n_ik - 1) / (r_i (r_i - 1))``;
 * category shares ``π_k`` = mean over units with ``r_i >= 1`` of ``n_ik / r_i``;
-* Fleiss' kappa: chance ``pe = Σ π_k²``; Gwet's AC1: ``pe = Σ π_k (1 - π_k) / (q - 1)``; both ``(pa - pe)/(1 - pe)``
+* Fleiss' kappa: chance ``pe = Σ π_k²``; Gwet's AC1: ``pe = Σ π_k (1 - π_k) / (q - 1)``;
+  both ``(pa - pe)/(1 - pe)``
   (Gwet's form for missing ratings; on complete data it is Fleiss' 1971 kappa);
 * Krippendorff's alpha (nominal): coincidences ``o_ck = Σ_i n_ic (n_ik - [c = k]) / (r_i - 1)`` over units with
   ``r_i >= 2``; ``alpha = 1 - (n - 1)(n - Σ o_cc) / (n² - Σ n_c²)`` with ``n_c = Σ_k o_ck`` and ``n = Σ n_c``.

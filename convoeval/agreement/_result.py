@@ -29,7 +29,7 @@ def stat_row(
     has_ci: bool = True,
     groups: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One result row. ``has_ci=False`` marks a design quantity (e.g. a minimum detectable difference): no CI, no flag."""
+    """One result row; ``has_ci=False`` marks a design quantity (e.g. a minimum detectable difference): no CI/flag."""
     value = float(value) if value is not None and np.isfinite(value) else float("nan")
     if not np.isfinite(value):
         ci_low = ci_high = float("nan")

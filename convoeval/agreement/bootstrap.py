@@ -10,8 +10,8 @@ Two ways in:
 * ``resample_weights`` — a (replicates × clusters) matrix of how often each cluster was drawn. The library's own
   statistics are sums over clusters, so a whole bootstrap is one matrix product (fast enough for B = 1000 per
   criterion per pair of raters).
-* ``bootstrap_ci`` / ``bootstrap_statistic`` — any ``frame -> float`` function, re-run on each resampled frame (slower;
-  for the bias probes and one-off analyses).
+* ``bootstrap_ci`` / ``bootstrap_statistic`` — any ``frame -> float`` function, re-run on each resampled frame
+  (slower; for the bias probes and one-off analyses).
 """
 
 from __future__ import annotations

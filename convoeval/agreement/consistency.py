@@ -20,7 +20,15 @@ import pandas as pd
 
 from convoeval.agreement._result import result_frame
 from convoeval.agreement._wide import as_tuple, iter_groups
-from convoeval.agreement.bootstrap import LEVEL, N_BOOT, ci_label, cluster_codes, cluster_sums, resample_weights, summarize
+from convoeval.agreement.bootstrap import (
+    LEVEL,
+    N_BOOT,
+    ci_label,
+    cluster_codes,
+    cluster_sums,
+    resample_weights,
+    summarize,
+)
 from convoeval.agreement.multi import multi_rater_agreement
 from convoeval.agreement.ratings import SCORE_DIMENSIONS, holistic_ratings, rubric_ratings
 

@@ -25,7 +25,15 @@ import pandas as pd
 from convoeval.agreement._result import result_frame
 from convoeval.agreement._wide import as_tuple, iter_groups
 from convoeval.agreement.binary import binary_agreement
-from convoeval.agreement.bootstrap import LEVEL, N_BOOT, ci_label, cluster_codes, cluster_sums, resample_weights, summarize
+from convoeval.agreement.bootstrap import (
+    LEVEL,
+    N_BOOT,
+    ci_label,
+    cluster_codes,
+    cluster_sums,
+    resample_weights,
+    summarize,
+)
 from convoeval.agreement.ratings import RATING_COLUMNS, rubric_ratings
 
 #: Required CSV columns, in the documented order.

@@ -21,7 +21,7 @@ from scipy.stats import norm
 
 from convoeval.agreement._result import result_frame, stat_row
 from convoeval.agreement._wide import as_tuple, iter_groups
-from convoeval.agreement.bootstrap import LEVEL, N_BOOT, ci_label, cluster_codes, resample_weights, summarize
+from convoeval.agreement.bootstrap import LEVEL, N_BOOT, ci_label, resample_weights, summarize
 from convoeval.agreement.consistency import flip_rates
 from convoeval.agreement.ratings import rubric_ratings
 
@@ -170,7 +170,8 @@ def _within_variance(outcomes: pd.Series, scenarios: pd.Series) -> tuple[float, 
     per = frame.groupby("s", dropna=False)["y"].agg(["var", "count"])
     df = (per["count"] - 1).clip(lower=0)
     if df.sum() > 0:
-        return float((per["var"].fillna(0) * df).sum() / df.sum()), "paired by scenario: pooled within-scenario variance"
+        pooled = float((per["var"].fillna(0) * df).sum() / df.sum())
+        return pooled, "paired by scenario: pooled within-scenario variance"
     return float(frame["y"].var(ddof=1)) if len(frame) > 1 else float("nan"), \
         "one run per scenario: total variance (independent runs)"
 

@@ -128,7 +128,7 @@ def holistic_ratings(
     samples: str | int = "mean",
     dimensions: Sequence[str] = SCORE_DIMENSIONS,
 ) -> pd.DataFrame:
-    """The holistic judge's 0–10 scores as a long score ratings frame (one row per conversation × dimension × rater).
+    """The holistic judge's 0–10 scores as a long ratings frame (one row per conversation × dimension × rater).
 
     Args:
         holistic: A holistic frame (``HOLISTIC_SCHEMA``) or any frame with ``run_id`` and the dimension columns.
