@@ -177,3 +177,16 @@ async def test_real_completion_and_structured_object_twice_identically(local_ser
     assert verdicts[0].parsed == verdicts[1].parsed
     assert verdicts[0].info.provider == "local" and verdicts[0].info.is_local_demo
     assert verdicts[0].prompt_tokens > 0 and verdicts[0].completion_tokens > 0
+
+
+@pytest.mark.local_llm
+def test_a_server_that_dies_at_start_up_is_a_clear_error_naming_its_log(tmp_path, monkeypatch):
+    pytest.importorskip("llama_cpp")
+    bogus = tmp_path / "broken.gguf"
+    bogus.write_bytes(b"GGUF this is not a model")
+    monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("CONVOEVAL_LOCAL_MODEL", str(bogus))
+    monkeypatch.setenv("CONVOEVAL_LOCAL_STARTUP_TIMEOUT", "60")
+    with pytest.raises(LocalModelError, match=r"exited with code .* see .*server\.log"):
+        local_llm.ensure_server(progress=False)
+    assert local_llm.server_status()["running"] is False
