@@ -668,6 +668,8 @@ async def _invoke_with_retries(
         if bad is not None:
             raise _BadReply(bad, attempts) from exc
         reason = describe_error(exc)
+        if info.provider == "local" and "connection error" in reason:
+            reason += "; is the local model server running? (convoeval llm status)"
         what = f"after {attempts} attempts" if _is_transient(exc) else "(not retryable)"
         error = LLMCallError(f"{info.provider}/{info.model} ({info.role}) call failed {what}: {reason}")
         error.attempts = attempts  # type: ignore[attr-defined]

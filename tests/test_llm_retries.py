@@ -197,3 +197,17 @@ async def test_concurrency_is_bounded_per_endpoint(server):
     ])  # fmt: skip
     assert server.stats["requests"] == 12
     assert 1 < server.stats["max_in_flight"] <= 3
+
+
+async def test_a_dead_local_server_points_at_the_status_command():
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    model = ChatOpenAI(model="qwen", base_url=f"http://127.0.0.1:{port}/v1", api_key="EMPTY", max_retries=0,
+                       use_responses_api=False)
+    register_model(model, ModelInfo("local", "qwen", f"http://127.0.0.1:{port}/v1", role="judge"))
+    with pytest.raises(LLMCallError, match=r"local/qwen \(simulator\) call failed after 2 attempts: connection error.*"
+                                           r"convoeval llm status"):
+        await call_model(model, [("user", "hi")], identity=IDENTITY, retry=policy(Sleeps(), attempts=2))
