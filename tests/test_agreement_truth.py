@@ -122,3 +122,43 @@ def test_no_declared_assertions_and_no_holistic_gives_an_empty_table():
 def test_truth_needs_the_assertion_column():
     with pytest.raises(ValueError, match="assertion"):
         truth_ratings(_rubric([T, T]).drop(columns="assertion"), assertion_rows([]))
+
+
+async def test_agreement_on_a_real_batch_with_the_fake_models(tmp_path, monkeypatch):
+    """The frames a real batch writes (fake simulator and judge, sqlite store) feed the database agreement."""
+    from convoeval.batch import arun_batch, plan
+    from convoeval.conversation import RunOptions
+    from convoeval.scenarios import load_scenarios
+    from convoeval.store import open_store
+    from convoeval.testing import FakeChatModel
+
+    monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("CONVOEVAL_CACHE", "off")
+    sc = load_scenarios(scenario="recall-conv-declines-pt")[0]
+    declared = [c.text for c in sc.rubric if c.assertion == "appointment_created"]
+    n = len(sc.criteria)
+
+    def judge_reply(messages, kwargs):  # every criterion passes; goal_completion 9
+        tool = (kwargs.get("tools") or [{}])[0].get("function", {}).get("name", "")
+        if "Rubric" in tool:
+            return {"verdicts": [{"index": i + 1, "evidence": "Turn 1", "reasoning": "seen", "passed": True}
+                                 for i in range(n)]}
+        scores = {"correctness": 9, "helpfulness": 9, "tone": 9, "safety": 10, "conciseness": 8, "goal_completion": 9}
+        return {"issues": [], "scores": scores, "suggestion": "ok"}
+
+    with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
+        opts = RunOptions(simulator_model=FakeChatModel(responder=lambda m, k: "Não, obrigado. [GOAL_COMPLETE]"),
+                          judge_model=FakeChatModel(responder=judge_reply), store=store)
+        await arun_batch(plan([sc], seeds=[1, 2], trials=2), options=opts, out_dir=tmp_path / "out", progress=False)
+    frames = load_results(tmp_path / "out")
+    pairs = truth_pairs(frames["rubric"], frames["assertions"])
+    assert len(pairs) == 4 and set(pairs["criterion"]) == set(declared)
+    db = frames["assertions"][frames["assertions"]["assertion"] == "appointment_created"]
+    assert sorted(pairs["database_passed"].tolist()) == sorted(db["passed"].tolist())
+    out = database_agreement(frames, n_boot=50)
+    assert set(out["instrument"]) == {"rubric", "goal"}
+    judges = set(frames["rubric"]["judge_model"].astype(str))
+    assert set(out["rater_a"]) == judges | {"simulator"} and set(out["rater_b"]) == {DATABASE}
+    goal = out[(out["instrument"] == "goal") & (out["rater_a"] == "simulator")].set_index("statistic")["value"]
+    assert goal["pass_rate_a"] == 1.0  # the fake patient always claims [GOAL_COMPLETE]
+    assert set(out["n"]) == {4} and out["ci_too_wide"].all()  # four conversations cannot support a conclusion

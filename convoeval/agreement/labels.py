@@ -133,6 +133,10 @@ def label_ratings(labels: pd.DataFrame, rubric: pd.DataFrame) -> pd.DataFrame:
         LabelError: a ``scenario/seed/trial`` key that matches several runs, or a criterion the conversation's rubric
         does not have.
     """
+    needed = ["run_id", "scenario", "seed", "trial", "criterion_index", "criterion", "assertion"]
+    missing = [c for c in needed if c not in rubric]
+    if missing:
+        raise ValueError(f"label_ratings needs a rubric frame (RUBRIC_SCHEMA); missing column(s) {missing}")
     items = rubric.drop_duplicates(["run_id", "criterion"])
     run_ids = set(items["run_id"].astype(str))
     by_key: dict[tuple[str, int, int], list[str]] = {}

@@ -153,8 +153,9 @@ def multi_rater_agreement(
     if unknown:
         raise ValueError(f"unknown rater(s) {unknown}; the ratings hold {sorted(wide.columns)}")
     wide = wide[chosen]
-    observed = pd.unique(wide.to_numpy(dtype=object)[pd.notna(wide.to_numpy(dtype=object))])
-    categories = [False, True] if value == "passed" else sorted(observed.tolist(), key=str)
+    # Pass/fail always has two categories (AC1's chance term depends on their number), even if one never occurs.
+    cells = wide.to_numpy(dtype=object)
+    categories = [False, True] if value == "passed" else sorted(set(cells[pd.notna(cells)].tolist()), key=str)
     ci = ci_label("run_id", n_boot, level)
     rows = []
     for group, items in iter_groups(wide, by, overall):

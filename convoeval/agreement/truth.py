@@ -186,14 +186,14 @@ def database_agreement(
     """
     opts = {"reference": DATABASE, "n_boot": n_boot, "level": level, "seed": seed}
     parts = []
-    rubric = frames["rubric"]
-    if len(rubric) and rubric["assertion"].notna().any():
+    rubric, holistic = frames.get("rubric"), frames.get("holistic")
+    if rubric is not None and len(rubric) and rubric["assertion"].notna().any():
         truth = truth_ratings(rubric, frames["assertions"])
         judged = rubric_ratings(rubric[rubric["assertion"].notna()], rater=rater, samples=rubric_samples)
         ratings = pd.concat([judged, truth], ignore_index=True)
         parts.append(binary_agreement(ratings, **opts).assign(instrument="rubric"))
-    if len(frames["holistic"]):
-        goals = goal_ratings(frames["holistic"], frames["assertions"], threshold=threshold, rater=rater,
+    if holistic is not None and len(holistic):
+        goals = goal_ratings(holistic, frames["assertions"], threshold=threshold, rater=rater,
                              samples=holistic_samples, exclude=exclude,
                              runs=frames.get("runs") if simulator else None)
         if (goals["rater"] == DATABASE).any():
