@@ -47,9 +47,9 @@ def css(**props: Any) -> str:
     return f' style="{escape(body, quote=True)}"'
 
 
-def badge(status: Any) -> str:
-    """A coloured status label (pass / warn / fail / error)."""
-    label = esc(status) or "?"
+def badge(status: Any, label: str | None = None) -> str:
+    """A coloured status label (pass / warn / fail / error), optionally with another text in that colour."""
+    label = esc(label if label is not None else status) or "?"
     fg, bg = STATUS_COLORS.get(str(status), (MUTED, "#eaeef2"))
     return (f"<span{css(color=fg, background=bg, border_radius='10px', padding='1px 8px', font_weight='600', font_size='12px', white_space='nowrap')}>"
             f"{label.upper()}</span>")

@@ -1,0 +1,274 @@
+"""The index of a sweep: every agent × seed combination side by side, and how stable the numbers are.
+
+``write_index(folder, combinations)`` reads each finished combination's saved data (no LLM calls), writes the
+aggregated tables to ``<folder>/data/`` (CSV) and one self-contained ``<folder>/index.html`` with: the
+combinations and links to their reports, scores by agent and seed, pass^k over trials, the spread of scores,
+and per-criterion flip rates across seeds.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from convoeval.report._html import FONT, MUTED, badge, box, css, esc, table
+from convoeval.report.data import RunData, load_run
+from convoeval.report.overview import LOCAL_DEMO_WARNING
+from convoeval.report.plots import Chart
+from convoeval.report.stability import flip_rates, pass_hat_k, score_spread
+from convoeval.report.tables import _score_style
+
+__all__ = ["CombinationRow", "SweepData", "load_sweep", "write_index"]
+
+
+@dataclass
+class CombinationRow:
+    """One combination as the index lists it: where it is, how it ended, and why it failed."""
+
+    name: str
+    agent: str
+    seed: int
+    folder: Path
+    status: str  # "done" | "skipped" (finished by an earlier invocation) | "failed" | "pending"
+    seconds: float | None = None
+    error: str | None = None
+
+
+@dataclass
+class SweepData:
+    """The finished combinations' frames, concatenated, with ``combination`` and ``sweep_seed`` columns."""
+
+    scores: pd.DataFrame
+    rubric: pd.DataFrame
+    runs: dict[str, RunData]
+
+
+def load_sweep(combinations: Sequence[CombinationRow]) -> SweepData:
+    """Read every finished combination's data (failed ones are left out of the aggregates)."""
+    runs: dict[str, RunData] = {}
+    scores, rubric = [], []
+    for combo in combinations:
+        if combo.status not in ("done", "skipped"):
+            continue
+        try:
+            run = load_run(combo.folder)
+        except FileNotFoundError:
+            continue
+        runs[combo.name] = run
+        extra = {"combination": combo.name, "sweep_seed": combo.seed}
+        scores.append(run.scores.assign(**extra))
+        rubric.append(run.frames["rubric"].assign(**extra))
+    return SweepData(
+        scores=pd.concat(scores, ignore_index=True) if scores else pd.DataFrame(
+            columns=["agent", "scenario", "seed", "trial", "status", "score", "combination", "sweep_seed"]),
+        rubric=pd.concat(rubric, ignore_index=True) if rubric else pd.DataFrame(
+            columns=["agent", "scenario", "criterion_index", "criterion", "run_id", "passed"]),
+        runs=runs,
+    )
+
+
+def write_index(folder: Path | str, combinations: Sequence[CombinationRow], *, title: str | None = None,
+                settings: dict[str, Any] | None = None) -> Path:
+    """Aggregate the combinations into ``<folder>/data/*.csv`` and ``<folder>/index.html``; return the page's path.
+
+    Args:
+        folder: the sweep folder.
+        combinations: every combination of the sweep with its status.
+        title: the page title (default: the folder's name).
+        settings: the sweep's settings (trials, parameters), shown at the top.
+    """
+    folder = Path(folder)
+    data = load_sweep(combinations)
+    tables = {
+        "combinations": _combinations_frame(combinations, data),
+        "scores": data.scores,
+        "by_agent_seed": _by_agent_seed(data.scores),
+        "pass_hat_k": pass_hat_k(data.scores),
+        "spread": score_spread(data.scores),
+        "flip_rates": flip_rates(data.rubric).sort_values("flip_rate", ascending=False, na_position="last"),
+    }
+    out = folder / "data"
+    out.mkdir(parents=True, exist_ok=True)
+    for name, frame in tables.items():
+        frame.to_csv(out / f"{name}.csv", index=False)
+    page = folder / "index.html"
+    tmp = page.with_name(".index.html.tmp")
+    tmp.write_text(_render(folder, combinations, data, tables, title=title or f"convoeval sweep: {folder.name}",
+                           settings=settings or {}), encoding="utf-8")
+    tmp.replace(page)
+    return page
+
+
+def _combinations_frame(combinations: Sequence[CombinationRow], data: SweepData) -> pd.DataFrame:
+    rows = []
+    for c in combinations:
+        run = data.runs.get(c.name)
+        counts = run.status_counts() if run else {}
+        mean = run.scores["score"].mean() if run else float("nan")
+        rows.append({"combination": c.name, "agent": c.agent, "seed": c.seed, "status": c.status,
+                     "conversations": len(run.scores) if run else 0, **counts, "mean_score": mean,
+                     "seconds": c.seconds, "error": c.error, "folder": str(c.folder)})
+    return pd.DataFrame(rows)
+
+
+def _by_agent_seed(scores: pd.DataFrame) -> pd.DataFrame:
+    cols = ["agent", "sweep_seed", "conversations", "passed", "errors", "mean_score"]
+    if scores.empty:
+        return pd.DataFrame(columns=cols)
+    frame = scores.assign(ok=scores["status"] == "pass", is_error=scores["status"] == "error")
+    out = frame.groupby(["agent", "sweep_seed"], sort=True).agg(
+        conversations=("status", "size"), passed=("ok", "sum"), errors=("is_error", "sum"),
+        mean_score=("score", "mean")).reset_index()
+    return out[cols]
+
+
+def _render(folder: Path, combinations: Sequence[CombinationRow], data: SweepData, tables: dict[str, pd.DataFrame],
+            *, title: str, settings: dict[str, Any]) -> str:
+    stamp = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+    parts = [f"<h1{css(font_size='22px', margin='0 0 4px')}>{esc(title)}</h1>",
+             f"<div{css(color=MUTED)}>generated {esc(stamp)}; settings: {esc(_settings(settings))}</div>"]
+    if any(r.meta.get("local_demo") for r in data.runs.values()):
+        parts.append(box(esc(LOCAL_DEMO_WARNING), tone="warning", title="Local demo model"))
+    failed = [c for c in combinations if c.status == "failed"]
+    if failed:
+        parts.append(box("<br>".join(f"<b>{esc(c.name)}</b>: {esc(c.error)}" for c in failed), tone="danger",
+                         title=f"{len(failed)} combination(s) failed; they are left out of every aggregate below"))
+    sections = [
+        ("Combinations", _combinations_html(folder, tables["combinations"])),
+        ("Scores by agent and seed", _scores_by_seed_html(tables["by_agent_seed"])),
+        ("pass^k over seeds and trials", _pass_hat_k_html(tables["pass_hat_k"])),
+        ("Spread of scores per scenario", _spread_html(tables["spread"])),
+        ("Per-criterion flip rates across seeds and trials", _flips_html(tables["flip_rates"])),
+    ]
+    chart = _spread_chart(data.scores)
+    if chart is not None:
+        sections.insert(2, ("Scores of every conversation", chart.to_html()))
+    for heading, html in sections:
+        parts.append(f"<h2{css(font_size='17px', border_bottom='1px solid #d0d7de', padding_bottom='4px', margin_top='26px')}>"
+                     f"{esc(heading)}</h2>{html}")
+    parts.append(f"<p{css(color=MUTED)}>The tables are also in <code>data/</code> as CSV.</p>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{esc(title)}</title></head><body style=\"{esc(FONT)};margin:24px auto;max-width:1100px;"
+            "padding:0 16px\">" + "".join(parts) + "</body></html>\n")
+
+
+def _settings(settings: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in settings.items()) or "defaults"
+
+
+def _num(value: Any, fmt: str = "{:.1f}") -> str:
+    return "—" if value is None or pd.isna(value) else fmt.format(value)
+
+
+def _score_cell(value: Any) -> str:
+    style = _score_style(value)
+    return f"<span style=\"{esc(style)}padding:1px 6px;border-radius:4px\">{_num(value)}</span>"
+
+
+def _combinations_html(folder: Path, frame: pd.DataFrame) -> str:
+    rows = []
+    for r in frame.to_dict("records"):  # records, not itertuples: "pass" is a Python keyword
+        report = Path(r["folder"]) / "report.html"
+        link = (f"<a href=\"{esc(report.relative_to(folder.resolve()).as_posix())}\">report</a>"
+                if report.exists() and report.is_relative_to(folder.resolve()) else "—")
+        tone = {"done": "pass", "skipped": "pass", "failed": "error"}.get(r["status"], "warn")
+        counts = " ".join(f"{badge(s)} {int(r[s])}" for s in ("pass", "warn", "fail", "error")
+                          if not pd.isna(r.get(s)) and int(r[s]))
+        rows.append([esc(r["combination"]), badge(tone, r["status"]), esc(r["conversations"]), counts or "—",
+                     _score_cell(r["mean_score"]), _num(r["seconds"], "{:.0f} s"), link,
+                     esc(r["error"]) if isinstance(r["error"], str) else ""])
+    return table(rows, ["combination", "status", "conversations", "statuses", "mean score", "time", "", "error"])
+
+
+def _scores_by_seed_html(frame: pd.DataFrame) -> str:
+    if frame.empty:
+        return _empty()
+    seeds = sorted(frame["sweep_seed"].unique())
+    rows = []
+    for agent, group in frame.groupby("agent", sort=True):
+        cells = [f"<b>{esc(agent)}</b>"]
+        for seed in seeds:
+            hit = group[group["sweep_seed"] == seed]
+            if hit.empty:
+                cells.append("—")
+                continue
+            r = hit.iloc[0]
+            cells.append(f"{_score_cell(r['mean_score'])} <span{css(color=MUTED)}>{int(r['passed'])}/"
+                         f"{int(r['conversations'])} pass" + (f", {int(r['errors'])} error" if r["errors"] else "")
+                         + "</span>")
+        means = group["mean_score"]
+        cells.append(f"{_num(means.mean())} ± {_num(means.std(), '{:.2f}')}")
+        rows.append(cells)
+    head = ["agent", *[f"seed {esc(s)}" for s in seeds], "mean ± SD across seeds"]
+    return (table(rows, head) + f"<div{css(color=MUTED)}>Mean composite score per combination (errors have no "
+            "score and are counted apart); pass = conversations whose status is pass.</div>")
+
+
+def _pass_hat_k_html(frame: pd.DataFrame) -> str:
+    if frame.empty:
+        return _empty()
+    ks = sorted(frame["k"].unique())
+    rows = []
+    for agent, group in frame.groupby("agent", sort=True):
+        values = dict(zip(group["k"], group["pass_hat_k"], strict=True))
+        rows.append([f"<b>{esc(agent)}</b>", *[_num(values.get(k), "{:.2f}") for k in ks]])
+    return (table(rows, ["agent", *[f"pass^{k}" for k in ks]])
+            + f"<div{css(color=MUTED)}>pass^k = mean over scenarios of C(c,k)/C(n,k), n conversations of a "
+            "scenario across seeds and trials, c of them passing: the chance that k tries in a row all pass.</div>")
+
+
+def _spread_html(frame: pd.DataFrame) -> str:
+    if frame.empty:
+        return _empty()
+    rows = [[esc(r.agent), esc(r.scenario), esc(r.conversations), esc(r.errors), _score_cell(r.mean),
+             _num(r.std, "{:.2f}"), _num(r.min), _num(r.max), _num(r.range)] for r in frame.itertuples()]
+    return table(rows, ["agent", "scenario", "conversations", "errors", "mean", "SD", "min", "max", "range"])
+
+
+def _flips_html(frame: pd.DataFrame) -> str:
+    if frame.empty:
+        return _empty("No rubric verdicts (scripted scenarios only, or every judge call failed).")
+    rows = []
+    for r in frame.itertuples():
+        flip = r.flip_rate
+        tone = "#a40e26" if not pd.isna(flip) and flip >= 0.3 else "#7d4e00" if not pd.isna(flip) and flip > 0 else "#116329"
+        rows.append([esc(r.agent), esc(r.scenario), esc(r.criterion), esc(r.conversations),
+                     f"{int(r.passes)} / {int(r.fails)}", f"<b{css(color=tone)}>{_num(flip, '{:.2f}')}</b>"])
+    return (table(rows, ["agent", "scenario", "criterion", "conversations", "pass / fail", "flip rate"])
+            + f"<div{css(color=MUTED)}>Flip rate = share of pairs of conversations of the same scenario (other seed "
+            "or trial) whose verdicts differ; 0 = stable, around 0.5 = a coin toss.</div>")
+
+
+def _spread_chart(scores: pd.DataFrame) -> Chart | None:
+    usable = scores[scores["score"].notna()] if len(scores) else scores
+    if usable.empty:
+        return None
+    from matplotlib.figure import Figure
+
+    agents = sorted(usable["agent"].unique())
+    seeds = sorted(usable["sweep_seed"].unique())
+    fig = Figure(figsize=(9, 0.8 + 0.6 * len(agents)), layout="constrained")
+    ax = fig.add_subplot()
+    colors = ["#0969da", "#cf222e", "#2da44e", "#8250df", "#bf8700", "#1b7c83", "#e16f24", "#57606a"]
+    for i, seed in enumerate(seeds):
+        hit = usable[usable["sweep_seed"] == seed]
+        ys = [agents.index(a) + (i - (len(seeds) - 1) / 2) * 0.12 for a in hit["agent"]]
+        ax.scatter(hit["score"], ys, s=22, alpha=0.8, color=colors[i % len(colors)], label=f"seed {seed}")
+    ax.set_yticks(range(len(agents)), agents)
+    ax.invert_yaxis()
+    ax.set_xlim(-0.3, 10.3)
+    for x, color in ((5, "#cf222e"), (7, "#d4a72c")):
+        ax.axvline(x, color=color, linestyle="--", linewidth=0.8)
+    ax.set_xlabel("composite score (0–10), one dot per conversation")
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.spines[["top", "right"]].set_visible(False)
+    return Chart(fig, "scores of every conversation by agent and seed")
+
+
+def _empty(text: str = "No finished combination.") -> str:
+    return f"<div{css(color=MUTED, font_style='italic')}>{esc(text)}</div>"
