@@ -17,7 +17,11 @@ from convoeval.agreement import (
     truth_pairs,
     truth_ratings,
 )
-from convoeval.batch import load_results
+from convoeval.batch import arun_batch, load_results, plan
+from convoeval.conversation import RunOptions
+from convoeval.scenarios import load_scenarios
+from convoeval.store import open_store
+from convoeval.testing import FakeChatModel
 
 T, F = True, False
 LINK = "Agent generated a payment link"
@@ -126,12 +130,6 @@ def test_truth_needs_the_assertion_column():
 
 async def test_agreement_on_a_real_batch_with_the_fake_models(tmp_path, monkeypatch):
     """The frames a real batch writes (fake simulator and judge, sqlite store) feed the database agreement."""
-    from convoeval.batch import arun_batch, plan
-    from convoeval.conversation import RunOptions
-    from convoeval.scenarios import load_scenarios
-    from convoeval.store import open_store
-    from convoeval.testing import FakeChatModel
-
     monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("CONVOEVAL_CACHE", "off")
     sc = load_scenarios(scenario="recall-conv-declines-pt")[0]
@@ -149,10 +147,10 @@ async def test_agreement_on_a_real_batch_with_the_fake_models(tmp_path, monkeypa
     with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
         opts = RunOptions(simulator_model=FakeChatModel(responder=lambda m, k: "Não, obrigado. [GOAL_COMPLETE]"),
                           judge_model=FakeChatModel(responder=judge_reply), store=store)
-        await arun_batch(plan([sc], seeds=[1, 2], trials=2), options=opts, out_dir=tmp_path / "out", progress=False)
+        await arun_batch(plan([sc], seeds=[1], trials=2), options=opts, out_dir=tmp_path / "out", progress=False)
     frames = load_results(tmp_path / "out")
     pairs = truth_pairs(frames["rubric"], frames["assertions"])
-    assert len(pairs) == 4 and set(pairs["criterion"]) == set(declared)
+    assert len(pairs) == 2 and set(pairs["criterion"]) == set(declared)
     db = frames["assertions"][frames["assertions"]["assertion"] == "appointment_created"]
     assert sorted(pairs["database_passed"].tolist()) == sorted(db["passed"].tolist())
     out = database_agreement(frames, n_boot=50)
@@ -161,4 +159,4 @@ async def test_agreement_on_a_real_batch_with_the_fake_models(tmp_path, monkeypa
     assert set(out["rater_a"]) == judges | {"simulator"} and set(out["rater_b"]) == {DATABASE}
     goal = out[(out["instrument"] == "goal") & (out["rater_a"] == "simulator")].set_index("statistic")["value"]
     assert goal["pass_rate_a"] == 1.0  # the fake patient always claims [GOAL_COMPLETE]
-    assert set(out["n"]) == {4} and out["ci_too_wide"].all()  # four conversations cannot support a conclusion
+    assert set(out["n"]) == {2} and out["ci_too_wide"].all()  # two conversations cannot support a conclusion
