@@ -111,8 +111,9 @@ def _combinations_frame(combinations: Sequence[CombinationRow], data: SweepData)
         counts = run.status_counts() if run else {}
         mean = run.scores["score"].mean() if run else float("nan")
         rows.append({"combination": c.name, "agent": c.agent, "seed": c.seed, "status": c.status,
-                     "conversations": len(run.scores) if run else 0, **counts, "mean_score": mean,
-                     "seconds": c.seconds, "error": c.error, "folder": str(c.folder)})
+                     "conversations": len(run.scores) if run else 0,
+                     **{s: counts.get(s, 0) for s in ("pass", "warn", "fail", "error")}, "mean_score": mean,
+                     "seconds": c.seconds, "reason": c.error, "folder": str(c.folder)})
     return pd.DataFrame(rows)
 
 
@@ -181,8 +182,8 @@ def _combinations_html(folder: Path, frame: pd.DataFrame) -> str:
                           if not pd.isna(r.get(s)) and int(r[s]))
         rows.append([esc(r["combination"]), badge(tone, r["status"]), esc(r["conversations"]), counts or "—",
                      _score_cell(r["mean_score"]), _num(r["seconds"], "{:.0f} s"), link,
-                     esc(r["error"]) if isinstance(r["error"], str) else ""])
-    return table(rows, ["combination", "status", "conversations", "statuses", "mean score", "time", "", "error"])
+                     esc(r["reason"]) if isinstance(r["reason"], str) else ""])
+    return table(rows, ["combination", "status", "conversations", "statuses", "mean score", "time", "", "why it failed"])
 
 
 def _scores_by_seed_html(frame: pd.DataFrame) -> str:

@@ -73,6 +73,8 @@ NOTEBOOK_PARAMETERS: dict[str, tuple[Callable[[Any], bool], str, str]] = {
 
 # Names IPython puts in a kernel's namespace; they are not parameters.
 _KERNEL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
+# What papermill injects with --inject-output-path / --inject-paths: the executed notebook's location.
+_PAPERMILL_PATHS = ("PAPERMILL_INPUT_PATH", "PAPERMILL_OUTPUT_PATH")
 
 
 @dataclass
@@ -149,7 +151,8 @@ def check_parameters(namespace: Mapping[str, Any], *, check_scenarios: bool = Tr
     """Validate the notebook's parameters (pass ``globals()``) and resolve them into a run configuration.
 
     Plain values in ``namespace`` whose names are not parameters are reported as unknown: they can only come from a
-    mistyped ``papermill -p`` name. Modules, functions, classes, objects and ``_``-names are ignored, so the check can
+    mistyped ``papermill -p`` name. Without ``output_dir``, the data goes to ``<executed notebook's folder>/<its
+    name>/`` when papermill ran with ``--inject-output-path``, else to ``reports/run-<agent>-s<seed>-<time>/``. Modules, functions, classes, objects and ``_``-names are ignored, so the check can
     be re-run in an interactive session.
 
     Args:
@@ -169,7 +172,7 @@ def check_parameters(namespace: Mapping[str, Any], *, check_scenarios: bool = Tr
     """
     from convoeval.runs import RunConfig, RunConfigError
 
-    values = {k: v for k, v in namespace.items() if _is_parameter_like(k, v)}
+    values = {k: v for k, v in namespace.items() if _is_parameter_like(k, v) and k not in _PAPERMILL_PATHS}
     params = check_values(values)
     root = project_root()
     scenarios_dir = _resolve(root, params["scenarios_dir"] or "evals/scenarios")
@@ -194,7 +197,14 @@ def check_parameters(namespace: Mapping[str, Any], *, check_scenarios: bool = Tr
             config.scenarios()
     except RunConfigError as exc:
         raise ParameterError(str(exc)) from None
-    out = _resolve(root, params["output_dir"]) if params["output_dir"] else default_output_dir(root, params)
+    if params["output_dir"]:
+        out = _resolve(root, params["output_dir"])
+    elif isinstance(namespace.get("PAPERMILL_OUTPUT_PATH"), str) and "://" not in namespace["PAPERMILL_OUTPUT_PATH"]:
+        # papermill --inject-output-path: the data goes beside the executed notebook, in a folder named after it.
+        executed = Path(namespace["PAPERMILL_OUTPUT_PATH"]).expanduser()
+        out = _resolve(Path.cwd(), executed.parent / executed.stem)
+    else:
+        out = default_output_dir(root, params)
     return NotebookConfig(params=params, run_config=config, output_dir=out, project_root=root)
 
 

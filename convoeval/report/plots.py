@@ -182,8 +182,7 @@ def plot_holistic(run: RunData) -> Chart | HTML:
     n = len(frame)
     fig = _figure(9, 1.2 + 0.45 * n)
     ax = fig.add_subplot()
-    cmap = colormaps["RdYlGn"].copy()
-    cmap.set_bad("#eaeef2")
+    cmap = colormaps["RdYlGn"].with_extremes(bad="#eaeef2")
     values = frame.to_numpy(dtype=float)
     image = ax.imshow(values, cmap=cmap, vmin=0, vmax=10, aspect="auto")
     for y, row in enumerate(values):

@@ -1,0 +1,90 @@
+"""notebooks/run.ipynb executed by papermill against the fake OpenAI-compatible server (a real kernel; slow).
+
+The fake server answers every call with a schema-valid placeholder, so these tests check the notebook's plumbing
+(every cell runs, the report has its parts, parameters are checked), not the numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import papermill
+import pytest
+
+from convoeval.fake_server import FakeOpenAIServer
+
+ROOT = Path(__file__).resolve().parents[1]
+RUN = ROOT / "notebooks" / "run.ipynb"
+
+pytestmark = pytest.mark.notebook
+
+
+@pytest.fixture
+def fake_llm(tmp_path, monkeypatch):
+    """Every model the kernel builds talks to a local fake server; state, store and cache stay in tmp_path."""
+    with FakeOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_MODEL", "fake-model")
+        monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
+        monkeypatch.setenv("CONVOEVAL_CACHE_PATH", str(tmp_path / "state" / "cache.sqlite"))
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        monkeypatch.delenv("CONVOEVAL_CACHE", raising=False)
+        monkeypatch.chdir(ROOT)
+        yield server
+
+
+def _execute(tmp_path: Path, **parameters):
+    return papermill.execute_notebook(str(RUN), str(tmp_path / "executed.ipynb"), parameters=parameters,
+                                      progress_bar=False, cwd=str(ROOT))
+
+
+def _outputs(nb) -> dict[str, list[dict]]:
+    """Cell source -> its outputs, for the code cells."""
+    return {c["source"]: c.get("outputs", []) for c in nb["cells"] if c["cell_type"] == "code"}
+
+
+def test_papermill_run_of_the_billing_agent_produces_the_whole_report(fake_llm, tmp_path):
+    out = tmp_path / "run"
+    nb = _execute(tmp_path, agent="billing", output_dir=str(out))
+    outputs = _outputs(nb)
+    html = lambda source: "".join(o["data"].get("text/html", "") for o in outputs[source])  # noqa: E731
+    assert "Local demo model" not in html("report.what_ran(run)")  # the fake server is not the local model
+    assert "openai-compatible" in html("report.what_ran(run)")
+    score_table = html("report.score_table(run)")
+    assert score_table.count("billing-") >= 6 and "<table" in score_table
+    for source in ("report.plot_components(run)", "report.plot_criteria(run)", "report.plot_holistic(run)"):
+        assert outputs[source][0]["data"]["image/png"]
+    assert html("report.transcripts(run)").count("<details style=\"margin:6px 0") == 6
+    assert "Errors" in html("report.errors(run)")
+    # the run's data beside the report, readable without re-running anything
+    for name in ("scores", "transcripts", "rubric", "holistic", "calls"):
+        assert (out / "data" / f"{name}.parquet").exists() and (out / "data" / f"{name}.csv").exists()
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert page.count("data:image/png;base64,") == 3 and "billing-conv-happy-payment" in page
+    assert fake_llm.stats["requests"] > 20
+
+
+def test_a_bad_parameter_value_fails_with_one_line(fake_llm, tmp_path):
+    with pytest.raises(papermill.PapermillExecutionError) as err:
+        _execute(tmp_path, seed="forty-two")
+    assert err.value.ename == "ParameterError"
+    assert err.value.evalue.startswith("seed must be an integer") and "\n" not in err.value.evalue
+    assert err.value.traceback == [f"ParameterError: {err.value.evalue}"]  # no stack trace in the notebook
+    assert fake_llm.stats["requests"] == 0
+
+
+def test_a_mistyped_parameter_name_does_not_pass_silently(fake_llm, tmp_path):
+    with pytest.raises(papermill.PapermillExecutionError, match="unknown notebook parameter.*agnet"):
+        _execute(tmp_path, agnet="scheduling")
+
+
+def test_replay_only_cache_miss_fails_the_notebook_with_how_to_re_record(fake_llm, tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVOEVAL_CACHE", "replay")
+    with pytest.raises(papermill.PapermillExecutionError) as err:
+        _execute(tmp_path, agent="support", scenario="support-conv-wants-human-es", output_dir=str(tmp_path / "r"))
+    assert err.value.ename == "ReplayMissError"
+    assert "scripts/record-nbval-cache.sh" in err.value.evalue and "CONVOEVAL_CACHE=rw" in err.value.evalue
+    assert fake_llm.stats["requests"] == 0
+    executed = json.loads((tmp_path / "executed.ipynb").read_text())
+    assert not (tmp_path / "r" / "report.html").exists() and executed["metadata"]["papermill"]["exception"]

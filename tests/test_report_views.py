@@ -1,0 +1,147 @@
+"""The report's pieces on synthetic runs: escaping, chat bubbles, chips, score table, plots, errors, the HTML page."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+from report_support import SCRIPT, conversation, merge, run_data, write_run_folder
+
+from convoeval import report
+from convoeval.report import LOCAL_DEMO_WARNING
+
+
+@pytest.fixture
+def mixed_run(tmp_path):
+    """A pass, a fail with a hostile agent reply, an error (judge failed), and a scripted run."""
+    rows = merge(
+        conversation("r1", status="pass", score=8.5, rubric=[True, True]),
+        conversation("r2", "billing-conv-impatient-patient", status="fail", score=3.0, agent_text=SCRIPT,
+                     assertion_ok=False, rubric=[False, True]),
+        conversation("r3", "billing-conv-confused-patient", status="error", score=None, rubric=[True, None],
+                     error=f"rubric judge: criterion 2 missing {SCRIPT}", holistic=None),
+        conversation("r4", "billing-scripted-pix-en", status="warn", score=6.0, scripted=True, rubric=[]),
+    )
+    rows["calls"].append({"role": "judge", "provider": "local", "model": "qwen", "scenario": "billing-conv-confused-patient",
+                          "seed": 42, "trial": 1, "turn": None, "cache_hit": False, "is_local_demo": True,
+                          "error": "LLMCallError: timed out after 3 attempts"})
+    meta = {"convoeval_version": "0.1.0", "local_demo": True, "started_at": "2026-01-01T10:00:00", "duration_s": 12.5,
+            "config": {"agent": "billing", "seeds": [42], "trials": 1, "judge_samples": 1},
+            "models": {"simulator": {"provider": "local", "model": "qwen", "base_url": None, "local_demo": True},
+                       "judge": {"provider": "local", "model": "qwen", "base_url": None, "local_demo": True}}}
+    return run_data(rows, tmp_path / "run", meta)
+
+
+def _html(value) -> str:
+    return value.to_html() if hasattr(value, "to_html") else str(value)
+
+
+def test_untrusted_text_is_escaped_everywhere(mixed_run):
+    pieces = [report.what_ran(mixed_run), report.score_table(mixed_run), report.transcripts(mixed_run),
+              report.failures(mixed_run), report.errors(mixed_run)]
+    for piece in pieces:
+        assert "<script" not in _html(piece).lower()
+    page = report.render_html(mixed_run)
+    assert "<script" not in page.lower()
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in str(report.transcripts(mixed_run))
+    assert "&lt;b&gt;bold&lt;/b&gt;" in str(report.transcripts(mixed_run))  # tool results too
+
+
+def test_transcripts_are_collapsible_chats_with_bubbles_and_chips(mixed_run):
+    html = str(report.transcripts(mixed_run))
+    assert html.count("<details style=\"margin:6px 0") == 4  # one collapsible block per conversation
+    assert " open" not in html.split(">", 3)[2]  # collapsed by default
+    # patient left, agent right; the agent's two WhatsApp messages are two bubbles
+    assert html.count("align-items:flex-start") == 8 and html.count("align-items:flex-end") == 4
+    assert html.count("Prefere Pix ou boleto?") == 4
+    assert "🔧 list_invoices" in html and "⏹ GOAL_COMPLETE" in html
+    assert "✗ response_contains: missing &#x27;Pix&#x27;" in html  # scripted turn check shown under the reply
+    opened = str(report.transcripts(mixed_run, status="fail", open=True))
+    assert opened.count("<details open") == 1 and "billing-conv-impatient-patient" in opened
+
+
+def test_score_table_is_a_styler_with_components_and_status_colours(mixed_run):
+    styler = report.score_table(mixed_run)
+    assert isinstance(styler, pd.io.formats.style.Styler)
+    frame = report.score_frame(mixed_run)
+    assert list(frame["Status"]) == ["error", "pass", "fail", "warn"]  # sorted by scenario
+    row = frame.set_index("Scenario").loc["billing-conv-impatient-patient"]
+    assert row["Rubric"] == "1/2" and row["Assertions"] == "0/1" and row["Goal"] == "no"
+    html = styler.to_html()
+    assert "background-color:#ffdcd7" in html.replace(": ", ":")  # fail colour
+    assert "—" in html  # the errored run has no score, shown as a dash rather than 0
+
+
+def test_what_ran_warns_about_the_local_demo_model_and_points_to_errors(mixed_run):
+    html = str(report.what_ran(mixed_run))
+    assert LOCAL_DEMO_WARNING.split(".")[0] in html
+    assert "(local demo model)" in html
+    assert "error(s)" in html and "cache hits 4 of 5" in html
+    usage = report.usage_frame(mixed_run)
+    assert usage["calls"].sum() == 5 and usage["errors"].sum() == 1
+
+
+def test_what_ran_without_local_model_has_no_warning_and_says_unknown_cost(mixed_run):
+    mixed_run.meta.update(local_demo=False, models={"judge": {"provider": "openai", "model": "gpt-x", "local_demo": False}})
+    mixed_run.frames["calls"] = pd.DataFrame([{"role": "judge", "provider": "openai", "model": "gpt-x", "scenario": "s",
+                                               "cache_hit": False, "cost_usd": None, "prompt_tokens": 10,
+                                               "completion_tokens": 2, "is_local_demo": False, "error": None}])
+    html = str(report.what_ran(mixed_run))
+    assert LOCAL_DEMO_WARNING.split(".")[0] not in html
+    assert "unknown for gpt-x" in html
+
+
+def test_errors_list_every_judge_agent_and_llm_error(mixed_run):
+    frame = report.errors_frame(mixed_run)
+    kinds = sorted(frame["kind"])
+    assert kinds == ["LLM call", "conversation", "holistic judge", "rubric judge"]
+    assert frame.loc[frame["kind"] == "rubric judge", "where"].iloc[0].startswith("criterion 2")
+    html = str(report.errors(mixed_run))
+    assert "#cf222e" in html and "4 error(s)" in html and "timed out after 3 attempts" in html
+
+
+def test_no_errors_and_no_failures_say_so(tmp_path):
+    clean = run_data(conversation("r1", rubric=[True]), tmp_path)
+    assert report.errors_frame(clean).empty
+    assert "No errors" in str(report.errors(clean))
+    assert "No failures" in str(report.failures(clean))
+
+
+def test_failures_show_evidence_and_suggestions(mixed_run):
+    html = str(report.failures(mixed_run))
+    assert "payment_link_created: expected true, got false" in html
+    assert "be brief" in html  # the holistic judge's suggestion travels with the failure
+
+
+def test_plots_are_png_charts_and_empty_data_gives_a_note(mixed_run, tmp_path):
+    for plot in (report.plot_components, report.plot_criteria, report.plot_holistic):
+        chart = plot(mixed_run)
+        assert isinstance(chart, report.Chart)
+        assert chart._repr_png_().startswith(b"\x89PNG")
+    rates = report.criteria_frame(mixed_run).set_index(["scenario", "criterion_index"])
+    assert rates.loc[("billing-conv-impatient-patient", 0), "pass_rate"] == 0.0
+    assert rates.loc[("billing-conv-confused-patient", 1), "judged"] == 0  # a judge error is not a verdict
+    scripted_only = run_data(conversation("r9", scripted=True, rubric=[]), tmp_path)
+    assert isinstance(report.plot_criteria(scripted_only), report.HTML)
+    assert report.holistic_frame(scripted_only).loc["billing-conv-happy-payment", "tone"] == 6.0
+
+
+def test_save_html_writes_one_self_contained_page(mixed_run):
+    link = report.save_html(mixed_run)
+    page = (mixed_run.out_dir / "report.html").read_text(encoding="utf-8")
+    headings = re.findall(r"<h2[^>]*>([^<]+)</h2>", page)
+    assert headings == ["What ran", "Scores", "Plots", "Transcripts", "Failures", "Errors"]
+    assert page.count("data:image/png;base64,") == 3
+    assert "<link" not in page and "src=\"http" not in page  # nothing external
+    assert "report.html" in str(link)
+
+
+def test_load_run_reads_a_saved_folder(tmp_path):
+    folder = write_run_folder(tmp_path / "saved", merge(conversation("a1"), conversation("a2", seed=7)),
+                              meta={"local_demo": True})
+    run = report.load_run(folder)
+    assert sorted(run.scores["seed"]) == [7, 42]
+    assert run.meta == {"local_demo": True} and len(run.frames["calls"]) == 2
+    with pytest.raises(FileNotFoundError, match="no finished conversation"):
+        report.load_run(tmp_path / "empty")
