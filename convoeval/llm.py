@@ -47,7 +47,9 @@ __all__ = [
     "StructuredOutputError",
     "call_model",
     "call_model_sync",
+    "describe_error",
     "model_info",
+    "redact",
     "register_model",
 ]
 

@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_OPENAI_MODEL",
     "PROVIDERS",
     "ROLES",
+    "ModelConfigError",
     "ModelInfo",
     "ModelSpec",
     "ProviderDefaults",
