@@ -41,6 +41,9 @@ from test_reliability_support import (
     run_files,
 )
 
+#: Integration tests (subprocesses, local servers): select or skip them with -m reliability.
+pytestmark = pytest.mark.reliability
+
 #: About one call in five fails, in every way a flaky OpenAI-compatible server does.
 TRANSIENT_MIX = {"429": 0.06, "500": 0.04, "timeout": 0.03, "drop": 0.04, "malformed": 0.03, "truncated": 0.03,
                  "empty": 0.01, "refusal": 0.01}

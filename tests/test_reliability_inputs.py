@@ -37,8 +37,11 @@ from test_reliability_support import (
     run_args,
 )
 
+#: Integration tests (subprocesses, local servers): select or skip them with -m reliability.
+pytestmark = pytest.mark.reliability
+
 CORPUS = Path(__file__).parent / "data" / "bad_scenarios"
-LOAD_DEADLINE_S = 10.0
+LOAD_DEADLINE_S = 6.0
 LOAD_MEMORY_CAP = 1 << 30  # 1 GiB of address space on top of what the test process already maps
 
 # ── The loader in a leash ──
@@ -215,7 +218,7 @@ keys = st.sampled_from(FIELD_NAMES) | st.text(max_size=10)
 yamlish = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=5),
                        max_leaves=30)
 documents = st.dictionaries(st.sampled_from(FIELD_NAMES), yamlish, max_size=10)
-FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _check_parse(document: Any) -> None:
@@ -355,7 +358,7 @@ def test_a_target_that_cannot_work_is_one_error_line_before_any_conversation(tmp
     "`convoeval validate` over the corpus meets the two loader bugs above (scenarios.py:300 alias-bomb repr "
     "hangs; scenarios.py:322 TypeError traceback), so it never prints its one line per bad file"))
 def test_validate_reports_every_bad_file_of_the_corpus_one_line_each(tmp_path):
-    proc = cli("validate", "-q", str(CORPUS), env=clean_env(tmp_path), timeout=20)
+    proc = cli("validate", "-q", str(CORPUS), env=clean_env(tmp_path), timeout=10)
     assert_no_traceback(proc)
     assert proc.returncode == 1
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]

@@ -35,6 +35,9 @@ from test_reliability_support import (
     run_files,
 )
 
+#: Integration tests (subprocesses, local servers): select or skip them with -m reliability.
+pytestmark = pytest.mark.reliability
+
 SEEDS = "1,2,3,4"
 JOBS = 6 * 4  # the six billing scenarios × four seeds
 FOREIGN_TABLES = ("clinics", "patients", "conversations", "messages")

@@ -28,6 +28,9 @@ from convoeval.fake_server import FakeOpenAIServer
 from store_support import PG_URL, require_postgres
 from test_reliability_support import FaultyAgent, assert_no_traceback, clean_env, llm_responder, run_args
 
+#: Integration tests (subprocesses, local servers): select or skip them with -m reliability.
+pytestmark = pytest.mark.reliability
+
 #: The CLI with every library's logging on at DEBUG, so a secret in any log record would be printed.
 CLI_WITH_DEBUG_LOGS = ("import logging, sys; logging.basicConfig(level=logging.DEBUG); "
                        "from convoeval.cli import main; sys.exit(main(sys.argv[1:]))")

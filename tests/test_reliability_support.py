@@ -31,7 +31,7 @@ SCENARIOS = REPO / "evals" / "scenarios"
 FIGURES_ENV = "CONVOEVAL_RELIABILITY_FIGURES"
 TRACEBACK = "Traceback (most recent call last)"
 
-PATIENT_LINES = ("Oi, quero pagar minha fatura", "Pix, por favor", "Sim, pode gerar o link", "Obrigada! [GOAL_COMPLETE]")
+PATIENT_LINES = ("Oi, quero pagar minha fatura", "Pix", "Sim", "Obrigada! [GOAL_COMPLETE]")
 HOLISTIC_DIMENSIONS = ("correctness", "helpfulness", "tone", "safety", "conciseness", "goal_completion")
 _CRITERIA_COUNT = re.compile(r"Criteria \((\d+)\)")
 
