@@ -64,6 +64,16 @@ def wait_for_files(out: Path, proc: subprocess.Popen, count: int, deadline_s: fl
         time.sleep(0.05)
 
 
+def wait_for_a_run_in_flight(store_url: str, proc: subprocess.Popen, deadline_s: float) -> None:
+    """Until the store holds a seeded run of ``proc`` (a run keeps its rows only while it talks, not while judged)."""
+    deadline = time.monotonic() + deadline_s
+    with open_store(store_url) as store:
+        while not store.select("runs", {"owner_pid": proc.pid, "owner_host": socket.gethostname()}):
+            assert proc.poll() is None, f"the run ended (rc={proc.returncode}) before it could be killed"
+            assert time.monotonic() < deadline, f"no run of pid {proc.pid} was in flight within {deadline_s} s"
+            time.sleep(0.01)
+
+
 def rows_by_run(store, run_ids) -> dict[str, int]:
     return {rid: sum(len(store.select(t, {"run_id": rid})) for t in TABLES) for rid in run_ids}
 
@@ -90,6 +100,7 @@ def test_a_killed_sweep_resumes_without_losing_or_redoing_runs_and_cleanup_is_ex
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             wait_for_files(out, proc, 4, deadline_s=90)
+            wait_for_a_run_in_flight(store_url, proc, deadline_s=30)
         finally:
             proc.kill()  # SIGKILL: no finally block, no cleanup, no atexit
             proc.wait(timeout=30)  # reaped, so its pid is really gone
