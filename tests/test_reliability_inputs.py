@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import resource
-import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -242,13 +241,15 @@ def test_fuzz_random_mappings_with_any_type_value_give_a_scenario_or_a_scenario_
     _check_parse(document)
 
 
-_FUZZ_DIR = Path(tempfile.mkdtemp(prefix="convoeval-fuzz-"))
+@pytest.fixture(scope="module")
+def fuzz_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("fuzz")
 
 
 @FUZZ
 @given(document=documents.filter(lambda d: not isinstance(d.get("type"), (list, dict))))
-def test_fuzz_random_yaml_files_give_a_scenario_or_a_scenario_error(document):
-    path = _FUZZ_DIR / "doc.yaml"
+def test_fuzz_random_yaml_files_give_a_scenario_or_a_scenario_error(fuzz_dir, document):
+    path = fuzz_dir / "doc.yaml"
     path.write_text(yaml.safe_dump(document, allow_unicode=True), encoding="utf-8")
     try:
         load_scenario_file(path)
@@ -261,8 +262,8 @@ def test_fuzz_random_yaml_files_give_a_scenario_or_a_scenario_error(document):
        | st.builds(lambda a, b: a + b, st.sampled_from([b"type: conversational\n", b"id: x\n", b"\xef\xbb\xbf",
                                                         b"%YAML 1.1\n---\n", b"a: &a [1]\nb: *a\n"]),
                    st.binary(max_size=500)))
-def test_fuzz_random_bytes_give_a_scenario_or_a_scenario_error(data):
-    path = _FUZZ_DIR / "bytes.yaml"
+def test_fuzz_random_bytes_give_a_scenario_or_a_scenario_error(fuzz_dir, data):
+    path = fuzz_dir / "bytes.yaml"
     path.write_bytes(data)
     try:
         load_scenario_file(path)
@@ -296,7 +297,8 @@ def _error_lines(proc) -> list[str]:
 @pytest.mark.parametrize("case", list(CLI_MISTAKES))
 def test_a_bad_cli_argument_is_one_error_line_and_exit_2(case, tmp_path):
     extra, shown = CLI_MISTAKES[case]
-    proc = cli(*run_args(tmp_path / "out", *extra), env=clean_env(tmp_path, OPENAI_BASE_URL="http://127.0.0.1:9/v1"), timeout=60)
+    proc = cli(*run_args(tmp_path / "out", *extra), env=clean_env(tmp_path, OPENAI_BASE_URL="http://127.0.0.1:9/v1"),
+               timeout=60)
     assert_no_traceback(proc)
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     errors = _error_lines(proc)

@@ -204,8 +204,9 @@ class _AgentHandler(BaseHTTPRequestHandler):
             text = f"[{run_id}] turn {turn}: you said {message!r}"
             with agent._lock:
                 agent.replies[run_id].append(text)
-            self._send(200, json.dumps({"bubbles": [text], "tool_calls": [{"name": "echo", "arguments": {"turn": turn}}],
-                                        "conversation_id": f"conv-{run_id}"}).encode())
+            reply = {"bubbles": [text], "tool_calls": [{"name": "echo", "arguments": {"turn": turn}}],
+                     "conversation_id": f"conv-{run_id}"}
+            self._send(200, json.dumps(reply).encode())
         elif outcome in ("429", "503", "500", "401"):
             detail = f" (request had Authorization: {auth})" if agent.echo_auth and auth else ""
             headers = {"Retry-After": f"{agent.retry_after:g}"} if outcome == "429" else {}
