@@ -13,11 +13,11 @@ from convoeval.report import RunData
 SCRIPT = "<script>alert('x')</script>"
 
 
-def conversation(run_id: str, scenario: str = "billing-conv-happy-payment", *, agent: str = "billing", seed: int = 42,
-                 trial: int = 1, status: str = "pass", score: float | None = 8.5, rubric: list[bool | None] | None = None,
-                 agent_text: str = "Olá! Sua fatura é R$ 150,00.", error: str | None = None,
-                 holistic: float | None = 8.0, assertion_ok: bool | None = True, scripted: bool = False
-                 ) -> dict[str, list[dict[str, Any]]]:
+def conversation(run_id: str, scenario: str = "billing-conv-happy-payment", *, agent: str = "billing",
+                 seed: int = 42, trial: int = 1, status: str = "pass", score: float | None = 8.5,
+                 rubric: list[bool | None] | None = None, agent_text: str = "Olá! Sua fatura é R$ 150,00.",
+                 error: str | None = None, holistic: float | None = 8.0, assertion_ok: bool | None = True,
+                 scripted: bool = False) -> dict[str, list[dict[str, Any]]]:
     """One conversation's rows in every frame: two turns, a tool call, a stop signal, rubric, holistic, assertion."""
     keys = {"run_id": run_id, "scenario": scenario, "agent": agent, "seed": seed, "trial": trial}
     rubric = [True, False] if rubric is None else rubric

@@ -23,8 +23,9 @@ def mixed_run(tmp_path):
                      error=f"rubric judge: criterion 2 missing {SCRIPT}", holistic=None),
         conversation("r4", "billing-scripted-pix-en", status="warn", score=6.0, scripted=True, rubric=[]),
     )
-    rows["calls"].append({"role": "judge", "provider": "local", "model": "qwen", "scenario": "billing-conv-confused-patient",
-                          "seed": 42, "trial": 1, "turn": None, "cache_hit": False, "is_local_demo": True,
+    rows["calls"].append({"role": "judge", "provider": "local", "model": "qwen",
+                          "scenario": "billing-conv-confused-patient", "seed": 42, "trial": 1, "turn": None,
+                          "cache_hit": False, "is_local_demo": True,
                           "error": "LLMCallError: timed out after 3 attempts"})
     meta = {"convoeval_version": "0.1.0", "local_demo": True, "started_at": "2026-01-01T10:00:00", "duration_s": 12.5,
             "config": {"agent": "billing", "seeds": [42], "trials": 1, "judge_samples": 1},
@@ -83,7 +84,8 @@ def test_what_ran_warns_about_the_local_demo_model_and_points_to_errors(mixed_ru
 
 
 def test_what_ran_without_local_model_has_no_warning_and_says_unknown_cost(mixed_run):
-    mixed_run.meta.update(local_demo=False, models={"judge": {"provider": "openai", "model": "gpt-x", "local_demo": False}})
+    judge = {"provider": "openai", "model": "gpt-x", "local_demo": False}
+    mixed_run.meta.update(local_demo=False, models={"judge": judge})
     mixed_run.frames["calls"] = pd.DataFrame([{"role": "judge", "provider": "openai", "model": "gpt-x", "scenario": "s",
                                                "cache_hit": False, "cost_usd": None, "prompt_tokens": 10,
                                                "completion_tokens": 2, "is_local_demo": False, "error": None}])

@@ -51,8 +51,9 @@ def badge(status: Any, label: str | None = None) -> str:
     """A coloured status label (pass / warn / fail / error), optionally with another text in that colour."""
     label = esc(label if label is not None else status) or "?"
     fg, bg = STATUS_COLORS.get(str(status), (MUTED, "#eaeef2"))
-    return (f"<span{css(color=fg, background=bg, border_radius='10px', padding='1px 8px', font_weight='600', font_size='12px', white_space='nowrap')}>"
-            f"{label.upper()}</span>")
+    style = css(color=fg, background=bg, border_radius="10px", padding="1px 8px", font_weight="600",
+                font_size="12px", white_space="nowrap")
+    return f"<span{style}>{label.upper()}</span>"
 
 
 def box(body: str, *, tone: str = "info", title: str | None = None) -> str:
@@ -61,8 +62,15 @@ def box(body: str, *, tone: str = "info", title: str | None = None) -> str:
               "danger": ("#cf222e", "#ffebe9")}
     border, bg = colors[tone]
     head = f"<div{css(font_weight='700', margin_bottom='4px')}>{esc(title)}</div>" if title else ""
-    return (f"<div{css(border=f'1px solid {border}', border_left=f'6px solid {border}', background=bg, padding='8px 12px', margin='6px 0', border_radius='6px')}>"
-            f"{head}{body}</div>")
+    style = css(border=f"1px solid {border}", border_left=f"6px solid {border}", background=bg, padding="8px 12px",
+                margin="6px 0", border_radius="6px")
+    return f"<div{style}>{head}{body}</div>"
+
+
+def heading(text: str, *, margin_top: str = "26px") -> str:
+    """A section heading of a standalone page."""
+    style = css(font_size="17px", border_bottom="1px solid #d0d7de", padding_bottom="4px", margin_top=margin_top)
+    return f"<h2{style}>{esc(text)}</h2>"
 
 
 def table(rows: list[list[str]], header: list[str]) -> str:

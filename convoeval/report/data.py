@@ -66,8 +66,9 @@ class RunData:
         body = (f"<b>{n} conversation(s)</b> {parts or ''} &nbsp;·&nbsp; data saved in "
                 f"<code>{esc(self.data_dir)}</code>")
         if self.lines:
+            lines = esc("\n".join(self.lines))
             body += (f"<details{css(margin_top='4px')}><summary>console summary</summary>"
-                     f"<pre{css(white_space='pre-wrap', font_size='12px')}>{esc(chr(10).join(self.lines))}</pre></details>")
+                     f"<pre{css(white_space='pre-wrap', font_size='12px')}>{lines}</pre></details>")
         return wrap(body)
 
     def __repr__(self) -> str:

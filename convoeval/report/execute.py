@@ -7,7 +7,6 @@ changed since the cache was recorded, and the notebook must fail and say how to 
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pandas as pd
@@ -121,10 +120,3 @@ def _cache_path() -> str:
 
 def _turn(value: Any) -> str:
     return "-" if value is None or pd.isna(value) else str(int(value))
-
-
-def cache_mode() -> str:
-    """The cache mode calls use now (``rw``, ``replay`` or ``off``)."""
-    from convoeval.cache import normalize_mode
-
-    return normalize_mode(os.environ.get("CONVOEVAL_CACHE") or "rw")

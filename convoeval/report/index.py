@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from convoeval.report._html import FONT, MUTED, badge, box, css, esc, table
+from convoeval.report._html import heading as _heading
 from convoeval.report.data import RunData, load_run
 from convoeval.report.overview import LOCAL_DEMO_WARNING
 from convoeval.report.plots import Chart
@@ -150,8 +151,7 @@ def _render(folder: Path, combinations: Sequence[CombinationRow], data: SweepDat
     if chart is not None:
         sections.insert(2, ("Scores of every conversation", chart.to_html()))
     for heading, html in sections:
-        parts.append(f"<h2{css(font_size='17px', border_bottom='1px solid #d0d7de', padding_bottom='4px', margin_top='26px')}>"
-                     f"{esc(heading)}</h2>{html}")
+        parts.append(_heading(heading) + html)
     parts.append(f"<p{css(color=MUTED)}>The tables are also in <code>data/</code> as CSV.</p>")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{esc(title)}</title></head><body style=\"{esc(FONT)};margin:24px auto;max-width:1100px;"
@@ -183,7 +183,8 @@ def _combinations_html(folder: Path, frame: pd.DataFrame) -> str:
         rows.append([esc(r["combination"]), badge(tone, r["status"]), esc(r["conversations"]), counts or "—",
                      _score_cell(r["mean_score"]), _num(r["seconds"], "{:.0f} s"), link,
                      esc(r["reason"]) if isinstance(r["reason"], str) else ""])
-    return table(rows, ["combination", "status", "conversations", "statuses", "mean score", "time", "", "why it failed"])
+    head = ["combination", "status", "conversations", "statuses", "mean score", "time", "", "why it failed"]
+    return table(rows, head)
 
 
 def _scores_by_seed_html(frame: pd.DataFrame) -> str:
@@ -237,7 +238,8 @@ def _flips_html(frame: pd.DataFrame) -> str:
     rows = []
     for r in frame.itertuples():
         flip = r.flip_rate
-        tone = "#a40e26" if not pd.isna(flip) and flip >= 0.3 else "#7d4e00" if not pd.isna(flip) and flip > 0 else "#116329"
+        known = not pd.isna(flip)
+        tone = "#a40e26" if known and flip >= 0.3 else "#7d4e00" if known and flip > 0 else "#116329"
         rows.append([esc(r.agent), esc(r.scenario), esc(r.criterion), esc(r.conversations),
                      f"{int(r.passes)} / {int(r.fails)}", f"<b{css(color=tone)}>{_num(flip, '{:.2f}')}</b>"])
     return (table(rows, ["agent", "scenario", "criterion", "conversations", "pass / fail", "flip rate"])

@@ -111,7 +111,9 @@ def _values(series: pd.Series) -> str:
 def _model(info: dict[str, Any] | None) -> str:
     if not info:
         return f"<span{css(color=MUTED)}>unknown</span>"
-    where = f" at <code>{esc(info['base_url'])}</code>" if info.get("base_url") and info.get("provider") != "local" else ""
+    # The local server's port changes at every start; it says nothing a reader needs.
+    remote = info.get("base_url") and info.get("provider") != "local"
+    where = f" at <code>{esc(info['base_url'])}</code>" if remote else ""
     demo = (f" <b{css(color='#7d4e00')}>(local demo model)</b>" if info.get("local_demo")
             else f" <span{css(color=MUTED)}>(not the local demo model)</span>")
     return f"{esc(info.get('provider'))} / <code>{esc(info.get('model'))}</code>{where}{demo}"

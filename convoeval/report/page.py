@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from convoeval.report._html import FONT, HTML, css, esc, wrap
+from convoeval.report._html import heading as _heading
 from convoeval.report.data import RunData
 
 __all__ = ["render_html", "save_html"]
@@ -49,8 +50,7 @@ def render_html(run: RunData, *, title: str | None = None) -> str:
             f"<div{css(color='#57606a', margin_bottom='12px')}>generated {esc(stamp)} from "
             f"<code>{esc(run.out_dir)}</code></div>"]
     for heading, pieces in sections(run):
-        body.append(f"<h2{css(font_size='17px', border_bottom='1px solid #d0d7de', padding_bottom='4px', margin_top='28px')}>"
-                    f"{esc(heading)}</h2>")
+        body.append(_heading(heading, margin_top="28px"))
         body.extend(f"<div{css(margin='8px 0')}>{_piece(p)}</div>" for p in pieces)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{esc(title)}</title>"

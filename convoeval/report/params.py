@@ -17,7 +17,7 @@ from pathlib import Path
 from types import FunctionType, ModuleType
 from typing import Any
 
-from convoeval.report._html import HTML, css, esc, table, wrap
+from convoeval.report._html import css, esc, table, wrap
 
 __all__ = [
     "NOTEBOOK_PARAMETERS",
@@ -151,9 +151,11 @@ def check_parameters(namespace: Mapping[str, Any], *, check_scenarios: bool = Tr
     """Validate the notebook's parameters (pass ``globals()``) and resolve them into a run configuration.
 
     Plain values in ``namespace`` whose names are not parameters are reported as unknown: they can only come from a
-    mistyped ``papermill -p`` name. Without ``output_dir``, the data goes to ``<executed notebook's folder>/<its
-    name>/`` when papermill ran with ``--inject-output-path``, else to ``reports/run-<agent>-s<seed>-<time>/``. Modules, functions, classes, objects and ``_``-names are ignored, so the check can
-    be re-run in an interactive session.
+    mistyped ``papermill -p`` name. Modules, functions, classes, objects and ``_``-names are ignored, so the check
+    can be re-run in an interactive session.
+
+    Without ``output_dir`` the data goes beside the executed notebook (``reports/x.ipynb`` -> ``reports/x/``) when
+    papermill ran with ``--inject-output-path``, else to ``reports/run-<agent>-s<seed>-<time>/``.
 
     Args:
         namespace: the notebook's ``globals()`` (or any mapping of parameter values).

@@ -29,8 +29,8 @@ def failures(run: RunData) -> HTML:
 
     frame = failures_frame(run.frames)
     if frame.empty:
-        return HTML(wrap(box("No failures: every assertion, criterion, scripted check and judge dimension (≥ 7) held.",
-                             tone="ok")), text="no failures")
+        text = "No failures: every assertion, criterion, scripted check and judge dimension (≥ 7) held."
+        return HTML(wrap(box(text, tone="ok")), text="no failures")
     rows = []
     for r in frame.itertuples():
         scenarios = ", ".join(map(str, r.scenarios)) if isinstance(r.scenarios, (list, tuple)) else str(r.scenarios)
@@ -71,7 +71,8 @@ def errors_frame(run: RunData) -> pd.DataFrame:
     calls = run.frames["calls"]
     failed = calls[calls["error"].notna()] if len(calls) and "error" in calls else calls.iloc[0:0]
     for _, c in failed.iterrows():
-        where = f"{c['role']} · {c['provider']}/{c['model']}" + ("" if missing(c.get("turn")) else f" · turn {int(c['turn'])}")
+        where = f"{c['role']} · {c['provider']}/{c['model']}"
+        where += "" if missing(c.get("turn")) else f" · turn {int(c['turn'])}"
         rows.append({"kind": "LLM call", "scenario": c["scenario"], "seed": c["seed"], "trial": c["trial"],
                      "where": where, "reason": c["error"]})
     covered = {_conversation(r["scenario"], r["seed"], r["trial"]) for r in rows}

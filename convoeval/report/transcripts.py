@@ -49,7 +49,8 @@ def transcripts(run: RunData, *, scenario: str | None = None, status: str | None
     if not parts:
         return HTML(wrap(f"<div{css(color=MUTED)}>No conversation matches.</div>"), text="no transcripts")
     if len(shown) < len(scores):
-        parts.append(f"<div{css(color=MUTED)}>… and {len(scores) - len(shown)} more (raise <code>limit</code>).</div>")
+        more = len(scores) - len(shown)
+        parts.append(f"<div{css(color=MUTED)}>… and {more} more (raise <code>limit</code>).</div>")
     return HTML(wrap("".join(parts)), text=f"{len(shown)} transcript(s)")
 
 
@@ -65,12 +66,14 @@ def transcript_html(run: RunData, run_id: str, *, open: bool = False) -> str:
                    for _, m in messages.iterrows())
     stop = meta.get("stop_reason")
     if not missing(stop):
-        chat += f"<div{css(text_align='center', margin='8px 0 2px')}>{_chip(f'conversation ended: {stop}', '#57606a', '#ffffff')}</div>"
-    if missing(chat) or not chat:
+        end = _chip(f"conversation ended: {stop}", "#57606a", "#ffffff")
+        chat += f"<div{css(text_align='center', margin='8px 0 2px')}>{end}</div>"
+    if not chat:
         chat = f"<div{css(color=MUTED)}>No messages were exchanged.</div>"
     body = (f"<div{css(background=_CHAT_BG, padding='10px 12px', border_radius='8px', max_width='820px')}>{chat}</div>"
             + _verdicts(run, run_id))
-    return (f"<details{' open' if open else ''}{css(margin='6px 0', border='1px solid #d0d7de', border_radius='8px', padding='6px 10px')}>"
+    frame = css(margin="6px 0", border="1px solid #d0d7de", border_radius="8px", padding="6px 10px")
+    return (f"<details{' open' if open else ''}{frame}>"
             f"<summary{css(cursor='pointer')}>{_summary(score, meta)}</summary>"
             f"<div{css(margin_top='8px')}>{body}</div></details>")
 
@@ -104,8 +107,9 @@ def _summary(score: dict[str, Any], meta: dict[str, Any]) -> str:
 
 def _chip(text: str, fg: str, bg: str, *, title: str | None = None) -> str:
     tip = f' title="{esc(title)}"' if title else ""
-    return (f"<span{tip}{css(display='inline-block', color=fg, background=bg, border=f'1px solid {fg}', border_radius='10px', padding='0 8px', margin='2px 2px', font_size='11px', font_family='monospace')}>"
-            f"{esc(text)}</span>")
+    style = css(display="inline-block", color=fg, background=bg, border=f"1px solid {fg}", border_radius="10px",
+                padding="0 8px", margin="2px 2px", font_size="11px", font_family="monospace")
+    return f"<span{tip}{style}>{esc(text)}</span>"
 
 
 def _tool_chip(call: Any) -> str:
@@ -116,10 +120,12 @@ def _tool_chip(call: Any) -> str:
                          indent=1, default=str)
     if len(details) > 4000:  # a tool may return a large list; the chip stays readable
         details = details[:4000] + "\n…"
+    chip = _chip(f"🔧 {call.get('name')}", "#0550ae", "#ddf4ff")
+    pre = css(white_space="pre-wrap", font_size="11px", background="#ffffff", padding="6px", border_radius="6px",
+              max_width="560px", text_align="left")
     return (f"<details{css(display='inline-block', vertical_align='top', margin='2px')}>"
-            f"<summary{css(list_style='none', cursor='pointer')}>{_chip('🔧 ' + str(call.get('name')), '#0550ae', '#ddf4ff')}</summary>"
-            f"<pre{css(white_space='pre-wrap', font_size='11px', background='#ffffff', padding='6px', border_radius='6px', max_width='560px', text_align='left')}>{esc(details)}</pre>"
-            f"</details>")
+            f"<summary{css(list_style='none', cursor='pointer')}>{chip}</summary>"
+            f"<pre{pre}>{esc(details)}</pre></details>")
 
 
 def _bubbles(entry: Any) -> list[str]:
@@ -177,14 +183,15 @@ def _verdicts(run: RunData, run_id: str) -> str:
         lines = []
         for _, r in rub.sort_values(["criterion_index", "sample"]).iterrows():
             mark = _mark(r["passed"], r["error"])
-            sample = f" <span{css(color=MUTED)}>(sample {int(r['sample'])})</span>" if rub["sample"].nunique() > 1 else ""
+            several = rub["sample"].nunique() > 1
+            sample = f" <span{css(color=MUTED)}>(sample {int(r['sample'])})</span>" if several else ""
             detail = esc(r["error"]) if not missing(r["error"]) else esc(r["evidence"])
             lines.append(f"<li>{mark} {esc(r['criterion'])}{sample}<br><span{css(color=MUTED)}>{detail}</span></li>")
         parts.append(_section("Rubric", "".join(lines)))
     asr = run.frames["assertions"]
     asr = asr[asr["run_id"] == run_id] if len(asr) else asr
     if len(asr):
-        lines = [f"<li>{_mark(r['passed'], r['error'])} {esc(r['error'] if not missing(r['error']) else r['message'])}</li>"
+        lines = [f"<li>{_mark(r['passed'], r['error'])} {esc(r['message'] if missing(r['error']) else r['error'])}</li>"
                  for _, r in asr.iterrows()]
         parts.append(_section("Database assertions", "".join(lines)))
     hol = run.frames["holistic"]
@@ -197,8 +204,10 @@ def _verdicts(run: RunData, run_id: str) -> str:
         issues = "; ".join(map(str, h["issues"])) if isinstance(h["issues"], (list, tuple)) else ""
         text = f"<li>overall {h['overall']:.1f}: {esc(dims)}"
         text += f"<br><span{css(color=MUTED)}>issues: {esc(issues)}</span>" if issues else ""
-        text += f"<br><span{css(color=MUTED)}>suggestion: {esc(h['suggestion'])}</span>" if not missing(h["suggestion"]) else ""
-        parts.append(_section("Holistic judge" + (f" (sample {int(h['sample'])})" if len(hol) > 1 else ""), text + "</li>"))
+        if not missing(h["suggestion"]):
+            text += f"<br><span{css(color=MUTED)}>suggestion: {esc(h['suggestion'])}</span>"
+        title = "Holistic judge" + (f" (sample {int(h['sample'])})" if len(hol) > 1 else "")
+        parts.append(_section(title, text + "</li>"))
     error = _row(run.frames["runs"], run_id).get("error")
     if not missing(error):
         parts.append(_section("Conversation error", f"<li>{_mark(None, error)} {esc(error)}</li>"))
