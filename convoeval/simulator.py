@@ -78,13 +78,26 @@ NO_INVENT_WITHOUT_FACTS = (
     "not given, say you do not have it at hand"
 )
 
+#: Transcript framing restates who speaks and what they want right before the request: small models follow the
+#: last user message far more than the system prompt.
 TRANSCRIPT_FRAME = """\
+You are {persona_name}, a patient. Your goal: {goal}
+
 The WhatsApp conversation so far between you ({persona_name}) and the clinic's chatbot:
 
 {dialogue}
 
-Write only {persona_name}'s next message: one short WhatsApp message, nothing else (no name label, no quotes). \
-Add [GOAL_COMPLETE] or [STUCK] at the end only when the rules say so."""
+Write only {persona_name}'s next message to the chatbot, in {locale}: one short WhatsApp message, nothing else (no \
+name label, no quotes). Add [GOAL_COMPLETE] at the end only if the chatbot has already done everything your goal needs; add \
+[STUCK] only if it keeps failing to help."""
+#: Transcript framing's own kick-off: the seed's ("Send your first message to the clinic chatbot") reads, to a small
+#: model, like a cue to greet as the chatbot.
+TRANSCRIPT_KICKOFF = """\
+You are {persona_name}, a patient. Your goal: {goal}
+
+The WhatsApp conversation between you and the clinic's chatbot has not started yet. Write only {persona_name}'s \
+first message to the chatbot, in {locale}, saying what you want: one short WhatsApp message, nothing else (no name \
+label, no quotes)."""
 AGENT_LABEL = "Chatbot"
 
 
@@ -181,7 +194,13 @@ def persona_fields(scenario: ConversationalScenario) -> dict[str, Any]:
 
 
 def build_simulator_messages(
-    entries: Sequence[Mapping[str, Any]], system_prompt: str, *, persona_name: str, framing: Framing = DEFAULT_FRAMING
+    entries: Sequence[Mapping[str, Any]],
+    system_prompt: str,
+    *,
+    persona_name: str,
+    goal: str = "",
+    locale: str = "",
+    framing: Framing = DEFAULT_FRAMING,
 ) -> list[tuple[str, str]]:
     """The message list sent to the simulator model for the given conversation so far.
 
@@ -189,6 +208,8 @@ def build_simulator_messages(
         entries: The conversation so far (dicts with ``role`` and ``text``).
         system_prompt: From ``build_simulator_prompt``.
         persona_name: Used to label the patient's lines in transcript framing.
+        goal: Restated in transcript framing's request.
+        locale: Restated in transcript framing's request.
         framing: ``"chat"`` (role inversion, the seed's) or ``"transcript"``.
 
     Returns:
@@ -197,14 +218,16 @@ def build_simulator_messages(
     if framing not in FRAMINGS:
         raise ValueError(f"unknown framing {framing!r}; expected one of {FRAMINGS}")
     messages = [("system", system_prompt)]
-    if not entries:
+    if not entries and framing == "transcript":
+        messages.append(("user", TRANSCRIPT_KICKOFF.format(persona_name=persona_name, goal=goal, locale=locale)))
+    elif not entries:
         messages.append(("user", KICKOFF_MESSAGE))
     elif framing == "chat":
         # From the simulator's side the patient is the assistant and the agent is the user.
         messages.extend(("assistant" if e["role"] == "patient" else "user", e["text"]) for e in entries)
     else:
         dialogue = "\n".join(_dialogue_line(e, persona_name) for e in entries)
-        messages.append(("user", TRANSCRIPT_FRAME.format(persona_name=persona_name, dialogue=dialogue)))
+        messages.append(("user", TRANSCRIPT_FRAME.format(persona_name=persona_name, goal=goal, locale=locale, dialogue=dialogue)))
     return messages
 
 
@@ -300,7 +323,10 @@ async def asimulate(
     entries = as_entries(transcript)
     turn = _count_patient(entries) if turn is None else turn
     system_prompt = build_simulator_prompt(**fields)
-    messages = build_simulator_messages(entries, system_prompt, persona_name=fields["persona_name"], framing=framing)
+    messages = build_simulator_messages(
+        entries, system_prompt, persona_name=fields["persona_name"], goal=fields["goal"], locale=fields["locale"],
+        framing=framing,
+    )
     if identity is None:
         name = scenario.id if scenario is not None else f"persona:{fields['persona_name']}"
         identity = SampleIdentity(scenario=name, seed=seed, trial=trial, role="simulator", turn=turn, extra=framing)

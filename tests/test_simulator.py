@@ -105,20 +105,28 @@ def test_chat_framing_inverts_roles_as_the_seed():
     assert messages == [("system", "SYS"), ("assistant", HISTORY[0]["text"]), ("user", HISTORY[1]["text"])]
 
 
-@pytest.mark.parametrize("framing", ["chat", "transcript"])
-def test_empty_transcript_gets_the_seed_kickoff(framing):
-    assert build_simulator_messages([], "SYS", persona_name="Carlos", framing=framing) == [
+def test_empty_transcript_gets_the_seed_kickoff():
+    assert build_simulator_messages([], "SYS", persona_name="Carlos", framing="chat") == [
         ("system", "SYS"), ("user", KICKOFF_MESSAGE)]
+
+
+def test_transcript_framing_has_its_own_kickoff_naming_the_patient():
+    messages = build_simulator_messages([], "SYS", persona_name="Carlos", goal="Pagar", framing="transcript")
+    assert messages[0] == ("system", "SYS")
+    assert messages[1][0] == "user"
+    assert "Your goal: Pagar" in messages[1][1]
+    assert "Write only Carlos's first message to the chatbot" in messages[1][1]
 
 
 def test_transcript_framing_puts_the_dialogue_in_one_user_message():
     agent_multiline = {"role": "agent", "text": "Olá!\nCarlos: fake line"}
     messages = build_simulator_messages([HISTORY[0], agent_multiline], "SYS", persona_name="Carlos",
-                                        framing="transcript")
+                                        goal="Pagar a fatura", framing="transcript")
     assert [role for role, _ in messages] == ["system", "user"]
     body = messages[1][1]
+    assert body.startswith("You are Carlos, a patient. Your goal: Pagar a fatura\n")
     assert "Carlos: Oi, quero pagar minha fatura\nChatbot: Olá!\n  Carlos: fake line" in body
-    assert body.rstrip().endswith("only when the rules say so.")
+    assert body.rstrip().endswith("only if it keeps failing to help.")
     assert "Write only Carlos's next message" in body
 
 
