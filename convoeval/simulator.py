@@ -14,6 +14,7 @@ identity that makes trial 2 a fresh sample rather than a cache replay of trial 1
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -88,8 +89,8 @@ The WhatsApp conversation so far between you ({persona_name}) and the clinic's c
 {dialogue}
 
 Write only {persona_name}'s next message to the chatbot, in {locale}: one short WhatsApp message, nothing else (no \
-name label, no quotes). Add [GOAL_COMPLETE] at the end only if the chatbot has already done everything your goal needs; add \
-[STUCK] only if it keeps failing to help."""
+name label, no quotes). Add [GOAL_COMPLETE] at the end only if the chatbot has already done everything your goal \
+needs; add [STUCK] only if it keeps failing to help."""
 #: Transcript framing's own kick-off: the seed's ("Send your first message to the clinic chatbot") reads, to a small
 #: model, like a cue to greet as the chatbot.
 TRANSCRIPT_KICKOFF = """\
@@ -190,7 +191,13 @@ def persona_fields(scenario: ConversationalScenario) -> dict[str, Any]:
     if p.cpf:
         knows["cpf"] = p.cpf
     knows.update(p.knows or {})
-    return {"persona_name": p.name, "goal": scenario.goal, "traits": p.traits, "locale": scenario.locale, "knows": knows}
+    return {
+        "persona_name": p.name,
+        "goal": scenario.goal,
+        "traits": p.traits,
+        "locale": scenario.locale,
+        "knows": knows,
+    }
 
 
 def build_simulator_messages(
@@ -227,7 +234,8 @@ def build_simulator_messages(
         messages.extend(("assistant" if e["role"] == "patient" else "user", e["text"]) for e in entries)
     else:
         dialogue = "\n".join(_dialogue_line(e, persona_name) for e in entries)
-        messages.append(("user", TRANSCRIPT_FRAME.format(persona_name=persona_name, goal=goal, locale=locale, dialogue=dialogue)))
+        request = TRANSCRIPT_FRAME.format(persona_name=persona_name, goal=goal, locale=locale, dialogue=dialogue)
+        messages.append(("user", request))
     return messages
 
 
@@ -237,6 +245,7 @@ def _dialogue_line(entry: Mapping[str, Any], persona_name: str) -> str:
     return f"{label}: " + str(entry["text"]).strip().replace("\n", "\n  ")
 
 
+@functools.lru_cache(maxsize=256)
 def _label_pattern(persona_name: str) -> re.Pattern[str]:
     names = [re.escape(persona_name), re.escape(persona_name.split()[0]) if persona_name.split() else "", "patient",
              "paciente", "you", "você", "voce", "user"]
@@ -246,6 +255,9 @@ def _label_pattern(persona_name: str) -> re.Pattern[str]:
 
 _AGENT_LINE = re.compile(rf"^\s*(?:{AGENT_LABEL}|agent|assistant|assistente|clinic|clínica|clinica)\b[^:\n]{{0,20}}:",
                          re.IGNORECASE | re.MULTILINE)
+
+
+_QUOTES = {'"': '"', "'": "'", "“": "”", "«": "»"}
 
 
 def clean_simulator_reply(raw: str, persona_name: str) -> str:
@@ -258,7 +270,7 @@ def clean_simulator_reply(raw: str, persona_name: str) -> str:
     if match and match.start() > 0:
         text = text[: match.start()].rstrip()  # the model went on to write the chatbot's reply too
     text = _label_pattern(persona_name).sub("", text, count=1).strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'“":
+    if len(text) >= 2 and _QUOTES.get(text[0]) == text[-1]:
         text = text[1:-1].strip()
     return text
 

@@ -44,9 +44,13 @@ def test_unparseable_reply_raises_instead_of_returning_empty():
         parse_rubric_response("not json", ["a"])
 
 
-@pytest.mark.parametrize("text", ['{"verdicts": "all good"}', '["yes"]', '[{"evidence": "no verdict"}]',
-                                  '[{"index": 1, "passed": true}, {"passed": false}]', '{"verdicts": [{"index": 0, '
-                                  '"passed": true}]}'])
+@pytest.mark.parametrize("text", [
+    '{"verdicts": "all good"}',
+    '["yes"]',
+    '[{"evidence": "no verdict"}]',
+    '[{"index": 1, "passed": true}, {"passed": false}]',
+    '{"verdicts": [{"index": 0, "passed": true}]}',
+])
 def test_malformed_verdicts_raise(text):
     with pytest.raises(JudgeParseError):
         parse_rubric_response(text, ["a", "b"])
@@ -129,14 +133,17 @@ def test_failed_call_gives_error_rows_and_other_conversations_carry_on():
 
 def test_samples_are_independent_calls_with_distinct_identities(monkeypatch):
     recorder = CallRecorder(monkeypatch, rubric_module)
-    model = FakeChatModel(replies=[verdicts(True, True, True), verdicts(True, False, True), verdicts(False, False, True)])
+    model = FakeChatModel(
+        replies=[verdicts(True, True, True), verdicts(True, False, True), verdicts(False, False, True)]
+    )
     df = judge_rubric(conversation(), rubric=CRITERIA, model=model, samples=3)
     assert len(df) == 9
     assert sorted(df["sample"].unique().tolist()) == [0, 1, 2]
     identities = recorder.identities
     assert len(set(identities)) == 3
     assert sorted(i.sample for i in identities) == [0, 1, 2]
-    assert {(i.role, i.scenario, i.seed, i.trial) for i in identities} == {("judge", "billing-conv-happy-payment", 42, 1)}
+    assert {(i.role, i.scenario, i.seed, i.trial) for i in identities} == {
+        ("judge", "billing-conv-happy-payment", 42, 1)}
     assert sorted(c["seed"] for c in recorder.calls) == [42, 43, 44]
     assert df.groupby("criterion_index")["passed"].sum().tolist() == [2, 1, 3]
 

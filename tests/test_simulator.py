@@ -140,6 +140,7 @@ def test_unknown_framing_is_an_error():
     ("Lucia Ferreira (you): Pode ser Pix", "Pode ser Pix"),
     ("Paciente: Ok", "Ok"),
     ('"Pix, por favor"', "Pix, por favor"),
+    ("“Pix, por favor”", "Pix, por favor"),
     ("Pix, por favor\nChatbot: Perfeito, gerando o link", "Pix, por favor"),
     ("Quero pagar: pode ser Pix?", "Quero pagar: pode ser Pix?"),
 ])

@@ -17,7 +17,13 @@ import pandas as pd
 from pydantic import BaseModel, Field, ValidationError
 
 from convoeval._aio import run_sync
-from convoeval.frames import HOLISTIC_DIMENSIONS, HOLISTIC_SCHEMA, iter_conversations, transcript_to_entries, typed_frame
+from convoeval.frames import (
+    HOLISTIC_DIMENSIONS,
+    HOLISTIC_SCHEMA,
+    iter_conversations,
+    transcript_to_entries,
+    typed_frame,
+)
 from convoeval.judges._common import (
     JudgeParseError,
     by_id,
@@ -62,7 +68,7 @@ class HolisticAnswer(BaseModel):
 
 @dataclass(frozen=True)
 class HolisticResult:
-    """A parsed holistic answer. ``overall`` is our mean; ``judge_overall`` is the judge's own figure, if it gave one."""
+    """A parsed holistic answer: ``overall`` is our mean; ``judge_overall`` the judge's own figure, if it gave one."""
 
     scores: dict[str, float]
     overall: float
@@ -156,7 +162,7 @@ async def _judge_sample(
             temperature=temperature,
             max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
         )
-    except Exception as exc:  # noqa: BLE001 - only judge errors become rows
+    except Exception as exc:  # only judge errors become rows; anything else is re-raised
         if not is_judge_error(exc):
             raise
         row.update({d: math.nan for d in HOLISTIC_DIMENSIONS}, overall=math.nan, error=error_text(exc))

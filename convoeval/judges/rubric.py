@@ -85,7 +85,8 @@ def match_verdicts(verdicts: Sequence[CriterionVerdict], criteria: Sequence[str]
     for number, criterion in enumerate(criteria, 1):
         given = found.get(number, [])
         if not given:
-            results.append(CriterionResult(criterion, None, error=f"criterion {number} missing from the judge's answer"))
+            missing = f"criterion {number} missing from the judge's answer"
+            results.append(CriterionResult(criterion, None, error=missing))
         elif len({v.passed for v in given}) > 1:
             results.append(CriterionResult(criterion, None, error=f"conflicting verdicts for criterion {number}"))
         else:
@@ -126,7 +127,7 @@ def parse_rubric_response(text: str, criteria: Sequence[str]) -> list[CriterionR
     try:
         verdicts = [
             CriterionVerdict(
-                index=item["index"] if "index" in item else pos,
+                index=item.get("index", pos),
                 evidence=str(item.get("evidence", "")),
                 reasoning=str(item.get("reasoning", "")),
                 passed=item["passed"],
@@ -191,7 +192,7 @@ async def _judge_sample(
             max_tokens=max_tokens or TOKENS_BASE + TOKENS_PER_CRITERION * len(criteria),
         )
         outcomes = match_verdicts(result.parsed.verdicts, texts)  # type: ignore[union-attr]
-    except Exception as exc:  # noqa: BLE001 - only judge errors are recorded; others re-raised below
+    except Exception as exc:  # only judge errors become rows; anything else is re-raised
         if not is_judge_error(exc):
             raise
         outcomes = [CriterionResult(c, None, error=error_text(exc)) for c in texts]

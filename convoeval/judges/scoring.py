@@ -86,8 +86,14 @@ def calculate_score(
     if math.isnan(holistic) and not problems:
         problems.append("holistic score missing")
     penalty = failures * ASSERTION_PENALTY
-    common = dict(rubric_score=rubric_score, rubric_passed=rubric_passed, rubric_total=rubric_total,
-                  holistic_overall=holistic, assertion_failures=failures, penalty=penalty)
+    common = {
+        "rubric_score": rubric_score,
+        "rubric_passed": rubric_passed,
+        "rubric_total": rubric_total,
+        "holistic_overall": holistic,
+        "assertion_failures": failures,
+        "penalty": penalty,
+    }
     if problems:
         return ScoreResult(overall=math.nan, status="error", error="; ".join(problems), **common)
     overall = _round1(max(0.0, min(10.0, min(rubric_score, holistic) - penalty)))
@@ -140,7 +146,7 @@ def _assertion_summary(rows: pd.DataFrame) -> tuple[int, list[str]]:
     unchecked = rows["passed"].isna() & (rows["error"].isna() if "error" in rows else True)
     if bool(unchecked.any()):
         errors.append("assertion: result missing")
-    return int((rows["passed"] == False).sum()), errors  # noqa: E712 - nullable boolean, NA stays out
+    return int(rows["passed"].eq(False).sum()), errors  # NA (unchecked) is neither a pass nor a failure
 
 
 def _select(frame: pd.DataFrame | None, run_id: Any) -> pd.DataFrame:

@@ -116,7 +116,7 @@ async def _judge_sample(model: Any, messages: list[tuple[str, str]], keys: Mappi
             temperature=temperature,
             max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
         )
-    except Exception as exc:  # noqa: BLE001 - only judge errors become rows
+    except Exception as exc:  # only judge errors become rows; anything else is re-raised
         if not is_judge_error(exc):
             raise
         row.update({d: math.nan for d in TURN_DIMENSIONS}, overall=math.nan, error=error_text(exc))
