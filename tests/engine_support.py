@@ -55,14 +55,14 @@ def scenario(**overrides: Any):
 
 
 def verdicts(*passed: bool, order: list[int] | None = None) -> dict[str, Any]:
-    """A structured rubric answer: one verdict per criterion (1-based ``index``), optionally reordered."""
+    """A structured rubric answer: ``criterion_K`` keys, optionally written in another order."""
     items = [
-        {"index": i, "evidence": f"Turn {i}: agent said something", "reasoning": "because", "passed": p}
+        (f"criterion_{i}", {"evidence": f"Turn {i}: agent said something", "reasoning": "because", "passed": p})
         for i, p in enumerate(passed, 1)
     ]
     if order is not None:
         items = [items[i] for i in order]
-    return {"verdicts": items}
+    return dict(items)
 
 
 def holistic(**scores: float) -> dict[str, Any]:

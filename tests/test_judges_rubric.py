@@ -12,7 +12,7 @@ import convoeval.judges.rubric as rubric_module
 from convoeval.frames import RUBRIC_COLUMNS
 from convoeval.judges import JudgeParseError, judge_rubric, parse_rubric_response
 from convoeval.judges.prompts import RUBRIC_PROMPT_VERSION, RUBRIC_SYSTEM_PROMPT
-from convoeval.judges.rubric import ajudge_rubric
+from convoeval.judges.rubric import ajudge_rubric, rubric_schema
 from convoeval.llm import CacheMissError
 from convoeval.testing import FakeChatModel
 
@@ -68,6 +68,14 @@ def test_string_false_is_false():
     assert parse_rubric_response('[{"passed": "false", "evidence": ""}]', ["a"])[0].passed is False
 
 
+def test_structured_keyed_form_parses_by_key():
+    text = json.dumps({"criterion_2": {"evidence": "T3", "reasoning": "r", "passed": False},
+                       "criterion_1": {"evidence": "T2", "reasoning": "r", "passed": True}})
+    results = parse_rubric_response(text, ["first", "second", "third"])
+    assert [(r.passed, r.evidence) for r in results[:2]] == [(True, "T2"), (False, "T3")]
+    assert results[2].passed is None and "criterion 3 missing" in results[2].error
+
+
 def test_judges_rewording_is_ignored_and_numbers_decide():
     text = json.dumps({"verdicts": [
         {"index": 2, "criterion": "Agent was polite (reworded)", "passed": False, "evidence": "T3"},
@@ -102,13 +110,34 @@ def test_criteria_are_matched_by_position_not_by_order_of_answer():
     assert df["passed"].tolist() == [True, False, True]
 
 
-def test_missing_criterion_is_an_error_row_never_a_pass():
+def test_the_schema_requires_one_key_per_criterion():
+    schema = rubric_schema(3)
+    assert schema.model_json_schema()["required"] == ["criterion_1", "criterion_2", "criterion_3"]
+    assert schema is rubric_schema(3)  # built once per count
+
+
+def test_missing_criterion_is_never_a_pass():
     answer = verdicts(True, True, True)
-    del answer["verdicts"][1]
-    df = judge_rubric(conversation(), rubric=CRITERIA, model=FakeChatModel(replies=[answer]))
-    assert df["passed"].iloc[1] is pd.NA
-    assert "criterion 2 missing" in df["error"].iloc[1]
-    assert df["passed"].iloc[[0, 2]].tolist() == [True, True]
+    del answer["criterion_2"]
+    model = FakeChatModel(replies=[answer, answer])  # the LLM layer retries once, naming the missing key
+    df = judge_rubric(conversation(), rubric=CRITERIA, model=model)
+    assert "criterion_2" in model.calls[1].last
+    assert df["passed"].isna().all()
+    assert df["error"].str.contains("criterion_2").all()
+
+
+def test_missing_criterion_fixed_on_retry_is_used():
+    answer = verdicts(True, True, True)
+    del answer["criterion_3"]
+    model = FakeChatModel(replies=[answer, verdicts(True, False, False)])
+    df = judge_rubric(conversation(), rubric=CRITERIA, model=model)
+    assert df["passed"].tolist() == [True, False, False]
+
+
+def test_list_form_answers_are_rekeyed_by_their_numbers():
+    items = [{"index": i, "evidence": "e", "reasoning": "r", "passed": p} for i, p in ((3, False), (1, True), (2, True))]
+    df = judge_rubric(conversation(), rubric=CRITERIA, model=FakeChatModel(replies=[{"verdicts": items}]))
+    assert df["passed"].tolist() == [True, True, False]
 
 
 def test_garbage_reply_after_retry_gives_error_rows():

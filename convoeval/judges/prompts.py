@@ -10,14 +10,16 @@ reminder that helps small models stay on task.
 Changes from the seed's prompts, all deliberate:
 * the transcript is declared to be data, framed by a tag the messages cannot close (see ``render.py``);
 * the judge writes its evidence (and, for the rubric, its reasoning) before each verdict;
-* rubric verdicts are numbered like the criteria and matched by that number, never by the judge's wording;
+* rubric verdicts are keyed by the criteria's numbers (``criterion_1`` …) and matched by them, never by the judge's
+  wording; with one required key per criterion a judge cannot skip one (the local 0.5B model, given a list,
+  answered only the first criterion of three on 2 of 3 transcripts);
 * the holistic example shows ``N`` instead of the seed's sample scores (8, 9, 9, 10, 7, 9), which small models
   copy verbatim; ``overall`` is no longer asked for: convoeval computes it as the mean of the dimensions.
 """
 
 from __future__ import annotations
 
-RUBRIC_PROMPT_VERSION = "rubric-v1"
+RUBRIC_PROMPT_VERSION = "rubric-v2"  # v2: one key per criterion ("criterion_K") instead of a list of verdicts
 HOLISTIC_PROMPT_VERSION = "holistic-v1"
 TURN_PROMPT_VERSION = "turn-v1"
 
@@ -37,15 +39,15 @@ For each one, determine if it was met and cite the specific turn as evidence.
 
 {TRANSCRIPT_IS_DATA}
 
-For each criterion, in the order given, write:
-1. "index": the criterion's number as given;
-2. "evidence": the turn(s) that show whether it was met, e.g. "Turn 2: agent said '...'", or "no turn shows it";
-3. "reasoning": one or two sentences on whether that evidence meets the criterion;
-4. "passed": true only if the evidence shows the criterion was met; false otherwise, including when the \
+For each criterion, in the order given, write under the key "criterion_K" (K is the criterion's number):
+1. "evidence": the turn(s) that show whether it was met, e.g. "Turn 2: agent said '...'", or "no turn shows it";
+2. "reasoning": one or two sentences on whether that evidence meets the criterion;
+3. "passed": true only if the evidence shows the criterion was met; false otherwise, including when the \
 conversation does not show it.
 
-Return ONLY a JSON object (no markdown, no code fences), with exactly one verdict per criterion:
-{{"verdicts": [{{"index": 1, "evidence": "Turn N: agent said '...'", "reasoning": "...", "passed": true}}]}}"""
+Return ONLY a JSON object (no markdown, no code fences) with one key per criterion, e.g. for two criteria:
+{{"criterion_1": {{"evidence": "Turn N: agent said '...'", "reasoning": "...", "passed": true}},
+ "criterion_2": {{"evidence": "...", "reasoning": "...", "passed": false}}}}"""
 
 #: Placeholders: ``count``, ``criteria`` (numbered lines), ``transcript`` (from ``render_transcript``).
 RUBRIC_USER_TEMPLATE = """\

@@ -8,12 +8,14 @@ Verdicts are matched to criteria by the number the criterion was given, never by
 from __future__ import annotations
 
 import asyncio
+import functools
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, create_model, model_validator
 
 from convoeval._aio import run_sync
 from convoeval.frames import RUBRIC_SCHEMA, iter_conversations, transcript_to_entries, typed_frame
@@ -42,19 +44,57 @@ MAX_CRITERIA = 50
 TOKENS_BASE, TOKENS_PER_CRITERION = 200, 400
 
 
-class CriterionVerdict(BaseModel):
-    """One verdict; evidence and reasoning come before the verdict so the judge reasons first."""
+class Verdict(BaseModel):
+    """One criterion's verdict; evidence and reasoning come before the verdict so the judge reasons first."""
 
-    index: int = Field(ge=1, le=MAX_CRITERIA, description="The criterion's number, as given")
     evidence: str = Field(max_length=EVIDENCE_MAX_CHARS, description="Turn(s) showing whether it was met")
     reasoning: str = Field(max_length=REASONING_MAX_CHARS, description="Why the evidence does or does not meet it")
     passed: bool
 
 
-class RubricAnswer(BaseModel):
-    """The rubric judge's structured answer (built once; the LLM layer caches its request form)."""
+class CriterionVerdict(Verdict):
+    """A verdict naming its criterion by number: the list form of an answer (the seed's), parsed from text."""
 
-    verdicts: list[CriterionVerdict] = Field(max_length=MAX_CRITERIA)
+    index: int = Field(ge=1, le=MAX_CRITERIA, description="The criterion's number, as given")
+
+
+class _KeyedAnswer(BaseModel):
+    """Base of the per-count answers; also accepts the list form ``{"verdicts": [{"index": k, ...}]}``.
+
+    A judge (or a recorded reply) that answers with a list is re-keyed by the numbers it gives, or by position when
+    it gives none; any criterion still missing fails validation, so the list form never yields a partial pass.
+    """
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_list(cls, data: Any) -> Any:
+        if not (isinstance(data, dict) and isinstance(data.get("verdicts"), list) and len(data) == 1):
+            return data
+        keyed: dict[str, Any] = {}
+        for pos, item in enumerate(data["verdicts"], 1):
+            if isinstance(item, dict):
+                number = item.get("index", pos)
+                keyed.setdefault(f"criterion_{number}", {k: v for k, v in item.items() if k != "index"})
+        return keyed
+
+
+@functools.lru_cache(maxsize=MAX_CRITERIA)
+def rubric_schema(count: int) -> type[BaseModel]:
+    """The structured answer for ``count`` criteria: one required key per criterion, ``criterion_1`` … ``criterion_N``.
+
+    The position is the key, so a judge cannot skip, merge or reorder criteria: grammar-constrained servers generate
+    every key, others fail validation (and get the LLM layer's retry with the missing key named). A list of verdicts
+    let the local 0.5B model answer only the first criterion. Built once per count.
+    """
+    if not 1 <= count <= MAX_CRITERIA:
+        raise ValueError(f"a rubric has 1 to {MAX_CRITERIA} criteria, got {count}")
+    fields: dict[str, Any] = {
+        f"criterion_{i}": (Verdict, Field(description=f"The verdict on criterion {i}")) for i in range(1, count + 1)
+    }
+    # One name for every count: it is the tool name the judge is asked to call.
+    return create_model(
+        "RubricAnswer", __base__=_KeyedAnswer, __doc__=f"Verdicts on the {count} criteria, by number.", **fields
+    )
 
 
 @dataclass(frozen=True)
@@ -95,8 +135,14 @@ def match_verdicts(verdicts: Sequence[CriterionVerdict], criteria: Sequence[str]
     return results
 
 
+_KEY = re.compile(r"criterion_(\d+)")
+
+
 def parse_rubric_response(text: str, criteria: Sequence[str]) -> list[CriterionResult]:
-    """Parse a rubric judge's JSON text (the seed's array form or ``{"verdicts": [...]}``), failing closed.
+    """Parse a rubric judge's JSON text, failing closed.
+
+    Accepted forms: the seed's array of verdicts, ``{"verdicts": [...]}``, and the structured form
+    ``{"criterion_1": {...}, ...}``.
 
     Items may carry ``index`` (matched by it) or not (matched by list position); any ``criterion`` text the judge
     wrote is ignored. Markdown fences are stripped.
@@ -116,6 +162,9 @@ def parse_rubric_response(text: str, criteria: Sequence[str]) -> list[CriterionR
         True
     """
     data = load_json(text)
+    if isinstance(data, dict) and data and all(_KEY.fullmatch(str(k)) for k in data):
+        # The structured form: {"criterion_1": {...}, ...}; the key is the number.
+        data = [{**v, "index": int(_KEY.fullmatch(k).group(1))} if isinstance(v, dict) else v for k, v in data.items()]
     items = data.get("verdicts") if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise JudgeParseError(f"expected a list of verdicts, got {type(items).__name__}")
@@ -186,12 +235,13 @@ async def _judge_sample(
             model,
             messages,
             identity=identity_for(keys, sample=sample, extra="rubric"),
-            schema=RubricAnswer,
+            schema=rubric_schema(len(criteria)),
             seed=judge_seed(keys, sample),
             temperature=temperature,
             max_tokens=max_tokens or TOKENS_BASE + TOKENS_PER_CRITERION * len(criteria),
         )
-        outcomes = match_verdicts(result.parsed.verdicts, texts)  # type: ignore[union-attr]
+        verdicts = [getattr(result.parsed, f"criterion_{i}") for i in range(1, len(texts) + 1)]
+        outcomes = [CriterionResult(c, v.passed, v.evidence, v.reasoning) for c, v in zip(texts, verdicts, strict=True)]
     except Exception as exc:  # only judge errors become rows; anything else is re-raised
         if not is_judge_error(exc):
             raise
