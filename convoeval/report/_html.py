@@ -41,6 +41,17 @@ def esc(value: Any) -> str:
     return "" if missing(value) else escape(str(value), quote=True)
 
 
+def shown_path(path: Any) -> str:
+    """A path as a reader should see it: relative to the working directory when inside it (pages get shared)."""
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        return str(p.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
+
+
 def css(**props: Any) -> str:
     """A ``style`` attribute from keyword properties (``font_size="12px"`` -> ``font-size:12px``)."""
     body = ";".join(f"{k.replace('_', '-')}:{v}" for k, v in props.items() if v is not None)

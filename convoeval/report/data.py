@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from convoeval.accounting import CALL_COLUMNS
-from convoeval.report._html import badge, css, esc, wrap
+from convoeval.report._html import badge, css, esc, shown_path, wrap
 
 __all__ = ["RunData", "load_run"]
 
@@ -64,7 +64,7 @@ class RunData:
         parts = " ".join(f"{badge(s)} {n}" for s, n in counts.items() if n)
         n = len(self.scores)
         body = (f"<b>{n} conversation(s)</b> {parts or ''} &nbsp;·&nbsp; data saved in "
-                f"<code>{esc(self.data_dir)}</code>")
+                f"<code>{esc(shown_path(self.data_dir))}</code>")
         if self.lines:
             lines = esc("\n".join(self.lines))
             body += (f"<details{css(margin_top='4px')}><summary>console summary</summary>"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.report._html import HTML, MUTED, box, css, esc, table, wrap
+from convoeval.report._html import HTML, MUTED, box, css, esc, shown_path, table, wrap
 from convoeval.report.data import RunData
 
 __all__ = ["LOCAL_DEMO_WARNING", "usage_frame", "what_ran"]
@@ -77,7 +77,7 @@ def what_ran(run: RunData) -> HTML:
         ("LLM calls", _calls(usage)),
         ("Tokens", _tokens(usage)),
         ("Cost", _cost(usage)),
-        ("Data", f"<code>{esc(run.data_dir)}</code> (Parquet + CSV: runs, scores, transcripts, rubric, holistic, "
+        ("Data", f"<code>{esc(shown_path(run.data_dir))}</code> (Parquet + CSV: runs, scores, transcripts, rubric, holistic, "
                  "turns, assertions, calls, failures)"),
     ]
     body = table([[f"<b>{label}</b>", value] for label, value in rows], ["", ""])

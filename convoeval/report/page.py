@@ -11,7 +11,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from convoeval.report._html import FONT, HTML, css, esc, wrap
+from convoeval.report._html import FONT, HTML, css, esc, shown_path, wrap
 from convoeval.report._html import heading as _heading
 from convoeval.report.data import RunData
 
@@ -48,7 +48,7 @@ def render_html(run: RunData, *, title: str | None = None) -> str:
     stamp = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     body = [f"<h1{css(font_size='22px', margin='0 0 4px')}>{esc(title)}</h1>",
             f"<div{css(color='#57606a', margin_bottom='12px')}>generated {esc(stamp)} from "
-            f"<code>{esc(run.out_dir)}</code></div>"]
+            f"<code>{esc(shown_path(run.out_dir))}</code></div>"]
     for heading, pieces in sections(run):
         body.append(_heading(heading, margin_top="28px"))
         body.extend(f"<div{css(margin='8px 0')}>{_piece(p)}</div>" for p in pieces)
@@ -70,5 +70,5 @@ def save_html(run: RunData, path: Path | str | None = None, *, title: str | None
     tmp.write_text(render_html(run, title=title), encoding="utf-8")
     tmp.replace(target)  # atomic: a reader never sees half a page
     size = target.stat().st_size / 1024
-    return HTML(wrap(f"Report saved: <a href=\"{esc(target.name)}\">{esc(target)}</a> ({size:.0f} KB, "
+    return HTML(wrap(f"Report saved: <a href=\"{esc(target.name)}\">{esc(shown_path(target))}</a> ({size:.0f} KB, "
                      "one file, opens in any browser)"), text=str(target))

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import FunctionType, ModuleType
 from typing import Any
 
-from convoeval.report._html import css, esc, table, wrap
+from convoeval.report._html import css, esc, shown_path, table, wrap
 
 __all__ = [
     "NOTEBOOK_PARAMETERS",
@@ -97,7 +97,7 @@ class NotebookConfig:
         rows = [[f"<code>{esc(k)}</code>", f"<code>{esc(repr(v))}</code>", esc(NOTEBOOK_PARAMETERS[k][2])]
                 for k, v in self.params.items()]
         return wrap(f"<div{css(margin_bottom='4px')}>Parameters checked. Results go to "
-                    f"<code>{esc(self.output_dir)}</code></div>" + table(rows, ["parameter", "value", "meaning"]))
+                    f"<code>{esc(shown_path(self.output_dir))}</code></div>" + table(rows, ["parameter", "value", "meaning"]))
 
     def __repr__(self) -> str:
         return f"NotebookConfig(output_dir={str(self.output_dir)!r}, params={self.params!r})"
