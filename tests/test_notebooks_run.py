@@ -48,7 +48,7 @@ def test_papermill_run_of_the_billing_agent_produces_the_whole_report(fake_llm, 
     out = tmp_path / "run"
     nb = _execute(tmp_path, agent="billing", output_dir=str(out))
     outputs = _outputs(nb)
-    html = lambda source: "".join(o["data"].get("text/html", "") for o in outputs[source])  # noqa: E731
+    html = lambda source: "".join(o["data"].get("text/html", "") for o in outputs[source])
     assert "Local demo model" not in html("report.what_ran(run)")  # the fake server is not the local model
     assert "openai-compatible" in html("report.what_ran(run)")
     score_table = html("report.score_table(run)")

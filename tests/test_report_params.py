@@ -9,7 +9,12 @@ import pytest
 from report_support import conversation, run_data
 
 from convoeval.report import NOTEBOOK_PARAMETERS, ParameterError, check_parameters
-from convoeval.report.execute import RERECORD_HINT, ThresholdError, check_threshold, replay_misses
+from convoeval.report.execute import (
+    RERECORD_HINT,
+    ThresholdError,
+    check_threshold,
+    replay_misses,
+)
 from convoeval.report.params import check_values, notebook_defaults
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,11 +13,29 @@ Example:
 
 from convoeval.report._html import HTML
 from convoeval.report.data import RunData, load_run
-from convoeval.report.execute import ReplayMissError, RunError, ThresholdError, check_threshold, execute
+from convoeval.report.execute import (
+    ReplayMissError,
+    RunError,
+    ThresholdError,
+    check_threshold,
+    execute,
+)
 from convoeval.report.overview import LOCAL_DEMO_WARNING, usage_frame, what_ran
 from convoeval.report.page import render_html, save_html
-from convoeval.report.params import NOTEBOOK_PARAMETERS, NotebookConfig, ParameterError, check_parameters
-from convoeval.report.plots import Chart, criteria_frame, holistic_frame, plot_components, plot_criteria, plot_holistic
+from convoeval.report.params import (
+    NOTEBOOK_PARAMETERS,
+    NotebookConfig,
+    ParameterError,
+    check_parameters,
+)
+from convoeval.report.plots import (
+    Chart,
+    criteria_frame,
+    holistic_frame,
+    plot_components,
+    plot_criteria,
+    plot_holistic,
+)
 from convoeval.report.problems import errors, errors_frame, failures
 from convoeval.report.tables import score_frame, score_table
 from convoeval.report.transcripts import transcripts

@@ -77,8 +77,8 @@ def what_ran(run: RunData) -> HTML:
         ("LLM calls", _calls(usage)),
         ("Tokens", _tokens(usage)),
         ("Cost", _cost(usage)),
-        ("Data", f"<code>{esc(shown_path(run.data_dir))}</code> (Parquet + CSV: runs, scores, transcripts, rubric, holistic, "
-                 "turns, assertions, calls, failures)"),
+        ("Data", (f"<code>{esc(shown_path(run.data_dir))}</code> (Parquet + CSV: runs, scores, transcripts, rubric, "
+                  "holistic, turns, assertions, calls, failures)")),
     ]
     body = table([[f"<b>{label}</b>", value] for label, value in rows], ["", ""])
     if _local_demo(run):

@@ -47,8 +47,8 @@ def render_html(run: RunData, *, title: str | None = None) -> str:
     title = title or f"convoeval report: {run.out_dir.name}"
     stamp = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     body = [f"<h1{css(font_size='22px', margin='0 0 4px')}>{esc(title)}</h1>",
-            f"<div{css(color='#57606a', margin_bottom='12px')}>generated {esc(stamp)} from "
-            f"<code>{esc(shown_path(run.out_dir))}</code></div>"]
+            (f"<div{css(color='#57606a', margin_bottom='12px')}>generated {esc(stamp)} from "
+             f"<code>{esc(shown_path(run.out_dir))}</code></div>")]
     for heading, pieces in sections(run):
         body.append(_heading(heading, margin_top="28px"))
         body.extend(f"<div{css(margin='8px 0')}>{_piece(p)}</div>" for p in pieces)

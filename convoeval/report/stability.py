@@ -15,6 +15,7 @@ confidence intervals) for judge agreement.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from math import comb
 
@@ -58,7 +59,7 @@ def pass_hat_k(scores: pd.DataFrame, *, ks: Sequence[int] | None = None, by: Seq
         key = key if isinstance(key, tuple) else (key,)
         for k in ks or range(1, int(group["n"].min()) + 1):
             values = [_pass_hat(int(n), int(c), k) for n, c in zip(group["n"], group["c"], strict=True)]
-            usable = [v for v in values if v == v]  # NaN: the scenario has fewer than k conversations
+            usable = [v for v in values if not math.isnan(v)]  # NaN: the scenario has fewer than k conversations
             rows.append([*key, k, sum(usable) / len(usable) if usable else float("nan"), len(usable)])
     return pd.DataFrame(rows, columns=cols)
 

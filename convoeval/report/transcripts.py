@@ -16,7 +16,16 @@ from typing import Any
 import pandas as pd
 
 from convoeval.frames import HOLISTIC_DIMENSIONS
-from convoeval.report._html import HTML, MUTED, STATUS_COLORS, badge, css, esc, missing, wrap
+from convoeval.report._html import (
+    HTML,
+    MUTED,
+    STATUS_COLORS,
+    badge,
+    css,
+    esc,
+    missing,
+    wrap,
+)
 from convoeval.report.data import RunData
 
 __all__ = ["transcript_html", "transcripts"]
