@@ -29,7 +29,7 @@ def test_defaults_run_the_billing_agent_with_seed_42():
     config = check_parameters(notebook_defaults())
     rc = config.run_config
     assert (rc.agent, rc.seeds, rc.trials, rc.scenario) == ("billing", [42], 1, None)
-    assert Path(rc.scenarios_dir) == ROOT / "evals" / "scenarios"
+    assert rc.scenarios_dir == "evals/scenarios"  # relative to the working directory, which is the project here
     assert config.output_dir.parent == ROOT / "reports" and config.output_dir.name.startswith("run-billing-s42-")
 
 

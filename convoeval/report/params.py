@@ -190,7 +190,7 @@ def check_parameters(namespace: Mapping[str, Any], *, check_scenarios: bool = Tr
         judge_model=params["judge_model"],
         judge_samples=params["judge_samples"],
         fail_threshold=params["fail_threshold"],
-        scenarios_dir=str(scenarios_dir),
+        scenarios_dir=shown_path(scenarios_dir),  # relative when it can be: the run's metadata gets shared
         concurrency=params["concurrency"],
     )
     try:
