@@ -91,17 +91,21 @@ def plot_components(run: RunData) -> Chart | HTML:
         ax.barh(positions, [0 if pd.isna(v) else v for v in values], height=bar, color=color, label=name)
     for y, row in enumerate(scores.itertuples()):
         text = "error" if row.status == "error" else f"{row.score:.1f}  {row.status}"
+        failed = 0 if pd.isna(row.assertion_failures) else int(row.assertion_failures)
+        text += f"  (−{1.5 * failed:g}: {failed} failed assertion{'s' if failed > 1 else ''})" if failed else ""
         fg = STATUS_COLORS.get(row.status, (MUTED, ""))[0]
         ax.text(10.2, y, text, va="center", fontsize=8, color=fg if row.status != "error" else STATUS_COLORS["fail"][0])
     ax.set_yticks(range(n), labels, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlim(0, 12)
+    ax.set_xlim(0, 14)
     ax.set_xticks(range(0, 11, 2))
     for x, color in ((5, _RED), (7, _AMBER)):
         ax.axvline(x, color=color, linestyle="--", linewidth=0.8)
     ax.set_xlabel("0–10")
     ax.set_title("Score components per conversation", fontsize=10, loc="left")
-    ax.legend(fontsize=8, loc="lower right", ncols=3, bbox_to_anchor=(1.0, 1.0), frameon=False)
+    handles, names = ax.get_legend_handles_labels()  # listed top-down, as the bars are drawn
+    ax.legend(handles[::-1], names[::-1], fontsize=8, loc="lower right", ncols=3, bbox_to_anchor=(1.0, 1.0),
+              frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     return Chart(fig, "score components per conversation")
 
