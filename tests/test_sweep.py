@@ -87,16 +87,20 @@ def test_index_aggregates_scores_pass_hat_k_flips_and_spread(tmp_path):
     by_seed = pd.read_csv(data / "by_agent_seed.csv").set_index(["agent", "sweep_seed"])
     assert by_seed.loc[("billing", 1), "passed"] == 2 and by_seed.loc[("billing", 2), "passed"] == 1
     # per agent one scenario with 4 conversations, 3 passing: pass^1 = 3/4, pass^2 = C(3,2)/C(4,2) = 1/2
-    phk = pd.read_csv(data / "pass_hat_k.csv").set_index(["agent", "k"])["pass_hat_k"]
+    phk = pd.read_csv(data / "pass_hat_k.csv").set_index(["agent", "k"])["value"]
     assert phk[("billing", 1)] == pytest.approx(0.75) and phk[("billing", 2)] == pytest.approx(0.5)
-    flips = pd.read_csv(data / "flip_rates.csv").set_index(["agent", "criterion_index"])
-    assert flips.loc[("billing", 0), "flip_rate"] == 0.0
-    assert flips.loc[("billing", 1), "flip_rate"] == pytest.approx(4 / 6)  # passes on seed 1, fails on seed 2
+    assert phk[("billing", 4)] == 0.0
+    flips = pd.read_csv(data / "flip_rates.csv").set_index(["agent", "criterion", "statistic"])["value"]
+    assert flips[("billing", "criterion 0 <i>", "flip_rate")] == 0.0
+    # criterion 1 passes on seed 1 and fails on seed 2: 2 pass / 2 fail -> 4 of the 6 pairs disagree
+    assert flips[("billing", "criterion 1 <i>", "flip_rate")] == 1.0
+    assert flips[("billing", "criterion 1 <i>", "pairwise_disagreement")] == pytest.approx(4 / 6)
     spread = pd.read_csv(data / "spread.csv").set_index("agent")
     assert spread.loc["billing", "conversations"] == 4 and spread.loc["billing", "range"] == pytest.approx(5.5)
     index = (tmp_path / "index.html").read_text()
     assert 'href="billing-s1/report.html"' in index and "pass^2" in index and "Local demo model" in index
     assert "data:image/png;base64," in index  # the spread chart is inlined
+    assert "criterion 1 &lt;i&gt;" in index and "criterion 1 <i>" not in index  # criteria are data, escaped
 
 
 def test_killed_sweep_rerun_finishes_only_the_rest(tmp_path):

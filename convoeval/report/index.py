@@ -3,7 +3,8 @@
 ``write_index(folder, combinations)`` reads each finished combination's saved data (no LLM calls), writes the
 aggregated tables to ``<folder>/data/`` (CSV) and one self-contained ``<folder>/index.html`` with: the
 combinations and links to their reports, scores by agent and seed, pass^k over trials, the spread of scores,
-and per-criterion flip rates across seeds.
+and per-criterion flip rates across seeds. pass^k and the flip rates are ``convoeval.agreement``'s, with bootstrap
+intervals over scenarios.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from convoeval.report._html import heading as _heading
 from convoeval.report.data import RunData, load_run
 from convoeval.report.overview import LOCAL_DEMO_WARNING
 from convoeval.report.plots import Chart
-from convoeval.report.stability import flip_rates, pass_hat_k, score_spread
+from convoeval.report.stability import score_spread
 from convoeval.report.tables import _score_style
 
 __all__ = ["CombinationRow", "SweepData", "load_sweep", "write_index"]
@@ -89,9 +90,9 @@ def write_index(folder: Path | str, combinations: Sequence[CombinationRow], *, t
         "combinations": _combinations_frame(combinations, data),
         "scores": data.scores,
         "by_agent_seed": _by_agent_seed(data.scores),
-        "pass_hat_k": pass_hat_k(data.scores),
+        "pass_hat_k": _pass_hat_k(data.scores),
         "spread": score_spread(data.scores),
-        "flip_rates": flip_rates(data.rubric).sort_values("flip_rate", ascending=False, na_position="last"),
+        "flip_rates": _flip_rates(data.rubric),
     }
     out = folder / "data"
     out.mkdir(parents=True, exist_ok=True)
@@ -116,6 +117,34 @@ def _combinations_frame(combinations: Sequence[CombinationRow], data: SweepData)
                      **{s: counts.get(s, 0) for s in ("pass", "warn", "fail", "error")}, "mean_score": mean,
                      "seconds": c.seconds, "reason": c.error, "folder": str(c.folder)})
     return pd.DataFrame(rows)
+
+
+def _pass_hat_k(scores: pd.DataFrame) -> pd.DataFrame:
+    """pass^k per agent for k = 1 … the most conversations any scenario has (``convoeval.agreement``)."""
+    from convoeval.agreement import pass_hat_k
+
+    counted = scores[scores["status"].isin(["pass", "warn", "fail"])] if len(scores) else scores
+    if counted.empty:
+        return pd.DataFrame(columns=["agent", "k", "statistic", "value", "ci_low", "ci_high", "n", "n_items"])
+    most = int(counted.groupby(["agent", "scenario"]).size().max())
+    return pass_hat_k(counted, k=list(range(1, min(most, 8) + 1)), by="agent")
+
+
+def _flip_rates(rubric: pd.DataFrame) -> pd.DataFrame:
+    """Per agent and criterion (and pooled): flip rates across seeds and trials (``convoeval.agreement``)."""
+    from convoeval.agreement import trial_flip_rate
+
+    parts = []
+    judged = rubric[rubric["passed"].notna()] if len(rubric) else rubric
+    for agent, rows in judged.groupby("agent", sort=True) if len(judged) else []:
+        if "judge_model" not in rows or rows["judge_model"].isna().all():
+            rows = rows.assign(judge_model="judge")
+        parts.append(trial_flip_rate(rows, by="criterion").assign(agent=agent))
+    if not parts:
+        return pd.DataFrame(columns=["agent", "rater", "criterion", "statistic", "value", "ci_low", "ci_high",
+                                     "n", "n_items"])
+    out = pd.concat(parts, ignore_index=True)
+    return out[["agent", *[c for c in out.columns if c != "agent"]]]
 
 
 def _by_agent_seed(scores: pd.DataFrame) -> pd.DataFrame:
@@ -217,11 +246,22 @@ def _pass_hat_k_html(frame: pd.DataFrame) -> str:
     ks = sorted(frame["k"].unique())
     rows = []
     for agent, group in frame.groupby("agent", sort=True):
-        values = dict(zip(group["k"], group["pass_hat_k"], strict=True))
-        rows.append([f"<b>{esc(agent)}</b>", *[_num(values.get(k), "{:.2f}") for k in ks]])
+        by_k = {r["k"]: r for r in group.to_dict("records")}
+        rows.append([f"<b>{esc(agent)}</b>", *[_estimate(by_k.get(k)) for k in ks]])
     return (table(rows, ["agent", *[f"pass^{k}" for k in ks]])
             + f"<div{css(color=MUTED)}>pass^k = mean over scenarios of C(c,k)/C(n,k), n conversations of a "
-            "scenario across seeds and trials, c of them passing: the chance that k tries in a row all pass.</div>")
+            "scenario across seeds and trials (errors left out), c of them passing: the chance that k tries in a row "
+            "all pass. In brackets the 95% bootstrap interval over scenarios; grey when it is too wide to conclude "
+            "anything.</div>")
+
+
+def _estimate(row: dict[str, Any] | None, fmt: str = "{:.2f}") -> str:
+    """``value [low–high]``, greyed when the interval is too wide to conclude anything."""
+    if row is None or pd.isna(row.get("value")):
+        return "—"
+    interval = f"[{_num(row['ci_low'], fmt)}–{_num(row['ci_high'], fmt)}]"
+    text = f"{_num(row['value'], fmt)} <span{css(color=MUTED)}>{interval}</span>"
+    return f"<span{css(color=MUTED)}>{text}</span>" if row.get("ci_too_wide") is True else text
 
 
 def _spread_html(frame: pd.DataFrame) -> str:
@@ -235,16 +275,32 @@ def _spread_html(frame: pd.DataFrame) -> str:
 def _flips_html(frame: pd.DataFrame) -> str:
     if frame.empty:
         return _empty("No rubric verdicts (scripted scenarios only, or every judge call failed).")
+    wide: dict[tuple, dict[str, dict[str, Any]]] = {}
+    for r in frame.to_dict("records"):
+        wide.setdefault((r["agent"], r["rater"], r["criterion"]), {})[r["statistic"]] = r
+
+    def order(key: tuple) -> tuple:  # per agent and judge: the pooled row first, then the least stable criteria
+        pair = wide[key].get("pairwise_disagreement", {}).get("value")
+        return (key[0], key[1], key[2] != "(all)", -(0 if pair is None or pd.isna(pair) else pair))
+
     rows = []
-    for r in frame.itertuples():
-        flip = r.flip_rate
-        known = not pd.isna(flip)
+    for key in sorted(wide, key=order):
+        agent, rater, criterion = key
+        stats = wide[key]
+        flip = stats.get("flip_rate", {}).get("value")
+        known = flip is not None and not pd.isna(flip)
         tone = "#a40e26" if known and flip >= 0.3 else "#7d4e00" if known and flip > 0 else "#116329"
-        rows.append([esc(r.agent), esc(r.scenario), esc(r.criterion), esc(r.conversations),
-                     f"{int(r.passes)} / {int(r.fails)}", f"<b{css(color=tone)}>{_num(flip, '{:.2f}')}</b>"])
-    return (table(rows, ["agent", "scenario", "criterion", "conversations", "pass / fail", "flip rate"])
-            + f"<div{css(color=MUTED)}>Flip rate = share of pairs of conversations of the same scenario (other seed "
-            "or trial) whose verdicts differ; 0 = stable, around 0.5 = a coin toss.</div>")
+        label = "<i>all criteria</i>" if criterion == "(all)" else esc(criterion)
+        rows.append([esc(agent), esc(rater), label, esc(stats.get("flip_rate", {}).get("n_items")),
+                     f"<b{css(color=tone)}>{_num(flip, '{:.2f}')}</b>",
+                     _estimate(stats.get("pairwise_disagreement")),
+                     _num(stats.get("pass_rate", {}).get("value"), "{:.0%}")])
+    head = ["agent", "judge", "criterion", "scenarios", "flip rate", "pairwise disagreement", "pass rate"]
+    return (table(rows, head)
+            + f"<div{css(color=MUTED)}>Flip rate = share of scenarios whose verdicts on the criterion are not the same "
+            "for every seed and trial; pairwise disagreement = the chance that two of those conversations got "
+            "different verdicts (0 = stable, around 0.5 = a coin toss), with its 95% bootstrap interval over "
+            "scenarios. Computed by <code>convoeval.agreement.trial_flip_rate</code>.</div>")
 
 
 def _spread_chart(scores: pd.DataFrame) -> Chart | None:
