@@ -2,6 +2,11 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -90,6 +95,14 @@ report.transcripts(run)
 
 # %%
 report.failures(run)
+
+# %% [markdown]
+# ## Judges against the database
+# The database is free ground truth: each rubric criterion that declares its assertion, the holistic judge's
+# `goal_completion` and the simulated patient's `[GOAL_COMPLETE]` are checked against what the agent really did.
+
+# %%
+report.database_truth(run)
 
 # %% [markdown]
 # ## Errors

@@ -133,7 +133,8 @@ def test_save_html_writes_one_self_contained_page(mixed_run):
     link = report.save_html(mixed_run)
     page = (mixed_run.out_dir / "report.html").read_text(encoding="utf-8")
     headings = re.findall(r"<h2[^>]*>([^<]+)</h2>", page)
-    assert headings == ["What ran", "Scores", "Plots", "Transcripts", "Failures", "Errors"]
+    assert headings == ["What ran", "Scores", "Plots", "Transcripts", "Failures", "Judges against the database",
+                        "Errors"]
     assert page.count("data:image/png;base64,") == 3
     assert "<link" not in page and "src=\"http" not in page  # nothing external
     assert "report.html" in str(link)
@@ -147,3 +148,39 @@ def test_load_run_reads_a_saved_folder(tmp_path):
     assert run.meta == {"local_demo": True} and len(run.frames["calls"]) == 2
     with pytest.raises(FileNotFoundError, match="no finished conversation"):
         report.load_run(tmp_path / "empty")
+
+
+def _with_assertion(rows, criterion_index: int, assertion: str):
+    for r in rows["rubric"]:
+        if r["criterion_index"] == criterion_index:
+            r["assertion"] = assertion
+    return rows
+
+
+def test_database_truth_scores_the_rubric_judge_against_the_database(tmp_path):
+    # Criterion 0 declares payment_link_created. r1: judge pass, database pass (right); r2: judge pass, database
+    # fail (wrong); r3: judge fail, database fail (right). So sensitivity 1/1, specificity 1/2, agreement 2/3.
+    rows = _with_assertion(merge(
+        conversation("r1", rubric=[True, True], assertion_ok=True),
+        conversation("r2", rubric=[True, False], assertion_ok=False),
+        conversation("r3", rubric=[False, False], assertion_ok=False),
+    ), 0, "payment_link_created")
+    run = run_data(rows, tmp_path / "run")
+    frame = report.database_truth_frame(run)
+    rubric = frame[(frame["instrument"] == "rubric") & (frame["criterion"] == "criterion 0 <i>")]
+    values = rubric.set_index("statistic")["value"]
+    assert values["percent_agreement"] == pytest.approx(2 / 3)
+    assert values["sensitivity"] == pytest.approx(1.0)
+    assert values["specificity"] == pytest.approx(0.5)
+    html = str(report.database_truth(run))
+    assert "criterion 0 &lt;i&gt;" in html and "criterion 0 <i>" not in html  # judged text is escaped
+    assert "0.67 [" in html  # agreement with its interval
+    assert "Too few conversations" in html  # three conversations conclude nothing
+    assert "goal_completion" in html  # the holistic judge's goal against the database too
+
+
+def test_database_truth_without_declared_assertions_says_so(tmp_path):
+    rows = merge(conversation("r1", scripted=True, rubric=[]))
+    rows["assertions"] = []
+    html = str(report.database_truth(run_data(rows, tmp_path / "run")))
+    assert "No database truth in this run" in html

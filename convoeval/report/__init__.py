@@ -39,9 +39,13 @@ from convoeval.report.plots import (
 from convoeval.report.problems import errors, errors_frame, failures
 from convoeval.report.tables import score_frame, score_table
 from convoeval.report.transcripts import transcripts
+from convoeval.report.trust import agreement_cells, database_truth, database_truth_frame
 
 __all__ = [
     "HTML",
+    "agreement_cells",
+    "database_truth",
+    "database_truth_frame",
     "LOCAL_DEMO_WARNING",
     "NOTEBOOK_PARAMETERS",
     "Chart",

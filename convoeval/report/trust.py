@@ -1,0 +1,108 @@
+"""How far a run's verdicts can be trusted: the judges against the database, and the simulated patient's fidelity.
+
+The database is free ground truth: a rubric criterion that declares its assertion (``{text, assertion}``) and the
+holistic judge's ``goal_completion`` can both be checked against what the agent really did. ``database_truth``
+shows that agreement for every run, with its confidence interval and what the sample size allows to conclude.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from convoeval.report._html import HTML, box, esc, table, wrap
+from convoeval.report.data import RunData
+
+__all__ = ["TRUST_STATISTICS", "agreement_cells", "database_truth", "database_truth_frame"]
+
+#: The statistics a trust table shows, in column order, with their headers.
+TRUST_STATISTICS = {
+    "percent_agreement": "agreement",
+    "cohen_kappa": "Cohen's κ",
+    "gwet_ac1": "Gwet's AC1",
+    "sensitivity": "sensitivity",
+    "specificity": "specificity",
+    "pass_rate_a": "judge pass rate",
+    "pass_rate_b": "reference pass rate",
+}
+
+
+def _num(x: float) -> str:
+    return f"{round(x, 2) + 0.0:.2f}"  # + 0.0: no "-0.00" for a bootstrap bound of -3e-16
+
+
+def _cell(value: float, low: float, high: float) -> str:
+    if not np.isfinite(value):
+        return "n/a"
+    if np.isfinite(low) and np.isfinite(high):
+        return f"{_num(value)} [{_num(low)}, {_num(high)}]"
+    return _num(value)
+
+
+def agreement_cells(results: pd.DataFrame, *, index: Sequence[str],
+                    statistics: dict[str, str] | None = None) -> pd.DataFrame:
+    """A result table (``convoeval.agreement``) pivoted for reading: one row per ``index``, one column per statistic.
+
+    Each cell reads ``value [ci_low, ci_high]`` (``n/a`` when the statistic is undefined). Two more columns say how
+    many conversations stand behind the row and whether its intervals are too wide to conclude anything.
+
+    Args:
+        results: Rows with ``statistic, value, ci_low, ci_high, n, ci_too_wide`` and the ``index`` columns.
+        index: The grouping columns that make one row (e.g. ``("instrument", "criterion", "rater_a")``).
+        statistics: ``{statistic: header}`` to show, in order (default ``TRUST_STATISTICS``).
+
+    Returns:
+        A frame of strings (and ``conversations``, ``conclusive``), in the order rows first appear in ``results``.
+    """
+    statistics = statistics or TRUST_STATISTICS
+    index = list(index)
+    if results.empty:
+        return pd.DataFrame(columns=[*index, *statistics.values(), "conversations", "conclusive"])
+    rows = []
+    for keys, group in results.groupby(index, sort=False, dropna=False):
+        keys = keys if isinstance(keys, tuple) else (keys,)
+        by_stat = {r.statistic: r for r in group.itertuples()}
+        row = dict(zip(index, keys, strict=True))
+        for stat, header in statistics.items():
+            r = by_stat.get(stat)
+            row[header] = "—" if r is None else _cell(float(r.value), float(r.ci_low), float(r.ci_high))
+        row["conversations"] = int(group["n"].max())
+        row["conclusive"] = "no: CI too wide / too few" if bool(group["ci_too_wide"].any()) else "yes"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def database_truth_frame(run: RunData) -> pd.DataFrame:
+    """``convoeval.agreement.database_agreement`` of the run: judges (and the simulator) against the database."""
+    from convoeval.agreement import database_agreement
+
+    return database_agreement(run.frames)
+
+
+def database_truth(run: RunData) -> HTML:
+    """The judges against the database, for this run: every criterion that declares its assertion, and the goal.
+
+    Rows: the rubric judge per criterion with a declared assertion (and pooled), the holistic judge's
+    ``goal_completion`` (≥ 5 counts as "goal met") and the simulated patient's ``[GOAL_COMPLETE]``, each against the
+    database's verdict. A run of a few conversations cannot make any of these conclusive; a sweep can.
+    """
+    results = database_truth_frame(run)
+    if results.empty:
+        text = ("No database truth in this run: no rubric criterion declares its assertion "
+                "(<code>{text, assertion}</code>) and no holistic verdict met a database goal verdict.")
+        return HTML(wrap(box(text)), text="no database truth")
+    wide = agreement_cells(results, index=("instrument", "criterion", "rater_a"))
+    head = ["instrument", "criterion", "rater", *TRUST_STATISTICS.values(), "conversations", "conclusive"]
+    rows = [[esc(v) for v in r] for r in wide.itertuples(index=False)]
+    note = ("Reference = the database (the assertion the criterion declares; for the goal, every outcome assertion "
+            "of the scenario). Cells are estimates with 95% bootstrap intervals over conversations; "
+            "sensitivity = the judge passes what the database passed, specificity = it fails what the database "
+            "failed. See docs/agreement.md.")
+    pieces = [table(rows, head), f"<div style=\"color:#57606a;font-size:12px\">{esc(note)}</div>"]
+    if (wide["conclusive"] != "yes").all():
+        pieces.insert(0, box("Too few conversations to conclude anything about the judges from this run alone: "
+                             "read these numbers over a sweep (convoeval sweep, notebooks/agreement.ipynb).",
+                             tone="warning"))
+    return HTML(wrap("".join(pieces)), text=f"database truth: {len(wide)} row(s)")
