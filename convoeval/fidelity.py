@@ -17,7 +17,8 @@ import functools
 import os
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -112,26 +113,20 @@ def fidelity_flags(
         raise ValueError("frames has no 'transcripts' frame (see convoeval.batch.load_results)")
     _require(transcripts, ("run_id", "scenario", "turn", "role", "text", "signal"), "transcripts")
     runs = _conversational_runs(frames.get("runs"), transcripts)
-    needs_scenario = {"invented_fact", "wrong_language"} & set(checks)
+    needs_scenario = any(_CHECKERS[c][1] for c in checks)
     index = _scenario_index(scenarios) if needs_scenario and runs else {}
     goals = _goal_verdicts(frames.get("assertions")) if "false_goal_complete" in checks else {}
     by_run = {rid: rows for rid, rows in transcripts.groupby("run_id", sort=False)}
 
     rows = []
     for run_id, scenario_id in runs:
-        messages = _messages(by_run.get(run_id))
-        scenario = index.get(scenario_id)
+        run = _Run(_messages(by_run.get(run_id)), index.get(scenario_id), goals.get(run_id, _NO_VERDICT), limits)
         for check in checks:
-            if check == "false_goal_complete":
-                verdict = _false_goal_complete(messages, goals.get(run_id, _NO_VERDICT))
-            elif check == "parroting":
-                verdict = _parroting(messages, limits)
-            elif scenario is None:
-                verdict = (None, None, f"scenario {scenario_id!r} not found among the scenarios given")
-            elif check == "invented_fact":
-                verdict = _invented_fact(messages, scenario, limits)
+            checker, needs = _CHECKERS[check]
+            if needs and run.scenario is None:
+                verdict: _Verdict = (None, None, f"scenario {scenario_id!r} not found among the scenarios given")
             else:
-                verdict = _wrong_language(messages, scenario, limits)
+                verdict = checker(run)
             flagged, turn, detail = verdict
             rows.append({"run_id": run_id, "scenario": scenario_id, "check": check, "flagged": flagged,
                          "turn": turn, "detail": detail})
@@ -208,7 +203,18 @@ def fidelity_summary(flags: pd.DataFrame) -> pd.DataFrame:
 
 # ── Inputs ──
 
-_NO_VERDICT = object()
+_NO_VERDICT = object()  # the database has no goal verdict for the run
+_Verdict = tuple[bool | None, int | None, str]  # flagged (None: undecided), first offending turn, detail
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What the checks read about one conversation."""
+
+    messages: list[dict[str, Any]]  # role, turn, text, signal; in conversation order
+    scenario: Any | None  # None when not found
+    goal_met: Any  # the database's goal verdict (True/False/NA), or _NO_VERDICT
+    limits: Mapping[str, float]
 
 
 def _valid_checks(checks: Sequence[str] | str) -> tuple[str, ...]:
@@ -255,8 +261,14 @@ def _scenario_index(scenarios: Any) -> dict[str, Any]:
             scenarios = load_scenarios(folder)
         except ScenarioError as exc:
             raise ValueError(f"cannot load the scenarios ({exc.one_line()}); pass scenarios=") from None
+    if hasattr(scenarios, "persona"):  # one scenario rather than a collection
+        scenarios = [scenarios]
     items = scenarios.values() if isinstance(scenarios, Mapping) else scenarios
     loaded = [parse_scenario(s) if isinstance(s, Mapping) else s for s in items]
+    for s in loaded:
+        if not all(hasattr(s, a) for a in ("id", "locale", "persona")):
+            raise ValueError(f"scenarios must be loaded scenarios, their fields as mappings, or a folder; got "
+                             f"{type(s).__name__}")
     return {s.id: s for s in loaded}
 
 
@@ -291,8 +303,8 @@ def _quote(text: str) -> str:
 # ── false_goal_complete ──
 
 
-def _false_goal_complete(messages: list[dict[str, Any]], goal_met: Any) -> tuple[bool | None, int | None, str]:
-    patient = _patient(messages)
+def _false_goal_complete(run: _Run) -> _Verdict:
+    patient, goal_met = _patient(run.messages), run.goal_met
     if not patient or patient[-1]["signal"] != "GOAL_COMPLETE":
         return False, None, "the patient did not claim [GOAL_COMPLETE]"
     last = patient[-1]
@@ -302,8 +314,9 @@ def _false_goal_complete(messages: list[dict[str, Any]], goal_met: Any) -> tuple
         return None, None, "the patient claimed [GOAL_COMPLETE] but an outcome assertion could not be checked"
     if bool(goal_met):
         return False, None, "the patient claimed [GOAL_COMPLETE] and the database shows the goal done"
-    return True, last["turn"], (f"turn {last['turn']}: the patient claimed [GOAL_COMPLETE] after "
-                                f"{_quote(last['text'])} but the database shows the goal not done")
+    said = _quote(last["text"]) if last["text"].strip() else "an empty message"
+    return True, last["turn"], (f"turn {last['turn']}: the patient claimed [GOAL_COMPLETE] with {said} but the "
+                                "database shows the goal not done")
 
 
 # ── parroting ──
@@ -322,10 +335,11 @@ def _copied_share(agent: list[str], patient: list[str], min_run: int) -> float:
     return copied / len(patient)
 
 
-def _parroting(messages: list[dict[str, Any]], limits: Mapping[str, float]) -> tuple[bool | None, int | None, str]:
+def _parroting(run: _Run) -> _Verdict:
+    limits = run.limits
     agent_words: list[str] | None = None
     checked, hits = 0, []
-    for message in messages:
+    for message in run.messages:
         words = _words(message["text"])
         if message["role"] == "agent":
             agent_words = words
@@ -384,12 +398,11 @@ def detect_language(text: str, *, ignore: Iterable[str] = (), min_words: int = 3
     return lang, float(probability)
 
 
-def _wrong_language(
-    messages: list[dict[str, Any]], scenario: Any, limits: Mapping[str, float]
-) -> tuple[bool | None, int | None, str]:
+def _wrong_language(run: _Run) -> _Verdict:
+    scenario, limits = run.scenario, run.limits
     expected = LANGUAGE_OF_LOCALE[scenario.locale]
     names = _LETTERS.findall(scenario.persona.name)
-    patient = _patient(messages)
+    patient = _patient(run.messages)
     decided, foreign = 0, []
     for message in patient:
         lang, probability = detect_language(message["text"], ignore=names, min_words=int(limits["language_min_words"]))
@@ -516,18 +529,16 @@ def _facts(text: str, known: _Known, min_digits: int) -> list[str]:
     return found
 
 
-def _invented_fact(
-    messages: list[dict[str, Any]], scenario: Any, limits: Mapping[str, float]
-) -> tuple[bool | None, int | None, str]:
-    known = _Known(scenario)
+def _invented_fact(run: _Run) -> _Verdict:
+    known = _Known(run.scenario)
     patient = 0
     hits: list[tuple[dict[str, Any], list[str]]] = []
-    for message in messages:
+    for message in run.messages:
         if message["role"] == "agent":
             known.add(message["text"])  # repeating what the agent said is not inventing it
             continue
         patient += 1
-        facts = _facts(message["text"], known, int(limits["fact_min_digits"]))
+        facts = _facts(message["text"], known, int(run.limits["fact_min_digits"]))
         if facts:
             hits.append((message, facts))
     if not patient:
@@ -538,3 +549,12 @@ def _invented_fact(
     more = sum(len(f) for _, f in hits) - 1
     tail = f" (+{more} more)" if more else ""
     return True, first["turn"], f"turn {first['turn']}: states {facts[0]}, which the persona does not hold{tail}"
+
+
+#: Each check's function and whether it needs the run's scenario (persona, locale).
+_CHECKERS: dict[str, tuple[Callable[[_Run], _Verdict], bool]] = {
+    "invented_fact": (_invented_fact, True),
+    "wrong_language": (_wrong_language, True),
+    "false_goal_complete": (_false_goal_complete, False),
+    "parroting": (_parroting, False),
+}

@@ -299,6 +299,8 @@ def test_bad_input_gives_a_clear_error():
         fidelity_flags(frames, checks=["parroting"], parrot_ratio=70)
     with pytest.raises(ValueError, match="parrot_min_words must be a positive whole number"):
         fidelity_flags(frames, checks=["parroting"], parrot_min_words=2.5)
+    with pytest.raises(ValueError, match="scenarios must be loaded scenarios"):
+        fidelity_flags(frames, scenarios=["conv"])
     with pytest.raises(ValueError, match="no 'transcripts' frame"):
         fidelity_flags({"runs": frames["runs"]})
     with pytest.raises(ValueError, match=r"lacks column\(s\) \['signal'\]"):
@@ -375,7 +377,7 @@ async def test_a_real_batch_with_a_fake_simulator_that_breaks_the_scenario(tmp_p
         opts = RunOptions(simulator_model=patient, judge_model=FakeChatModel(responder=judge_reply), store=store)
         await arun_batch(plan([sc], seeds=[1]), options=opts, out_dir=tmp_path / "out", progress=False)
     frames = load_results(tmp_path / "out")
-    flags = fidelity_flags(frames, scenarios=[sc]).set_index("check")
+    flags = fidelity_flags(frames, scenarios=sc).set_index("check")  # one scenario is accepted as is
     assert flags.loc["invented_fact", "flagged"] and flags.loc["invented_fact", "turn"] == 1
     assert "123.456.789-09" in flags.loc["invented_fact", "detail"]
     assert flags.loc["wrong_language", "flagged"] and flags.loc["wrong_language", "turn"] == 1
