@@ -1,0 +1,32 @@
+"""Bias probes for the judges: does a verdict move when something that should not matter changes?
+
+Each probe judges the same conversations twice — as they are (``before``) and perturbed (``after``) — with the
+same judge, samples and seeds, and reports the effect (after − before) with a conversation-bootstrap CI and a paired
+test (McNemar for pass/fail, Wilcoxon for scores). See ``docs/probes.md``.
+
+Example:
+    >>> from convoeval.agreement.probes import run_probes, plot_probe_effects      # doctest: +SKIP
+    >>> result = run_probes(transcripts, scenarios=scenarios)                      # doctest: +SKIP
+    >>> result.effects                                                             # doctest: +SKIP
+    >>> plot_probe_effects(result.effects)                                         # doctest: +SKIP
+"""
+
+from convoeval.agreement.probes.effects import EFFECT_COLUMNS, PAIR_COLUMNS, mcnemar_p, probe_effects, wilcoxon_p
+from convoeval.agreement.probes.perturb import (
+    INJECTIONS,
+    LANGUAGES,
+    PADDING,
+    conversation_locales,
+    inject,
+    pad_verbosity,
+    shuffle_criteria,
+)
+from convoeval.agreement.probes.plot import plot_probe_effects
+from convoeval.agreement.probes.run import PROBES, ProbeResult, arun_probes, run_probes
+from convoeval.agreement.probes.translate import atranslate_transcripts, translate_transcripts
+
+__all__ = [
+    "EFFECT_COLUMNS", "INJECTIONS", "LANGUAGES", "PADDING", "PAIR_COLUMNS", "PROBES", "ProbeResult",
+    "arun_probes", "atranslate_transcripts", "conversation_locales", "inject", "mcnemar_p", "pad_verbosity",
+    "plot_probe_effects", "probe_effects", "run_probes", "shuffle_criteria", "translate_transcripts", "wilcoxon_p",
+]
