@@ -414,7 +414,7 @@ def fault_truth(frames: Mapping[str, pd.DataFrame], *, database_check: bool = Tr
     """
     _require(frames, ["runs", "rubric", *(["assertions"] if database_check else [])])
     runs = frames["runs"]
-    done = runs[(runs["status"] == "completed") & (runs["type"] == "conversational")]
+    done = runs[(runs["status"].eq("completed") & runs["type"].eq("conversational")).fillna(False).astype(bool)]
     verdicts = pd.DataFrame(_verdicts(done), columns=["run_id", "criterion", "target", "arm", "faults", "passed",
                                                       "reason"])
     rubric = frames["rubric"]
