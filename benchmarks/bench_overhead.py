@@ -1,0 +1,161 @@
+"""Overhead: convoeval's own time per LLM call (everything but the server's latency), and where it goes.
+
+Two parts, both against the fake LLM (``benchmarks/fake_llm.py``, its own process) answering at once (latency 0),
+so every millisecond measured is the client's or the loopback's:
+
+1. **One call, layer by layer** (``--calls`` sequential calls each): a raw ``httpx`` POST of the same request, the
+   ``openai`` SDK, LangChain's ``ChatOpenAI.ainvoke`` (the client ``get_model`` builds), then ``call_model`` with the
+   cache off and with the cache on (a miss and a write each time), for a simulator call (plain text) and a rubric
+   judge call (a forced tool call validated against the 4-criterion schema). CPU is this process's
+   (``time.process_time``); wall also holds the server process's work and the loopback.
+2. **A whole sweep** (``--seeds`` × ``--trials`` × the 14 conversational scenarios, all in flight) at latency 0:
+   this process's CPU per LLM call, everything included (agents, store, frames, judges, results files), with a
+   ``cProfile`` of where it goes, grouped by package (thread-pool work run inline so one profile sees it).
+
+Usage:
+    .venv/bin/python benchmarks/bench_overhead.py [--calls 300] [--seeds 3] [--trials 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import pstats
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common import (
+    FakeLLM,
+    conversational_scenarios,
+    inline_threads,
+    isolated_env,
+    markdown_table,
+    profile_by_package,
+    save,
+    temp_folder,
+    timed,
+)
+
+SIMULATOR_MESSAGES = [
+    ("system", "You are simulating a real patient interacting with a clinic's WhatsApp chatbot. " * 8),
+    ("user", "The conversation is starting now. Send your first message to the clinic chatbot."),
+]
+JUDGE_CRITERIA = 4
+
+
+async def _repeat(make_call: Callable[[int], Awaitable[Any]], calls: int, start: int = 0) -> None:
+    for i in range(start, start + calls):
+        await make_call(i)
+
+
+def _row(layer: str, kind: str, calls: int, wall_s: float, cpu_s: float) -> dict[str, Any]:
+    return {"call": kind, "layer": layer, "calls": calls, "wall_ms_per_call": round(1000 * wall_s / calls, 3),
+            "cpu_ms_per_call": round(1000 * cpu_s / calls, 3)}
+
+
+def layers(llm: FakeLLM, folder: Path, calls: int) -> list[dict[str, Any]]:
+    """Part 1: the same call through each layer of the stack, sequentially, CPU and wall per call."""
+    import httpx
+    import openai
+    from langchain_core.messages import convert_to_messages
+
+    from convoeval.cache import ResponseCache
+    from convoeval.judges.rubric import rubric_schema
+    from convoeval.llm import SampleIdentity, call_model, structured_kwargs
+    from convoeval.models import get_model
+
+    rows: list[dict[str, Any]] = []
+    schema = rubric_schema(JUDGE_CRITERIA)
+    tool_kwargs = structured_kwargs(schema, "function_calling")
+    wire = [{"role": r, "content": t} for r, t in SIMULATOR_MESSAGES]
+    async def run_layers(model: Any) -> None:
+        for kind, extra in (("simulator (text)", {}), ("judge (tool call)", tool_kwargs)):
+            body = {"model": "fake-model", "messages": wire, "temperature": 0, "seed": 1, **extra}
+            lc_messages = convert_to_messages(SIMULATOR_MESSAGES)
+            async with httpx.AsyncClient(base_url=llm.base_url) as client:
+                await measure("httpx POST", kind, lambda i, c=client, b=body: c.post("/chat/completions", json=b))
+            sdk = openai.AsyncOpenAI(base_url=llm.base_url, api_key="EMPTY", max_retries=0)
+            await measure("openai SDK", kind, lambda i, b=body, c=sdk: c.chat.completions.create(**b))
+            await sdk.close()
+            await measure("LangChain ainvoke", kind,
+                          lambda i, m=lc_messages, x=extra: model.ainvoke(m, temperature=0, seed=1, **x))
+            structured = schema if extra else None
+            role = "judge" if extra else "simulator"
+            for label, mode in (("call_model, cache off", "off"), ("call_model, cache on (miss + write)", "rw")):
+                cache = ResponseCache(folder / f"cache-{mode}-{role}.sqlite", mode=mode)
+                await measure(label, kind, lambda i, c=cache, s=structured, r=role: call_model(
+                    model, SIMULATOR_MESSAGES, schema=s, seed=1, temperature=0, cache=c,
+                    identity=SampleIdentity(scenario="bench", seed=1, trial=i, role=r, turn=0)))
+                cache.close()
+
+    async def measure(layer: str, kind: str, make_call: Callable[[int], Awaitable[Any]]) -> None:
+        await _repeat(make_call, 10, start=-10)  # warm-up: connections, lazy imports, schema caches
+        with timed() as t:
+            await _repeat(make_call, calls)
+        rows.append(_row(layer, kind, calls, t.wall_s, t.cpu_s))
+
+    with isolated_env(folder, OPENAI_BASE_URL=llm.base_url, CONVOEVAL_CACHE="off"):
+        asyncio.run(run_layers(get_model("simulator")))
+    return rows
+
+
+def sweep_profile(llm: FakeLLM, folder: Path, seeds: int, trials: int, profile_path: Path) -> dict[str, Any]:
+    """Part 2: a whole sweep at latency 0; CPU per LLM call and a profile grouped by package."""
+    from benchmarks.bench_concurrency import sweep
+    from convoeval.batch import load_results, plan
+
+    jobs = plan(conversational_scenarios(), seeds=list(range(1, seeds + 1)), trials=trials)
+    with isolated_env(folder / "sweep", OPENAI_BASE_URL=llm.base_url, CONVOEVAL_MAX_CONCURRENCY="1024"):
+        asyncio.run(sweep(jobs[:2], folder / "warm-up", 2))  # imports, first client, schema reflection
+        with timed() as plain:
+            asyncio.run(sweep(jobs, folder / "timed", len(jobs)))
+        calls = len(load_results(folder / "timed")["calls"])
+        profiler = cProfile.Profile()
+        with inline_threads():
+            profiler.enable()
+            asyncio.run(sweep(jobs, folder / "profiled", len(jobs)))
+            profiler.disable()
+    profiler.dump_stats(profile_path)
+    top = pstats.Stats(str(profile_path))
+    top.sort_stats("cumulative")
+    return {
+        "conversations": len(jobs),
+        "llm_calls": calls,
+        "wall_s": round(plain.wall_s, 2),
+        "cpu_s": round(plain.cpu_s, 2),
+        "cpu_ms_per_call": round(1000 * plain.cpu_s / calls, 2),
+        "cpu_ms_per_conversation": round(1000 * plain.cpu_s / len(jobs), 1),
+        "by_package_profiled": profile_by_package(profile_path, calls),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=300, help="sequential calls per layer (default 300)")
+    parser.add_argument("--seeds", type=int, default=3, help="seeds of the profiled sweep (default 3)")
+    parser.add_argument("--trials", type=int, default=1, help="trials of the profiled sweep (default 1)")
+    parser.add_argument("--turns", type=int, default=6, help="patient messages per conversation (default 6)")
+    parser.add_argument("--profile", type=Path, default=Path("/tmp/convoeval-bench-overhead.prof"),
+                        help="where to write the sweep's cProfile (default /tmp/convoeval-bench-overhead.prof)")
+    parser.add_argument("--skip-layers", action="store_true", help="only the sweep part")
+    parser.add_argument("--save", default="overhead", help="name of the results file (benchmarks/results/)")
+    args = parser.parse_args(argv)
+
+    with temp_folder("overhead") as folder, FakeLLM(latency=0.0, turns=args.turns) as llm:
+        rows = [] if args.skip_layers else layers(llm, folder, args.calls)
+        if rows:
+            print(markdown_table(rows), flush=True)
+        swept = sweep_profile(llm, folder, args.seeds, args.trials, args.profile)
+    print(markdown_table([{k: v for k, v in swept.items() if k != "by_package_profiled"}]))
+    print(markdown_table(swept["by_package_profiled"]))
+    save(args.save, {"settings": vars(args) | {"profile": str(args.profile)}, "layers": rows, "sweep": swept})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
