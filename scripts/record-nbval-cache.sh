@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
-# Re-records tests/data/nbval-cache.sqlite, the LLM replies that scripts/nbval.sh (nbval in CI) replays.
+# Re-records the LLM replies that scripts/nbval.sh (nbval in CI) replays: tests/data/nbval-cache.sqlite for
+# notebooks/run.ipynb (default), tests/data/nbval-<name>-cache.sqlite for notebooks/<name>.ipynb.
 #
-# Run it after changing a prompt, a scenario used by tests/data/nbval-params.yaml, a reference agent's wording or
-# the default local model; then run scripts/nbval.sh and commit tests/data/nbval-cache.sqlite. It runs the notebook
-# once with the embedded local model (a few minutes on 2 cores) into a fresh cache, then compacts it.
+# Run it after changing a prompt, a scenario used by the notebook's CI parameters (tests/data/nbval*-params.yaml), a
+# reference agent's wording or the default local model; then run scripts/nbval.sh [name] and commit the cache file.
+# It runs the notebook once with the embedded local model (minutes on 2 cores) into a fresh cache, then compacts it.
+#
+# Usage: bash scripts/record-nbval-cache.sh [run|agreement]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-.venv/bin/python}"
-work=build/nbval-record
+name="${1:-run}"
+suffix=$([ "$name" = run ] && echo "" || echo "-$name")
+params="tests/data/nbval${suffix}-params.yaml"
+target="tests/data/nbval${suffix}-cache.sqlite"
+work="build/nbval${suffix}-record"
 rm -rf "$work"
 mkdir -p "$work"
 env -u OPENAI_API_KEY -u OPENAI_BASE_URL -u OPENAI_MODEL -u CONVOEVAL_SIMULATOR_MODEL -u CONVOEVAL_JUDGE_MODEL \
     -u CONVOEVAL_SIMULATOR_BASE_URL -u CONVOEVAL_JUDGE_BASE_URL \
     CONVOEVAL_CACHE=rw CONVOEVAL_CACHE_PATH="$PWD/$work/cache.sqlite" \
     CONVOEVAL_STORE_URL="sqlite:///$PWD/$work/store.db" \
-    "$PYTHON" -m papermill notebooks/run.ipynb "$work/run.ipynb" -f tests/data/nbval-params.yaml \
+    "$PYTHON" -m papermill "notebooks/$name.ipynb" "$work/$name.ipynb" -f "$params" \
     -p output_dir "$work/out" --log-level WARNING
 # One self-contained file (no WAL), vacuumed, so the committed cache is small and reads the same everywhere.
-"$PYTHON" - "$work/cache.sqlite" tests/data/nbval-cache.sqlite <<'PY'
+"$PYTHON" - "$work/cache.sqlite" "$target" <<'PY'
 import shutil, sqlite3, sys
 src, dst = sys.argv[1], sys.argv[2]
 conn = sqlite3.connect(src)
@@ -29,4 +36,4 @@ conn.close()
 shutil.copyfile(src, dst)
 print(f"recorded {rows} responses into {dst}")
 PY
-echo "next: bash scripts/nbval.sh, then commit tests/data/nbval-cache.sqlite"
+echo "next: bash scripts/nbval.sh $name, then commit $target"

@@ -56,7 +56,9 @@ def test_papermill_run_of_the_billing_agent_produces_the_whole_report(fake_llm, 
     for source in ("report.plot_components(run)", "report.plot_criteria(run)", "report.plot_holistic(run)"):
         assert outputs[source][0]["data"]["image/png"]
     assert html("report.transcripts(run)").count("<details style=\"margin:6px 0") == 6
-    assert "Errors" in html("report.errors(run)")
+    # The fake server answers every call with a valid reply: nothing failed, and the section says so.
+    assert "No errors: every conversation finished and every judge answered." in html("report.errors(run)")
+    assert "goal_completion" in html("report.database_truth(run)")  # judges against the database, every run
     # the run's data beside the report, readable without re-running anything
     for name in ("scores", "transcripts", "rubric", "holistic", "calls"):
         assert (out / "data" / f"{name}.parquet").exists() and (out / "data" / f"{name}.csv").exists()
