@@ -11,20 +11,28 @@ import nbformat
 import papermill
 import pytest
 
+from convoeval.agreement.study import STUDY_PARAMETERS
 from convoeval.report import NOTEBOOK_PARAMETERS
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 RUN = ROOT / "notebooks" / "run.ipynb"
+AGREEMENT = ROOT / "notebooks" / "agreement.ipynb"
 ALLOWED_METADATA = {"kernelspec", "jupytext"}
+#: notebook -> (its declared parameters, the library modules its cells may call, by the name they are imported as)
+CONTRACTS = {
+    RUN: (NOTEBOOK_PARAMETERS, {"report"}),
+    AGREEMENT: (STUDY_PARAMETERS, {"agreement_study", "views"}),
+}
 
 
 def _cells(nb: nbformat.NotebookNode) -> list[tuple[str, str, list[str]]]:
     return [(c.cell_type, c.source.strip(), sorted(c.metadata.get("tags", []))) for c in nb.cells]
 
 
-def test_there_is_a_run_notebook():
-    assert RUN in NOTEBOOKS
+def test_there_are_the_run_and_agreement_notebooks_and_each_has_a_contract():
+    assert RUN in NOTEBOOKS and AGREEMENT in NOTEBOOKS
+    assert set(NOTEBOOKS) == set(CONTRACTS)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -48,13 +56,15 @@ def test_committed_notebooks_are_output_free_with_stripped_metadata(path):
             assert cell["outputs"] == [] and cell["execution_count"] is None, "clear the outputs before committing"
 
 
-def test_run_notebook_declares_exactly_the_library_parameters():
-    declared = papermill.inspect_notebook(str(RUN))
-    assert list(declared) == list(NOTEBOOK_PARAMETERS)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_declares_exactly_the_library_parameters(path):
+    declared = papermill.inspect_notebook(str(path))
+    assert list(declared) == list(CONTRACTS[path][0])
 
 
-def test_parameters_cell_holds_only_literals():
-    nb = nbformat.read(RUN, as_version=4)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_parameters_cell_holds_only_literals(path):
+    nb = nbformat.read(path, as_version=4)
     cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     assert len(cells) == 1
     for node in ast.parse(cells[0].source).body:
@@ -62,19 +72,22 @@ def test_parameters_cell_holds_only_literals():
         ast.literal_eval(node.value)  # raises on anything but a literal
 
 
-def test_other_cells_only_call_the_library():
-    """No logic in the notebook: imports, and single calls of convoeval.report (optionally assigned)."""
-    nb = nbformat.read(RUN, as_version=4)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_other_cells_only_call_the_library(path):
+    """No logic in the notebook: imports from convoeval, and single calls of its modules (optionally assigned)."""
+    modules = CONTRACTS[path][1]
+    nb = nbformat.read(path, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code" and "parameters" not in c.metadata.get("tags", [])]
     assert len(code) >= 10
     for cell in code:
         for node in ast.parse(cell.source).body:
             if isinstance(node, ast.ImportFrom):
-                assert node.module == "convoeval"
+                assert node.module.split(".")[0] == "convoeval"
+                assert {a.asname or a.name for a in node.names} <= modules
                 continue
             value = node.value if isinstance(node, (ast.Assign, ast.Expr)) else None
             assert value is not None, f"not a call: {ast.unparse(node)}"
             if isinstance(value, ast.Name):  # displaying a result
                 continue
-            assert isinstance(value, ast.Call) and ast.unparse(value.func).startswith("report."), ast.unparse(node)
+            assert isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[0] in modules, ast.unparse(node)
             assert all(isinstance(a, (ast.Name, ast.Call)) for a in value.args), ast.unparse(node)

@@ -15,6 +15,15 @@ from convoeval.agreement._result import ALL, RESULT_COLUMNS
 from convoeval.agreement.binary import binary_agreement, cohen_kappa, confusion_counts
 from convoeval.agreement.bootstrap import bootstrap_ci, bootstrap_statistic, percentile_interval, resample_weights
 from convoeval.agreement.consistency import flip_rates, score_consistency, self_consistency
+from convoeval.agreement.faults import (
+    KNOWN_FAULTS,
+    fault_confusion,
+    fault_detection,
+    fault_study_plan,
+    fault_targets,
+    fault_truth,
+    run_fault_study,
+)
 from convoeval.agreement.interpret import interpret
 from convoeval.agreement.labels import (
     LabelError,
@@ -36,6 +45,7 @@ from convoeval.agreement.noise import (
     trial_flip_rate,
 )
 from convoeval.agreement.ratings import holistic_ratings, rubric_ratings
+from convoeval.agreement.rejudge import rejudge
 from convoeval.agreement.sample_size import (
     CI_HALF_WIDTH_LIMIT,
     ci_too_wide,
@@ -54,13 +64,14 @@ from convoeval.agreement.truth import (
 )
 
 __all__ = [
-    "ALL", "CI_HALF_WIDTH_LIMIT", "DATABASE", "GOAL_THRESHOLD", "RESULT_COLUMNS",
+    "ALL", "CI_HALF_WIDTH_LIMIT", "DATABASE", "GOAL_THRESHOLD", "KNOWN_FAULTS", "RESULT_COLUMNS",
     "InsideNoiseWarning", "LabelError",
     "binary_agreement", "bootstrap_ci", "bootstrap_statistic", "calibrated_pass_rates", "ci_too_wide", "cohen_kappa",
-    "compare_targets", "confusion_counts", "corrected_pass_rate", "database_agreement", "fleiss_kappa", "flip_rates",
+    "compare_targets", "confusion_counts", "corrected_pass_rate", "database_agreement", "fault_confusion",
+    "fault_detection", "fault_study_plan", "fault_targets", "fault_truth", "fleiss_kappa", "flip_rates",
     "goal_ratings", "goal_truth", "gwet_ac1", "holistic_ratings", "icc", "interpret", "krippendorff_alpha",
     "label_ratings", "load_labels", "minimum_detectable_difference", "multi_rater_agreement", "outcome_flip_rate",
-    "pass_hat_k", "percentile_interval", "read_labels", "required_sample_size", "resample_weights", "rubric_ratings",
-    "run_outcomes", "sample_size_for_half_width", "score_agreement", "score_consistency", "score_against_labels",
+    "pass_hat_k", "percentile_interval", "read_labels", "rejudge", "required_sample_size", "resample_weights", "rubric_ratings",
+    "run_fault_study", "run_outcomes", "sample_size_for_half_width", "score_agreement", "score_consistency", "score_against_labels",
     "self_consistency", "trial_flip_rate", "truth_pairs", "truth_ratings",
 ]
