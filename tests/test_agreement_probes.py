@@ -109,18 +109,23 @@ def judge(*, swayed: bool = False, by_position: bool = False, fail_when_attacked
     return FakeChatModel(responder=respond, model_name="scripted-judge")
 
 
-def translator(*, short_for: str | None = None) -> FakeChatModel:
+REQUEST = re.compile(r"Translate each of these \d+ messages from (.+) into (.+):")
+
+
+def translator(*, short_for: str | None = None, copy_for: str | None = None) -> FakeChatModel:
     """Translates by tagging each message with its target language; answers one item short when a message
-    contains ``short_for``."""
+    contains ``short_for``, and copies the messages unchanged when one contains ``copy_for``."""
 
     def respond(messages: list[Any], kwargs: dict[str, Any]) -> Any:
         assert tool(kwargs) == "Translation"
         user = messages[1].content
-        target = re.match(r"Translate each of these \d+ messages into (.+):", user).group(1)
+        target = REQUEST.match(user).group(2)
         sources = json.loads(user.split("\n", 1)[1].rsplit("\n\nAnswer with", 1)[0])
         out = [f"<{target}> {s}" for s in sources]
         if short_for is not None and any(short_for in s for s in sources):
             out = out[:-1]
+        if copy_for is not None and any(copy_for in s for s in sources):
+            out = list(sources)
         return {"messages": out}
 
     return FakeChatModel(responder=respond, model_name="scripted-translator")
@@ -206,6 +211,11 @@ def test_translation_replaces_every_message_and_keeps_the_conversation():
     unchanged_columns(original, english.drop(columns="translation_error"))
     assert english["translation_error"].isna().all()
     assert english["text"].tolist() == [f"<English> {t}" for t in original["text"]]
+    assert {REQUEST.match(c.messages[1].content).group(1) for c in model.calls} == {"their language"}
+    named = translator()
+    translate_transcripts(original, to="es", model=named, scenarios=SCENARIOS)
+    assert {REQUEST.match(c.messages[1].content).groups() for c in named.calls} == {
+        ("Brazilian Portuguese", "Spanish"), ("English", "Spanish")}
 
 
 def test_translation_of_the_wrong_length_is_an_error_for_that_conversation_only():
@@ -293,21 +303,34 @@ def test_judge_errors_on_either_side_are_excluded_and_counted_never_zero():
 
 
 def test_language_probe_translates_each_conversation_into_the_other_language():
-    frames = transcripts(4)
-    model = translator(short_for="invoice 1")  # run-01 (English) gets a translation one message short
+    frames = transcripts(6)
+    # run-01 (English) gets a translation one message short; run-05 (English) comes back untranslated
+    model = translator(short_for="invoice 1", copy_for="invoice 5")
     result = run_probes(frames, scenarios=SCENARIOS, probes=["language"], model=judge(), translate_model=model,
                         n_boot=100)
-    targets = {re.match(r"Translate each of these \d+ messages into (.+):", c.messages[1].content).group(1)
-               for c in model.calls}
-    assert targets == {"English", "Brazilian Portuguese"}
+    requests = {REQUEST.match(c.messages[1].content).groups() for c in model.calls}
+    assert requests == {("Brazilian Portuguese", "English"), ("English", "Brazilian Portuguese")}
     shown = result.transcripts["language"].set_index("run_id")
     assert shown.loc["run-00", "text"].str.startswith("<English> ").all()
     assert shown.loc["run-03", "text"].str.startswith("<Brazilian Portuguese> ").all()
     bad = result.pairs[result.pairs["run_id"] == "run-01"]
     assert len(bad) == 3 + 6 and bad["error"].str.startswith("language: translation failed").all()
-    assert result.pairs.loc[result.pairs["run_id"] != "run-01", "error"].isna().all()
+    copied = result.pairs[result.pairs["run_id"] == "run-05"]
+    assert copied["error"].str.contains("identical to the original").all()
+    assert result.pairs.loc[~result.pairs["run_id"].isin(["run-01", "run-05"]), "error"].isna().all()
     row = pooled(result.effects, "language", "rubric")
-    assert (row["n"], row["n_excluded"]) == (3, 3)
+    assert (row["n"], row["n_excluded"]) == (4, 6)
+    judged = result.judged["rubric"]
+    assert set(judged.loc[judged["probe"] == "language", "run_id"]) == {"run-00", "run-02", "run-03", "run-04"}
+
+
+def test_judge_samples_are_paired_sample_by_sample():
+    result = run_probes(transcripts(2), scenarios=SCENARIOS, probes=["verbosity"], model=judge(), samples=2,
+                        n_boot=50)
+    rubric = result.pairs[result.pairs["instrument"] == "rubric"]
+    assert rubric.groupby("sample").size().to_dict() == {0: 6, 1: 6}
+    row = pooled(result.effects, "verbosity", "rubric")
+    assert (row["n"], row["n_pairs"]) == (2, 12)
 
 
 def test_unknown_probe_or_missing_rubric_fails_before_any_call():

@@ -237,13 +237,20 @@ async def _translated(transcripts: pd.DataFrame, languages: dict[Any, str], mode
     positions = pd.Series(range(len(transcripts)), index=transcripts.index)
     targets = transcripts["run_id"].map(lambda r: OTHER_LANGUAGE[languages[r]])
     groups = [(to, transcripts[targets.to_numpy() == to]) for to in pd.unique(targets)]
-    translated = await asyncio.gather(*(atranslate_transcripts(frame, to=to, model=model) for to, frame in groups))
+    translated = await asyncio.gather(*(atranslate_transcripts(frame, to=to, model=model, locales=languages)
+                                        for to, frame in groups))
     shown = pd.concat([t.assign(_pos=positions[f.index].to_numpy()) for (_, f), t in zip(groups, translated,
                                                                                          strict=True)])
     shown = shown.sort_values("_pos", kind="stable").drop(columns="_pos")
     failed = shown[shown[ERROR_COLUMN].notna()].drop_duplicates("run_id")
     skipped = dict(zip(failed["run_id"], "language: " + failed[ERROR_COLUMN], strict=True))
-    frame = shown[shown[ERROR_COLUMN].isna()].drop(columns=ERROR_COLUMN)
+    # A "translation" identical to the original would be a replay, not a probe (the local 0.5B model copied
+    # messages unchanged when not told the source language).
+    changed = _changed(transcripts, shown)
+    for run_id in pd.unique(transcripts["run_id"]):
+        if run_id not in changed and run_id not in skipped:
+            skipped[run_id] = "language: the translation came back identical to the original"
+    frame = shown[~shown["run_id"].isin(list(skipped))].drop(columns=ERROR_COLUMN)
     return _Plan(frame, skipped=skipped, shown=shown)
 
 
