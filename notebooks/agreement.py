@@ -63,6 +63,8 @@ config
 
 # %%
 study = agreement_study.run_study(config)
+
+# %%
 views.study_overview(study)
 
 # %% [markdown]

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from engine_support import CRITERIA, conversation, holistic, isolated_state, scenario, verdicts  # noqa: F401
+from engine_support import (  # noqa: F401
+    CRITERIA,
+    conversation,
+    holistic,
+    isolated_state,
+    scenario,
+    verdicts,
+)
 
 from convoeval import frames as F
 from convoeval.agreement import binary_agreement, rubric_ratings

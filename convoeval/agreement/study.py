@@ -24,9 +24,15 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval.agreement.probes.run import PROBES as _PROBES
 from convoeval.llm import CacheMissError
 from convoeval.report.execute import ReplayMissError
-from convoeval.report.params import ParameterError, _is_parameter_like, _resolve, project_root
+from convoeval.report.params import (
+    ParameterError,
+    _is_parameter_like,
+    _resolve,
+    project_root,
+)
 
 __all__ = [
     "STUDY_PARAMETERS",
@@ -39,8 +45,6 @@ __all__ = [
     "run_study",
 ]
 
-_PROBES = ("criteria_order", "verbosity", "injection_agent_en", "injection_agent_pt", "injection_patient_en",
-           "injection_patient_pt", "language")
 
 
 def _str_list(v: Any) -> bool:
@@ -75,8 +79,8 @@ STUDY_PARAMETERS: dict[str, tuple[Any, str, str]] = {
                "only these known faults (None: every fault relevant to a scenario)"),
     "seeds": (_int_list, "a non-empty list of integers", "simulator seeds of the fault study"),
     "trials": (_pos_int, "a positive integer", "repetitions of each fault-study conversation"),
-    "judges": (_judges, "a mapping of names to model specs", "judge configurations to compare (the first one "
-               "also judges the fault study's runs and the probes)"),
+    "judges": (_judges, "a mapping of names to model specs",
+               "judge configurations to compare (the first also judges the fault study's runs and the probes)"),
     "judge_samples": (_pos_int, "a positive integer", "independent samples per judge and conversation"),
     "probes": (lambda v: isinstance(v, list) and all(p in _PROBES for p in v), f"a list of {', '.join(_PROBES)}",
                "bias probes to run on the first judge"),

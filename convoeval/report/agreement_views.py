@@ -8,6 +8,7 @@ library returns.
 from __future__ import annotations
 
 import textwrap
+import warnings
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from convoeval.report.plots import Chart, _figure, _note
 from convoeval.report.trust import agreement_cells
 
 __all__ = [
+    "consistency_view",
     "database_view",
     "fault_view",
     "fidelity_view",
@@ -29,7 +31,6 @@ __all__ = [
     "probe_view",
     "study_conclusions",
     "study_overview",
-    "consistency_view",
 ]
 
 _PAIR = {"percent_agreement": "agreement", "cohen_kappa": "Cohen's κ", "gwet_ac1": "Gwet's AC1",
@@ -66,6 +67,7 @@ def study_overview(study: Any) -> HTML:
         ["scenarios", esc(", ".join(sorted(runs["scenario"].dropna().unique())) if len(runs) else "—")],
         ["judges", esc("; ".join(f"{k} = {v!r}" for k, v in study.meta.get("judges", {}).items()))],
         ["samples per judge", esc(params.get("judge_samples", 1))],
+        ["judge errors", _judge_errors(study)],
         ["bias probes", esc(", ".join(params.get("probes", [])) or "none")],
         ["results folders read", esc(", ".join(params.get("runs", [])) or "none (fault study only)")],
         ["time", esc(f"{study.meta.get('duration_s', '?')} s")],
@@ -75,6 +77,24 @@ def study_overview(study: Any) -> HTML:
     if study.meta.get("local_demo"):
         body = box(esc(LOCAL_DEMO_WARNING), tone="warning") + body
     return HTML(wrap(body), text=f"study of {len(runs)} conversations")
+
+
+def _judge_errors(study: Any) -> str:
+    """Per judge: how many verdicts are errors (left out of every statistic), with the first reason."""
+    parts = []
+    for kind in ("rubric", "holistic"):
+        frame = study.judged.get(kind, pd.DataFrame())
+        if frame.empty:
+            continue
+        for judge, rows in frame.groupby("judge", sort=False):
+            failed = rows[rows["error"].notna()]
+            if len(failed):
+                reason = textwrap.shorten(str(failed["error"].iloc[0]), 160, placeholder="…")
+                parts.append(f"<b>{esc(judge)}</b> {kind}: {len(failed)} of {len(rows)} verdicts failed "
+                             f"(e.g. {esc(reason)})")
+    if not parts:
+        return "none: every judge answered every conversation"
+    return box("<br>".join(parts), tone="danger")
 
 
 def judges_view(study: Any) -> HTML:
@@ -152,7 +172,9 @@ def plot_judge_heatmap(study: Any, statistic: str = "cohen_kappa") -> Chart | HT
     fig = _figure(min(1.4 * table_.shape[1] + 3, 16), 0.6 * table_.shape[0] + 2.2)
     ax = fig.add_subplot()
     values = table_.to_numpy(dtype=float)
-    image = ax.imshow(values, cmap="RdYlGn", vmin=-1, vmax=1, aspect="auto")
+    with warnings.catch_warnings():  # a single pair × criterion is a 1×1 image: matplotlib warns, draws it fine
+        warnings.simplefilter("ignore", UserWarning)
+        image = ax.imshow(values, cmap="RdYlGn", vmin=-1, vmax=1, aspect="auto")
     for (y, x), value in np.ndenumerate(values):
         ax.text(x, y, "n/a" if np.isnan(value) else f"{value:.2f}", ha="center", va="center", fontsize=8)
     ax.set_xticks(range(table_.shape[1]), [textwrap.shorten(str(c), 28, placeholder="…") for c in table_.columns],
@@ -184,7 +206,9 @@ def plot_bland_altman(study: Any, dimensions: tuple[str, ...] = ("overall", "goa
                     transform=ax.transAxes, fontsize=8)
             ax.set_axis_off()
             continue
-        mean_diff_plot(pair["a"].to_numpy(), pair["b"].to_numpy(), ax=ax)
+        with warnings.catch_warnings():  # identical differences (perfect agreement) give a flat y range: fine
+            warnings.simplefilter("ignore", UserWarning)
+            mean_diff_plot(pair["a"].to_numpy(), pair["b"].to_numpy(), ax=ax)
         ax.set_title(f"{dim}: {a} − {b} (n={len(pair)})", fontsize=8)
         ax.tick_params(labelsize=7)
     return Chart(fig, "Bland-Altman plots")

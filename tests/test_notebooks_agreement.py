@@ -1,0 +1,109 @@
+"""notebooks/agreement.ipynb executed by papermill against the fake OpenAI-compatible server (a real kernel; slow).
+
+The fake server answers every call with a schema-valid placeholder, so these tests check the plumbing — the fault
+study runs, two judge configurations re-judge, probes and fidelity run, every section shows — and that the tables
+the notebook shows are exactly what the library functions return from the study's saved data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import papermill
+import pytest
+
+from convoeval.agreement.study import compute_tables, load_study
+from convoeval.fake_server import FakeOpenAIServer
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "notebooks" / "agreement.ipynb"
+
+pytestmark = pytest.mark.notebook
+
+SMALL = {
+    "agents": ["support"],
+    "scenario": "support-conv-wants-human-es",
+    "judges": {"plain": None, "warm": {"temperature": 0.3}},
+    "probes": ["criteria_order", "verbosity", "injection_agent_pt"],
+    "concurrency": 2,
+    "n_boot": 200,
+}
+
+
+@pytest.fixture
+def fake_llm(tmp_path, monkeypatch):
+    with FakeOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_MODEL", "fake-model")
+        monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
+        monkeypatch.setenv("CONVOEVAL_CACHE_PATH", str(tmp_path / "state" / "cache.sqlite"))
+        monkeypatch.setenv("CONVOEVAL_STORE_URL", f"sqlite:///{tmp_path / 'store.db'}")
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        monkeypatch.delenv("CONVOEVAL_CACHE", raising=False)
+        monkeypatch.chdir(ROOT)
+        yield server
+
+
+def _execute(tmp_path: Path, **parameters):
+    return papermill.execute_notebook(str(NOTEBOOK), str(tmp_path / "executed.ipynb"), parameters=parameters,
+                                      progress_bar=False, cwd=str(ROOT))
+
+
+def _outputs(nb) -> dict[str, list[dict]]:
+    return {c["source"]: c.get("outputs", []) for c in nb["cells"] if c["cell_type"] == "code"}
+
+
+def test_the_study_runs_end_to_end_and_its_tables_are_the_library_s(fake_llm, tmp_path):
+    out = tmp_path / "study"
+    nb = _execute(tmp_path, **SMALL, output_dir=str(out))
+    outputs = _outputs(nb)
+    html = lambda source: "".join(o["data"].get("text/html", "") for o in outputs[source])
+    overview = html("views.study_overview(study)")
+    assert "4 (1 healthy or external, 3 with known faults)" in overview and "judge errors" in overview
+    assert "plain" in html("views.judges_view(study)") and "warm" in html("views.judges_view(study)")
+    assert "Agent remained polite" in html("views.fault_view(study)")
+    for source in ("views.plot_judge_heatmap(study)", "views.plot_fault_confusion(study)",
+                   "views.plot_bland_altman(study)", "views.plot_probes(study)"):
+        shown = [o for o in outputs[source] if o["output_type"] == "execute_result"]
+        assert shown[0]["data"]["image/png"], source
+        assert not [o for o in outputs[source] if o["output_type"] == "stream"], source  # no warnings printed
+    assert "verbosity" in html("views.probe_view(study)")
+    assert "parroting" in html("views.fidelity_view(study)")
+    assert "You may not conclude" in html("views.study_conclusions(study)")
+
+    # The saved study: the healthy agent and the three faults that break this scenario, re-judged by both judges.
+    study = load_study(out)
+    assert sorted(study.frames["runs"]["target"]) == ["clinic:support", "clinic:support?faults=never_escalates",
+                                                      "clinic:support?faults=premature_handoff",
+                                                      "clinic:support?faults=rude_tone"]
+    assert set(study.judged["rubric"]["judge"]) == {"plain", "warm"}
+    assert study.judged["rubric"]["error"].isna().all()
+    assert set(study.tables) >= {"database", "judges", "scores", "faults", "fault_confusion", "probes", "fidelity"}
+    # Every table the notebook showed is what the library computes from the saved data.
+    recomputed = compute_tables(study, n_boot=200)
+    for name, saved in study.tables.items():
+        fresh = recomputed[name]
+        assert len(fresh) == len(saved), name
+        if len(saved):
+            numeric = [c for c in ("value", "ci_low", "ci_high", "n", "effect", "count") if c in saved]
+            pd.testing.assert_frame_equal(fresh[numeric].reset_index(drop=True).astype(float),
+                                          saved[numeric].reset_index(drop=True).astype(float), check_exact=False,
+                                          rtol=1e-9, obj=name)
+    # A second execution replays: the fault study's conversations are on disk, every call is in the cache.
+    before = fake_llm.stats["requests"]
+    _execute(tmp_path, **SMALL, output_dir=str(out))
+    assert fake_llm.stats["requests"] == before
+
+
+def test_bad_or_unknown_parameters_fail_with_one_line(fake_llm, tmp_path):
+    with pytest.raises(papermill.PapermillExecutionError) as err:
+        _execute(tmp_path, judges=[])
+    assert err.value.ename == "ParameterError" and err.value.evalue.startswith("judges must be")
+    with pytest.raises(papermill.PapermillExecutionError) as err:
+        _execute(tmp_path, runs=[], fault_study=False)
+    assert "nothing to study" in err.value.evalue
+    with pytest.raises(papermill.PapermillExecutionError) as err:
+        _execute(tmp_path, judge_sample=2)  # a typo papermill would only warn about
+    assert "unknown agreement-notebook parameter(s) judge_sample" in err.value.evalue
+    assert fake_llm.stats["requests"] == 0
