@@ -77,8 +77,9 @@ def probe_effects(
     Example:
         >>> pairs = pd.DataFrame({"probe": "verbosity", "run_id": ["a", "b"], "instrument": "rubric",
         ...                       "item": "polite", "before": [0.0, 1.0], "after": [1.0, 1.0]})
-        >>> probe_effects(pairs, n_boot=100).loc[0, ["item", "effect", "flip_rate"]].tolist()
-        ['(all)', 0.5, 0.5]
+        >>> row = probe_effects(pairs, n_boot=100).iloc[0]
+        >>> row["item"], float(row["effect"]), float(row["flip_rate"])
+        ('(all)', 0.5, 0.5)
     """
     missing = [c for c in _REQUIRED if c not in pairs]
     if missing:

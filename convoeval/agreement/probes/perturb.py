@@ -254,8 +254,9 @@ def shuffle_criteria(criteria: Sequence[T], *, seed: int = 0, key: Any = "") -> 
 
 
 def _conversations(transcripts: pd.DataFrame) -> list[tuple[Any, Any]]:
-    if "run_id" not in transcripts or "role" not in transcripts or "text" not in transcripts:
-        raise ValueError("a transcript frame needs run_id, role and text columns (convoeval.frames.TRANSCRIPT_SCHEMA)")
+    """``(run_id, scenario)`` of each conversation, in first-appearance order."""
+    if "run_id" not in transcripts:
+        raise ValueError("a transcript frame needs a run_id column (convoeval.frames.TRANSCRIPT_SCHEMA)")
     firsts = transcripts.drop_duplicates("run_id")
     scenarios = firsts["scenario"] if "scenario" in firsts else pd.Series([None] * len(firsts))
     return [(r, None if pd.isna(s) else s) for r, s in zip(firsts["run_id"], scenarios, strict=True)]
@@ -271,7 +272,8 @@ def _positions(transcripts: pd.DataFrame) -> dict[Any, list[int]]:
 
 def _columns(transcripts: pd.DataFrame) -> tuple[list[Any], list[Any]]:
     """The ``text`` and ``bubbles`` cells as Python lists; a perturbation replaces the cells it changes."""
-    _conversations(transcripts)
+    if any(c not in transcripts for c in ("run_id", "role", "text")):
+        raise ValueError("a transcript frame needs run_id, role and text columns (convoeval.frames.TRANSCRIPT_SCHEMA)")
     texts = list(transcripts["text"])
     bubbles = list(transcripts["bubbles"]) if "bubbles" in transcripts else [None] * len(texts)
     return texts, bubbles

@@ -16,10 +16,10 @@ import pandas as pd
 
 from convoeval._aio import run_sync
 from convoeval.agreement.bootstrap import N_BOOT
-from convoeval.agreement.probes.effects import PAIR_COLUMNS, probe_effects
+from convoeval.agreement.probes.effects import probe_effects
+from convoeval.agreement.probes.pairing import holistic_pairs, pair_frame_of, rubric_pairs
 from convoeval.agreement.probes.perturb import conversation_locales, inject, pad_verbosity, shuffle_criteria
 from convoeval.agreement.probes.translate import ERROR_COLUMN, atranslate_transcripts
-from convoeval.frames import HOLISTIC_DIMENSIONS
 from convoeval.judges._common import by_id, resolve_model
 from convoeval.judges.holistic import ajudge_holistic
 from convoeval.judges.rubric import ajudge_rubric
@@ -128,12 +128,12 @@ async def arun_probes(
     original, *runs = await asyncio.gather(judge(transcripts, None, True), *(probe_run(p) for p in probes))
     pairs, judged = [], {"rubric": [_tag(original[0], ORIGINAL)], "holistic": [_tag(original[1], ORIGINAL)]}
     for probe, (plan, rubric_rows, holistic_rows) in zip(probes, runs, strict=True):
-        pairs.append(_rubric_pairs(probe, original[0], rubric_rows, plan))
+        pairs.append(rubric_pairs(probe, original[0], rubric_rows, skipped=plan.skipped, order=plan.order))
         judged["rubric"].append(_tag(rubric_rows, probe))
         if probe != "criteria_order":
-            pairs.append(_holistic_pairs(probe, original[1], holistic_rows, plan))
+            pairs.append(holistic_pairs(probe, original[1], holistic_rows, skipped=plan.skipped))
             judged["holistic"].append(_tag(holistic_rows, probe))
-    pair_frame = _pair_frame(pairs)
+    pair_frame = pair_frame_of(pairs)
     return ProbeResult(
         pairs=pair_frame,
         effects=probe_effects(pair_frame, n_boot=n_boot, seed=seed, probe_order=probes),
@@ -263,67 +263,6 @@ def _changed(before: pd.DataFrame, after: pd.DataFrame) -> set[Any]:
 def _run_scenarios(transcripts: pd.DataFrame) -> dict[Any, Any]:
     firsts = transcripts.drop_duplicates("run_id")
     return dict(zip(firsts["run_id"], firsts["scenario"], strict=True))
-
-
-# ── pairing ──
-
-
-def _rubric_pairs(probe: str, before: pd.DataFrame, after: pd.DataFrame | None, plan: _Plan) -> pd.DataFrame:
-    b = before.assign(item_index=before["criterion_index"])
-    if after is None:
-        after = before.iloc[0:0]
-    a = after.assign(item_index=[
-        plan.order[s][int(i)] if plan.order else int(i)  # shuffled position -> our position
-        for s, i in zip(after["scenario"], after["criterion_index"], strict=True)
-    ])
-    merged = b.merge(a[["run_id", "item_index", "sample", "criterion", "passed", "error"]],
-                     on=["run_id", "item_index", "sample"], how="left", suffixes=("", "_after"), indicator=True)
-    mapped = merged["criterion_after"].notna()
-    if (merged.loc[mapped, "criterion_after"] != merged.loc[mapped, "criterion"]).any():
-        raise RuntimeError(f"{probe}: a verdict was mapped back to the wrong criterion (a bug in convoeval)")
-    return _pairs(probe, "rubric", merged, merged["criterion"], merged["passed"], merged["passed_after"], plan)
-
-
-def _holistic_pairs(probe: str, before: pd.DataFrame, after: pd.DataFrame | None, plan: _Plan) -> pd.DataFrame:
-    if after is None:
-        after = before.iloc[0:0]
-    keys = ["run_id", "scenario", "sample", "error"]
-    b = before[[*keys, *HOLISTIC_DIMENSIONS]].melt(id_vars=keys, var_name="item", value_name="value")
-    a = after[["run_id", "sample", "error", *HOLISTIC_DIMENSIONS]].melt(
-        id_vars=["run_id", "sample", "error"], var_name="item", value_name="value")
-    merged = b.merge(a, on=["run_id", "item", "sample"], how="left", suffixes=("", "_after"), indicator=True)
-    return _pairs(probe, "holistic", merged, merged["item"], merged["value"], merged["value_after"], plan)
-
-
-def _pairs(probe: str, instrument: str, merged: pd.DataFrame, item: pd.Series, before: pd.Series, after: pd.Series,
-           plan: _Plan) -> pd.DataFrame:
-    errors = []
-    for run_id, err, err_after, found in zip(merged["run_id"], merged["error"], merged["error_after"],
-                                             merged["_merge"], strict=True):
-        if run_id in plan.skipped:
-            errors.append(plan.skipped[run_id])
-            continue
-        parts = [f"before: {err}"] if not pd.isna(err) else []
-        if found != "both":
-            parts.append("after: no verdict")
-        elif not pd.isna(err_after):
-            parts.append(f"after: {err_after}")
-        errors.append("; ".join(parts) or None)
-    return pd.DataFrame({
-        "probe": probe, "run_id": merged["run_id"], "scenario": merged["scenario"], "instrument": instrument,
-        "item": item, "sample": merged["sample"],
-        "before": pd.to_numeric(before.astype("Float64"), errors="coerce").astype(float),
-        "after": pd.to_numeric(after.astype("Float64"), errors="coerce").astype(float),
-        "error": errors,
-    })
-
-
-def _pair_frame(parts: list[pd.DataFrame]) -> pd.DataFrame:
-    frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(PAIR_COLUMNS))
-    return frame[list(PAIR_COLUMNS)].astype({
-        "probe": "string", "run_id": "string", "scenario": "string", "instrument": "string", "item": "string",
-        "sample": "Int64", "before": "float64", "after": "float64", "error": "string",
-    })
 
 
 def _tag(frame: pd.DataFrame | None, probe: str) -> pd.DataFrame | None:
