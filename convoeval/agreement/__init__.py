@@ -63,6 +63,26 @@ from convoeval.agreement.truth import (
     truth_ratings,
 )
 
+# The probes and the study pull in the judges (and LangChain): imported on first use, so the statistics stay light.
+_LAZY = {
+    **dict.fromkeys(("PROBES", "ProbeResult", "arun_probes", "inject", "pad_verbosity", "plot_probe_effects",
+                     "probe_effects", "run_probes", "translate_transcripts"), "convoeval.agreement.probes"),
+    **dict.fromkeys(("Study", "check_study_parameters", "compute_tables", "load_study", "run_study"),
+                    "convoeval.agreement.study"),
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'convoeval.agreement' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     "ALL", "CI_HALF_WIDTH_LIMIT", "DATABASE", "GOAL_THRESHOLD", "KNOWN_FAULTS", "RESULT_COLUMNS",
     "InsideNoiseWarning", "LabelError",
@@ -74,4 +94,5 @@ __all__ = [
     "pass_hat_k", "percentile_interval", "read_labels", "rejudge", "required_sample_size", "resample_weights", "rubric_ratings",
     "run_fault_study", "run_outcomes", "sample_size_for_half_width", "score_agreement", "score_consistency", "score_against_labels",
     "self_consistency", "trial_flip_rate", "truth_pairs", "truth_ratings",
+    *_LAZY,
 ]
