@@ -105,6 +105,15 @@ report.failures(run)
 report.database_truth(run)
 
 # %% [markdown]
+# ## Simulated patient's fidelity
+# Conversations where the simulated patient broke its scenario (invented facts, another language, a
+# `[GOAL_COMPLETE]` the database contradicts, parroting the agent): their scores say as much about the simulator
+# as about the agent.
+
+# %%
+report.fidelity(run)
+
+# %% [markdown]
 # ## Errors
 # Errors of the evaluation itself (agent crashes, LLM calls that failed after retries, unusable judge answers).
 

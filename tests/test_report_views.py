@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -134,7 +135,7 @@ def test_save_html_writes_one_self_contained_page(mixed_run):
     page = (mixed_run.out_dir / "report.html").read_text(encoding="utf-8")
     headings = re.findall(r"<h2[^>]*>([^<]+)</h2>", page)
     assert headings == ["What ran", "Scores", "Plots", "Transcripts", "Failures", "Judges against the database",
-                        "Errors"]
+                        "Simulated patient&#x27;s fidelity", "Errors"]
     assert page.count("data:image/png;base64,") == 3
     assert "<link" not in page and "src=\"http" not in page  # nothing external
     assert "report.html" in str(link)
@@ -184,3 +185,25 @@ def test_database_truth_without_declared_assertions_says_so(tmp_path):
     rows["assertions"] = []
     html = str(report.database_truth(run_data(rows, tmp_path / "run")))
     assert "No database truth in this run" in html
+
+
+def test_fidelity_marks_a_parroting_patient_and_clears_a_faithful_one(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # not inside the project: the run's recorded scenarios_dir is what finds them
+    meta = {"config": {"scenarios_dir": str(Path(__file__).resolve().parents[1] / "evals" / "scenarios")}}
+    echo = "Sua fatura de cento e cinquenta reais vence amanhã, prefere Pix ou boleto?"
+    rows = merge(conversation("r1", agent_text=echo), conversation("r2", trial=2, agent_text=echo))
+    parroting = next(r for r in rows["transcripts"] if r["run_id"] == "r1" and r["turn"] == 2)
+    parroting["text"], parroting["bubbles"] = echo, [echo]
+    html = str(report.fidelity(run_data(rows, tmp_path / "run", meta)))
+    assert "1 of 2 conversation(s) flagged" in html and "parroting" in html
+    flags = report.fidelity_frame(run_data(rows, tmp_path / "run", meta))
+    from convoeval.fidelity import flagged_runs
+
+    assert flagged_runs(flags) == ["r1"]  # r2's short patient lines copy nothing
+
+
+def test_fidelity_without_the_scenarios_says_it_could_not_check(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rows = merge(conversation("r1"))
+    html = str(report.fidelity(run_data(rows, tmp_path / "run", {"config": {"scenarios_dir": "nowhere"}})))
+    assert "Fidelity not checked" in html and "nowhere" in html

@@ -39,7 +39,7 @@ from convoeval.report.plots import (
 from convoeval.report.problems import errors, errors_frame, failures
 from convoeval.report.tables import score_frame, score_table
 from convoeval.report.transcripts import transcripts
-from convoeval.report.trust import agreement_cells, database_truth, database_truth_frame
+from convoeval.report.trust import agreement_cells, database_truth, database_truth_frame, fidelity, fidelity_frame
 
 __all__ = [
     "HTML",
@@ -62,6 +62,8 @@ __all__ = [
     "errors_frame",
     "execute",
     "failures",
+    "fidelity",
+    "fidelity_frame",
     "holistic_frame",
     "load_run",
     "plot_components",

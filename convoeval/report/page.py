@@ -1,9 +1,9 @@
 """The report as one self-contained HTML page, readable without Jupyter: ``save_html(run)`` -> ``report.html``.
 
 The page holds the same pieces as the executed notebook, in the same order (what ran, scores, plots, transcripts,
-failures, judges against the database, errors), with the plots inlined as images, so it can be mailed or attached
-to a CI job. The notebook's last cell writes it next to the run's data; ``python -m convoeval.report <folder>``
-rebuilds it from a saved run.
+failures, judges against the database, the simulated patient's fidelity, errors), with the plots inlined as
+images, so it can be mailed or attached to a CI job. The notebook's last cell writes it next to the run's data;
+``python -m convoeval.report <folder>`` rebuilds it from a saved run.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def sections(run: RunData) -> list[tuple[str, list[Any]]]:
     from convoeval.report.problems import errors, failures
     from convoeval.report.tables import score_table
     from convoeval.report.transcripts import transcripts
-    from convoeval.report.trust import database_truth
+    from convoeval.report.trust import database_truth, fidelity
 
     return [
         ("What ran", [what_ran(run)]),
@@ -41,6 +41,7 @@ def sections(run: RunData) -> list[tuple[str, list[Any]]]:
         ("Transcripts", [transcripts(run)]),
         ("Failures", [failures(run)]),
         ("Judges against the database", [database_truth(run)]),
+        ("Simulated patient's fidelity", [fidelity(run)]),
         ("Errors", [errors(run)]),
     ]
 

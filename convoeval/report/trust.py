@@ -15,7 +15,8 @@ import pandas as pd
 from convoeval.report._html import HTML, box, esc, table, wrap
 from convoeval.report.data import RunData
 
-__all__ = ["TRUST_STATISTICS", "agreement_cells", "database_truth", "database_truth_frame"]
+__all__ = ["TRUST_STATISTICS", "agreement_cells", "database_truth", "database_truth_frame", "fidelity",
+           "fidelity_frame"]
 
 #: The statistics a trust table shows, in column order, with their headers.
 TRUST_STATISTICS = {
@@ -106,3 +107,61 @@ def database_truth(run: RunData) -> HTML:
                              "read these numbers over a sweep (convoeval sweep, notebooks/agreement.ipynb).",
                              tone="warning"))
     return HTML(wrap("".join(pieces)), text=f"database truth: {len(wide)} row(s)")
+
+
+def _scenarios_dir(run: RunData) -> str:
+    """The run's scenario folder: as recorded, relative to the project holding the run (else the working folder)."""
+    from pathlib import Path
+
+    from convoeval.report.params import _resolve, project_root
+
+    configured = (run.meta.get("config") or {}).get("scenarios_dir") or "evals/scenarios"
+    for root in (project_root(run.out_dir), project_root()):
+        folder = _resolve(root, configured)
+        if Path(folder).exists():
+            return str(folder)
+    return str(configured)
+
+
+def fidelity_frame(run: RunData) -> pd.DataFrame:
+    """``convoeval.fidelity.fidelity_flags`` of the run's conversations (one row per conversation × check)."""
+    from convoeval.fidelity import fidelity_flags
+
+    if not len(run.frames["runs"]) or not (run.frames["runs"]["type"] == "conversational").any():
+        from convoeval import frames as F
+        from convoeval.fidelity import FIDELITY_SCHEMA
+
+        return F.empty_frame(FIDELITY_SCHEMA)
+    return fidelity_flags(run.frames, scenarios=_scenarios_dir(run))
+
+
+def fidelity(run: RunData) -> HTML:
+    """The simulated patient's fidelity: conversations where it broke the scenario, so their scores are suspect.
+
+    Checks (``docs/fidelity.md``): facts the persona does not hold, another language than the scenario's, a
+    ``[GOAL_COMPLETE]`` the database contradicts, and parroting the agent. A flagged conversation says more about
+    the simulator than about the agent; ``convoeval.fidelity.exclude_flagged`` recomputes any aggregate without it.
+    """
+    try:
+        flags = fidelity_frame(run)
+    except ValueError as exc:  # the scenarios (personas, locales) are needed and could not be read
+        return HTML(wrap(box(esc(f"Fidelity not checked: {exc}"), tone="warning")), text="fidelity not checked")
+    if flags.empty:
+        return HTML(wrap(box("No conversational runs: nothing to check.")), text="no fidelity checks")
+    flagged = flags[flags["flagged"].fillna(False).astype(bool)]
+    runs = flags["run_id"].nunique()
+    if flagged.empty:
+        text = f"No flags: in all {runs} conversation(s) the simulated patient kept to its scenario."
+        return HTML(wrap(box(esc(text), tone="ok")), text="no fidelity flags")
+    keys = run.frames["runs"].set_index("run_id")[["seed", "trial"]]
+    rows = []
+    for r in flagged.itertuples():
+        seed, trial = (keys.loc[r.run_id, "seed"], keys.loc[r.run_id, "trial"]) if r.run_id in keys.index else ("", "")
+        rows.append([esc(r.scenario), esc(seed), esc(trial), esc(r.check.replace("_", " ")),
+                     esc("" if pd.isna(r.turn) else int(r.turn)), esc(r.detail)])
+    head = ["scenario", "seed", "trial", "check", "turn", "detail"]
+    n_flagged = flagged["run_id"].nunique()
+    warning = box(esc(f"{n_flagged} of {runs} conversation(s) flagged: their scores reflect the simulated patient as "
+                      "much as the agent. Read them with care, or leave them out of aggregates "
+                      "(convoeval.fidelity.exclude_flagged)."), tone="warning")
+    return HTML(wrap(warning + table(rows, head)), text=f"{n_flagged} flagged conversation(s)")
