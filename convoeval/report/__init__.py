@@ -39,13 +39,16 @@ from convoeval.report.plots import (
 from convoeval.report.problems import errors, errors_frame, failures
 from convoeval.report.tables import score_frame, score_table
 from convoeval.report.transcripts import transcripts
-from convoeval.report.trust import agreement_cells, database_truth, database_truth_frame, fidelity, fidelity_frame
+from convoeval.report.trust import (
+    agreement_cells,
+    database_truth,
+    database_truth_frame,
+    fidelity,
+    fidelity_frame,
+)
 
 __all__ = [
     "HTML",
-    "agreement_cells",
-    "database_truth",
-    "database_truth_frame",
     "LOCAL_DEMO_WARNING",
     "NOTEBOOK_PARAMETERS",
     "Chart",
@@ -55,9 +58,12 @@ __all__ = [
     "RunData",
     "RunError",
     "ThresholdError",
+    "agreement_cells",
     "check_parameters",
     "check_threshold",
     "criteria_frame",
+    "database_truth",
+    "database_truth_frame",
     "errors",
     "errors_frame",
     "execute",
