@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
@@ -64,8 +66,26 @@ def plan(scenarios: Iterable[Scenario], *, seeds: Sequence[int | None] = (None,)
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    records = frame.astype(object).where(frame.notna(), None).to_dict("records") if len(frame) else []
-    return records
+    """The rows of ``frame`` as plain Python values, missing ones (``NA``, ``NaN``, ``None``) as ``None``.
+
+    Column by column with ``tolist`` rather than ``astype(object).where(notna)``: the same values for about a
+    tenth of the CPU (measured ~40 ms per finished conversation before, see benchmarks/RESULTS.md).
+    """
+    if not len(frame):
+        return []
+    columns = [str(c) for c in frame.columns]
+    values = [[_plain(v) for v in frame[c].tolist()] for c in frame.columns]
+    return [dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True)]
+
+
+def _plain(value: Any) -> Any:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, np.generic):  # a numpy scalar kept in an object column
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
 
 
 def write_run(out_dir: Path, job: Job, result: RunResult, calls: list[dict[str, Any]] | None = None) -> Path:
@@ -98,8 +118,8 @@ def load_results(out_dir: Path | str) -> dict[str, pd.DataFrame]:
     runs = Path(out_dir) / "runs"
     for path in sorted(runs.glob("*.json")) if runs.is_dir() else []:
         payload = json.loads(path.read_text(encoding="utf-8"))
-        for name in rows:
-            rows[name].extend(payload.get(name, []))
+        for name, kept in rows.items():
+            kept.extend(payload.get(name, []))
     out = {name: F.typed_frame(rows[name], schema) for name, schema in FRAME_SCHEMAS.items()}
     out["calls"] = pd.DataFrame(rows["calls"])
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,18 @@ from convoeval.store.fixtures import SeededRun, cleanup_run, finish_run, seed_ru
 
 #: Called with one line per event when a run is verbose (the seed's ``--verbose`` lines).
 Log = Callable[[str], None]
+
+
+_EMPTY: dict[int, tuple[Mapping[str, str], pd.DataFrame]] = {}
+
+
+def _empty(schema: Mapping[str, str]) -> pd.DataFrame:
+    """``empty_frame(schema)``, built once per contract and copied: a copy costs ~0.1 ms where building one costs
+    2–5 ms, and every run needs three or four (benchmarks/RESULTS.md, overhead)."""
+    cached = _EMPTY.get(id(schema))
+    if cached is None or cached[0] is not schema:
+        cached = _EMPTY[id(schema)] = (schema, empty_frame(schema))
+    return cached[1].copy()
 
 
 def default_target(scenario: Scenario) -> str:
@@ -142,6 +154,7 @@ class _Conversation:
         )
         self.rows: list[dict[str, Any]] = []
         self.conversation_id: str | None = None
+        self._ensured: str | None = None  # the conversation id whose row is known to exist
         self.check_failures: dict[int, list[str]] = {}  # scripted runs: turn -> failed expectations
 
     @property
@@ -173,14 +186,18 @@ class _Conversation:
         # Every message goes to the store's messages table: tools_called assertions are database queries.
         def write() -> None:
             wanted = self.session.conversation_id or self.conversation_id
-            self.conversation_id = ensure_conversation(self.store, self.seeded, self.scenario.agent, wanted)
+            # Checked (and created) once per id: looking it up again for every message was a third of the store's
+            # queries per run, and nothing else writes this run's conversation meanwhile.
+            if wanted is None or wanted != self._ensured:
+                self._ensured = ensure_conversation(self.store, self.seeded, self.scenario.agent, wanted)
+            self.conversation_id = self._ensured
             self.session.conversation_id = self.conversation_id
             record_message(self.store, self.seeded, self.conversation_id, role, text, tools, turn)
 
         await asyncio.to_thread(write)
 
     def transcript(self) -> pd.DataFrame:
-        return typed_frame(self.rows, TRANSCRIPT_SCHEMA) if self.rows else empty_frame(TRANSCRIPT_SCHEMA)
+        return typed_frame(self.rows, TRANSCRIPT_SCHEMA) if self.rows else _empty(TRANSCRIPT_SCHEMA)
 
 
 async def _ask_agent(agent: Agent, message: str, session: AgentSession) -> tuple[AgentReply, float]:
@@ -248,6 +265,17 @@ async def _talk_scripted(conv: _Conversation, agent: Agent, opts: RunOptions) ->
     return "script_end", False
 
 
+def _forget(agent: Agent, conversation_id: str | None) -> None:
+    """Let the agent drop its state for a finished conversation (``forget``, where it has one).
+
+    A batch shares one agent object across all its runs, so state an agent keeps per conversation would otherwise
+    grow with the sweep (the scale benchmark's 5,000 conversations).
+    """
+    forget = getattr(agent, "forget", None)
+    if conversation_id and callable(forget):
+        forget(conversation_id)
+
+
 def _assertion_rows(keys: dict[str, Any], results: list[AssertionResult]) -> list[dict[str, Any]]:
     return [
         {"run_id": keys["run_id"], "scenario": keys["scenario"], "assertion": r.key, "expected": r.expected,
@@ -291,23 +319,24 @@ async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 
             assertion_rows = _assertion_rows(conv.keys, results)
             await asyncio.to_thread(finish_run, store, seeded.run_id)
         finally:
+            _forget(agent, conv.session.conversation_id)
             await asyncio.to_thread(cleanup_run, store, seeded.run_id)
     except Exception as exc:  # noqa: BLE001 - every failure becomes this run's error, never a crash of the sweep
         error = _describe(exc)
         stop_reason = "error"
     keys = conv.keys if conv else {"run_id": None, "scenario": scenario.id, "agent": scenario.agent,
                                    "target": target, "seed": seed, "trial": trial}
-    transcript = conv.transcript() if conv else empty_frame(TRANSCRIPT_SCHEMA)
+    transcript = conv.transcript() if conv else _empty(TRANSCRIPT_SCHEMA)
     run_row = {**keys, "type": scenario.type, "status": "error" if error else "completed",
                "stop_reason": stop_reason, "goal_completed": goal_completed if not error else None,
                "n_messages": len(transcript), "duration_s": time.perf_counter() - started, "error": error}
-    rubric, holistic, turns = empty_frame(RUBRIC_SCHEMA), empty_frame(HOLISTIC_SCHEMA), empty_frame(TURN_SCHEMA)
+    rubric, holistic, turns = _empty(RUBRIC_SCHEMA), _empty(HOLISTIC_SCHEMA), _empty(TURN_SCHEMA)
     if error is None and conv is not None:
         try:
             rubric, holistic, turns = await _judge(conv, transcript, opts)
         except Exception as exc:  # noqa: BLE001 - a judge that cannot even start is this run's error
             error = _describe(exc)
-    assertions = typed_frame(assertion_rows, ASSERTION_SCHEMA) if assertion_rows else empty_frame(ASSERTION_SCHEMA)
+    assertions = typed_frame(assertion_rows, ASSERTION_SCHEMA) if assertion_rows else _empty(ASSERTION_SCHEMA)
     run_frame = typed_frame([run_row], RUN_SCHEMA)
     if isinstance(scenario, ScriptedScenario):
         score = score_scripted(run_frame, turns, assertions, error=error)
@@ -333,8 +362,8 @@ async def _judge(conv: _Conversation, transcript: pd.DataFrame, opts: RunOptions
             ajudge_rubric(transcript, scenarios=[scenario], model=opts.judge_model, samples=opts.judge_samples),
             ajudge_holistic(transcript, scenarios=[scenario], model=opts.judge_model, samples=opts.judge_samples),
         )
-        return rubric, holistic, empty_frame(TURN_SCHEMA)
-    return empty_frame(RUBRIC_SCHEMA), empty_frame(HOLISTIC_SCHEMA), await _judge_turns(conv, opts)
+        return rubric, holistic, _empty(TURN_SCHEMA)
+    return _empty(RUBRIC_SCHEMA), _empty(HOLISTIC_SCHEMA), await _judge_turns(conv, opts)
 
 
 async def _judge_turns(conv: _Conversation, opts: RunOptions) -> pd.DataFrame:
@@ -356,7 +385,7 @@ async def _judge_turns(conv: _Conversation, opts: RunOptions) -> pd.DataFrame:
 
     per_turn = await asyncio.gather(*(one(i + 1, step.judge) for i, step in enumerate(scenario.turns)))
     rows = [row for turn_rows in per_turn for row in turn_rows]
-    return typed_frame(rows, TURN_SCHEMA) if rows else empty_frame(TURN_SCHEMA)
+    return typed_frame(rows, TURN_SCHEMA) if rows else _empty(TURN_SCHEMA)
 
 
 def run_any(scenario: Scenario, **kwargs: Any) -> RunResult:
