@@ -14,7 +14,6 @@ import papermill
 import pytest
 
 from convoeval.agreement.study import compute_tables, load_study
-from convoeval.fake_server import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "agreement.ipynb"
@@ -29,20 +28,6 @@ SMALL = {
     "concurrency": 2,
     "n_boot": 200,
 }
-
-
-@pytest.fixture
-def fake_llm(tmp_path, monkeypatch):
-    with FakeOpenAIServer() as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_MODEL", "fake-model")
-        monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
-        monkeypatch.setenv("CONVOEVAL_CACHE_PATH", str(tmp_path / "state" / "cache.sqlite"))
-        monkeypatch.setenv("CONVOEVAL_STORE_URL", f"sqlite:///{tmp_path / 'store.db'}")
-        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-        monkeypatch.delenv("CONVOEVAL_CACHE", raising=False)
-        monkeypatch.chdir(ROOT)
-        yield server
 
 
 def _execute(tmp_path: Path, **parameters):

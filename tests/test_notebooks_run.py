@@ -12,26 +12,10 @@ from pathlib import Path
 import papermill
 import pytest
 
-from convoeval.fake_server import FakeOpenAIServer
-
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "notebooks" / "run.ipynb"
 
 pytestmark = pytest.mark.notebook
-
-
-@pytest.fixture
-def fake_llm(tmp_path, monkeypatch):
-    """Every model the kernel builds talks to a local fake server; state, store and cache stay in tmp_path."""
-    with FakeOpenAIServer() as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_MODEL", "fake-model")
-        monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
-        monkeypatch.setenv("CONVOEVAL_CACHE_PATH", str(tmp_path / "state" / "cache.sqlite"))
-        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-        monkeypatch.delenv("CONVOEVAL_CACHE", raising=False)
-        monkeypatch.chdir(ROOT)
-        yield server
 
 
 def _execute(tmp_path: Path, **parameters):

@@ -7,30 +7,21 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from convoeval.fake_server import FakeOpenAIServer
 from convoeval.sweep import DONE_MARKER, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
-
 pytestmark = pytest.mark.notebook
 
 
-def test_two_agents_by_two_seeds_make_four_reports_and_an_index_and_a_rerun_replays(tmp_path, monkeypatch):
-    with FakeOpenAIServer() as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_MODEL", "fake-model")
-        monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
-        monkeypatch.setenv("CONVOEVAL_CACHE_PATH", str(tmp_path / "state" / "cache.sqlite"))
-        monkeypatch.delenv("CONVOEVAL_CACHE", raising=False)
-        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-        monkeypatch.chdir(ROOT)
-        first = run_sweep(["support", "nps"], [1, 2], out=tmp_path / "a", parameters={"type": "scripted"},
-                          progress=False)
-        calls = server.stats["requests"]
-        # the same sweep into a new folder: every LLM call is replayed from the cache
-        second = run_sweep(["support", "nps"], [1, 2], out=tmp_path / "b", parameters={"type": "scripted"},
-                           progress=False)
-        assert server.stats["requests"] == calls > 0
+def test_two_agents_by_two_seeds_make_four_reports_and_an_index_and_a_rerun_replays(tmp_path, fake_llm):
+    server = fake_llm
+    first = run_sweep(["support", "nps"], [1, 2], out=tmp_path / "a", parameters={"type": "scripted"},
+                      progress=False)
+    calls = server.stats["requests"]
+    # the same sweep into a new folder: every LLM call is replayed from the cache
+    second = run_sweep(["support", "nps"], [1, 2], out=tmp_path / "b", parameters={"type": "scripted"},
+                       progress=False)
+    assert server.stats["requests"] == calls > 0
     for result in (first, second):
         assert not result.failed and [c.status for c in result.combinations] == ["done"] * 4
     for name in ("support-s1", "support-s2", "nps-s1", "nps-s2"):
