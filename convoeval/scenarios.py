@@ -12,6 +12,7 @@ Every model forbids unknown fields: a typo in a YAML key is an error, never a si
 from __future__ import annotations
 
 import re
+import reprlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
@@ -278,6 +279,44 @@ _SCHEMAS: dict[str, TypeAdapter[Any]] = {
 }
 
 
+class _ShortRepr(reprlib.Repr):
+    """``reprlib.Repr`` that also survives integers too long for ``repr`` (over 4,300 digits raise ValueError)."""
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() > 1000:
+            return f"<an integer of about {int(x.bit_length() * 0.30103) + 1:,} digits>"
+        return super().repr_int(x, level)
+
+
+#: How ``_shown`` quotes a value in a message: a few items per level, two levels, short strings. An alias bomb
+#: (9 nested aliases of 9 items) expands to 9**9 items when fully repr'd; these bounds keep every message short.
+_REPR = _ShortRepr()
+_REPR.maxlevel = 2
+_REPR.maxtuple = _REPR.maxlist = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozenset = 4
+_REPR.maxstring = _REPR.maxother = 60
+_REPR.maxlong = 40
+_SHOWN_MAX = 100
+
+
+def _shown(value: Any) -> str:
+    """A short ``repr`` of a value read from YAML, bounded in size and time whatever the value.
+
+    Args:
+        value: anything a YAML document or a caller may hold (nested aliases included).
+
+    Returns:
+        At most 100 characters.
+
+    Example:
+        >>> _shown("dentist")
+        "'dentist'"
+        >>> _shown(list(range(100)))
+        '[0, 1, 2, 3, ...]'
+    """
+    text = _REPR.repr(value)
+    return text if len(text) <= _SHOWN_MAX else text[: _SHOWN_MAX - 3] + "..."
+
+
 def _field_path(loc: Iterable[Any]) -> str:
     out = ""
     for part in loc:
@@ -319,8 +358,9 @@ def parse_scenario(raw: Any, path: Path | str = "<memory>") -> Scenario:
         kind = "empty" if raw is None else type(raw).__name__
         raise ScenarioError(path, [("", f"expected a mapping of fields at the top level, got {kind}")])
     kind = raw.get("type", "scripted")
-    if kind not in _SCHEMAS:
-        raise ScenarioError(path, [("type", f"expected 'conversational' or 'scripted', got {kind!r}")])
+    # A list or mapping is unhashable: test the type first, so it is this error and not a TypeError.
+    if not isinstance(kind, str) or kind not in _SCHEMAS:
+        raise ScenarioError(path, [("type", f"expected 'conversational' or 'scripted', got {_shown(kind)}")])
     try:
         return _SCHEMAS[kind].validate_python(raw)
     except ValidationError as exc:

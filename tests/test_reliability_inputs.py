@@ -120,15 +120,10 @@ CORPUS_EXPECTATIONS: dict[str, tuple[str, str]] = {
     "wrong_type_max_turns_bool.yaml": ("max_turns", "valid integer"),
 }
 
-UNHASHABLE_TYPE = (
-    "scenarios.py:322 (parse_scenario): `kind not in _SCHEMAS` with a list or mapping as `type` raises "
-    "TypeError: unhashable type instead of ScenarioError")
 KNOWN_BUGS = {
     "billion_laughs_enum.yaml": (
         "scenarios.py:300 (_problems): a literal_error message appends `got {err['input']!r}`; for an alias bomb "
         "(9^9 nested 'lol's) the repr expands the whole structure: the loader hangs and grows without bound"),
-    "billion_laughs_type.yaml": UNHASHABLE_TYPE,
-    "wrong_type_type_list.yaml": UNHASHABLE_TYPE,
     "wrong_type_max_turns_bool.yaml": (
         "scenarios.py:194 (ConversationalScenario.max_turns): pydantic's lax int accepts a bool, and YAML 1.1 reads "
         "`max_turns: yes` as true, so it silently becomes max_turns=1 (same for seed and other int fields)"),
@@ -233,7 +228,6 @@ def test_fuzz_random_mappings_give_a_scenario_or_a_scenario_error(document):
     _check_parse(document)
 
 
-@pytest.mark.xfail(strict=True, reason=UNHASHABLE_TYPE)
 @FUZZ
 @given(document=documents)
 @example(document={"type": ["conversational"]})
