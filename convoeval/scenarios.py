@@ -166,7 +166,7 @@ class RubricCriterion(StrictModel):
     @classmethod
     def _known_assertion(cls, value: str | None) -> str | None:
         if value is not None and value not in Assertions.model_fields:
-            raise ValueError(f"unknown assertion {value!r}; expected one of {', '.join(Assertions.model_fields)}")
+            raise ValueError(f"unknown assertion {_shown(value)}; expected one of {', '.join(Assertions.model_fields)}")
         return value
 
 
@@ -336,7 +336,8 @@ def _problems(exc: ValidationError) -> list[tuple[str, str]]:
         elif err["type"] == "missing":
             message = "required field is missing"
         elif err["type"] in ("literal_error", "enum"):
-            message = f"{message}, got {err['input']!r}"
+            # Quote the input bounded: `agent: *bomb` would otherwise repr 9**9 items (hang, unbounded memory).
+            message = f"{message}, got {_shown(err['input'])}"
         problems.append((_field_path(err["loc"]), message))
     return problems
 

@@ -121,9 +121,6 @@ CORPUS_EXPECTATIONS: dict[str, tuple[str, str]] = {
 }
 
 KNOWN_BUGS = {
-    "billion_laughs_enum.yaml": (
-        "scenarios.py:300 (_problems): a literal_error message appends `got {err['input']!r}`; for an alias bomb "
-        "(9^9 nested 'lol's) the repr expands the whole structure: the loader hangs and grows without bound"),
     "wrong_type_max_turns_bool.yaml": (
         "scenarios.py:194 (ConversationalScenario.max_turns): pydantic's lax int accepts a bool, and YAML 1.1 reads "
         "`max_turns: yes` as true, so it silently becomes max_turns=1 (same for seed and other int fields)"),
