@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, ValidationError, field_validator
 
 AGENTS = ("support", "scheduling", "confirmation", "nps", "billing", "recall")
 LOCALES = ("pt-BR", "en", "es")
@@ -33,7 +33,11 @@ NonEmptyStr = Annotated[str, Field(min_length=1)]
 
 
 class StrictModel(BaseModel):
-    """Base for everything read from YAML: unknown fields are errors."""
+    """Base for everything read from YAML: unknown fields are errors.
+
+    Integer fields are ``StrictInt``: YAML 1.1 reads ``yes``/``on``/``true`` as a boolean, which pydantic's lax ``int``
+    would silently take as 1 (``max_turns: yes``). A YAML integer is already an ``int``; anything else is refused.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -78,8 +82,8 @@ class ProfessionalFixture(StrictModel):
 class ServiceFixture(StrictModel):
     id: NonEmptyStr
     name: NonEmptyStr
-    duration_min: Annotated[int, Field(gt=0)] = 30
-    price_cents: Annotated[int, Field(ge=0)] = 0
+    duration_min: Annotated[StrictInt, Field(gt=0)] = 30
+    price_cents: Annotated[StrictInt, Field(ge=0)] = 0
 
 
 class SlotFixture(StrictModel):
@@ -100,7 +104,7 @@ class AppointmentFixture(StrictModel):
 
 class InvoiceFixture(StrictModel):
     id: NonEmptyStr
-    amount_cents: Annotated[int, Field(gt=0)]
+    amount_cents: Annotated[StrictInt, Field(gt=0)]
     due_date: NonEmptyStr
     status: InvoiceStatus = "pending"
     description: str | None = None
@@ -140,7 +144,7 @@ class Assertions(StrictModel):
     appointment_cancelled: bool | None = None
     appointment_rescheduled: bool | None = None
     nps_score_recorded: bool | None = None
-    nps_score: Annotated[int, Field(ge=0, le=10)] | None = None
+    nps_score: Annotated[StrictInt, Field(ge=0, le=10)] | None = None
     escalated_to_human: bool | None = None
     tools_called: list[NonEmptyStr] | None = None
     tools_not_called: list[NonEmptyStr] | None = None
@@ -192,8 +196,8 @@ class ConversationalScenario(_ScenarioHeader):
 
     type: Literal["conversational"]
     goal: NonEmptyStr
-    max_turns: Annotated[int, Field(gt=0)] = 15
-    seed: int | None = None
+    max_turns: Annotated[StrictInt, Field(gt=0)] = 15
+    seed: StrictInt | None = None
     rubric: Annotated[list[RubricCriterion], Field(min_length=1)]
 
     @field_validator("rubric", mode="before")
@@ -215,7 +219,7 @@ class TurnExpectations(StrictModel):
     response_contains: list[NonEmptyStr] = Field(default_factory=list)
     response_not_contains: list[NonEmptyStr] = Field(default_factory=list)
     response_matches: str | None = Field(default=None, description="A regular expression (Python syntax).")
-    max_tool_calls: Annotated[int, Field(ge=0)] | None = None
+    max_tool_calls: Annotated[StrictInt, Field(ge=0)] | None = None
 
     @field_validator("response_matches")
     @classmethod
@@ -338,6 +342,8 @@ def _problems(exc: ValidationError) -> list[tuple[str, str]]:
         elif err["type"] in ("literal_error", "enum"):
             # Quote the input bounded: `agent: *bomb` would otherwise repr 9**9 items (hang, unbounded memory).
             message = f"{message}, got {_shown(err['input'])}"
+        elif err["type"] == "int_type" and isinstance(err["input"], bool):
+            message = f"{message}, got {err['input']} (YAML reads yes/no/on/off/true/false as booleans)"
         problems.append((_field_path(err["loc"]), message))
     return problems
 

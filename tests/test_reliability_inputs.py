@@ -120,11 +120,8 @@ CORPUS_EXPECTATIONS: dict[str, tuple[str, str]] = {
     "wrong_type_max_turns_bool.yaml": ("max_turns", "valid integer"),
 }
 
-KNOWN_BUGS = {
-    "wrong_type_max_turns_bool.yaml": (
-        "scenarios.py:194 (ConversationalScenario.max_turns): pydantic's lax int accepts a bool, and YAML 1.1 reads "
-        "`max_turns: yes` as true, so it silently becomes max_turns=1 (same for seed and other int fields)"),
-}
+#: file -> the strict-xfail reason of a corpus file the loader does not handle yet (none today).
+KNOWN_BUGS: dict[str, str] = {}
 
 
 def _corpus_params() -> list[Any]:
@@ -347,9 +344,6 @@ def test_a_target_that_cannot_work_is_one_error_line_before_any_conversation(tmp
     assert not (out / "runs").exists()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "`convoeval validate` over the corpus meets the two loader bugs above (scenarios.py:300 alias-bomb repr "
-    "hangs; scenarios.py:322 TypeError traceback), so it never prints its one line per bad file"))
 def test_validate_reports_every_bad_file_of_the_corpus_one_line_each(tmp_path):
     proc = cli("validate", "-q", str(CORPUS), env=clean_env(tmp_path), timeout=10)
     assert_no_traceback(proc)

@@ -110,6 +110,34 @@ def test_max_turns_defaults_to_15_and_must_be_positive():
             parse_scenario({**SEED_SCENARIO, "max_turns": bad})
 
 
+@pytest.mark.parametrize("yaml_value", ["yes", "on", "true", "no", '"5"', "5.0"])
+@pytest.mark.parametrize(("field", "where"), [
+    ("max_turns", "max_turns"),
+    ("seed", "seed"),
+    ("amount_cents", "fixtures.invoices[0].amount_cents"),
+])
+def test_integer_fields_refuse_booleans_strings_and_floats(tmp_path, yaml_value, field, where):
+    # YAML 1.1 reads yes/on/true as True: a lax int would have run `max_turns: yes` as max_turns=1.
+    text = {
+        "max_turns": VALID_CONVERSATIONAL_YAML.replace("max_turns: 10", f"max_turns: {yaml_value}"),
+        "seed": VALID_CONVERSATIONAL_YAML + f"seed: {yaml_value}\n",
+        "amount_cents": VALID_CONVERSATIONAL_YAML.replace("amount_cents: 15000", f"amount_cents: {yaml_value}"),
+    }[field]
+    path = write(tmp_path, "bad.yaml", text)
+    with pytest.raises(ScenarioError) as info:
+        load_scenario_file(path)
+    line = info.value.one_line()
+    assert line.startswith(f"{path}: {where}: Input should be a valid integer"), line
+    if yaml_value in ("yes", "on", "true", "no"):
+        assert "(YAML reads yes/no/on/off/true/false as booleans)" in line, line
+
+
+def test_integer_fields_still_take_integers(tmp_path):
+    text = VALID_CONVERSATIONAL_YAML + "seed: 7\n"
+    scenario = load_scenario_file(write(tmp_path, "c.yaml", text))
+    assert scenario.seed == 7 and scenario.fixtures.invoices[0].amount_cents == 15000
+
+
 def test_rubric_needs_at_least_one_criterion():
     with pytest.raises(ScenarioError, match="rubric"):
         parse_scenario({**SEED_SCENARIO, "rubric": []})
