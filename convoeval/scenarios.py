@@ -261,19 +261,45 @@ def is_conversational(scenario: object) -> bool:
 # ── Errors ──
 
 
-class ScenarioError(ValueError):
-    """A scenario file that cannot be used. ``str()`` names the file, the field path and the problem."""
+#: Problems one ``ScenarioError`` lists; the rest are counted ("… and N more problems"), so a file with 20,000 bad
+#: items still gives a readable message.
+MAX_PROBLEMS = 20
+_MESSAGE_MAX = 500  # characters of one problem's message
+_KEY_MAX = 60  # characters of one mapping key in a field path
 
-    def __init__(self, path: Path | str, problems: Sequence[tuple[str, str]]):
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used. ``str()`` names the file, the field path and the problem.
+
+    Attributes:
+        path: the file, as given.
+        problems: ``(field path, message)`` pairs, at most ``MAX_PROBLEMS`` of them ("" as field: the whole file).
+        omitted: how many further problems the file has beyond those listed.
+    """
+
+    def __init__(self, path: Path | str, problems: Sequence[tuple[str, str]], *, omitted: int = 0):
         self.path = str(path)
-        self.problems = list(problems)
+        problems = list(problems)
+        self.problems = [(field, _clip(message, _MESSAGE_MAX)) for field, message in problems[:MAX_PROBLEMS]]
+        self.omitted = omitted + len(problems) - len(self.problems)
         lines = [f"  {field}: {message}" if field else f"  {message}" for field, message in self.problems]
+        if self.omitted:
+            lines.append(f"  … and {self._more()}")
         super().__init__(f"Invalid scenario at {self.path}:\n" + "\n".join(lines))
+
+    def _more(self) -> str:
+        return f"{self.omitted:,} more problem{'s' if self.omitted > 1 else ''}"
 
     def one_line(self) -> str:
         """The error on one line, for command-line output."""
         parts = [f"{f}: {m}" if f else m for f, m in self.problems]
+        if self.omitted:
+            parts.append(f"and {self._more()}")
         return f"{self.path}: " + "; ".join(parts)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 MAX_SCENARIO_BYTES = 1_000_000
@@ -327,25 +353,29 @@ def _field_path(loc: Iterable[Any]) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += ("." if out else "") + str(part)
+            # A mapping key is whatever the file says (an unknown 500 kB key included): clip it.
+            out += ("." if out else "") + _clip(str(part), _KEY_MAX)
     return out
 
 
-def _problems(exc: ValidationError) -> list[tuple[str, str]]:
-    problems = []
-    for err in exc.errors(include_url=False):
-        message = err["msg"]
-        if err["type"] == "extra_forbidden":
-            message = "unknown field"
-        elif err["type"] == "missing":
-            message = "required field is missing"
-        elif err["type"] in ("literal_error", "enum"):
-            # Quote the input bounded: `agent: *bomb` would otherwise repr 9**9 items (hang, unbounded memory).
-            message = f"{message}, got {_shown(err['input'])}"
-        elif err["type"] == "int_type" and isinstance(err["input"], bool):
-            message = f"{message}, got {err['input']} (YAML reads yes/no/on/off/true/false as booleans)"
-        problems.append((_field_path(err["loc"]), message))
-    return problems
+def _problem(err: Any) -> tuple[str, str]:
+    message = err["msg"]
+    if err["type"] == "extra_forbidden":
+        message = "unknown field"
+    elif err["type"] == "missing":
+        message = "required field is missing"
+    elif err["type"] in ("literal_error", "enum"):
+        # Quote the input bounded: `agent: *bomb` would otherwise repr 9**9 items (hang, unbounded memory).
+        message = f"{message}, got {_shown(err['input'])}"
+    elif err["type"] == "int_type" and isinstance(err["input"], bool):
+        message = f"{message}, got {err['input']} (YAML reads yes/no/on/off/true/false as booleans)"
+    return _field_path(err["loc"]), message
+
+
+def _problems(exc: ValidationError) -> tuple[list[tuple[str, str]], int]:
+    """The first ``MAX_PROBLEMS`` problems of a validation error, and how many more there are."""
+    shown = [_problem(err) for err in exc.errors(include_url=False)[:MAX_PROBLEMS]]
+    return shown, exc.error_count() - len(shown)
 
 
 def parse_scenario(raw: Any, path: Path | str = "<memory>") -> Scenario:
@@ -371,7 +401,8 @@ def parse_scenario(raw: Any, path: Path | str = "<memory>") -> Scenario:
     try:
         return _SCHEMAS[kind].validate_python(raw)
     except ValidationError as exc:
-        raise ScenarioError(path, _problems(exc)) from None
+        problems, omitted = _problems(exc)
+        raise ScenarioError(path, problems, omitted=omitted) from None
 
 
 def load_scenario_file(path: Path | str) -> Scenario:

@@ -181,9 +181,6 @@ def test_a_file_just_under_the_size_limit_is_handled_within_seconds(tmp_path):
     assert outcome == "error", (outcome, text[:200])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "scenarios.py:291 (_problems) turns every pydantic error into a problem with no cap: 20,000 bad list items "
-    "give a ScenarioError whose one_line() is ~1 MB (and ~13 MB near the size limit)"))
 def test_an_error_message_stays_readable_however_many_problems_the_file_has(tmp_path):
     path = tmp_path / "many.yaml"
     path.write_text("type: conversational\nid: many\npersona: {name: x, phone: '11987650020', traits: ["

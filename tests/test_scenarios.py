@@ -13,6 +13,7 @@ from convoeval.cli import main as cli_main
 from convoeval.scenarios import (
     AGENTS,
     LOCALES,
+    MAX_PROBLEMS,
     ConversationalScenario,
     ScenarioError,
     ScriptedScenario,
@@ -238,6 +239,26 @@ def test_errors_name_file_field_and_problem(tmp_path, text, expected):
     assert re.search(expected, message), message
     assert "Traceback" not in message
     assert "\n" not in info.value.one_line()
+
+
+def test_an_error_lists_the_first_problems_and_counts_the_rest():
+    raw = {**SEED_SCENARIO, "persona": {**SEED_SCENARIO["persona"], "traits": list(range(MAX_PROBLEMS + 7))},
+           "k" * 5000: 1}
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(raw, "x.yaml")
+    error = info.value
+    assert len(error.problems) == MAX_PROBLEMS and error.omitted == 8  # 27 bad traits + 1 unknown key
+    line = error.one_line()
+    assert line.startswith("x.yaml: persona.traits[0]: Input should be a valid string; ")
+    assert f"persona.traits[{MAX_PROBLEMS - 1}]: " in line and f"persona.traits[{MAX_PROBLEMS}]: " not in line
+    assert line.endswith("; and 8 more problems")
+    assert str(error).splitlines()[-1] == "  … and 8 more problems"
+
+
+def test_a_long_unknown_key_is_clipped_in_the_field_path():
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario({**SEED_SCENARIO, "k" * 5000: 1}, "x.yaml")
+    assert info.value.one_line() == f"x.yaml: {'k' * 59}…: unknown field"
 
 
 def test_non_utf8_file_is_a_clear_error(tmp_path):
