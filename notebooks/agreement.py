@@ -99,6 +99,14 @@ views.fault_view(study)
 views.plot_fault_confusion(study)
 
 # %% [markdown]
+# ## Judges against human labels
+# Human verdicts (`labels`, the CSV format of `evals/labels/README.md`) as the reference, and each judge's pass rate
+# corrected for the sensitivity and specificity measured against them.
+
+# %%
+views.labels_view(study)
+
+# %% [markdown]
 # ## Flip rates
 # The same judge asked again, and the same scenario run again across seeds and trials.
 

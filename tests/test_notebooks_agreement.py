@@ -75,10 +75,18 @@ def test_the_study_runs_end_to_end_and_its_tables_are_the_library_s(fake_llm, tm
             pd.testing.assert_frame_equal(fresh[numeric].reset_index(drop=True).astype(float),
                                           saved[numeric].reset_index(drop=True).astype(float), check_exact=False,
                                           rtol=1e-9, obj=name)
-    # A second execution replays: the fault study's conversations are on disk, every call is in the cache.
+    # A second execution replays (the conversations are on disk, every call is in the cache), now with human labels
+    # that say every criterion of the healthy run passed: each judge is scored against them.
+    healthy = study.frames["runs"].set_index("target").loc["clinic:support", "run_id"]
+    criteria = study.judged["rubric"].query("run_id == @healthy")["criterion"].unique()
+    labels = tmp_path / "labels.csv"
+    pd.DataFrame({"conversation": healthy, "criterion": criteria, "label": "pass", "rater": "ana"}).to_csv(
+        labels, index=False)
     before = fake_llm.stats["requests"]
-    _execute(tmp_path, **SMALL, output_dir=str(out))
+    _execute(tmp_path, **SMALL, output_dir=str(out), labels=str(labels))
     assert fake_llm.stats["requests"] == before
+    scored = load_study(out).tables["labels"]
+    assert {"plain", "warm"} <= set(scored["rater_a"]) and set(scored["rater_b"]) == {"ana"}
 
 
 def test_bad_or_unknown_parameters_fail_with_one_line(fake_llm, tmp_path):

@@ -25,6 +25,7 @@ __all__ = [
     "fault_view",
     "fidelity_view",
     "judges_view",
+    "labels_view",
     "plot_bland_altman",
     "plot_fault_confusion",
     "plot_judge_heatmap",
@@ -131,6 +132,19 @@ def fault_view(study: Any) -> HTML:
             "Specificity is the share of broken criteria the judge caught.")
     return HTML(wrap(_table(wide) + f"<div style=\"color:#57606a;font-size:12px\">{esc(note)}</div>"),
                 text=f"{len(wide)} fault-detection rows")
+
+
+def labels_view(study: Any) -> HTML:
+    """Each judge against the human labels, and each judge's pass rate corrected for its measured errors."""
+    scored, calibrated = _get(study, "labels"), _get(study, "calibrated")
+    if scored.empty:
+        return _empty("No human labels (parameter labels; format in evals/labels/README.md).")
+    parts = [_table(agreement_cells(scored, index=("criterion", "rater_a", "rater_b"), statistics=_DETECTION))]
+    if not calibrated.empty:
+        keep = [c for c in calibrated.columns if c not in ("method",)]
+        parts += ["<h4>Pass rates corrected for each judge's sensitivity and specificity</h4>",
+                  _table(calibrated[keep].round(3))]
+    return HTML(wrap("".join(parts)), text=f"{len(scored)} label rows")
 
 
 def plot_fault_confusion(study: Any) -> Chart | HTML:
