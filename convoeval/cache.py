@@ -3,6 +3,8 @@
 The key is the sha256 of a canonical JSON of everything that decides a reply: provider, model, endpoint (never a
 key), every generation parameter, the messages, the output schema, and the ``SampleIdentity`` (scenario, seed,
 trial, role, turn, sample). The identity is what keeps trial 2 a fresh sample rather than a replay of trial 1.
+Ids minted fresh for every run (uuid4 hex and dashed UUIDs: run ids, payment-link tokens) are masked in the
+messages, so a re-run of a finished run replays even after its agent quoted such an id.
 
 Modes (``CONVOEVAL_CACHE`` or the ``cache=`` argument of ``call_model``):
     ``rw``      read-write, the default: hits are replayed, misses are called and stored;
@@ -24,6 +26,7 @@ import contextvars
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -241,11 +244,38 @@ def _stable_base_url(info: ModelInfo) -> str | None:
     return "local" if info.provider == "local" else info.base_url
 
 
+#: Ids minted fresh for every run: uuid4 hex (run ids, seeded rows, payment-link tokens) and dashed UUIDs.
+_RUN_IDS = re.compile(r"\b[0-9a-f]{32}\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+#: The judges' transcript tag: a hash of the transcript (``convoeval.judges.render``), so it changes with any id in
+#: it. Masked only in a text that held an id (the transcript itself stays in the key, so nothing is lost), which
+#: leaves the keys of id-free prompts, and the caches recorded with them, as they were.
+_TRANSCRIPT_TAG = re.compile(r"(?<=<transcript-)[0-9a-f]{12}(?=>)|(?<=</transcript-)[0-9a-f]{12}(?=>)")
+
+
+def _mask_ids(value: Any) -> Any:
+    """``value`` with every run-minted id replaced by ``<id>`` (strings inside lists and dicts too).
+
+    A re-run mints new ids (the reference billing agent's payment link carries one), so a key that kept them would
+    miss from that turn on and a finished run could not be replayed (benchmarks/RESULTS.md, replay). Everything
+    else in the text still counts, and the sample identity still separates trials.
+    """
+    if isinstance(value, str):
+        if len(value) < 32:
+            return value
+        masked, found = _RUN_IDS.subn("<id>", value)
+        return _TRANSCRIPT_TAG.sub("<tag>", masked) if found else value
+    if isinstance(value, list):
+        return [_mask_ids(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _mask_ids(v) for k, v in value.items()}
+    return value
+
+
 def _canonical_message(message: BaseMessage) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": message.type, "content": message.content}
+    out: dict[str, Any] = {"role": message.type, "content": _mask_ids(message.content)}
     tool_calls = getattr(message, "tool_calls", None)
     if tool_calls:
-        out["tool_calls"] = [{"name": c["name"], "args": c["args"]} for c in tool_calls]
+        out["tool_calls"] = [{"name": c["name"], "args": _mask_ids(c["args"])} for c in tool_calls]
     # Tool-call ids are left out on purpose: servers mint random ones, and they only pair a result with its call.
     name = getattr(message, "name", None)
     if name:

@@ -251,3 +251,56 @@ async def test_no_api_key_or_auth_header_in_the_cache_file(tmp_path, monkeypatch
     # and the table has no column that could hold one
     columns = [row[1] for row in sqlite3.connect(path).execute("PRAGMA table_info(responses)")]
     assert not any("key" in c and c != "key" for c in columns)
+
+
+# -- ids minted per run do not break a replay ----------------------------------------------------------------------
+
+
+def test_ids_minted_per_run_are_masked_in_the_key():
+    def with_link(token: str, amount: str = "150,00") -> list[tuple[str, str]]:
+        return [*MESSAGES[:-1], ("user", f"Link de R$ {amount}: https://pay.clinic.example/pix/{token}")]
+
+    a, b = "05399431e7ba4fad9efe6e9c1921a4ed", "f44a4666682b4554929a235664ae6372"
+    assert key_for(messages=with_link(a)) == key_for(messages=with_link(b))
+    dashed = ("123e4567-e89b-12d3-a456-426614174000", "9f0c1b2a-3d4e-4f50-8a6b-7c8d9e0f1a2b")
+    assert key_for(messages=with_link(dashed[0])) == key_for(messages=with_link(dashed[1]))
+    assert key_for(messages=with_link(a)) != key_for(messages=with_link(b, amount="180,00"))  # the rest still counts
+    assert key_for(messages=with_link(a)) != key_for(messages=with_link(a[:31]))  # not an id: kept as it is
+    assert key_for(messages=with_link(a)) != key_for(messages=with_link(b), identity=replace(IDENTITY, trial=2))
+
+
+def test_the_judges_transcript_tag_follows_the_masked_ids():
+    from convoeval.judges.render import render_transcript
+
+    def judged(token: str) -> list[tuple[str, str]]:
+        entries = [{"role": "patient", "text": "Pix"}, {"role": "agent", "text": f"https://pay.example/{token}"}]
+        return [("system", "Judge."), ("user", render_transcript(entries))]
+
+    first, second = judged("a" * 32), judged("b" * 32)
+    assert first != second  # the tag is a hash of the content, ids included
+    assert key_for(messages=first) == key_for(messages=second)
+    assert key_for(messages=first) != key_for(messages=judged("a" * 32 + " extra"))
+
+
+async def test_a_rerun_whose_agent_quotes_new_ids_replays(tmp_path):
+    recorder = ResponseCache(tmp_path / "c.sqlite", mode="rw")
+    first = [("system", "You are a patient."), ("user", "Pay here: https://pay.clinic.example/pix/" + "a" * 32)]
+    await call_model(FakeChatModel(replies=["Paguei!"]), first, identity=IDENTITY, cache=recorder)
+    recorder.close()
+    replay = ResponseCache(tmp_path / "c.sqlite", mode="replay")
+    again = [first[0], ("user", "Pay here: https://pay.clinic.example/pix/" + "b" * 32)]
+    result = await call_model(FakeChatModel(replies=[]), again, identity=IDENTITY, cache=replay)
+    assert result.cache_hit and result.text == "Paguei!"
+    replay.close()
+
+
+def test_prompts_without_ids_keep_the_keys_they_were_recorded_under():
+    from langchain_core.messages import convert_to_messages
+
+    from convoeval.cache import _canonical_message
+    from convoeval.judges.render import render_transcript
+
+    judged = render_transcript([{"role": "patient", "text": "Oi, tudo bem?"}])
+    canonical = [_canonical_message(m) for m in convert_to_messages([("system", "Judge."), ("user", judged)])]
+    # exactly what the key hashed before ids were masked: committed replay caches (nbval) still hit
+    assert canonical == [{"role": "system", "content": "Judge."}, {"role": "human", "content": judged}]
