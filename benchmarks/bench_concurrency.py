@@ -19,7 +19,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import asyncio
 import cProfile
 import sys
 from pathlib import Path
@@ -33,6 +32,7 @@ from benchmarks.common import (
     conversational_scenarios,
     isolated_env,
     markdown_table,
+    run,
     save,
     temp_folder,
     timed,
@@ -43,10 +43,9 @@ async def sweep(jobs: list[Any], out: Path, concurrency: int) -> None:
     """Run ``jobs`` as ``convoeval run`` does: models and store built once, results streamed to ``out``."""
     from convoeval.batch import arun_batch
     from convoeval.conversation import RunOptions
-    from convoeval.models import clear_model_cache, get_model
+    from convoeval.models import get_model
     from convoeval.store import open_store
 
-    clear_model_cache()  # a client built on an earlier event loop cannot be used on this one
     with open_store() as store:
         options = RunOptions(simulator_model=get_model("simulator"), judge_model=get_model("judge"), store=store)
         await arun_batch(jobs, options=options, out_dir=out, concurrency=concurrency, progress=False)
@@ -65,7 +64,7 @@ def measure(label: str, jobs: list[Any], llm: FakeLLM, folder: Path, *, concurre
         with timed() as t:
             if profiler:
                 profiler.enable()
-            asyncio.run(sweep(jobs, out, concurrency))
+            run(sweep(jobs, out, concurrency))
             if profiler:
                 profiler.disable()
     if profiler and profile:

@@ -19,7 +19,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import asyncio
 import cProfile
 import pstats
 import sys
@@ -36,6 +35,7 @@ from benchmarks.common import (
     isolated_env,
     markdown_table,
     profile_by_package,
+    run,
     save,
     temp_folder,
     timed,
@@ -100,7 +100,7 @@ def layers(llm: FakeLLM, folder: Path, calls: int) -> list[dict[str, Any]]:
         rows.append(_row(layer, kind, calls, t.wall_s, t.cpu_s))
 
     with isolated_env(folder, OPENAI_BASE_URL=llm.base_url, CONVOEVAL_CACHE="off"):
-        asyncio.run(run_layers(get_model("simulator")))
+        run(run_layers(get_model("simulator")))
     return rows
 
 
@@ -111,14 +111,14 @@ def sweep_profile(llm: FakeLLM, folder: Path, seeds: int, trials: int, profile_p
 
     jobs = plan(conversational_scenarios(), seeds=list(range(1, seeds + 1)), trials=trials)
     with isolated_env(folder / "sweep", OPENAI_BASE_URL=llm.base_url, CONVOEVAL_MAX_CONCURRENCY="1024"):
-        asyncio.run(sweep(jobs[:2], folder / "warm-up", 2))  # imports, first client, schema reflection
+        run(sweep(jobs[:2], folder / "warm-up", 2))  # imports, first client, schema reflection
         with timed() as plain:
-            asyncio.run(sweep(jobs, folder / "timed", len(jobs)))
+            run(sweep(jobs, folder / "timed", len(jobs)))
         calls = len(load_results(folder / "timed")["calls"])
         profiler = cProfile.Profile()
         with inline_threads():
             profiler.enable()
-            asyncio.run(sweep(jobs, folder / "profiled", len(jobs)))
+            run(sweep(jobs, folder / "profiled", len(jobs)))
             profiler.disable()
     profiler.dump_stats(profile_path)
     top = pstats.Stats(str(profile_path))

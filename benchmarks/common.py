@@ -146,6 +146,24 @@ def conversational_scenarios(*, max_turns: int | None = None) -> list[Any]:
 
 # ── measuring ──
 
+_LOOP: Any = None
+
+
+def run(coro: Any) -> Any:
+    """Run ``coro`` on the benchmark's one event loop, in this thread (so ``cProfile`` sees it).
+
+    One loop for the whole process: LangChain shares one async HTTP client per endpoint across every
+    ``ChatOpenAI`` it builds, and that client's connections belong to the loop that opened them, so a second
+    ``asyncio.run`` would find them on a closed loop.
+    """
+    import asyncio
+
+    global _LOOP
+    if _LOOP is None:
+        _LOOP = asyncio.new_event_loop()
+    return _LOOP.run_until_complete(coro)
+
+
 
 @dataclass
 class Timing:
@@ -360,4 +378,62 @@ def profile_by_package(path: Path | str, total_calls: int) -> list[dict[str, Any
         for g, s in sorted(groups.items(), key=lambda item: -item[1])
     ]
     rows.append({"where": "total", "cpu_ms_per_call": round(1000 * total / max(total_calls, 1), 3), "share": "100%"})
+    return rows
+
+
+#: convoeval's stages, by the function that starts them; a sample belongs to the innermost stage on its stack.
+STAGES: tuple[tuple[str, str, str], ...] = (
+    ("convoeval/llm.py", "call_model", "LLM calls (call_model: cache, client stack, HTTP, parsing)"),
+    ("convoeval/simulator.py", "asimulate", "simulator prompt building and parsing"),
+    ("convoeval/judges/", "ajudge_rubric", "judges: prompts, transcript rendering, result frames"),
+    ("convoeval/judges/", "ajudge_holistic", "judges: prompts, transcript rendering, result frames"),
+    ("convoeval/judges/scoring.py", "score_frame", "scoring (score_frame)"),
+    ("convoeval/agents/", "respond", "reference clinic agent (incl. its store queries)"),
+    ("convoeval/store/fixtures.py", "seed_run", "store: seed fixtures"),
+    ("convoeval/store/fixtures.py", "cleanup_run", "store: clean up"),
+    ("convoeval/store/fixtures.py", "finish_run", "store: clean up"),
+    ("convoeval/store/assertions.py", "check_assertions", "store: assertions"),
+    ("convoeval/conversation.py", "write", "store: log messages"),
+    ("convoeval/frames.py", "typed_frame", "result frames (typed_frame)"),
+    ("convoeval/batch.py", "write_run", "results file (write_run)"),
+    ("convoeval/", "", "convoeval: other runner code"),
+)
+_IDLE = ("selectors.py", "select")
+
+
+def stage_breakdown(session: Any, total_calls: int) -> list[dict[str, Any]]:
+    """Where a pyinstrument session's samples went, by convoeval stage, in ms per LLM call (idle waits excluded).
+
+    Args:
+        session: ``pyinstrument.Profiler().last_session`` of a run made with ``inline_threads``.
+        total_calls: LLM calls made in that run.
+
+    Returns:
+        Rows ``stage``, ``ms_per_call``, ``share``, largest first, then a total.
+    """
+    root = session.root_frame()
+    totals: dict[str, float] = {}
+
+    def walk(frame: Any, stage: str) -> None:
+        path = frame.file_path or ""
+        if path.endswith(_IDLE[0]) and frame.function == _IDLE[1]:
+            return  # the loop waiting for sockets: not work
+        for prefix, function, label in STAGES:
+            if prefix in path and (not function or frame.function == function):
+                # the runner's own code only counts as "other" when no stage encloses it
+                stage = label if function or stage.startswith("(") else stage
+                break
+        totals[stage] = totals.get(stage, 0.0) + frame.total_self_time
+        for child in frame.children:
+            walk(child, stage)
+
+    if root is not None:
+        walk(root, "(outside convoeval: event loop, HTTP callbacks, thread hops)")
+    total = sum(totals.values()) or 1.0
+    rows = [
+        {"stage": s, "ms_per_call": round(1000 * t / max(total_calls, 1), 3), "share": f"{100 * t / total:.0f}%"}
+        for s, t in sorted(totals.items(), key=lambda item: -item[1])
+    ]
+    rows.append({"stage": "total (busy)", "ms_per_call": round(1000 * total / max(total_calls, 1), 3),
+                 "share": "100%"})
     return rows
