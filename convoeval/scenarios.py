@@ -11,11 +11,14 @@ Every model forbids unknown fields: a typo in a YAML key is an error, never a si
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import itertools
 import re
 import reprlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, ValidationError, field_validator
@@ -372,9 +375,48 @@ def _problem(err: Any) -> tuple[str, str]:
     return _field_path(err["loc"]), message
 
 
-def _problems(exc: ValidationError) -> tuple[list[tuple[str, str]], int]:
-    """The first ``MAX_PROBLEMS`` problems of a validation error, and how many more there are."""
-    shown = [_problem(err) for err in exc.errors(include_url=False)[:MAX_PROBLEMS]]
+#: Stands for the items a clipped list leaves out (see ``_problems``): no item type of the schema accepts it.
+_CLIPPED = object()
+_FEW_ERRORS = 1000
+
+
+def _clipped(value: Any, keep: int, memo: dict[int, Any]) -> Any:
+    """A copy of ``value`` whose lists longer than ``keep`` keep their first ``keep`` items, then ``_CLIPPED``.
+
+    ``memo`` maps ``id()`` of what was copied to its copy, so YAML aliases (shared subtrees) are copied once.
+    """
+    if not isinstance(value, (list, dict)) or id(value) in memo:
+        return memo.get(id(value), value)
+    # Registered before its items are copied: a recursive alias (`a: &a [*a]`) then copies to a cycle, not forever.
+    if isinstance(value, list):
+        copy: Any = memo.setdefault(id(value), [])
+        copy.extend(_clipped(v, keep, memo) for v in value[:keep])
+        if len(value) > keep:
+            copy.append(_CLIPPED)
+    else:
+        copy = memo.setdefault(id(value), {})
+        copy.update((k, _clipped(v, keep, memo)) for k, v in value.items())
+    return copy
+
+
+def _problems(exc: ValidationError, schema: TypeAdapter[Any], raw: Any) -> tuple[list[tuple[str, str]], int]:
+    """The first ``MAX_PROBLEMS`` problems of ``exc`` (raised validating ``raw``), and how many more there are.
+
+    ``exc.errors()`` takes seconds for the 500,000 errors of a 1 MB list of bad items. So with many errors ``raw`` is
+    validated again with every list clipped after ``MAX_PROBLEMS + 1`` items and ``_CLIPPED``: errors keep their
+    order, and the clipped tail of a list gives one error where its own errors would start. The errors before the
+    first such one are exactly the first errors of the whole file; when there are too few, all errors are read.
+    """
+    errors = None
+    if exc.error_count() > _FEW_ERRORS:
+        try:
+            schema.validate_python(_clipped(raw, MAX_PROBLEMS + 1, {}))
+        except ValidationError as clipped:
+            first = list(itertools.takewhile(lambda e: e["input"] is not _CLIPPED, clipped.errors(include_url=False)))
+            errors = first if len(first) >= MAX_PROBLEMS else None
+    if errors is None:
+        errors = exc.errors(include_url=False)
+    shown = [_problem(err) for err in errors[:MAX_PROBLEMS]]
     return shown, exc.error_count() - len(shown)
 
 
@@ -401,12 +443,113 @@ def parse_scenario(raw: Any, path: Path | str = "<memory>") -> Scenario:
     try:
         return _SCHEMAS[kind].validate_python(raw)
     except ValidationError as exc:
-        problems, omitted = _problems(exc)
+        problems, omitted = _problems(exc, _SCHEMAS[kind], raw)
         raise ScenarioError(path, problems, omitted=omitted) from None
+
+
+_BASE_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BASE_LOADER):  # type: ignore[misc, valid-type]
+    """The safe loader, from libyaml when PyYAML was built with it (~10x faster than the pure-Python one on 1 MB).
+
+    Resolving a plain scalar's implicit tag (int? bool? date?) is the slowest step left, and keys and common values
+    repeat (``text``, ``id``, ``pending``…): the answers are memoised, up to ``_MEMO_MAX`` distinct scalars.
+    """
+
+    _tags: ClassVar[dict[str, str]] = {}
+    _MEMO_MAX = 10_000
+
+    def resolve(self, kind: type, value: Any, implicit: Any) -> str:
+        if kind is not yaml.ScalarNode or not implicit[0] or self.yaml_path_resolvers:
+            return super().resolve(kind, value, implicit)
+        tag = self._tags.get(value)
+        if tag is None:
+            tag = super().resolve(kind, value, implicit)
+            if len(self._tags) < self._MEMO_MAX:
+                self._tags[value] = tag
+        return tag
+
+
+#: Deepest nesting of YAML collections read. A scenario needs 5 levels; libyaml composes nodes recursively in C,
+#: where ~30,000 levels overflow the stack (a crash, not an exception), so deeper files are refused first.
+MAX_NESTING = 100
+_BLOCK_ENTRY = re.compile(r"-(?=[\s\0]|\Z)")
+
+
+def _nesting_bound(text: str) -> int:
+    """An upper bound on the nesting depth of ``text``'s collections, computed without parsing.
+
+    Every collection starts at one of ``[ { : ?`` or a ``-`` followed by a blank, so their count bounds the depth
+    (loosely: most files exceed it, and then ``_nesting_depth`` measures).
+    """
+    return sum(text.count(c) for c in "[{:?") + len(_BLOCK_ENTRY.findall(text))
+
+
+def _nesting_depth(text: str, limit: int) -> int:
+    """The nesting depth of ``text``'s collections from libyaml's event stream (no nodes built), up to ``limit + 1``.
+
+    Raises:
+        yaml.YAMLError: a syntax error, exactly as loading would raise it.
+    """
+    parser = _Loader(text)
+    depth = deepest = 0
+    try:
+        while parser.check_event():
+            event = parser.get_event()
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                deepest = max(deepest, depth)
+                if deepest > limit:
+                    break
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    finally:
+        parser.dispose()
+    return deepest
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    # A 1 MB file makes ~500,000 objects: each few hundred of them trigger a garbage collection that walks the whole
+    # heap (large in a notebook or test run) for cycles a YAML document rarely has. Collect once, afterwards.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _parse_yaml(text: str) -> list[Any]:
+    """Every document of ``text``, with libyaml when available; too deep a nesting is a ``RecursionError``."""
+    # The cheap bound first: a 1 MB flat list has few indicators and skips the event pass.
+    with_libyaml = _BASE_LOADER is not yaml.SafeLoader
+    if with_libyaml and _nesting_bound(text) > MAX_NESTING and _nesting_depth(text, MAX_NESTING) > MAX_NESTING:
+        raise RecursionError(f"over {MAX_NESTING} levels")
+    with _gc_paused():
+        return list(yaml.load_all(text, Loader=_Loader))
+
+
+def _yaml_problem(exc: yaml.YAMLError, text: str) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if problem == "found character that cannot start any token" and mark and 0 <= mark.index < len(text):
+        # libyaml does not say which character (the pure-Python loader does): a tab, most of the time.
+        problem = f"found character {text[mark.index]!r} that cannot start any token"
+    return f"invalid YAML: {where}{problem}"
 
 
 def load_scenario_file(path: Path | str) -> Scenario:
     """Read and validate one scenario file.
+
+    Args:
+        path: a YAML file of at most ``MAX_SCENARIO_BYTES``.
+
+    Returns:
+        A ``ConversationalScenario`` or a ``ScriptedScenario``.
 
     Raises:
         ScenarioError: for unreadable files, bad YAML syntax, or schema violations; never a bare traceback.
@@ -421,12 +564,9 @@ def load_scenario_file(path: Path | str) -> Scenario:
     except OSError as exc:
         raise ScenarioError(path, [("", f"cannot read file: {exc.strerror or exc}")]) from None
     try:
-        docs = list(yaml.safe_load_all(text))
+        docs = _parse_yaml(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ScenarioError(path, [("", f"invalid YAML: {where}{problem}")]) from None
+        raise ScenarioError(path, [("", _yaml_problem(exc, text))]) from None
     except RecursionError:
         raise ScenarioError(path, [("", "invalid YAML: nested too deeply")]) from None
     if len(docs) > 1:

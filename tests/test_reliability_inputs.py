@@ -169,9 +169,6 @@ def test_a_file_over_the_size_limit_is_refused_before_it_is_parsed(tmp_path):
     assert time.perf_counter() - started < 2
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "scenarios.py:346 (load_scenario_file) parses with the pure-Python yaml.safe_load_all (libyaml's CSafeLoader is "
-    "available but unused): a scenario just under MAX_SCENARIO_BYTES (~1 MB flow list) takes 15-30 s to parse"))
 def test_a_file_just_under_the_size_limit_is_handled_within_seconds(tmp_path):
     path = tmp_path / "big.yaml"
     items = ",".join(["1"] * ((MAX_SCENARIO_BYTES - 200) // 2))

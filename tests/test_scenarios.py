@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from pydantic import TypeAdapter, ValidationError
 
 from convoeval.cli import main as cli_main
 from convoeval.scenarios import (
     AGENTS,
     LOCALES,
+    MAX_NESTING,
     MAX_PROBLEMS,
     ConversationalScenario,
     ScenarioError,
@@ -259,6 +263,78 @@ def test_a_long_unknown_key_is_clipped_in_the_field_path():
     with pytest.raises(ScenarioError) as info:
         parse_scenario({**SEED_SCENARIO, "k" * 5000: 1}, "x.yaml")
     assert info.value.one_line() == f"x.yaml: {'k' * 59}…: unknown field"
+
+
+def _first_error_paths(raw: dict) -> list[str]:
+    """The field paths (``persona.traits[5]``) of the first MAX_PROBLEMS errors pydantic itself reports for ``raw``."""
+    with pytest.raises(ValidationError) as info:
+        TypeAdapter(ConversationalScenario).validate_python(raw)
+    return ["".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e["loc"]).lstrip(".")
+            for e in info.value.errors()[:MAX_PROBLEMS]]
+
+
+@pytest.mark.parametrize("case", ["bad-from-the-start", "good-then-bad", "several-lists"])
+def test_with_thousands_of_problems_the_first_ones_are_listed_exactly(case):
+    # Over 1,000 errors the loader validates a clipped copy (reading every error takes seconds): what it lists must
+    # still be the file's first problems, in order, and the count exact.
+    persona = dict(SEED_SCENARIO["persona"])
+    raw = {**SEED_SCENARIO, "rubric": [1] * 3000}
+    if case == "good-then-bad":
+        raw["rubric"] = ["fine"] * (MAX_PROBLEMS + 10) + [1] * 3000
+    elif case == "several-lists":
+        persona["traits"] = ["ok"] * 5 + [2] * 1500
+        raw["fixtures"] = {"invoices": [{"id": "i", "amount_cents": 1, "due_date": "d"}] * 3 + [{"id": 3}] * 1500}
+    raw["persona"] = persona
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(raw, "x.yaml")
+    error = info.value
+    expected = _first_error_paths(raw)
+    assert [field for field, _ in error.problems] == expected
+    with pytest.raises(ValidationError) as full:
+        TypeAdapter(ConversationalScenario).validate_python(raw)
+    assert len(error.problems) + error.omitted == full.value.error_count()
+
+
+def test_thousands_of_problems_next_to_a_recursive_alias(tmp_path):
+    text = "type: conversational\nloop: &a [*a]\nrubric: [" + ",".join(["1"] * 3000) + "]\n"
+    with pytest.raises(ScenarioError) as info:
+        load_scenario_file(write(tmp_path, "loop.yaml", text))
+    assert "rubric[0]: " in info.value.one_line() and info.value.omitted > 2900
+
+
+def test_a_tab_names_the_character_and_its_place(tmp_path):
+    path = write(tmp_path, "tab.yaml", "type: conversational\npersona:\n\tname: x\n")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario_file(path)
+    assert info.value.one_line() == (
+        f"{path}: invalid YAML: line 3, column 1: found character '\\t' that cannot start any token")
+
+
+def test_nesting_deeper_than_the_limit_is_refused_without_crashing(tmp_path):
+    # libyaml composes nested nodes recursively in C: ~30,000 levels overflow the stack and kill the process, so the
+    # loader must refuse them first. Loaded in a child process: a crash fails this test instead of the whole run.
+    files = {
+        "flow.yaml": "rubric: " + "[" * 200_000 + "]" * 200_000 + "\n",
+        "flow_unclosed.yaml": "rubric: " + "[" * 400_000 + "\n",
+        "mappings.yaml": "rubric: " + "{a: " * 100_000 + "1" + "}" * 100_000 + "\n",
+        "keys.yaml": "? " * 200_000 + "x\n",
+        "brackets_in_text.yaml": "a: '" + "]" * 200_000 + "'\nb: " + "[" * 50_000 + "]" * 50_000 + "\n",
+        "block.yaml": "".join(" " * i + f"k{i}:\n" for i in range(MAX_NESTING + 1)) + " " * (MAX_NESTING + 1) + "x\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "convoeval.cli", "validate", "-q", str(tmp_path)], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    errors = sorted(proc.stderr.splitlines())
+    assert errors == sorted(f"error: {tmp_path / n}: invalid YAML: nested too deeply" for n in files), errors
+
+
+def test_nesting_up_to_the_limit_is_read(tmp_path):
+    text = VALID_CONVERSATIONAL_YAML + "persona_notes: " + "[" * (MAX_NESTING - 1) + "]" * (MAX_NESTING - 1) + "\n"
+    with pytest.raises(ScenarioError) as info:
+        load_scenario_file(write(tmp_path, "deep.yaml", text))
+    assert info.value.one_line().endswith(": persona_notes: unknown field")
 
 
 def test_non_utf8_file_is_a_clear_error(tmp_path):
