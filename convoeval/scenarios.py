@@ -372,6 +372,8 @@ def _problem(err: Any) -> tuple[str, str]:
         message = f"{message}, got {_shown(err['input'])}"
     elif err["type"] == "int_type" and isinstance(err["input"], bool):
         message = f"{message}, got {err['input']} (YAML reads yes/no/on/off/true/false as booleans)"
+    elif err["type"] == "int_type":
+        message = f"{message}, got {_shown(err['input'])}"
     return _field_path(err["loc"]), message
 
 
@@ -469,6 +471,32 @@ class _Loader(_BASE_LOADER):  # type: ignore[misc, valid-type]
             if len(self._tags) < self._MEMO_MAX:
                 self._tags[value] = tag
         return tag
+
+
+def _explained(construct: Any) -> Any:
+    """Wrap a scalar constructor so a value it cannot build is a ``ConstructorError`` at the value's line."""
+
+    def construct_or_explain(loader: Any, node: Any) -> Any:
+        try:
+            return construct(loader, node)
+        except yaml.YAMLError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any value that cannot be built is the file's problem
+            kind = node.tag.rsplit(":", 1)[-1]
+            article = "an" if kind[0] in "aeiou" else "a"
+            # ValueError says why (day out of range, over 4,300 digits); the rest (KeyError, AttributeError) do not.
+            why = str(exc).split(";")[0] if isinstance(exc, (ValueError, OverflowError)) else f"not a valid {kind}"
+            raise yaml.constructor.ConstructorError(
+                None, None, f"cannot read {_shown(node.value)} as {article} {kind}: {why}", node.start_mark) from None
+
+    return construct_or_explain
+
+
+# `due_date: 2026-02-30` (an implicit timestamp), a 5,000-digit int or `!!bool maybe` raised ValueError, KeyError
+# or AttributeError out of PyYAML's constructors, not a YAMLError.
+for _kind in ("bool", "int", "float", "timestamp"):
+    _tag = f"tag:yaml.org,2002:{_kind}"
+    _Loader.add_constructor(_tag, _explained(_Loader.yaml_constructors[_tag]))
 
 
 #: Deepest nesting of YAML collections read. A scenario needs 5 levels; libyaml composes nodes recursively in C,

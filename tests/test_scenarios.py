@@ -337,6 +337,30 @@ def test_nesting_up_to_the_limit_is_read(tmp_path):
     assert info.value.one_line().endswith(": persona_notes: unknown field")
 
 
+@pytest.mark.parametrize(("value", "expected"), [
+    ("2026-02-30", "line 19, column 17: cannot read '2026-02-30' as a timestamp: day is out of range for month"),
+    ("9" * 5000, "line 19, column 17: cannot read '99999"),
+    ("!!bool maybe", "line 19, column 17: cannot read 'maybe' as a bool: not a valid bool"),
+    ("!!int ''", "line 19, column 17: cannot read '' as an int: not a valid int"),
+    ("!!timestamp soon", "line 19, column 17: cannot read 'soon' as a timestamp: not a valid timestamp"),
+])
+def test_a_value_yaml_cannot_build_is_an_error_at_its_line(tmp_path, value, expected):
+    # PyYAML's constructors raised ValueError/KeyError/AttributeError for these (a typo in a date among them).
+    text = VALID_CONVERSATIONAL_YAML.replace('due_date: "2026-02-20"', f"due_date: {value}")
+    path = write(tmp_path, "bad.yaml", text)
+    with pytest.raises(ScenarioError) as info:
+        load_scenario_file(path)
+    line = info.value.one_line()
+    assert line.startswith(f"{path}: invalid YAML: {expected}"), line
+    assert len(line) < 400, line
+
+
+def test_a_wrong_integer_quotes_what_it_got():
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario({**SEED_SCENARIO, "max_turns": "ten"}, "x.yaml")
+    assert info.value.one_line() == "x.yaml: max_turns: Input should be a valid integer, got 'ten'"
+
+
 def test_non_utf8_file_is_a_clear_error(tmp_path):
     path = tmp_path / "latin1.yaml"
     path.write_bytes("description: 'Cl\xednica'\n".encode("latin-1"))
