@@ -7,7 +7,9 @@ needs ``--turns`` messages. Three runs of the same sweep, each into its own resu
 
 * ``all in flight``: every conversation at once (``concurrency`` = jobs, endpoint limit ``--endpoint-limit``);
 * ``CLI defaults``: ``convoeval run``'s 4 conversations at once and the endpoint's default limit of 8 calls;
-* ``one at a time``: ``concurrency=1``, the seed's loop (skip with ``--no-sequential``).
+* ``one at a time``: ``concurrency=1``, the seed's loop (skip with ``--no-sequential``);
+
+and, to show what sets the ratio, the first ``--sizes`` jobs of the same sweep, all in flight.
 
 The critical-path bound is the longest conversation's sequential chain (its simulator calls, then its judges,
 which run together) times the latency: what an infinitely fast client would take.
@@ -102,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--endpoint-limit", type=int, default=1024, help="LLM calls in flight per endpoint")
     parser.add_argument("--no-sequential", action="store_true", help="skip the one-at-a-time run")
     parser.add_argument("--no-defaults", action="store_true", help="skip the CLI-defaults run")
+    parser.add_argument("--sizes", default="14,42", help="smaller all-in-flight sweeps to run too (default 14,42)")
     parser.add_argument("--profile", type=Path, help="write a cProfile of the all-in-flight run here")
     parser.add_argument("--save", default="concurrency", help="name of the results file (benchmarks/results/)")
     args = parser.parse_args(argv)
@@ -111,7 +114,14 @@ def main(argv: list[str] | None = None) -> int:
     jobs = plan(conversational_scenarios(), seeds=list(range(1, args.seeds + 1)), trials=args.trials)
     rows = []
     with temp_folder("concurrency") as folder, FakeLLM(latency=args.latency, turns=args.turns) as llm:
-        rows.append(measure("all in flight", jobs, llm, folder, concurrency=len(jobs),
+        with isolated_env(folder / "state-warm-up", OPENAI_BASE_URL=llm.base_url):
+            run(sweep(jobs[:2], folder / "warm-up", 2))  # imports and the first client, outside the timings
+        for size in [int(x) for x in args.sizes.split(",") if x.strip()]:
+            subset = jobs[:: max(1, len(jobs) // size)][:size]  # spread over the scenarios
+            rows.append(measure(f"{size} in flight", subset, llm, folder, concurrency=size,
+                                endpoint_limit=args.endpoint_limit, latency=args.latency))
+            print(markdown_table(rows[-1:]), flush=True)
+        rows.append(measure(f"all {len(jobs)} in flight", jobs, llm, folder, concurrency=len(jobs),
                             endpoint_limit=args.endpoint_limit, latency=args.latency, profile=args.profile))
         print(markdown_table(rows[-1:]), flush=True)
         if not args.no_defaults:
@@ -121,9 +131,10 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_sequential:
             rows.append(measure("one at a time", jobs, llm, folder, concurrency=1, endpoint_limit=8,
                                 latency=args.latency))
-    sequential = next((r["wall_s"] for r in rows if r["run"] == "one at a time"), None)
+    sequential = next((r for r in rows if r["run"] == "one at a time"), None)
     for row in rows:
-        row["speedup_vs_one_at_a_time"] = round(sequential / row["wall_s"], 1) if sequential else None
+        same_sweep = sequential is not None and row["conversations"] == sequential["conversations"]
+        row["speedup_vs_one_at_a_time"] = round(sequential["wall_s"] / row["wall_s"], 1) if same_sweep else None
     print(markdown_table(rows))
     save(args.save, {"settings": vars(args) | {"profile": str(args.profile or "")}, "rows": rows})
     return 0

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import pstats
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -37,6 +36,7 @@ from benchmarks.common import (
     profile_by_package,
     run,
     save,
+    stage_breakdown,
     temp_folder,
     timed,
 )
@@ -120,9 +120,8 @@ def sweep_profile(llm: FakeLLM, folder: Path, seeds: int, trials: int, profile_p
             profiler.enable()
             run(sweep(jobs, folder / "profiled", len(jobs)))
             profiler.disable()
+        stages = _stages(jobs, folder, calls)
     profiler.dump_stats(profile_path)
-    top = pstats.Stats(str(profile_path))
-    top.sort_stats("cumulative")
     return {
         "conversations": len(jobs),
         "llm_calls": calls,
@@ -131,7 +130,25 @@ def sweep_profile(llm: FakeLLM, folder: Path, seeds: int, trials: int, profile_p
         "cpu_ms_per_call": round(1000 * plain.cpu_s / calls, 2),
         "cpu_ms_per_conversation": round(1000 * plain.cpu_s / len(jobs), 1),
         "by_package_profiled": profile_by_package(profile_path, calls),
+        "by_stage_sampled": stages,
     }
+
+
+def _stages(jobs: list[Any], folder: Path, calls: int) -> list[dict[str, Any]]:
+    """The same sweep under pyinstrument (sampling, so little distortion), by convoeval stage; [] without it."""
+    try:
+        from pyinstrument import Profiler
+    except ImportError:
+        print("pyinstrument is not installed: no stage breakdown (pip install pyinstrument)", file=sys.stderr)
+        return []
+    from benchmarks.bench_concurrency import sweep
+
+    sampler = Profiler(interval=0.001, async_mode="disabled")
+    with inline_threads():
+        sampler.start()
+        run(sweep(jobs, folder / "sampled", len(jobs)))
+        sampler.stop()
+    return stage_breakdown(sampler.last_session, calls)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,8 +168,9 @@ def main(argv: list[str] | None = None) -> int:
         if rows:
             print(markdown_table(rows), flush=True)
         swept = sweep_profile(llm, folder, args.seeds, args.trials, args.profile)
-    print(markdown_table([{k: v for k, v in swept.items() if k != "by_package_profiled"}]))
+    print(markdown_table([{k: v for k, v in swept.items() if not k.startswith("by_")}]))
     print(markdown_table(swept["by_package_profiled"]))
+    print(markdown_table(swept["by_stage_sampled"]))
     save(args.save, {"settings": vars(args) | {"profile": str(args.profile)}, "layers": rows, "sweep": swept})
     return 0
 

@@ -37,10 +37,10 @@ def one_run(label: str, jobs: list[Any], llm: FakeLLM, folder: Path, mode: str) 
 
     out = folder / label
     before = llm.stats()["requests"]
-    with isolated_env(folder / f"state-{label}", OPENAI_BASE_URL=llm.base_url, CONVOEVAL_CACHE=mode,
-                      CONVOEVAL_CACHE_PATH=str(folder / "cache.sqlite"), CONVOEVAL_MAX_CONCURRENCY="1024"):
-        with timed() as t:
-            run(sweep(jobs, out, len(jobs)))
+    settings = {"OPENAI_BASE_URL": llm.base_url, "CONVOEVAL_CACHE": mode, "CONVOEVAL_MAX_CONCURRENCY": "1024",
+                "CONVOEVAL_CACHE_PATH": str(folder / "cache.sqlite")}
+    with isolated_env(folder / f"state-{label}", **settings), timed() as t:
+        run(sweep(jobs, out, len(jobs)))
     frames = load_results(out)
     calls = frames["calls"]
     return {

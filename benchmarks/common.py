@@ -252,8 +252,24 @@ def machine() -> dict[str, Any]:
         "platform": platform.platform(),
         "commit": commit + ("+uncommitted convoeval changes" if dirty else ""),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
+        "busiest_other_processes": _busiest_processes(),
     }
+
+
+def _busiest_processes(count: int = 5) -> list[str]:
+    """The other processes using the most CPU right now (what else was running), as ``"%cpu command"``."""
+    try:
+        done = subprocess.run(["ps", "-eo", "pid,pcpu,args", "--sort=-pcpu", "--no-headers"], capture_output=True,
+                              text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    rows = []
+    for line in done.stdout.splitlines():
+        pid, cpu, args = (line.split(None, 2) + ["", ""])[:3]
+        if int(pid) != os.getpid() and float(cpu) >= 1.0:
+            rows.append(f"{cpu}% {args[:100]}")
+    return rows[:count]
 
 
 def _git(*args: str) -> str:
@@ -428,7 +444,7 @@ def stage_breakdown(session: Any, total_calls: int) -> list[dict[str, Any]]:
             walk(child, stage)
 
     if root is not None:
-        walk(root, "(outside convoeval: event loop, HTTP callbacks, thread hops)")
+        walk(root, "(no convoeval frame on the stack: the LLM client in LangChain's own tasks, the event loop)")
     total = sum(totals.values()) or 1.0
     rows = [
         {"stage": s, "ms_per_call": round(1000 * t / max(total_calls, 1), 3), "share": f"{100 * t / total:.0f}%"}
