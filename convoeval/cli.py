@@ -80,6 +80,7 @@ def _default_out(agent: str | None) -> Path:
 def _run(args: argparse.Namespace) -> int:
     from convoeval.llm import LLMError
     from convoeval.runs import RunConfig, RunConfigError, execute_run
+    from convoeval.store import StoreError
 
     config = RunConfig(
         agent=args.agent,
@@ -100,7 +101,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         outcome = execute_run(config, out, verbose=args.verbose, progress=not args.no_progress,
                               resume=not args.no_resume)
-    except (RunConfigError, LLMError) as exc:
+    except (RunConfigError, LLMError, StoreError) as exc:
+        # A StoreError (unknown scheme, unreachable server) names the store by its redacted URL: safe to print.
         raise UsageError(str(exc)) from None
     for line in outcome.lines:
         print(line)
@@ -123,10 +125,14 @@ def _llm(args: argparse.Namespace) -> int:
 
 @command("cleanup")
 def _cleanup(args: argparse.Namespace) -> int:
-    from convoeval.store import cleanup_stale_runs, open_store
+    from convoeval.runs import open_run_store
+    from convoeval.store import StoreError, cleanup_stale_runs
 
-    with open_store(args.store) as store:
-        removed = cleanup_stale_runs(store, older_than_s=args.older_than, dry_run=args.dry_run)
+    try:
+        with open_run_store(args.store) as store:
+            removed = cleanup_stale_runs(store, older_than_s=args.older_than, dry_run=args.dry_run)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
     verb = "would remove" if args.dry_run else "removed"
     print(f"{verb} the rows of {len(removed)} dead run(s)" + (f": {', '.join(removed)}" if removed else ""))
     return 0

@@ -299,13 +299,8 @@ def test_an_unknown_agent_and_a_missing_command_are_one_error_line(tmp_path):
         assert proc.returncode == 2 and _error_lines(proc) and shown in _error_lines(proc)[-1], proc.stderr
 
 
-STORE_ERROR_UNCAUGHT = (
-    "cli.py:103 (_run) catches only RunConfigError and LLMError; the StoreError raised by open_store "
-    "(runs.py:128, store/__init__.py:109; sql.py:193 for an unreachable server) escapes as a traceback, exit 1")
-
-
-@pytest.mark.xfail(strict=True, reason=STORE_ERROR_UNCAUGHT)
-@pytest.mark.parametrize("store", ["bogus://somewhere", "postgresql://user:pw@127.0.0.1:9/nodb"])
+@pytest.mark.parametrize("store", ["bogus://somewhere", "postgresql://user:pw@127.0.0.1:9/nodb",
+                                   "postgresql://user:pw@127.0.0.1:port/nodb"])
 def test_a_bad_store_url_is_one_error_line_and_exit_2(store, tmp_path):
     proc = cli(*run_args(tmp_path / "out", "--store", store),
                env=clean_env(tmp_path, OPENAI_BASE_URL="http://127.0.0.1:9/v1"), timeout=60)
@@ -314,11 +309,9 @@ def test_a_bad_store_url_is_one_error_line_and_exit_2(store, tmp_path):
     assert len(_error_lines(proc)) == 1, proc.stderr
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "cli.py:128 (_cleanup) does not catch the StoreError of open_store: `convoeval cleanup --store bogus://x` "
-    "prints a traceback"))
-def test_cleanup_with_a_bad_store_url_is_one_error_line(tmp_path):
-    proc = cli("cleanup", "--store", "bogus://somewhere", env=clean_env(tmp_path), timeout=60)
+@pytest.mark.parametrize("store", ["bogus://somewhere", "postgresql://user:pw@127.0.0.1:port/nodb"])
+def test_cleanup_with_a_bad_store_url_is_one_error_line(store, tmp_path):
+    proc = cli("cleanup", "--store", store, env=clean_env(tmp_path), timeout=60)
     assert_no_traceback(proc)
     assert proc.returncode == 2 and len(_error_lines(proc)) == 1, proc.stderr
 
