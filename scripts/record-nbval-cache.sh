@@ -7,6 +7,8 @@
 # It runs the notebook once with the embedded local model (minutes on 2 cores) into a fresh cache, then compacts it.
 #
 # Usage: bash scripts/record-nbval-cache.sh [run|agreement]
+#        NBVAL_RECORD_FROM=old.sqlite bash scripts/record-nbval-cache.sh agreement   # keep the calls already recorded
+#        there (an interrupted recording, or a change that touches only some calls): only the missing ones are made
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-.venv/bin/python}"
@@ -17,6 +19,7 @@ target="tests/data/nbval${suffix}-cache.sqlite"
 work="build/nbval${suffix}-record"
 rm -rf "$work"
 mkdir -p "$work"
+if [ -n "${NBVAL_RECORD_FROM:-}" ]; then cp "$NBVAL_RECORD_FROM" "$work/cache.sqlite"; fi
 env -u OPENAI_API_KEY -u OPENAI_BASE_URL -u OPENAI_MODEL -u CONVOEVAL_SIMULATOR_MODEL -u CONVOEVAL_JUDGE_MODEL \
     -u CONVOEVAL_SIMULATOR_BASE_URL -u CONVOEVAL_JUDGE_BASE_URL \
     CONVOEVAL_CACHE=rw CONVOEVAL_CACHE_PATH="$PWD/$work/cache.sqlite" \
