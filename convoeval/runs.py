@@ -135,6 +135,42 @@ def open_run_store(url: str | None) -> Any:
                          "(expected postgresql://user:password@host:port/database)") from None
 
 
+def build_agents(config: RunConfig, scenarios: list[Any]) -> dict[str, Any]:
+    """Every agent the run talks to (``config.target``, else each scenario's reference agent), built once up front.
+
+    A target that cannot work (unknown form, a module that cannot be imported, a malformed URL) is then one
+    ``RunConfigError`` before any conversation, as docs/agents-protocol.md promises, instead of one error per
+    conversation and a run that "succeeds".
+
+    Args:
+        config: the run's settings; ``config.target`` None means the reference clinic agent of each scenario.
+        scenarios: the selected scenarios.
+
+    Returns:
+        Agents by target string, for ``RunOptions(agents=...)``.
+
+    Raises:
+        RunConfigError: the first target that cannot be built, with ``get_agent``'s reason (URLs shown without
+            credentials).
+
+    Example:
+        >>> build_agents(RunConfig(target="no_such_module:respond"), scenarios)  # doctest: +SKIP
+        Traceback (most recent call last):
+        RunConfigError: agent target 'no_such_module:respond': cannot import module 'no_such_module' (...)
+    """
+    from convoeval.agents import get_agent
+    from convoeval.conversation import default_target
+
+    targets = [config.target] if config.target else sorted({default_target(s) for s in scenarios})
+    agents = {}
+    for target in targets:
+        try:
+            agents[target] = get_agent(target)
+        except ValueError as exc:
+            raise RunConfigError(str(exc)) from None
+    return agents
+
+
 def build_models(config: RunConfig) -> tuple[Any, Any]:
     """The simulator and judge chat models, built once for the whole run."""
     from convoeval.models import get_model
@@ -148,13 +184,14 @@ async def aexecute_run(config: RunConfig, out_dir: Path | str, *, verbose: bool 
     config.validate()
     out = Path(out_dir)
     scenarios = config.scenarios()
+    agents = build_agents(config, scenarios)
     simulator, judge = build_models(config)
     jobs = plan(scenarios, seeds=config.seeds, trials=config.trials)
     started = time.time()
     with open_run_store(config.store_url) as store:
         options = RunOptions(target=config.target, simulator_model=simulator, judge_model=judge,
                              judge_samples=config.judge_samples, store=store,
-                             verbose=print if verbose else None)
+                             verbose=print if verbose else None, agents=agents)
         batch = await arun_batch(jobs, options=options, out_dir=out, concurrency=config.concurrency,
                                  resume=resume, progress=progress)
         store_url = store.url

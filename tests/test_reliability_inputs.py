@@ -316,11 +316,6 @@ def test_cleanup_with_a_bad_store_url_is_one_error_line(store, tmp_path):
     assert proc.returncode == 2 and len(_error_lines(proc)) == 1, proc.stderr
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runs.py:117 (aexecute_run) never resolves config.target before the batch: RunOptions.agent_for "
-    "(conversation.py:114) calls get_agent lazily inside arun_any's try, so a target that cannot work (import "
-    "error, bad URL) becomes one error per conversation and exit 0, not the one-line error docs/agents-protocol.md "
-    "promises ('You find out before any conversation starts')"))
 def test_a_target_that_cannot_work_is_one_error_line_before_any_conversation(tmp_path):
     out = tmp_path / "out"
     proc = cli(*run_args(out, "--target", "no_such_module_xyz:respond"),
