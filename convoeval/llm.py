@@ -101,7 +101,8 @@ class ModelInfo:
         role: ``simulator``, ``judge`` or ``agent``.
         is_local_demo: True for the embedded small local model, whose numbers only show the pipeline works.
         structured_method: How ``call_model(schema=...)`` asks this provider for structured output.
-        max_concurrency: Async calls in flight at once against this endpoint (per event loop).
+        max_concurrency: Async calls in flight at once against this endpoint (per event loop; models of one endpoint
+            configured with the same limit share it).
     """
 
     provider: str
@@ -448,17 +449,20 @@ def _generation_kwargs(
 
 # -- concurrency ------------------------------------------------------------------------------------------------
 
-# One semaphore per (event loop, endpoint): asyncio primitives belong to the loop that first waits on them, and a
-# notebook kernel and pytest each run their own loops.
+# One semaphore per (event loop, endpoint, limit): asyncio primitives belong to the loop that first waits on them, and
+# a notebook kernel and pytest each run their own loops. The limit is part of the key: keyed by endpoint alone, the
+# first limit seen on a long-lived loop (a notebook's, convoeval's background loop) stayed in force after the
+# configuration changed, e.g. a benchmark asking for 1,024 calls in flight got 8 (benchmarks/RESULTS.md).
 _SEMAPHORES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _limit(info: ModelInfo) -> asyncio.Semaphore:
     loop = asyncio.get_running_loop()
     per_loop = _SEMAPHORES.setdefault(loop, {})
-    semaphore = per_loop.get(info.endpoint)
+    key = (info.endpoint, max(1, info.max_concurrency))
+    semaphore = per_loop.get(key)
     if semaphore is None:
-        semaphore = per_loop[info.endpoint] = asyncio.Semaphore(max(1, info.max_concurrency))
+        semaphore = per_loop[key] = asyncio.Semaphore(key[1])
     return semaphore
 
 

@@ -6,7 +6,7 @@ import pytest
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
-from convoeval.fake_server import Fault, FakeOpenAIServer
+from convoeval.fake_server import FakeOpenAIServer, Fault
 from convoeval.llm import (
     LLMCallError,
     ModelInfo,
@@ -197,6 +197,25 @@ async def test_concurrency_is_bounded_per_endpoint(server):
     ])  # fmt: skip
     assert server.stats["requests"] == 12
     assert 1 < server.stats["max_in_flight"] <= 3
+
+
+async def test_a_changed_limit_takes_effect_on_the_same_event_loop(server):
+    import asyncio
+
+    server.latency = 0.05
+    model = make_model(server)
+
+    async def burst(limit: int) -> int:
+        register_model(model, ModelInfo(provider="openai-compatible", model=server.model, base_url=server.base_url,
+                                        max_concurrency=limit))
+        server.stats["max_in_flight"] = 0
+        await asyncio.gather(*[
+            call_model(model, [("user", f"hi {i}")], identity=IDENTITY, retry=policy(Sleeps())) for i in range(10)
+        ])  # fmt: skip
+        return server.stats["max_in_flight"]
+
+    assert await burst(2) <= 2
+    assert 2 < await burst(10) <= 10  # a first limit of 2 on this loop no longer caps the endpoint
 
 
 async def test_a_dead_local_server_points_at_the_status_command():
