@@ -199,8 +199,7 @@ async def aexecute_run(config: RunConfig, out_dir: Path | str, *, verbose: bool 
     models = {"simulator": describe_model(simulator), "judge": describe_model(judge)}
     meta = {
         "convoeval_version": __version__,
-        "config": {**asdict(config), "simulator_model": models["simulator"]["model"],
-                   "judge_model": models["judge"]["model"]},
+        "config": recorded_config(config, store_url=store_url, models=models),
         "models": models,
         "local_demo": any(m["local_demo"] for m in models.values()),
         "store": store_url,
@@ -217,6 +216,37 @@ async def aexecute_run(config: RunConfig, out_dir: Path | str, *, verbose: bool 
     lines.append(f"results: {out}")
     return RunOutcome(out_dir=out, frames=frames, meta=meta, lines=lines,
                       exit_code=exit_code(frames["scores"], config.fail_threshold))
+
+
+def safe_target(target: str | None) -> str | None:
+    """A target fit for a report: an http(s) webhook URL without its credentials or query values.
+
+    Example:
+        >>> safe_target("https://bot:s3cret@agent.example/hook?key=abc")
+        'https://agent.example/hook?…'
+    """
+    if target is None or not target.lower().startswith(("http://", "https://")):
+        return target
+    from convoeval.agents.webhook import safe_url
+
+    return safe_url(target)
+
+
+def recorded_config(config: RunConfig, *, store_url: str, models: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The run's settings as ``report.json`` records them: nothing that may hold a secret is written raw.
+
+    Args:
+        config: the run's settings.
+        store_url: the store's own redacted URL (``Store.url``), recorded when the run was given one.
+        models: ``describe_model`` of the simulator and the judge; their names stand for the model settings.
+
+    Returns:
+        ``asdict(config)`` with ``store_url`` redacted (a ``--store`` URL carries the database password),
+        ``target`` without URL credentials, and the model names.
+    """
+    return {**asdict(config), "store_url": store_url if config.store_url else None,
+            "target": safe_target(config.target), "simulator_model": models["simulator"]["model"],
+            "judge_model": models["judge"]["model"]}
 
 
 def execute_run(config: RunConfig, out_dir: Path | str, **kwargs: Any) -> RunOutcome:

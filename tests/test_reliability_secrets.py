@@ -183,9 +183,6 @@ def test_a_store_password_from_the_environment_reaches_no_artifact(postgres_role
 
 
 @pytest.mark.postgres
-@pytest.mark.xfail(strict=True, reason=(
-    "runs.py:139 (aexecute_run) writes asdict(config) into report.json's meta, so the raw --store URL "
-    "(config.store_url, password included) is saved next to the redacted meta['store']"))
 def test_a_store_password_given_with_store_reaches_no_artifact(postgres_role, tmp_path):
     url, password = postgres_role
     _run_against_store(tmp_path, ["--store", url], {})
