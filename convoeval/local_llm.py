@@ -262,10 +262,13 @@ def ensure_server(*, progress: bool = True) -> str:
     with _file_lock(_llm_dir() / "server.lock"):
         state = _read_state()
         if state and _alive(state):
-            if _matches(state, wanted) and _healthy(state["port"], timeout=_startup_timeout()):
+            # "busy": the one-slot server is in the middle of another process's generation (a judge call can take
+            # minutes on 2 cores) and answers when it is done. Replacing it would kill that process's call, so only
+            # a server with other settings, or one that refuses connections, is replaced.
+            if _matches(state, wanted) and _probe(state["port"], timeout=_startup_timeout()) in ("ok", "busy"):
                 _VERIFIED.add(state["pid"])
                 return _base_url(state["port"])
-            _terminate(state)  # other settings (another GGUF, context size...) or not answering: replace it
+            _terminate(state)  # other settings (another GGUF, context size...) or not listening: replace it
         return _start(wanted)
 
 

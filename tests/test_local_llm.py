@@ -11,7 +11,12 @@ import pytest
 from pydantic import BaseModel, Field
 
 from convoeval import local_llm
-from convoeval.local_llm import DEFAULT_WEIGHTS, LocalModelError, LocalWeights, ensure_model
+from convoeval.local_llm import (
+    DEFAULT_WEIGHTS,
+    LocalModelError,
+    LocalWeights,
+    ensure_model,
+)
 
 # -- assembly (no real weights needed) ------------------------------------------------------------------------------
 
@@ -107,6 +112,51 @@ def test_a_stale_state_file_is_not_trusted(tmp_path, monkeypatch):
     assert status["running"] is False and status["health"] == "down"
     assert local_llm.stop_server()["stopped"] is False
     assert not (tmp_path / "llm" / "server.json").exists()
+
+
+def _stand_in_server(tmp_path, *, listen: bool):
+    """A live process that local_llm takes for its server: it accepts connections and never answers (busy), or
+    listens on nothing (down)."""
+    import socket
+    import time
+
+    port = 0
+    if listen:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+    code = ("import socket, time  # convoeval.local_llm stand-in\n"
+            "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+            + (f"s.bind(('127.0.0.1', {port})); s.listen(8)\n" if listen else "")
+            + "time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    time.sleep(0.5)
+    return proc, port or 9
+
+
+@pytest.mark.parametrize("listen", [True, False], ids=["busy-is-kept", "down-is-replaced"])
+def test_a_busy_server_is_shared_not_replaced(tmp_path, monkeypatch, listen):
+    # A one-slot server in the middle of another process's long generation does not answer /v1/models in time.
+    # Replacing it would kill that process's call (it did: a recording lost its judge calls), so it is kept;
+    # a server that refuses connections is replaced.
+    monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path))
+    monkeypatch.setenv("CONVOEVAL_LOCAL_STARTUP_TIMEOUT", "1")
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    monkeypatch.setattr(local_llm, "ensure_model", lambda progress=True: model)
+    monkeypatch.setattr(local_llm, "_start", lambda settings: "started-a-new-one")
+    proc, port = _stand_in_server(tmp_path, listen=listen)
+    try:
+        (tmp_path / "llm").mkdir()
+        state = {**local_llm._server_settings(model), "pid": proc.pid, "port": port}
+        (tmp_path / "llm" / "server.json").write_text(json.dumps(state))
+        url = local_llm.ensure_server(progress=False)
+        if listen:
+            assert url == local_llm._base_url(port) and proc.poll() is None
+        else:
+            assert url == "started-a-new-one" and proc.wait(timeout=20) is not None
+    finally:
+        proc.kill()
 
 
 # -- the real local model (slow; CI runs them too, so they stay few and short) ----------------------------------
