@@ -103,7 +103,8 @@ class RunOutcome:
 def describe_model(model: Any) -> dict[str, Any]:
     """Provider, model and endpoint of a chat model (never a key), for the report's "what ran" table."""
     info = model_info(model)
-    return {"provider": info.provider, "model": info.model, "base_url": info.base_url,
+    # A proxy URL may carry credentials (http://user:password@proxy/v1): record it as the webhook adapter logs URLs.
+    return {"provider": info.provider, "model": info.model, "base_url": safe_target(info.base_url),
             "local_demo": info.is_local_demo}
 
 
