@@ -125,11 +125,11 @@ def _llm(args: argparse.Namespace) -> int:
 
 @command("cleanup")
 def _cleanup(args: argparse.Namespace) -> int:
-    from convoeval.runs import open_run_store
+    from convoeval.store import open_store
     from convoeval.store import StoreError, cleanup_stale_runs
 
     try:
-        with open_run_store(args.store) as store:
+        with open_store(args.store) as store:
             removed = cleanup_stale_runs(store, older_than_s=args.older_than, dry_run=args.dry_run)
     except StoreError as exc:
         raise UsageError(str(exc)) from None

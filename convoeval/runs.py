@@ -23,6 +23,7 @@ from convoeval.batch import arun_batch, load_results, plan
 from convoeval.conversation import RunOptions
 from convoeval.llm import model_info
 from convoeval.scenarios import AGENTS, ScenarioError, load_scenarios
+from convoeval.store import open_store
 from convoeval.summary import below_threshold, failures_frame, save_json_report, summary_lines
 
 LOCAL_MODEL_NOTE = (
@@ -108,34 +109,6 @@ def describe_model(model: Any) -> dict[str, Any]:
             "local_demo": info.is_local_demo}
 
 
-def open_run_store(url: str | None) -> Any:
-    """``open_store(url)``, where a URL that cannot even be parsed (a port that is not a number) is a StoreError too.
-
-    Args:
-        url: the store URL, or None for ``CONVOEVAL_STORE_URL`` / the local SQLite file.
-
-    Returns:
-        An open, migrated ``Store``.
-
-    Raises:
-        StoreError: unknown scheme, unparsable URL, unreachable database. The message never quotes the URL raw.
-
-    Example:
-        >>> open_run_store("postgresql://user:pw@host:port/db")  # doctest: +SKIP
-        Traceback (most recent call last):
-        StoreError: invalid store URL: it cannot be parsed (expected postgresql://user:password@host:port/database)
-    """
-    from convoeval.store import StoreError, open_store
-
-    try:
-        return open_store(url)
-    except ValueError:
-        # SQLAlchemy's parser raises a bare ValueError; its text may quote a piece of the URL (a password typed
-        # where the port goes), so it is not shown.
-        raise StoreError("invalid store URL: it cannot be parsed "
-                         "(expected postgresql://user:password@host:port/database)") from None
-
-
 def build_agents(config: RunConfig, scenarios: list[Any]) -> dict[str, Any]:
     """Every agent the run talks to (``config.target``, else each scenario's reference agent), built once up front.
 
@@ -189,7 +162,7 @@ async def aexecute_run(config: RunConfig, out_dir: Path | str, *, verbose: bool 
     simulator, judge = build_models(config)
     jobs = plan(scenarios, seeds=config.seeds, trials=config.trials)
     started = time.time()
-    with open_run_store(config.store_url) as store:
+    with open_store(config.store_url) as store:
         options = RunOptions(target=config.target, simulator_model=simulator, judge_model=judge,
                              judge_samples=config.judge_samples, store=store,
                              verbose=print if verbose else None, agents=agents)

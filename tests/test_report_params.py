@@ -94,3 +94,16 @@ def test_threshold_gate(tmp_path):
     assert "at least 5" in check_threshold(run, 5)
     with pytest.raises(ThresholdError, match=r"1 conversation\(s\) below fail_threshold 7.*billing-conv-happy-payment"):
         check_threshold(run, 7)
+
+
+@pytest.mark.parametrize("url", ["postgresql://ana:s3cr3t-pw@db.example:port/evals", "mysql://ana:s3cr3t-pw@h/db"])
+def test_a_store_that_cannot_be_opened_is_one_line_in_the_notebook(tmp_path, monkeypatch, url):
+    from convoeval.report.execute import RunError, execute
+
+    monkeypatch.setenv("CONVOEVAL_STORE_URL", url)
+    monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
+    config = check_parameters({"agent": "support", "scenario": "support-scripted-info-pt", "output_dir": str(tmp_path)})
+    with pytest.raises(RunError) as err:
+        execute(config)
+    assert "store URL" in str(err.value) and "s3cr3t-pw" not in str(err.value) and "\n" not in str(err.value)
+    assert err.value._render_traceback_() == [f"RunError: {err.value}"]  # a notebook shows one line, no stack

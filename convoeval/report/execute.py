@@ -59,11 +59,12 @@ def execute(config: Any, *, progress: bool = False, verbose: bool = False) -> Ru
     from convoeval._aio import run_sync
     from convoeval.llm import LLMError
     from convoeval.runs import RunConfigError, aexecute_run
+    from convoeval.store import StoreError
 
     try:
         outcome = run_sync(aexecute_run(config.run_config, config.output_dir, verbose=verbose, progress=progress,
                                         resume=True))
-    except (RunConfigError, LLMError) as exc:
+    except (RunConfigError, LLMError, StoreError) as exc:
         raise RunError(str(exc)) from None
     run = RunData.from_outcome(outcome)
     misses = replay_misses(run)

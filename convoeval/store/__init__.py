@@ -98,7 +98,8 @@ def open_store(url: str | None = None) -> Store:
         A migrated ``Store``; close it (or use it as a context manager) when done.
 
     Raises:
-        StoreError: unknown scheme, unreachable database, or a schema that cannot be applied.
+        StoreError: unknown scheme, a URL that cannot be parsed, an unreachable database, or a schema that cannot be
+            applied. The message never quotes the URL (it may carry a password).
     """
     url = url or default_store_url()
     scheme, sep, _ = url.partition("://")
@@ -107,7 +108,13 @@ def open_store(url: str | None = None) -> Store:
     if factory is None:
         shown = repr(scheme.split("+")[0]) if sep else "none"
         raise StoreError(f"unknown store URL scheme {shown}; expected one of {', '.join(sorted(_BACKENDS))}")
-    store = factory(url)
+    try:
+        store = factory(url)
+    except ValueError:
+        # SQLAlchemy's URL parser raises a bare ValueError whose text may quote a piece of the URL (a password typed
+        # where the port goes), so it is not shown.
+        raise StoreError("invalid store URL: it cannot be parsed "
+                         "(expected postgresql://user:password@host:port/database)") from None
     try:
         store.migrate()
     except BaseException:
