@@ -125,8 +125,7 @@ def _llm(args: argparse.Namespace) -> int:
 
 @command("cleanup")
 def _cleanup(args: argparse.Namespace) -> int:
-    from convoeval.store import open_store
-    from convoeval.store import StoreError, cleanup_stale_runs
+    from convoeval.store import StoreError, cleanup_stale_runs, open_store
 
     try:
         with open_store(args.store) as store:

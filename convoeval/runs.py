@@ -24,7 +24,12 @@ from convoeval.conversation import RunOptions
 from convoeval.llm import model_info
 from convoeval.scenarios import AGENTS, ScenarioError, load_scenarios
 from convoeval.store import open_store
-from convoeval.summary import below_threshold, failures_frame, save_json_report, summary_lines
+from convoeval.summary import (
+    below_threshold,
+    failures_frame,
+    save_json_report,
+    summary_lines,
+)
 
 LOCAL_MODEL_NOTE = (
     "Made with the embedded local demo model: these numbers show that the pipeline works, "
