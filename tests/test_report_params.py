@@ -102,6 +102,9 @@ def test_a_store_that_cannot_be_opened_is_one_line_in_the_notebook(tmp_path, mon
 
     monkeypatch.setenv("CONVOEVAL_STORE_URL", url)
     monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
+    # An endpoint that is never called: the store fails first, and no local model server is started for nothing.
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_MODEL", "never-called")
     config = check_parameters({"agent": "support", "scenario": "support-scripted-info-pt", "output_dir": str(tmp_path)})
     with pytest.raises(RunError) as err:
         execute(config)
