@@ -110,6 +110,7 @@ def measure(args: argparse.Namespace, *, private: bool) -> int:
         status = server_status()
         base_url, name = status["base_url"], status["model_name"]
         samples: dict[str, list[tuple[float, int, float]]] = {"direct HTTP": [], "call_model": []}
+        wait_idle(args.wait)
         run(direct(base_url, name, 8, 999))  # warm-up: the first request loads the weights into the page cache
         for pair in range(args.pairs):
             seed = 1000 + pair  # a fresh seed per pair; both calls of a pair ask the same thing

@@ -3,14 +3,15 @@
 Two parts, both against the fake LLM (``benchmarks/fake_llm.py``, its own process) answering at once (latency 0),
 so every millisecond measured is the client's or the loopback's:
 
-1. **One call, layer by layer** (``--calls`` sequential calls each): a raw ``httpx`` POST of the same request, the
-   ``openai`` SDK, LangChain's ``ChatOpenAI.ainvoke`` (the client ``get_model`` builds), then ``call_model`` with the
-   cache off and with the cache on (a miss and a write each time), for a simulator call (plain text) and a rubric
-   judge call (a forced tool call validated against the 4-criterion schema). CPU is this process's
-   (``time.process_time``); wall also holds the server process's work and the loopback.
+1. **One call, layer by layer** (``--calls`` calls each, one at a time and then 42 in flight): a raw ``httpx``
+   POST of the same request, the ``openai`` SDK, LangChain's ``ChatOpenAI.ainvoke`` (the client ``get_model``
+   builds), then ``call_model`` with the cache off and with the cache on (a miss and a write each time), for a
+   simulator call (plain text) and a rubric judge call (a forced tool call validated against the 4-criterion
+   schema). CPU is this process's (``time.process_time``); wall also holds the server process's work.
 2. **A whole sweep** (``--seeds`` × ``--trials`` × the 14 conversational scenarios, all in flight) at latency 0:
    this process's CPU per LLM call, everything included (agents, store, frames, judges, results files), with a
-   ``cProfile`` of where it goes, grouped by package (thread-pool work run inline so one profile sees it).
+   ``cProfile`` of where it goes grouped by package, and a ``pyinstrument`` sampling of it grouped by convoeval
+   stage (thread-pool work run inline so one profiler sees it).
 
 Usage:
     .venv/bin/python benchmarks/bench_overhead.py [--calls 300] [--seeds 3] [--trials 1]
@@ -46,16 +47,26 @@ SIMULATOR_MESSAGES = [
     ("user", "The conversation is starting now. Send your first message to the clinic chatbot."),
 ]
 JUDGE_CRITERIA = 4
+#: The second measurement of each layer: this many calls in flight at once, as in a sweep of 42 conversations.
+CONCURRENT = 42
 
 
-async def _repeat(make_call: Callable[[int], Awaitable[Any]], calls: int, start: int = 0) -> None:
-    for i in range(start, start + calls):
-        await make_call(i)
+async def _repeat(make_call: Callable[[int], Awaitable[Any]], calls: int, start: int = 0, in_flight: int = 1) -> None:
+    """``calls`` calls, ``in_flight`` at a time (the sweep's situation: many connections in one client pool)."""
+    import asyncio
+
+    gate = asyncio.Semaphore(in_flight)
+
+    async def one(i: int) -> None:
+        async with gate:
+            await make_call(i)
+
+    await asyncio.gather(*(one(i) for i in range(start, start + calls)))
 
 
-def _row(layer: str, kind: str, calls: int, wall_s: float, cpu_s: float) -> dict[str, Any]:
-    return {"call": kind, "layer": layer, "calls": calls, "wall_ms_per_call": round(1000 * wall_s / calls, 3),
-            "cpu_ms_per_call": round(1000 * cpu_s / calls, 3)}
+def _row(layer: str, kind: str, calls: int, in_flight: int, wall_s: float, cpu_s: float) -> dict[str, Any]:
+    return {"call": kind, "layer": layer, "calls": calls, "in_flight": in_flight,
+            "wall_ms_per_call": round(1000 * wall_s / calls, 3), "cpu_ms_per_call": round(1000 * cpu_s / calls, 3)}
 
 
 def layers(llm: FakeLLM, folder: Path, calls: int) -> list[dict[str, Any]]:
@@ -86,7 +97,10 @@ def layers(llm: FakeLLM, folder: Path, calls: int) -> list[dict[str, Any]]:
                           lambda i, m=lc_messages, x=extra: model.ainvoke(m, temperature=0, seed=1, **x))
             structured = schema if extra else None
             role = "judge" if extra else "simulator"
-            for label, mode in (("call_model, cache off", "off"), ("call_model, cache on (miss + write)", "rw")):
+            # the last pass replays what the one before recorded: the same identities, so every call is a hit
+            passes = (("call_model, cache off", "off"), ("call_model, cache on (miss + write)", "rw"),
+                      ("call_model, cache hit", "rw"))
+            for label, mode in passes:
                 cache = ResponseCache(folder / f"cache-{mode}-{role}.sqlite", mode=mode)
                 await measure(label, kind, lambda i, c=cache, s=structured, r=role: call_model(
                     model, SIMULATOR_MESSAGES, schema=s, seed=1, temperature=0, cache=c,
@@ -94,12 +108,15 @@ def layers(llm: FakeLLM, folder: Path, calls: int) -> list[dict[str, Any]]:
                 cache.close()
 
     async def measure(layer: str, kind: str, make_call: Callable[[int], Awaitable[Any]]) -> None:
-        await _repeat(make_call, 10, start=-10)  # warm-up: connections, lazy imports, schema caches
-        with timed() as t:
-            await _repeat(make_call, calls)
-        rows.append(_row(layer, kind, calls, t.wall_s, t.cpu_s))
+        for n, in_flight in enumerate((1, CONCURRENT)):
+            base = 100_000 * n  # call i is trial base + i: distinct cache keys per pass, the same ones per layer
+            # warm-up: connections (as many as will be in flight), lazy imports, schema caches
+            await _repeat(make_call, in_flight, start=base - 1000, in_flight=in_flight)
+            with timed() as t:
+                await _repeat(make_call, calls, start=base, in_flight=in_flight)
+            rows.append(_row(layer, kind, calls, in_flight, t.wall_s, t.cpu_s))
 
-    with isolated_env(folder, OPENAI_BASE_URL=llm.base_url, CONVOEVAL_CACHE="off"):
+    with isolated_env(folder, OPENAI_BASE_URL=llm.base_url, CONVOEVAL_CACHE="off", CONVOEVAL_MAX_CONCURRENCY="1024"):
         run(run_layers(get_model("simulator")))
     return rows
 

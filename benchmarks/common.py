@@ -115,6 +115,13 @@ class FakeLLM:
         self._proc.stdin.flush()
         return json.loads(self._readline(timeout=10))
 
+    def reset_peak(self) -> None:
+        """Start counting ``max_in_flight`` afresh (the server keeps the most requests it had at once)."""
+        assert self._proc is not None and self._proc.stdin is not None
+        self._proc.stdin.write("reset-peak\n")
+        self._proc.stdin.flush()
+        self._readline(timeout=10)
+
     def _readline(self, timeout: float) -> str:
         assert self._proc is not None and self._proc.stdout is not None
         ready, _, _ = select.select([self._proc.stdout], [], [], timeout)
@@ -415,6 +422,9 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("convoeval/", "", "convoeval: other runner code"),
 )
 _IDLE = ("selectors.py", "select")
+#: LangChain runs each generation in a task of its own (``asyncio.gather``), so its client work has no convoeval
+#: frame above it; these packages mark it.
+_CLIENT_PACKAGES = ("langchain_core", "langchain_openai", "/openai/", "httpx", "httpcore", "anyio", "h11")
 
 
 def stage_breakdown(session: Any, total_calls: int) -> list[dict[str, Any]]:
@@ -439,12 +449,15 @@ def stage_breakdown(session: Any, total_calls: int) -> list[dict[str, Any]]:
                 # the runner's own code only counts as "other" when no stage encloses it
                 stage = label if function or stage.startswith("(") else stage
                 break
+        else:
+            if stage.startswith("(") and any(p in path for p in _CLIENT_PACKAGES):
+                stage = "LLM client stack in LangChain's own tasks (openai SDK, httpx, LangChain)"
         totals[stage] = totals.get(stage, 0.0) + frame.total_self_time
         for child in frame.children:
             walk(child, stage)
 
     if root is not None:
-        walk(root, "(no convoeval frame on the stack: the LLM client in LangChain's own tasks, the event loop)")
+        walk(root, "(no convoeval frame: event loop, sockets, thread hops)")
     total = sum(totals.values()) or 1.0
     rows = [
         {"stage": s, "ms_per_call": round(1000 * t / max(total_calls, 1), 3), "share": f"{100 * t / total:.0f}%"}

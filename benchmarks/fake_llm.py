@@ -6,7 +6,8 @@ seconds, reporting ``--usage`` tokens. A separate process keeps the server's own
 threads) out of the measurements of convoeval's process, as a real remote endpoint would.
 
 Protocol on standard input/output: it prints ``READY <base_url>``; each ``stats`` line read is answered with one
-JSON line of the server's counters; ``quit`` or end of input stops it. It also stops by itself after ``--lifetime``
+JSON line of the server's counters, ``reset-peak`` zeroes ``max_in_flight`` (answering ``{}``); ``quit`` or end
+of input stops it. It also stops by itself after ``--lifetime``
 seconds, so a crashed benchmark never leaves it running.
 """
 
@@ -72,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         if line.strip() == "stats":
             stats = {**server.stats, "faults": dict(server.stats["faults"])}
             print(json.dumps(stats), flush=True)
+        elif line.strip() == "reset-peak":
+            with server._lock:
+                server.stats["max_in_flight"] = 0
+            print("{}", flush=True)
         elif line.strip() == "quit":
             break
     server.stop()
