@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.agents import get_agent
+from convoeval.agents import get_agent, safe_target
 from convoeval.agents.base import Agent, AgentError, AgentReply, AgentSession
 from convoeval.frames import (
     ASSERTION_SCHEMA,
@@ -35,7 +35,13 @@ from convoeval.store import Store, open_store
 from convoeval.store.assertions import AssertionResult, check_assertions
 from convoeval.store.base import StoreError
 from convoeval.store.conversations import ensure_conversation, record_message
-from convoeval.store.fixtures import SeededRun, cleanup_run, finish_run, seed_run
+from convoeval.store.fixtures import (
+    SeededRun,
+    cleanup_run,
+    finish_run,
+    new_run_id,
+    seed_run,
+)
 
 #: Called with one line per event when a run is verbose (the seed's ``--verbose`` lines).
 Log = Callable[[str], None]
@@ -305,10 +311,13 @@ async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 
     stop_reason, goal_completed, error = "error", False, None
     assertion_rows: list[dict[str, Any]] = []
     conv: _Conversation | None = None
-    target = opts.target or default_target(scenario)
+    # The run id exists before anything can fail, so a run that fails before seeding keeps its identity in every
+    # frame and in report.json. Frames record the target without webhook credentials.
+    run_id = new_run_id()
+    target = safe_target(opts.target or default_target(scenario))
     try:
-        target, agent = opts.agent_for(scenario)
-        seeded = await asyncio.to_thread(seed_run, store, scenario)
+        agent = opts.agent_for(scenario)[1]
+        seeded = await asyncio.to_thread(seed_run, store, scenario, run_id)
         conv = _Conversation(scenario, seeded, store, target, seed, trial)
         try:
             if isinstance(scenario, ConversationalScenario):
@@ -324,7 +333,7 @@ async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 
     except Exception as exc:  # noqa: BLE001 - every failure becomes this run's error, never a crash of the sweep
         error = _describe(exc)
         stop_reason = "error"
-    keys = conv.keys if conv else {"run_id": None, "scenario": scenario.id, "agent": scenario.agent,
+    keys = conv.keys if conv else {"run_id": run_id, "scenario": scenario.id, "agent": scenario.agent,
                                    "target": target, "seed": seed, "trial": trial}
     transcript = conv.transcript() if conv else _empty(TRANSCRIPT_SCHEMA)
     run_row = {**keys, "type": scenario.type, "status": "error" if error else "completed",

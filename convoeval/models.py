@@ -28,7 +28,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from convoeval.llm import STRUCTURED_METHODS, LLMError, ModelInfo, model_info, register_model
+from convoeval.llm import (
+    STRUCTURED_METHODS,
+    LLMError,
+    ModelInfo,
+    model_info,
+    register_model,
+)
+from convoeval.urls import hide_in_logs, safe_url
 
 __all__ = [
     "DEFAULT_OPENAI_MODEL",
@@ -117,8 +124,9 @@ PROVIDERS: dict[str, ProviderDefaults] = {
 class _Resolved:
     """A fully resolved configuration: everything needed to build the client, but the key's value."""
 
-    info: ModelInfo
+    info: ModelInfo  # its base_url is the safe form (no credentials): it is recorded in results and cache rows
     api_key_env: str | None
+    endpoint: str | None  # the base URL as configured, credentials included; only the client sees it
     temperature: float | None
     max_tokens: int | None
     timeout: float
@@ -153,7 +161,8 @@ def get_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = None
         from convoeval.local_llm import ensure_server
 
         # Cheap once the server runs (no HTTP); a restarted server has a new port and so gets a new client.
-        resolved = replace(resolved, info=replace(resolved.info, base_url=ensure_server()))
+        url = ensure_server()
+        resolved = replace(resolved, info=replace(resolved.info, base_url=url), endpoint=url)
     key_value = os.environ.get(resolved.api_key_env, "") if resolved.api_key_env else ""
     # The key's hash (never the key) is part of the client's identity, so a changed key builds a new client.
     cache_key = (resolved, hashlib.sha256(key_value.encode()).hexdigest())
@@ -189,7 +198,7 @@ def resolve_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = 
     info = ModelInfo(
         provider=provider,
         model=model_name,
-        base_url=base_url,
+        base_url=safe_url(base_url) if base_url else None,
         role=role,
         is_local_demo=defaults.is_local_demo and not os.environ.get("CONVOEVAL_LOCAL_MODEL"),
         structured_method=structured,
@@ -198,6 +207,7 @@ def resolve_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = 
     return _Resolved(
         info=info,
         api_key_env=key_env,
+        endpoint=base_url,
         temperature=chosen.temperature if chosen.temperature is not None else defaults.role_temperature.get(role),
         max_tokens=chosen.max_tokens or defaults.max_tokens,
         timeout=chosen.timeout or float(os.environ.get("CONVOEVAL_LLM_TIMEOUT") or defaults.timeout),
@@ -275,9 +285,11 @@ def _build(resolved: _Resolved, key_value: str) -> Any:
     from langchain_openai import ChatOpenAI
 
     info = resolved.info
+    if resolved.endpoint:
+        hide_in_logs(resolved.endpoint)  # httpx logs each request's full URL: a proxy password would be in it
     kwargs: dict[str, Any] = {
         "model": info.model,
-        "base_url": info.base_url,
+        "base_url": resolved.endpoint,
         # OpenAI-compatible servers without auth still need a non-empty key in the SDK; "EMPTY" is vLLM's convention.
         "api_key": key_value or "EMPTY",
         "max_retries": 0,  # call_model retries, with Retry-After and a typed error; two layers would multiply

@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from convoeval import __version__
+from convoeval.agents import safe_target
 from convoeval.batch import arun_batch, load_results, plan
 from convoeval.conversation import RunOptions
 from convoeval.llm import model_info
@@ -195,20 +196,6 @@ async def aexecute_run(config: RunConfig, out_dir: Path | str, *, verbose: bool 
     lines.append(f"results: {out}")
     return RunOutcome(out_dir=out, frames=frames, meta=meta, lines=lines,
                       exit_code=exit_code(frames["scores"], config.fail_threshold))
-
-
-def safe_target(target: str | None) -> str | None:
-    """A target fit for a report: an http(s) webhook URL without its credentials or query values.
-
-    Example:
-        >>> safe_target("https://bot:s3cret@agent.example/hook?key=abc")
-        'https://agent.example/hook?…'
-    """
-    if target is None or not target.lower().startswith(("http://", "https://")):
-        return target
-    from convoeval.agents.webhook import safe_url
-
-    return safe_url(target)
 
 
 def recorded_config(config: RunConfig, *, store_url: str, models: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -189,11 +189,6 @@ def test_a_store_password_given_with_store_reaches_no_artifact(postgres_role, tm
     assert leaks(password, tmp_path) == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a credential in the LLM base URL (http://user:password@proxy/v1) is kept verbatim: runs.py:106 "
-    "(describe_model) writes info.base_url into report.json's meta.models, cache.py:127/228 "
-    "(_stable_base_url) stores it in every cache row, and httpx's INFO log line of each LLM request prints it "
-    "(agents/webhook.py's log scrubber only knows webhook URLs, models.py:_build passes base_url as is)"))
 def test_a_password_in_the_llm_base_url_reaches_no_artifact(tmp_path):
     password = f"pw-SECRET-{uuid.uuid4().hex}"
     cache = tmp_path / "cache" / "cache.sqlite"
@@ -204,3 +199,30 @@ def test_a_password_in_the_llm_base_url_reaches_no_artifact(tmp_path):
         proc = run_cli(run_args(out, "--scenario", "billing-conv-happy-payment"), env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert leaks(password, tmp_path, printed=proc.stdout + proc.stderr) == []
+
+
+def test_a_webhook_token_reaches_no_frame(tmp_path):
+    """A webhook target carrying a password and a query token: every frame records it without them."""
+    import asyncio
+
+    from convoeval.batch import arun_batch, plan
+    from convoeval.conversation import RunOptions
+    from convoeval.scenarios import load_scenarios
+    from convoeval.store import open_store
+    from convoeval.testing import FakeChatModel
+
+    token = f"tok-SECRET-{uuid.uuid4().hex}"
+    scenarios = load_scenarios(Path(__file__).resolve().parents[1] / "evals" / "scenarios",
+                               scenario="billing-scripted-pix-en")
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    try:
+        target = f"http://bot:{token}@127.0.0.1:9/hook?key={token}"  # nobody listens: every run ends in error
+        options = RunOptions(target=target, simulator_model=FakeChatModel(), judge_model=FakeChatModel(),
+                             store=store)
+        batch = asyncio.run(arun_batch(plan(scenarios), options=options, out_dir=tmp_path / "out", progress=False))
+    finally:
+        store.close()
+    frames = batch.frames()
+    assert (frames["runs"]["status"] == "error").all()
+    assert frames["runs"]["target"].tolist() == ["http://127.0.0.1:9/hook?…"]
+    assert leaks(token, tmp_path / "out") == []

@@ -32,6 +32,7 @@ __all__ = [
     "get_agent",
     "parse_clinic_target",
     "register_agent",
+    "safe_target",
 ]
 
 
@@ -96,7 +97,9 @@ def parse_clinic_target(rest: str) -> tuple[str, list[str]]:
 
 def _clinic(target: AgentTarget, **options: Any) -> Agent:
     name, faults = parse_clinic_target(target.rest)
-    from convoeval.agents.clinic import make_clinic_agent  # lazy: written separately, heavy on dialogue tables
+    from convoeval.agents.clinic import (
+        make_clinic_agent,  # lazy: written separately, heavy on dialogue tables
+    )
 
     return make_clinic_agent(name, faults, **options)
 
@@ -123,6 +126,22 @@ register_agent("clinic", _clinic)
 register_agent("http", _webhook)
 register_agent("https", _webhook)
 register_agent("openai-chat", _openai_chat)
+
+
+def safe_target(target: str | None) -> str | None:
+    """A target fit for reports, frames and logs: an http(s) webhook URL without its credentials or query values.
+
+    Every other form (``clinic:…``, ``module:function``, ``openai-chat:model``) holds no secret and is kept.
+
+    Example:
+        >>> safe_target("https://bot:s3cret@agent.example/hook?key=abc")
+        'https://agent.example/hook?…'
+    """
+    if target is None or not target.lower().startswith(("http://", "https://")):
+        return target
+    from convoeval.urls import safe_url
+
+    return safe_url(target)
 
 
 def get_agent(target: str, **options: Any) -> Agent:

@@ -27,6 +27,7 @@ import httpx
 
 from convoeval.agents.base import AgentError, AgentReply, AgentSession
 from convoeval.agents.replies import reply_from_mapping
+from convoeval.urls import hide_in_logs, safe_url
 
 log = logging.getLogger(__name__)
 
@@ -41,49 +42,6 @@ DEFAULT_RETRIES = 2
 # A 500 is not retried: the agent may already have booked the appointment before failing.
 _RETRY_STATUSES = frozenset({429, 503})
 _SNIPPET_CHARS = 200
-
-
-def safe_url(url: str) -> str:
-    """The URL without credentials or query values, fit for names, errors and logs."""
-    try:
-        parsed = httpx.URL(url)
-    except httpx.InvalidURL:
-        return "<invalid url>"
-    port = f":{parsed.port}" if parsed.port else ""
-    query = "?…" if parsed.query else ""
-    return f"{parsed.scheme}://{parsed.host}{port}{parsed.path}{query}"
-
-
-class _LogScrubber(logging.Filter):
-    """Blanks known secrets in the records of the ``httpx`` logger, which logs every request's full URL.
-
-    Webhook URLs often carry a token in their query (``?key=…``); the adapter registers those values here.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.secrets: set[str] = set()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if self.secrets:
-            message = record.getMessage()
-            for secret in self.secrets:
-                message = message.replace(secret, "***")
-            record.msg, record.args = message, ()
-        return True
-
-
-_SCRUBBER = _LogScrubber()
-logging.getLogger("httpx").addFilter(_SCRUBBER)
-
-
-def _url_secrets(url: httpx.URL) -> set[str]:
-    """Query values and password of a URL, both decoded and as written (logs show the encoded form)."""
-    values = {v for _, v in url.params.multi_items()} | {url.password or ""}
-    raw_query = url.query.decode("ascii", errors="replace")
-    values |= {part.partition("=")[2] for part in raw_query.split("&")}
-    values |= {url.userinfo.decode("ascii", errors="replace").partition(":")[2]}
-    return {v for v in values if len(v) >= 4}
 
 
 class _Secret:
@@ -182,7 +140,7 @@ class WebhookAgent:
             raise ValueError("timeout and max_body_bytes must be positive")
         self.retries = max(0, int(retries))
         self._auth = _auth_from_env()
-        _SCRUBBER.secrets |= _url_secrets(parsed) | (self._auth.secrets() if self._auth else set())
+        hide_in_logs(parsed, *(self._auth.secrets() if self._auth else ()))
         self._own_client = client is None
         self._client = client
         self._client_loop: asyncio.AbstractEventLoop | None = None
@@ -229,7 +187,7 @@ class WebhookAgent:
     async def __aenter__(self) -> WebhookAgent:
         return self
 
-    async def __aexit__(self, *exc_info: Any) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
     # -- internals --------------------------------------------------------------------------------------------
