@@ -23,10 +23,16 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from store_support import PG_URL, require_postgres
+from test_reliability_support import (
+    FaultyAgent,
+    assert_no_traceback,
+    clean_env,
+    llm_responder,
+    run_args,
+)
 
 from convoeval.fake_server import FakeOpenAIServer
-from store_support import PG_URL, require_postgres
-from test_reliability_support import FaultyAgent, assert_no_traceback, clean_env, llm_responder, run_args
 
 #: Integration tests (subprocesses, local servers): select or skip them with -m reliability.
 pytestmark = pytest.mark.reliability
@@ -84,7 +90,7 @@ class EchoAuth401:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+            def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
                 body = json.dumps({"error": {"message": f"Incorrect API key provided: {key}. You can find your "
@@ -101,7 +107,7 @@ class EchoAuth401:
         threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
 
