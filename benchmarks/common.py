@@ -13,6 +13,7 @@ import os
 import platform
 import resource
 import select
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -291,7 +292,7 @@ def command_line() -> str:
     """The command that reproduces this run, as typed from the repository root."""
     script = Path(sys.argv[0]).resolve()
     shown = script.relative_to(REPO) if script.is_relative_to(REPO) else script
-    return " ".join([".venv/bin/python", str(shown), *sys.argv[1:]])
+    return shlex.join([".venv/bin/python", str(shown), *sys.argv[1:]])
 
 
 def save(name: str, payload: Mapping[str, Any]) -> Path:
