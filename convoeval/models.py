@@ -18,6 +18,7 @@ client is built and never stored in ``ModelInfo``, reprs, logs, caches or errors
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -302,4 +303,27 @@ def _build(resolved: _Resolved, key_value: str) -> Any:
         kwargs["max_tokens"] = resolved.max_tokens
     if resolved.extra_body:
         kwargs["extra_body"] = dict(resolved.extra_body)
-    return ChatOpenAI(**kwargs)
+    chat_class = ChatOpenAI if info.provider == "openai" else _compatible_chat_class()
+    return chat_class(**kwargs)
+
+
+@functools.lru_cache(maxsize=1)
+def _compatible_chat_class() -> type:
+    """``ChatOpenAI`` that sends the output limit as ``max_tokens``, for every endpoint but OpenAI's own.
+
+    ``ChatOpenAI`` renames ``max_tokens`` to ``max_completion_tokens`` (OpenAI's newer name), which llama.cpp's
+    server (the embedded local model) does not know and silently ignores: a call capped at 48 tokens generated 330
+    (benchmarks/RESULTS.md, local model), and every cap in convoeval (simulator, judges, the local provider's 768)
+    did nothing. vLLM, Ollama and LM Studio all read ``max_tokens``. Only the request changes: the model's
+    parameters, and so the response cache's keys, stay as they were.
+    """
+    from langchain_openai import ChatOpenAI
+
+    class CompatibleChatOpenAI(ChatOpenAI):
+        def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
+            payload = super()._get_request_payload(input_, stop=stop, **kwargs)
+            if "max_completion_tokens" in payload:
+                payload["max_tokens"] = payload.pop("max_completion_tokens")
+            return payload
+
+    return CompatibleChatOpenAI

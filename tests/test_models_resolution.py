@@ -166,3 +166,24 @@ async def test_get_model_works_end_to_end_against_an_openai_compatible_server(mo
                                   identity=SampleIdentity("s", 1, 1, "simulator"))
     assert result.text == "Olá!" and result.info.provider == "openai-compatible"
     assert server.requests[0]["model"] == "m"
+
+
+async def test_compatible_endpoints_get_the_output_limit_as_max_tokens():
+    from convoeval.llm import SampleIdentity, call_model
+
+    with FakeOpenAIServer() as server:
+        model = get_model("judge", {"model": server.model, "base_url": server.base_url, "max_tokens": 700})
+        identity = SampleIdentity(scenario="s", seed=1, trial=1, role="judge")
+        await call_model(model, [("user", "hi")], identity=identity, max_tokens=48, cache="off")
+        await call_model(model, [("user", "hi")], identity=identity, cache="off")
+    # llama.cpp's server ignores max_completion_tokens (ChatOpenAI's name for it): the cap must arrive as max_tokens
+    assert [r.get("max_tokens") for r in server.requests] == [48, 700]
+    assert not any("max_completion_tokens" in r for r in server.requests)
+    assert isinstance(model, ChatOpenAI)
+
+
+def test_openai_itself_keeps_max_completion_tokens(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    model = get_model("judge", {"max_tokens": 100})
+    assert type(model) is ChatOpenAI
+    assert model._default_params.get("max_completion_tokens") == 100
