@@ -23,7 +23,7 @@ pytestmark = pytest.mark.notebook
 SMALL = {
     "agents": ["support"],
     "scenario": "support-conv-wants-human-es",
-    "judges": {"plain": None, "warm": {"temperature": 0.3}},
+    "judges": {"plain": {"temperature": 0.0}, "warm": {"temperature": 0.3}},
     "probes": ["criteria_order", "verbosity", "injection_agent_pt"],
     "concurrency": 2,
     "n_boot": 200,
@@ -64,6 +64,8 @@ def test_the_study_runs_end_to_end_and_its_tables_are_the_library_s(fake_llm, tm
                                                       "clinic:support?faults=rude_tone"]
     assert set(study.judged["rubric"]["judge"]) == {"plain", "warm"}
     assert study.judged["rubric"]["error"].isna().all()
+    # The fault study's own runs were judged by the first configuration (a spec, turned into a model), not errors.
+    assert study.frames["rubric"]["error"].isna().all() and len(study.frames["rubric"]) == 4 * 4
     assert set(study.tables) >= {"database", "judges", "scores", "faults", "fault_confusion", "probes", "fidelity"}
     # Every table the notebook showed is what the library computes from the saved data.
     recomputed = compute_tables(study, n_boot=200)

@@ -240,6 +240,7 @@ def run_study(config: StudyConfig, *, progress: bool = False) -> Study:
     """
     from convoeval.agreement.faults import run_fault_study
     from convoeval.agreement.rejudge import rejudge
+    from convoeval.models import get_model
     from convoeval.scenarios import load_scenarios
 
     p = config.params
@@ -253,9 +254,10 @@ def run_study(config: StudyConfig, *, progress: bool = False) -> Study:
         chosen = [s for s in scenarios if s.agent in p["agents"] and (p["scenario"] in (None, s.id))]
         if not chosen:
             raise ParameterError(f"no scenario of {', '.join(p['agents'])} matches scenario={p['scenario']!r}")
+        # The parameters are model specs; the runs need chat models (a spec handed on as is fails every call).
         parts.append(run_fault_study(chosen, out / "fault-study", faults=p["faults"], seeds=tuple(p["seeds"]),
-                                     trials=p["trials"], simulator_model=p["simulator_model"],
-                                     judge_model=first_judge, judge_samples=p["judge_samples"],
+                                     trials=p["trials"], simulator_model=get_model("simulator", p["simulator_model"]),
+                                     judge_model=get_model("judge", first_judge), judge_samples=p["judge_samples"],
                                      concurrency=p["concurrency"], progress=progress))
     if p["runs"]:
         parts.append(load_frames([_resolve(config.project_root, f) for f in p["runs"]]))
