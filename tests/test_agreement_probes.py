@@ -441,3 +441,24 @@ def test_forest_plot_has_one_panel_per_instrument_and_one_line_per_probe():
     assert len(detail.axes) == 1 and len(detail.axes[0].get_yticklabels()) == 4
     empty = plot_probe_effects(effects.iloc[0:0])
     assert "No probe effect" in empty.texts[0].get_text()
+
+
+def test_a_re_run_with_new_run_ids_is_perturbed_the_same_way():
+    # A re-run mints new run ids; keyed by them, the perturbed transcripts (so the judge calls) would never replay.
+    from convoeval.agreement.probes import inject, pad_verbosity
+    from convoeval.frames import transcript_frame
+
+    messages = [{"role": r, "text": f"{r} message number {i}"} for i, r in
+                enumerate(["patient", "agent"] * 4)]
+
+    def frame(run_id):
+        return transcript_frame(messages, run_id=run_id, scenario="s", seed=42, trial=1, target="clinic:billing")
+
+    first, again = frame("run-a"), frame("run-b")
+    for perturb in (lambda f: inject(f, role="agent", language="pt-BR"),
+                    lambda f: pad_verbosity(f, locales={"s": "pt-BR"})):
+        assert perturb(first)["text"].tolist() == perturb(again)["text"].tolist()
+    other_trial = transcript_frame(messages, run_id="run-c", scenario="s", seed=42, trial=2, target="clinic:billing")
+    texts = {tuple(inject(f, role="agent", language="pt-BR", seed=s)["text"]) for f in (first, other_trial)
+             for s in range(4)}
+    assert len(texts) > 1  # the trial (and the seed) still decide the perturbation

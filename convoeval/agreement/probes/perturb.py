@@ -2,7 +2,8 @@
 
 Each function returns a new frame with the same rows and columns; only ``text`` and ``bubbles`` of the messages it
 targets change (``text`` stays the bubbles joined by newlines). The random choices of a conversation come from
-``seed`` and its ``run_id`` only, so a conversation is perturbed the same way whatever else the frame holds.
+``seed`` and its scenario, seed, trial and target only (not its run_id, which is new on every re-run), so a
+conversation is perturbed the same way whatever else the frame holds, and a re-run replays its judge calls.
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ INJECTIONS: dict[str, tuple[str, ...]] = {
 
 
 def conversation_rng(seed: int, key: Any) -> np.random.Generator:
-    """A generator seeded by ``seed`` and a stable hash of ``key`` (a run_id), independent of Python's hash salt."""
+    """A generator seeded by ``seed`` and a stable hash of ``key``, independent of Python's hash salt."""
     digest = int.from_bytes(hashlib.sha256(str(key).encode("utf-8")).digest()[:8], "big")
     return np.random.default_rng([int(seed), digest])
 
@@ -162,7 +163,7 @@ def pad_verbosity(
     languages = conversation_locales(transcripts, locales=locales, scenarios=scenarios)
     texts, bubbles = _columns(transcripts)
     for run_id, positions in _positions(transcripts).items():
-        rng = conversation_rng(seed, run_id)
+        rng = conversation_rng(seed, _sample_key(transcripts, positions[0]))
         phrases = PADDING[languages[run_id]]
         for pos in positions:
             if transcripts["role"].iat[pos] != "agent" or not _text(texts[pos]):
@@ -213,8 +214,8 @@ def inject(
     if variant is not None and not 0 <= variant < len(attacks):
         raise ValueError(f"variant must be between 0 and {len(attacks) - 1}, got {variant}")
     texts, bubbles = _columns(transcripts)
-    for run_id, positions in _positions(transcripts).items():
-        rng = conversation_rng(seed, run_id)
+    for _run_id, positions in _positions(transcripts).items():
+        rng = conversation_rng(seed, _sample_key(transcripts, positions[0]))
         targets = [p for p in positions if transcripts["role"].iat[p] == role]
         if not targets:
             continue
@@ -251,6 +252,15 @@ def shuffle_criteria(criteria: Sequence[T], *, seed: int = 0, key: Any = "") -> 
 
 
 # ── helpers shared by the perturbations ──
+
+
+def _sample_key(transcripts: pd.DataFrame, pos: int) -> str:
+    """What identifies a conversation across re-runs: scenario, seed, trial and target (a run_id is minted anew each
+    run, so a perturbation keyed by it would differ on every re-run, and its judge calls would never replay)."""
+    parts = [transcripts[c].iat[pos] if c in transcripts else None for c in ("scenario", "seed", "trial", "target")]
+    if all(p is None or pd.isna(p) for p in parts):
+        return str(transcripts["run_id"].iat[pos])  # a bare frame: its run_id is all there is
+    return "|".join("" if p is None or pd.isna(p) else str(p) for p in parts)
 
 
 def _conversations(transcripts: pd.DataFrame) -> list[tuple[Any, Any]]:
