@@ -210,5 +210,7 @@ async def _run_recorded(job: Job, opts: RunOptions) -> tuple[RunResult, list[dic
 
 
 def run_batch(jobs: Sequence[Job], **kwargs: Any) -> BatchSummary:
-    """Synchronous ``arun_batch`` for scripts and the CLI."""
-    return asyncio.run(arun_batch(jobs, **kwargs))
+    """Synchronous ``arun_batch`` for scripts and the CLI (on convoeval's one background loop, see ``_aio``)."""
+    from convoeval._aio import run_sync
+
+    return run_sync(arun_batch(jobs, **kwargs))

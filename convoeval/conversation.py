@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval._aio import run_sync
 from convoeval.agents import get_agent, safe_target
 from convoeval.agents.base import Agent, AgentError, AgentReply, AgentSession
 from convoeval.frames import (
@@ -399,7 +400,7 @@ async def _judge_turns(conv: _Conversation, opts: RunOptions) -> pd.DataFrame:
 
 def run_any(scenario: Scenario, **kwargs: Any) -> RunResult:
     """Synchronous ``arun_any`` for scripts (in a notebook, ``await arun_any(...)``)."""
-    return asyncio.run(arun_any(scenario, **kwargs))
+    return run_sync(arun_any(scenario, **kwargs))
 
 
 async def arun_conversation(scenario: ConversationalScenario, *, target: str | None = None, seed: int | None = None,
@@ -434,7 +435,7 @@ async def arun_conversation(scenario: ConversationalScenario, *, target: str | N
 
 def run_conversation(scenario: ConversationalScenario, **kwargs: Any) -> RunResult:
     """Synchronous ``arun_conversation``."""
-    return asyncio.run(arun_conversation(scenario, **kwargs))
+    return run_sync(arun_conversation(scenario, **kwargs))
 
 
 def model_label(model: Any) -> str:

@@ -433,8 +433,15 @@ def _account_failure(
 
 
 def call_model_sync(model: Any, messages: Sequence[Any], **kwargs: Any) -> LLMResult:
-    """``call_model`` for code without an event loop (scripts); in notebooks ``await call_model(...)`` instead."""
-    return asyncio.run(call_model(model, messages, **kwargs))
+    """``call_model`` for code without an event loop (scripts); in notebooks ``await call_model(...)`` instead.
+
+    Runs on convoeval's one background loop (``convoeval._aio``), not a fresh ``asyncio.run`` per call: the HTTP
+    client LangChain shares per endpoint keeps connections bound to the loop that opened them, so a second
+    ``asyncio.run`` failed every call with "Event loop is closed".
+    """
+    from convoeval._aio import run_sync
+
+    return run_sync(call_model(model, messages, **kwargs))
 
 
 def _generation_kwargs(
