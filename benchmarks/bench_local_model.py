@@ -7,11 +7,10 @@ on the machine, so the benchmark makes only ``--pairs`` pairs of calls, alternat
 server to be idle, so a call does not time someone else's request. Tokens/s is completion tokens (as the server
 reports them) over the call's wall time, prompt processing included.
 
-By default it starts a private server (``convoeval llm serve`` with a temporary ``CONVOEVAL_HOME`` and
-``CONVOEVAL_LOCAL_MODEL`` pointing at the already assembled default weights) and stops it afterwards, so other
-users of the shared server neither wait for it nor make it wait; their CPU load still slows both servers, which
-the alternation spreads evenly. ``--shared`` uses the machine's shared server instead (started and stopped only if
-it was not running).
+It uses the machine's shared server, started with ``convoeval llm serve`` if none runs (and then stopped
+afterwards); a server that was already running is left alone. ``--private`` starts a server of its own instead
+(a temporary ``CONVOEVAL_HOME``, ``CONVOEVAL_LOCAL_MODEL`` pointing at the assembled default weights): nobody waits
+for it, but while the shared server is generating, two llama.cpp servers on 2 cores slow each other tenfold.
 
 Usage:
     .venv/bin/python benchmarks/bench_local_model.py [--pairs 3] [--max-tokens 48]
@@ -82,12 +81,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=3, help="pairs of calls, direct then convoeval (default 3)")
     parser.add_argument("--max-tokens", type=int, default=48, help="output tokens per call (default 48)")
     parser.add_argument("--wait", type=float, default=300.0, help="most seconds to wait for an idle server")
-    parser.add_argument("--shared", action="store_true",
-                        help="use the machine's shared server (default: a private one on the same GGUF)")
+    parser.add_argument("--shared", action="store_true", help="the machine's shared server (the default)")
+    parser.add_argument("--private", action="store_true",
+                        help="a private server on the same GGUF (slow while the shared one is generating)")
     parser.add_argument("--save", default="local_model", help="name of the results file (benchmarks/results/)")
     args = parser.parse_args(argv)
 
-    if args.shared:
+    if not args.private:
         return measure(args, private=False)
     from convoeval.local_llm import DEFAULT_WEIGHTS
     from convoeval.paths import state_dir
