@@ -8,7 +8,6 @@ tidy frames (Parquet and CSV), a JSON report, and returns the console summary.
 
 from __future__ import annotations
 
-import asyncio
 import math
 import platform
 import time
@@ -217,7 +216,10 @@ def recorded_config(config: RunConfig, *, store_url: str, models: dict[str, dict
 
 def execute_run(config: RunConfig, out_dir: Path | str, **kwargs: Any) -> RunOutcome:
     """Synchronous ``aexecute_run`` for the CLI and scripts."""
-    return asyncio.run(aexecute_run(config, out_dir, **kwargs))
+    from convoeval._aio import run_sync
+
+    # One long-lived loop (convoeval._aio): clients cached by an earlier call stay usable (asyncio.run closes its loop).
+    return run_sync(aexecute_run(config, out_dir, **kwargs))
 
 
 def exit_code(scores: pd.DataFrame, fail_threshold: float | None) -> int:
