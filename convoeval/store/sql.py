@@ -198,11 +198,28 @@ def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
-    cursor.execute("PRAGMA journal_mode = WAL")
+    _set_wal(cursor)
     # In WAL mode NORMAL is safe against application crashes (only a power loss can drop the last commits).
     cursor.execute("PRAGMA synchronous = NORMAL")
     cursor.execute("PRAGMA foreign_keys = ON")
     cursor.close()
+
+
+def _set_wal(cursor: Any) -> None:
+    # Switching a fresh file to WAL needs an exclusive lock, and SQLite may answer "database is locked" at once
+    # (without its busy handler) while other connections open the same new file: retry within the busy timeout.
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def _sqlite_on_begin(conn: sa.Connection) -> None:
