@@ -13,7 +13,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,6 +122,21 @@ def load_results(out_dir: Path | str) -> dict[str, pd.DataFrame]:
             kept.extend(payload.get(name, []))
     out = {name: F.typed_frame(rows[name], schema) for name, schema in FRAME_SCHEMAS.items()}
     out["calls"] = pd.DataFrame(rows["calls"])
+    return out
+
+
+def merge_frames(parts: Iterable[Mapping[str, pd.DataFrame]]) -> dict[str, pd.DataFrame]:
+    """Concatenate several results' frames (``load_results`` of several folders) into one set, name by name.
+
+    A frame missing from a part, or empty, is skipped; a name no part has comes back as an empty typed frame.
+    """
+    parts = list(parts)
+    out: dict[str, pd.DataFrame] = {}
+    for name, schema in FRAME_SCHEMAS.items():
+        pieces = [p[name] for p in parts if name in p and len(p[name])]
+        out[name] = pd.concat(pieces, ignore_index=True) if pieces else F.empty_frame(schema)
+    calls = [p["calls"] for p in parts if "calls" in p and len(p["calls"])]
+    out["calls"] = pd.concat(calls, ignore_index=True) if calls else pd.DataFrame()
     return out
 
 

@@ -193,19 +193,6 @@ def _planned(frame: pd.DataFrame, keys: set[tuple[Any, ...]]) -> pd.Series:
                      dtype=bool)
 
 
-def _merge(parts: list[dict[str, pd.DataFrame]]) -> dict[str, pd.DataFrame]:
-    from convoeval import frames as F
-    from convoeval.batch import FRAME_SCHEMAS
-
-    out = {}
-    for name, schema in FRAME_SCHEMAS.items():
-        pieces = [p[name] for p in parts if len(p[name])]
-        out[name] = pd.concat(pieces, ignore_index=True) if pieces else F.empty_frame(schema)
-    calls = [p["calls"] for p in parts if len(p["calls"])]
-    out["calls"] = pd.concat(calls, ignore_index=True) if calls else pd.DataFrame()
-    return out
-
-
 async def arun_fault_study(
     scenarios: Iterable[Scenario],
     out_dir: Path | str,
@@ -222,7 +209,7 @@ async def arun_fault_study(
     store: Store | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Async ``run_fault_study`` (await it from a coroutine; the sync form runs it on convoeval's loop)."""
-    from convoeval.batch import arun_batch, load_results, plan
+    from convoeval.batch import arun_batch, load_results, merge_frames, plan
     from convoeval.conversation import RunOptions
 
     root = Path(out_dir)
@@ -247,7 +234,7 @@ async def arun_fault_study(
             # LLM call records carry no run_id; tell the targets apart by a column of their own.
             calls = calls[_planned(calls, keys)].assign(target=target)
         parts.append({**kept, "runs": runs, "calls": calls})
-    return {name: frame.reset_index(drop=True) for name, frame in _merge(parts).items()}
+    return {name: frame.reset_index(drop=True) for name, frame in merge_frames(parts).items()}
 
 
 def run_fault_study(

@@ -208,15 +208,9 @@ def load_frames(folders: list[Path]) -> dict[str, pd.DataFrame]:
 
 
 def _concat(parts: list[dict[str, pd.DataFrame]]) -> dict[str, pd.DataFrame]:
-    from convoeval import frames as F
-    from convoeval.batch import FRAME_SCHEMAS
+    from convoeval.batch import merge_frames
 
-    out: dict[str, pd.DataFrame] = {}
-    for name, schema in FRAME_SCHEMAS.items():
-        frames = [p[name] for p in parts if name in p and len(p[name])]
-        out[name] = pd.concat(frames, ignore_index=True) if frames else F.empty_frame(schema)
-    calls = [p["calls"] for p in parts if "calls" in p and len(p["calls"])]
-    out["calls"] = pd.concat(calls, ignore_index=True) if calls else pd.DataFrame()
+    out = merge_frames(parts)
     if len(out["runs"]):  # a run read twice (a folder inside another) counts once
         out = {name: (f.drop_duplicates(subset=_identity(f)) if name != "calls" else f) for name, f in out.items()}
     return out
