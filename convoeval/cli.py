@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -62,51 +61,41 @@ def _schema(args: argparse.Namespace) -> int:
 # ── run ──
 
 
-def _seeds(text: str | None) -> list[int | None]:
+def _seeds(text: str | None) -> int | list[int] | None:
     if text is None:
-        return [None]
+        return None
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
+        seeds = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise UsageError(f"--seed takes integers separated by commas, got {text!r}") from None
-
-
-def _default_out(agent: str | None) -> Path:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    return Path("reports") / f"run-{agent or 'all'}-{stamp}"
+    return seeds[0] if len(seeds) == 1 else seeds
 
 
 @command("run")
 def _run(args: argparse.Namespace) -> int:
     from convoeval.llm import LLMError
-    from convoeval.runs import RunConfig, RunConfigError, execute_run
+    from convoeval.pipeline import ConfigError, EvalConfig, execute
     from convoeval.store import StoreError
 
-    config = RunConfig(
-        agent=args.agent,
-        scenario=args.scenario,
-        type=args.type,
-        seeds=_seeds(args.seed),
-        trials=args.trials,
-        target=args.target,
-        simulator_model=args.simulator_model,
-        judge_model=args.judge_model,
-        judge_samples=args.judge_samples,
-        fail_threshold=args.fail_threshold,
-        scenarios_dir=args.scenarios_dir,
-        store_url=args.store,
-        concurrency=args.concurrency,
-    )
-    out = Path(args.out) if args.out else _default_out(args.agent)
+    # Only what the user gave: every default is EvalConfig's, the same as the notebook's.
+    given = {"agent": args.agent, "scenario": args.scenario, "type": args.type, "seed": _seeds(args.seed),
+             "trials": args.trials, "target": args.target, "simulator_model": args.simulator_model,
+             "judge_model": args.judge_model, "judge_samples": args.judge_samples,
+             "fail_threshold": args.fail_threshold, "output_dir": args.out, "scenarios_dir": args.scenarios_dir,
+             "concurrency": args.concurrency, "workers": args.workers, "cluster": args.cluster}
     try:
-        outcome = execute_run(config, out, verbose=args.verbose, progress=not args.no_progress,
-                              resume=not args.no_resume)
-    except (RunConfigError, LLMError, StoreError) as exc:
+        chosen = {k: v for k, v in given.items() if v is not None}
+        if chosen.get("agent") == "all":
+            chosen["agent"] = None
+        config = EvalConfig.checked(chosen, resume=not args.no_resume)
+        result = execute(config, store_url=args.store, verbose=args.verbose,
+                         progress="off" if args.no_progress else "bar", allow_errors=args.allow_errors)
+    except (ConfigError, LLMError, StoreError) as exc:
         # A StoreError (unknown scheme, unreachable server) names the store by its redacted URL: safe to print.
         raise UsageError(str(exc)) from None
-    for line in outcome.lines:
+    for line in result.lines:
         print(line)
-    return outcome.exit_code
+    return result.exit_code
 
 
 @command("llm")
@@ -168,6 +157,14 @@ def _sweep(args: argparse.Namespace) -> int:
 # ── parser ──
 
 
+def _int(text: str) -> int:
+    """A whole number for argparse; huge values are left to the configuration's range checks (one line each)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="convoeval", description="Conversational evaluation of chat agents.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -179,27 +176,43 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schema", help="print the JSON Schema of scenario files")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
 
-    p = sub.add_parser("run", help="run scenarios against an agent, judge them and print the summary")
-    p.add_argument("--agent", choices=AGENTS, help="only this agent's scenarios")
+    p = sub.add_parser(
+        "run", help="run scenarios against an agent, judge them and print the summary",
+        description="Run scenarios against an agent, judge them and print the summary. Exit codes: 0 done; "
+                    "1 a conversation scored under --fail-threshold; 2 a setting that cannot work (nothing ran); "
+                    "3 a conversation ended in error (agent down, LLM failed after retries, unusable judge "
+                    "answer) unless --allow-errors.")
+    p.add_argument("--agent", choices=(*AGENTS, "all"), help="only this agent's scenarios (default billing; all: every agent)")
     p.add_argument("--scenario", metavar="ID", help="only the scenario with this id")
     p.add_argument("--type", choices=("scripted", "conversational"), help="only this scenario type")
-    p.add_argument("--seed", metavar="N[,N...]", help="simulator seed(s); default: each scenario's own seed")
-    p.add_argument("--trials", type=int, default=1, metavar="N", help="repeat each scenario × seed N times")
+    p.add_argument("--seed", metavar="N[,N...]", help="simulator seed(s) (default 42)")
+    p.add_argument("--trials", type=_int, metavar="N", help="repeat each scenario × seed N times")
     p.add_argument("--target", metavar="TARGET",
                    help="agent under test: clinic:<agent>[?faults=a,b], module:function, http(s)://…, "
                         "openai-chat[:model] (default: the reference clinic agent)")
     p.add_argument("--simulator-model", metavar="SPEC", help="simulator model (name, 'local', …)")
     p.add_argument("--judge-model", metavar="SPEC", help="judge model (name, 'local', …)")
-    p.add_argument("--judge-samples", type=int, default=1, metavar="N", help="independent samples per judge")
+    p.add_argument("--judge-samples", type=_int, metavar="N", help="independent samples per judge")
     p.add_argument("--fail-threshold", type=float, metavar="SCORE",
-                   help="exit 1 when any run scores below SCORE (or errors)")
-    p.add_argument("--out", metavar="DIR", help="output folder (default: reports/run-<agent>-<time>)")
-    p.add_argument("--scenarios-dir", default="evals/scenarios", metavar="DIR")
+                   help="exit 1 when any conversation scores below SCORE")
+    p.add_argument("--out", metavar="DIR",
+                   help="output folder (default: a new reports/run-<agent>-s<seed>-<time>-<id>); a folder in use "
+                        "by a live run is refused")
+    p.add_argument("--scenarios-dir", metavar="DIR", help="scenario files (default: the project's evals/scenarios)")
     p.add_argument("--store", metavar="URL", help="fixtures store URL (default: CONVOEVAL_STORE_URL or SQLite)")
-    p.add_argument("--concurrency", type=int, default=4, metavar="N", help="conversations in flight at once")
-    p.add_argument("--verbose", action="store_true", help="print every turn")
+    p.add_argument("--concurrency", type=_int, metavar="N",
+                   help="conversations in flight at once (in all, across workers)")
+    p.add_argument("--workers", type=_int, metavar="N",
+                   help="worker processes on this machine (a local Dask cluster when N > 1)")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="run on an existing Dask cluster, e.g. tcp://host:8786 (default: CONVOEVAL_DASK_SCHEDULER)")
+    p.add_argument("--verbose", action="store_true", help="print every turn, each line prefixed by its conversation")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--no-resume", action="store_true", help="re-run runs already saved in --out")
+    p.add_argument("--no-resume", action="store_true",
+                   help="run again every conversation saved in --out (by default finished ones are kept and those "
+                        "that ended in error are run again)")
+    p.add_argument("--allow-errors", action="store_true",
+                   help="conversations that ended in error do not make the exit code 3")
 
     p = sub.add_parser("llm", help="the embedded local model server")
     p.add_argument("action", choices=("serve", "status", "stop"))

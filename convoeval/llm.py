@@ -461,12 +461,22 @@ def _generation_kwargs(
 # first limit seen on a long-lived loop (a notebook's, convoeval's background loop) stayed in force after the
 # configuration changed, e.g. a benchmark asking for 1,024 calls in flight got 8 (benchmarks/RESULTS.md).
 _SEMAPHORES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# A run on n worker processes gives each 1/n of every endpoint's budget, so the budget stays global.
+_BUDGET_SHARES = 1
+
+
+def set_budget_share(shares: int) -> None:
+    """Let this process use ``1/shares`` of every endpoint's call budget (one of ``shares`` worker processes)."""
+    global _BUDGET_SHARES
+    if shares < 1:
+        raise ValueError(f"budget shares must be at least 1, got {shares}")
+    _BUDGET_SHARES = shares
 
 
 def _limit(info: ModelInfo) -> asyncio.Semaphore:
     loop = asyncio.get_running_loop()
     per_loop = _SEMAPHORES.setdefault(loop, {})
-    key = (info.endpoint, max(1, info.max_concurrency))
+    key = (info.endpoint, max(1, info.max_concurrency // _BUDGET_SHARES))
     semaphore = per_loop.get(key)
     if semaphore is None:
         semaphore = per_loop[key] = asyncio.Semaphore(key[1])

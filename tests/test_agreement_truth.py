@@ -18,7 +18,7 @@ from convoeval.agreement import (
     truth_ratings,
 )
 from convoeval.batch import arun_batch, load_results, plan
-from convoeval.conversation import RunOptions
+from convoeval.pipeline.conversation import RunOptions
 from convoeval.scenarios import load_scenarios
 from convoeval.store import open_store
 from convoeval.testing import FakeChatModel

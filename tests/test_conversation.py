@@ -9,7 +9,7 @@ import math
 import pytest
 
 from convoeval.batch import Job, arun_batch, finished_keys, load_results, plan
-from convoeval.conversation import RunOptions, arun_any
+from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.scenarios import load_scenarios, parse_scenario
 from convoeval.store import TABLES, open_store
 from convoeval.testing import FakeChatModel
@@ -274,7 +274,7 @@ async def test_a_finished_run_lets_the_agent_forget_its_conversation(store):
 
 
 async def test_a_conversation_row_is_looked_up_once_per_id(store, monkeypatch):
-    from convoeval import conversation
+    from convoeval.pipeline import conversation
 
     ensured: list[str | None] = []
     real = conversation.ensure_conversation

@@ -9,7 +9,7 @@ import pytest
 
 from convoeval import frames as F
 from convoeval.batch import arun_batch, load_results, plan
-from convoeval.conversation import RunOptions
+from convoeval.pipeline.conversation import RunOptions
 from convoeval.fidelity import (
     CHECKS,
     FIDELITY_SCHEMA,

@@ -21,7 +21,7 @@ import pytest
 
 from convoeval.agents.base import AgentReply, AgentSession, ToolCall
 from convoeval.batch import arun_batch, load_results, plan
-from convoeval.conversation import RunOptions
+from convoeval.pipeline.conversation import RunOptions
 from convoeval.scenarios import load_scenarios
 from convoeval.store import TABLES, open_store
 from convoeval.testing import FakeChatModel

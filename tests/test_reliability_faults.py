@@ -34,7 +34,7 @@ from test_reliability_support import (
 
 from convoeval import llm
 from convoeval.batch import arun_batch, load_results, plan
-from convoeval.conversation import RunOptions
+from convoeval.pipeline.conversation import RunOptions
 from convoeval.fake_server import FakeOpenAIServer
 from convoeval.runs import RunConfig, aexecute_run
 from convoeval.scenarios import parse_scenario

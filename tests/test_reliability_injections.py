@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from convoeval.agents.base import AgentReply, ToolCall
-from convoeval.conversation import RunOptions, arun_any
+from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.frames import transcript_frame
 from convoeval.judges import prompts
 from convoeval.judges.holistic import ajudge_holistic

@@ -21,7 +21,7 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from convoeval.conversation import RunOptions, arun_any
+from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.runs import RunConfig, RunConfigError
 from convoeval.scenarios import MAX_SCENARIO_BYTES, ScenarioError, load_scenario_file, parse_scenario, validate_paths
 from convoeval.store import TABLES, open_store

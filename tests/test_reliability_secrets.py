@@ -212,7 +212,7 @@ def test_a_webhook_token_reaches_no_frame(tmp_path):
     import asyncio
 
     from convoeval.batch import arun_batch, plan
-    from convoeval.conversation import RunOptions
+    from convoeval.pipeline.conversation import RunOptions
     from convoeval.scenarios import load_scenarios
     from convoeval.store import open_store
     from convoeval.testing import FakeChatModel

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from convoeval.batch import arun_batch, load_results, plan
-from convoeval.conversation import RunOptions
+from convoeval.pipeline.conversation import RunOptions
 from convoeval.scenarios import load_scenarios
 from convoeval.store import open_store
 from convoeval.summary import failures_frame, save_json_report, summary_lines

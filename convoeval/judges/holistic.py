@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -175,6 +175,54 @@ async def _judge_sample(
     return row
 
 
+def holistic_messages(entries: Sequence[Mapping[str, Any]], *, goal: str, agent_type: str | None
+                      ) -> list[tuple[str, str]]:
+    """The holistic judge's prompt for one conversation (system prompt first, so servers can cache the prefix)."""
+    user = HOLISTIC_USER_TEMPLATE.format(
+        agent_type=agent_type or "unknown",
+        goal=" ".join(goal.split()),
+        transcript=render_transcript(entries),
+    )
+    return [("system", HOLISTIC_SYSTEM_PROMPT), ("user", user)]
+
+
+async def aholistic_rows(
+    conversations: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]],
+    *,
+    goals: str | Mapping[str, str] | None = None,
+    agent_types: str | Mapping[str, str] | None = None,
+    scenarios: Iterable[Any] | Mapping[str, Any] | None = None,
+    model: Any = None,
+    samples: int = 1,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+) -> list[dict[str, Any]]:
+    """``judge_holistic`` over plain rows: ``(conversation keys, message dicts)`` in, score rows out, no frame built.
+
+    Every conversation is checked before the first call is made; every conversation × sample is judged
+    concurrently (the LLM layer bounds it).
+    """
+    if samples < 1:
+        raise ValueError("samples must be at least 1")
+    model = resolve_model(model)
+    lookup = by_id(scenarios)
+    prepared = []
+    for keys, entries in conversations:
+        scenario = lookup.get(keys["scenario"])
+        goal = _lookup(goals, keys["scenario"]) or getattr(scenario, "goal", None)
+        agent_type = _lookup(agent_types, keys["scenario"]) or keys.get("agent") or getattr(scenario, "agent", None)
+        if not goal:
+            raise ValueError(f"no goal for scenario {keys['scenario']!r}: pass goals=... or scenarios=[...]")
+        prepared.append((keys, holistic_messages(entries, goal=goal, agent_type=agent_type)))
+    return list(await asyncio.gather(
+        *(
+            _judge_sample(model, messages, keys, k, temperature, max_tokens)
+            for keys, messages in prepared
+            for k in range(samples)
+        )
+    ))
+
+
 async def ajudge_holistic(
     transcripts: pd.DataFrame,
     *,
@@ -187,31 +235,10 @@ async def ajudge_holistic(
     max_tokens: int | None = None,
 ) -> pd.DataFrame:
     """Async ``judge_holistic``: every conversation × sample is judged concurrently (the LLM layer bounds it)."""
-    if samples < 1:
-        raise ValueError("samples must be at least 1")
-    model = resolve_model(model)
-    lookup = by_id(scenarios)
-    prepared = []
-    for keys, rows in iter_conversations(transcripts):
-        scenario = lookup.get(keys["scenario"])
-        goal = _lookup(goals, keys["scenario"]) or getattr(scenario, "goal", None)
-        agent_type = _lookup(agent_types, keys["scenario"]) or keys.get("agent") or getattr(scenario, "agent", None)
-        if not goal:
-            raise ValueError(f"no goal for scenario {keys['scenario']!r}: pass goals=... or scenarios=[...]")
-        user = HOLISTIC_USER_TEMPLATE.format(
-            agent_type=agent_type or "unknown",
-            goal=" ".join(goal.split()),
-            transcript=render_transcript(transcript_to_entries(rows)),
-        )
-        prepared.append((keys, [("system", HOLISTIC_SYSTEM_PROMPT), ("user", user)]))
-    rows_out = await asyncio.gather(
-        *(
-            _judge_sample(model, messages, keys, k, temperature, max_tokens)
-            for keys, messages in prepared
-            for k in range(samples)
-        )
-    )
-    return typed_frame(rows_out, HOLISTIC_SCHEMA)
+    conversations = [(keys, transcript_to_entries(rows)) for keys, rows in iter_conversations(transcripts)]
+    rows = await aholistic_rows(conversations, goals=goals, agent_types=agent_types, scenarios=scenarios,
+                                model=model, samples=samples, temperature=temperature, max_tokens=max_tokens)
+    return typed_frame(rows, HOLISTIC_SCHEMA)
 
 
 def judge_holistic(

@@ -267,6 +267,50 @@ async def _judge_sample(
     ]
 
 
+def rubric_messages(entries: Sequence[Mapping[str, Any]], criteria: Sequence[tuple[str, Any]]) -> list[tuple[str, str]]:
+    """The rubric judge's prompt for one conversation (system prompt first, so servers can cache the prefix)."""
+    user = RUBRIC_USER_TEMPLATE.format(
+        count=len(criteria),
+        criteria=numbered([c for c, _ in criteria]),
+        transcript=render_transcript(entries),
+    )
+    return [("system", RUBRIC_SYSTEM_PROMPT), ("user", user)]
+
+
+async def arubric_rows(
+    conversations: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]],
+    *,
+    rubric: RubricSpec = None,
+    scenarios: Iterable[Any] | Mapping[str, Any] | None = None,
+    model: Any = None,
+    samples: int = 1,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+) -> list[dict[str, Any]]:
+    """``judge_rubric`` over plain rows: ``(conversation keys, message dicts)`` in, verdict rows out, no frame built.
+
+    A running conversation is judged this way (its messages are plain rows until the batch ends); the
+    DataFrame verbs call it too, so both paths share every rule. Every conversation is checked before the first
+    call is made; every conversation × sample is judged concurrently (the LLM layer bounds it).
+    """
+    if samples < 1:
+        raise ValueError("samples must be at least 1")
+    model = resolve_model(model)
+    lookup = by_id(scenarios)
+    prepared = []
+    for keys, entries in conversations:
+        criteria = _criteria_for(keys["scenario"], rubric, lookup)
+        prepared.append((keys, criteria, rubric_messages(entries, criteria)))  # rendered once, shared by samples
+    results = await asyncio.gather(
+        *(
+            _judge_sample(model, messages, keys, criteria, k, temperature, max_tokens)
+            for keys, criteria, messages in prepared
+            for k in range(samples)
+        )
+    )
+    return [row for rows in results for row in rows]
+
+
 async def ajudge_rubric(
     transcripts: pd.DataFrame,
     *,
@@ -278,28 +322,10 @@ async def ajudge_rubric(
     max_tokens: int | None = None,
 ) -> pd.DataFrame:
     """Async ``judge_rubric``: every conversation × sample is judged concurrently (the LLM layer bounds it)."""
-    if samples < 1:
-        raise ValueError("samples must be at least 1")
-    model = resolve_model(model)
-    lookup = by_id(scenarios)
-    prepared = []  # every conversation is checked before the first call is made
-    for keys, rows in iter_conversations(transcripts):
-        criteria = _criteria_for(keys["scenario"], rubric, lookup)
-        # Rendered once per conversation and shared by its samples; system prompt first for prefix caching.
-        user = RUBRIC_USER_TEMPLATE.format(
-            count=len(criteria),
-            criteria=numbered([c for c, _ in criteria]),
-            transcript=render_transcript(transcript_to_entries(rows)),
-        )
-        prepared.append((keys, criteria, [("system", RUBRIC_SYSTEM_PROMPT), ("user", user)]))
-    results = await asyncio.gather(
-        *(
-            _judge_sample(model, messages, keys, criteria, k, temperature, max_tokens)
-            for keys, criteria, messages in prepared
-            for k in range(samples)
-        )
-    )
-    return typed_frame([row for rows in results for row in rows], RUBRIC_SCHEMA)
+    conversations = [(keys, transcript_to_entries(rows)) for keys, rows in iter_conversations(transcripts)]
+    rows = await arubric_rows(conversations, rubric=rubric, scenarios=scenarios, model=model, samples=samples,
+                              temperature=temperature, max_tokens=max_tokens)
+    return typed_frame(rows, RUBRIC_SCHEMA)
 
 
 def judge_rubric(

@@ -18,7 +18,7 @@ code: the database is ground truth.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -106,70 +106,175 @@ def calculate_score(
     return ScoreResult(overall=overall, status=status, **common)
 
 
-# ── Over frames ──
+# ── Over one conversation's rows (what a running conversation scores from) ──
+
+Row = Mapping[str, Any]
 
 
-def _errors(frame: pd.DataFrame, label: str) -> list[str]:
-    if frame.empty or "error" not in frame:
-        return []
-    bad = frame["error"].dropna()
-    return [f"{label}: {e}" for e in pd.unique(bad)]
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
-def _rubric_summary(rows: pd.DataFrame) -> tuple[int, int, list[str]]:
+def _errors(rows: Sequence[Row], label: str) -> list[str]:
+    seen = dict.fromkeys(r["error"] for r in rows if not _missing(r.get("error")))
+    return [f"{label}: {e}" for e in seen]
+
+
+def _rubric_summary(rows: Sequence[Row]) -> tuple[int, int, list[str]]:
     """Criteria passed and total; with several samples a criterion passes on a strict majority of them."""
-    if rows.empty:
+    if not rows:
         return 0, 0, ["no rubric verdicts"]
     errors = _errors(rows, "rubric judge")
-    missing = rows["passed"].isna() & rows["error"].isna()
-    if missing.any():
+    if any(_missing(r.get("passed")) and _missing(r.get("error")) for r in rows):
         errors.append("rubric judge: verdict missing")
-    votes = rows.dropna(subset=["passed"]).groupby("criterion_index")["passed"].agg(["sum", "count"])
-    total = int(rows["criterion_index"].nunique())
-    passed = int((votes["sum"] * 2 > votes["count"]).sum())
-    return passed, total, errors
+    votes: dict[Any, list[int]] = {}
+    for r in rows:
+        tally = votes.setdefault(r.get("criterion_index"), [0, 0])
+        if not _missing(r.get("passed")):
+            tally[0] += bool(r["passed"])
+            tally[1] += 1
+    passed = sum(1 for yes, count in votes.values() if count and yes * 2 > count)
+    return passed, len(votes), errors
 
 
-def _holistic_summary(rows: pd.DataFrame) -> tuple[float, list[str]]:
+def _holistic_summary(rows: Sequence[Row]) -> tuple[float, list[str]]:
     """The mean of the samples' ``overall``."""
-    if rows.empty:
+    if not rows:
         return math.nan, ["no holistic score"]
-    errors = _errors(rows, "holistic judge")
-    values = rows["overall"].dropna()
-    return (float(values.mean()) if len(values) else math.nan), errors
+    values = [float(r["overall"]) for r in rows if not _missing(r.get("overall"))]
+    return (sum(values) / len(values) if values else math.nan), _errors(rows, "holistic judge")
 
 
-def _assertion_summary(rows: pd.DataFrame) -> tuple[int, list[str]]:
-    if rows.empty:
+def _assertion_summary(rows: Sequence[Row]) -> tuple[int, list[str]]:
+    if not rows:
         return 0, []
     errors = _errors(rows, "assertion")
-    unchecked = rows["passed"].isna() & (rows["error"].isna() if "error" in rows else True)
-    if bool(unchecked.any()):
+    if any(_missing(r.get("passed")) and _missing(r.get("error")) for r in rows):
         errors.append("assertion: result missing")
-    return int(rows["passed"].eq(False).sum()), errors  # NA (unchecked) is neither a pass nor a failure
+    return sum(1 for r in rows if r.get("passed") is False), errors  # missing (unchecked) is neither
 
 
-def _select(frame: pd.DataFrame | None, run_id: Any) -> pd.DataFrame:
-    """The rows of one run; a run that failed before it got an id is selected by its missing id."""
-    if frame is None or frame.empty or "run_id" not in frame:
-        return pd.DataFrame()
-    column = frame["run_id"]
-    mask = column.isna() if pd.isna(run_id) else column.eq(run_id).fillna(False)
-    return frame[mask.astype(bool).to_numpy()]
+def _turn_summary(rows: Sequence[Row]) -> tuple[int, int, float, list[str]]:
+    """Turns whose checks all held, turns, the mean per-turn judge overall, and judge errors."""
+    if not rows:
+        return 0, 0, math.nan, ["no scripted turns"]
+    first: dict[Any, Row] = {}
+    judged: dict[Any, list[float]] = {}
+    for r in rows:
+        first.setdefault(r.get("turn"), r)  # check_failures repeat on every judge sample of a turn
+        if not _missing(r.get("overall")):
+            judged.setdefault(r.get("turn"), []).append(float(r["overall"]))
+    clean = sum(1 for r in first.values() if not r.get("check_failures"))
+    # Mean per turn first (samples), then over turns, so a turn judged 3 times does not weigh 3 times.
+    means = [sum(v) / len(v) for v in judged.values()]
+    overall = sum(means) / len(means) if means else 10.0
+    return clean, len(first), overall, _errors(rows, "turn judge")
 
 
-def _conversation_errors(run_rows: pd.DataFrame) -> list[str]:
-    if "status" in run_rows and (run_rows["status"] == "error").any():
-        return [f"conversation: {_first([run_rows], 'error') or 'failed'}"]
+def _conversation_errors(run: Row | None) -> list[str]:
+    if run and run.get("status") == "error":
+        return [f"conversation: {run.get('error') or 'failed'}"]
     return []
 
 
-def _first(frames: Sequence[pd.DataFrame], column: str) -> Any:
-    for f in frames:
-        if column in f and len(f) and not pd.isna(f[column].iloc[0]):
-            value = f[column].iloc[0]
-            return value.item() if hasattr(value, "item") else value
+def _first(sources: Sequence[Sequence[Row]], column: str) -> Any:
+    for rows in sources:
+        if rows and not _missing(rows[0].get(column)):
+            return rows[0][column]
     return None
+
+
+def _score_row(run_id: Any, result: ScoreResult, sources: Sequence[Sequence[Row]], goal: Any) -> dict[str, Any]:
+    total = result.rubric_total
+    return {
+        "run_id": run_id,
+        **{c: _first(sources, c) for c in ("scenario", "agent", "seed", "trial")},
+        "status": result.status,
+        "score": result.overall,
+        "rubric_score": result.rubric_score if total else math.nan,
+        "rubric_passed": result.rubric_passed,
+        "rubric_total": total,
+        "holistic_overall": result.holistic_overall,
+        "assertion_failures": result.assertion_failures,
+        "goal_completed": goal,
+        "error": result.error,
+    }
+
+
+def score_conversation(
+    run: Row | None,
+    rubric: Sequence[Row],
+    holistic: Sequence[Row],
+    assertions: Sequence[Row] = (),
+    transcript: Sequence[Row] = (),
+) -> dict[str, Any]:
+    """The score row (``SCORE_SCHEMA`` keys) of one conversational run, from its plain rows.
+
+    This is what a running conversation scores from: no DataFrame is built. ``score_frame`` applies the same rule
+    to frames of many conversations.
+
+    Args:
+        run: The run row (``RUN_SCHEMA`` keys); ``status == "error"`` scores ``error`` with its reason.
+        rubric: Rubric verdict rows (several samples: a criterion passes on a strict majority).
+        holistic: Holistic rows (several samples: their mean ``overall``).
+        assertions: Database assertion rows (``passed`` False = a failure, missing = a check error).
+        transcript: Message rows, for ``goal_completed`` when the run row does not say.
+
+    Returns:
+        One score row as a dict.
+    """
+    run_rows = [run] if run else []
+    errors = _conversation_errors(run)
+    passed, total, rubric_errors = _rubric_summary(rubric)
+    holistic_overall, holistic_errors = _holistic_summary(holistic)
+    failures, assertion_errors = _assertion_summary(assertions)
+    if not errors:  # a failed conversation was never judged; "no verdicts" would only repeat that
+        errors += rubric_errors + holistic_errors
+    errors += assertion_errors
+    result = calculate_score(passed, total, holistic_overall, failures, errors=errors)
+    goal = _first([run_rows], "goal_completed")
+    if goal is None and transcript and any("signal" in r for r in transcript):
+        goal = any(r.get("signal") == "GOAL_COMPLETE" for r in transcript)
+    run_id = run["run_id"] if run else _first([transcript, rubric, holistic, assertions], "run_id")
+    return _score_row(run_id, result, [run_rows, transcript, rubric, holistic, assertions], goal)
+
+
+def score_scripted_conversation(
+    run: Row, turns: Sequence[Row], assertions: Sequence[Row] = (), *, error: str | None = None
+) -> dict[str, Any]:
+    """The score row of one scripted run, from its plain rows (see the module docstring for the mapping).
+
+    Args:
+        run: The run row; ``status == "error"`` scores ``error``.
+        turns: Per-turn rows (check failures and per-turn judge scores).
+        assertions: Database assertion rows.
+        error: An extra reason the run cannot be scored (e.g. the judges could not start).
+    """
+    errors = _conversation_errors(run)
+    if error and not any(error in e for e in errors):
+        errors.append(error)
+    passed, total, judge_overall, turn_errors = _turn_summary(turns)
+    failures, assertion_errors = _assertion_summary(assertions)
+    if not errors:  # a failed conversation's missing turns are not a second error
+        errors += turn_errors
+    errors += assertion_errors
+    result = calculate_score(passed, total, judge_overall, failures, errors=errors)
+    return _score_row(run["run_id"], result, [[run], turns], _first([[run]], "goal_completed"))
+
+
+# ── Over frames of many conversations ──
+
+
+def _by_run(frame: pd.DataFrame | None) -> dict[Any, list[dict[str, Any]]]:
+    """A frame's rows grouped by ``run_id`` (a run that failed before it got an id is keyed ``None``)."""
+    from convoeval.frames import records
+
+    grouped: dict[Any, list[dict[str, Any]]] = {}
+    if frame is None or frame.empty or "run_id" not in frame:
+        return grouped
+    for row in records(frame):
+        grouped.setdefault(row["run_id"], []).append(row)
+    return grouped
 
 
 def score_frame(
@@ -195,52 +300,17 @@ def score_frame(
     Example:
         >>> scores = score_frame(judge_rubric(t, scenarios=s), judge_holistic(t, scenarios=s), checks)  # doctest: +SKIP
     """
-    sources = [f for f in (runs, transcripts, rubric, holistic, assertions) if f is not None and not f.empty]
-    run_ids = list(dict.fromkeys(r for f in sources for r in f["run_id"]))
+    parts = [_by_run(f) for f in (runs, transcripts, rubric, holistic, assertions)]
+    by_run, by_talk, by_rubric, by_holistic, by_assertion = parts
+    run_ids = list(dict.fromkeys(r for part in parts for r in part))
     out = []
     for run_id in run_ids:
-        run_rows = _select(runs, run_id)
-        talk = _select(transcripts, run_id)
-        rub, hol, asr = _select(rubric, run_id), _select(holistic, run_id), _select(assertions, run_id)
-        conversation = [run_rows, talk, rub, hol, asr]
-        errors = _conversation_errors(run_rows)
-        passed, total, rubric_errors = _rubric_summary(rub)
-        holistic_overall, holistic_errors = _holistic_summary(hol)
-        failures, assertion_errors = _assertion_summary(asr)
-        if not errors:  # a failed conversation was never judged; "no verdicts" would only repeat that
-            errors += rubric_errors + holistic_errors
-        errors += assertion_errors
-        result = calculate_score(passed, total, holistic_overall, failures, errors=errors)
-        goal = _first([run_rows], "goal_completed")
-        if goal is None and not talk.empty and "signal" in talk:
-            goal = bool((talk["signal"] == "GOAL_COMPLETE").fillna(False).any())
-        out.append({
-            "run_id": run_id,
-            **{c: _first(conversation, c) for c in ("scenario", "agent", "seed", "trial")},
-            "status": result.status,
-            "score": result.overall,
-            "rubric_score": result.rubric_score if total else math.nan,
-            "rubric_passed": passed,
-            "rubric_total": total,
-            "holistic_overall": result.holistic_overall,
-            "assertion_failures": result.assertion_failures,
-            "goal_completed": goal,
-            "error": result.error,
-        })
+        run = (by_run.get(run_id) or [None])[0]
+        row = score_conversation(run, by_rubric.get(run_id, []), by_holistic.get(run_id, []),
+                                 by_assertion.get(run_id, []), by_talk.get(run_id, []))
+        row["run_id"] = run_id
+        out.append(row)
     return typed_frame(out, SCORE_SCHEMA)
-
-
-def _turn_summary(rows: pd.DataFrame) -> tuple[int, int, float, list[str]]:
-    """Turns whose checks all held, turns, the mean per-turn judge overall, and judge errors."""
-    if rows.empty:
-        return 0, 0, math.nan, ["no scripted turns"]
-    errors = _errors(rows, "turn judge")
-    first = rows.drop_duplicates("turn")  # check_failures repeat on every judge sample of a turn
-    clean = int(sum(1 for f in first["check_failures"] if not (isinstance(f, (list, tuple)) and len(f))))
-    judged = rows.dropna(subset=["overall"])
-    # Mean per turn first (samples), then over turns, so a turn judged 3 times does not weigh 3 times.
-    overall = float(judged.groupby("turn")["overall"].mean().mean()) if len(judged) else 10.0
-    return clean, len(first), overall, errors
 
 
 def score_scripted(
@@ -261,29 +331,7 @@ def score_scripted(
     Returns:
         A frame with ``SCORE_COLUMNS``.
     """
-    out = []
-    for run_id in list(dict.fromkeys(runs["run_id"])) if not runs.empty else []:
-        run_rows, trn, asr = _select(runs, run_id), _select(turns, run_id), _select(assertions, run_id)
-        errors = _conversation_errors(run_rows)
-        if error and not any(error in e for e in errors):
-            errors.append(error)
-        passed, total, judge_overall, turn_errors = _turn_summary(trn)
-        failures, assertion_errors = _assertion_summary(asr)
-        if not errors:  # a failed conversation's missing turns are not a second error
-            errors += turn_errors
-        errors += assertion_errors
-        result = calculate_score(passed, total, judge_overall, failures, errors=errors)
-        out.append({
-            "run_id": run_id,
-            **{c: _first([run_rows, trn], c) for c in ("scenario", "agent", "seed", "trial")},
-            "status": result.status,
-            "score": result.overall,
-            "rubric_score": result.rubric_score if total else math.nan,
-            "rubric_passed": passed,
-            "rubric_total": total,
-            "holistic_overall": result.holistic_overall,
-            "assertion_failures": result.assertion_failures,
-            "goal_completed": _first([run_rows], "goal_completed"),
-            "error": result.error,
-        })
+    by_turn, by_assertion = _by_run(turns), _by_run(assertions)
+    out = [score_scripted_conversation(rows[0], by_turn.get(run_id, []), by_assertion.get(run_id, []), error=error)
+           for run_id, rows in _by_run(runs).items()]
     return typed_frame(out, SCORE_SCHEMA)

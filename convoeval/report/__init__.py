@@ -24,7 +24,6 @@ from convoeval.report.overview import LOCAL_DEMO_WARNING, usage_frame, what_ran
 from convoeval.report.page import render_html, save_html
 from convoeval.report.params import (
     NOTEBOOK_PARAMETERS,
-    NotebookConfig,
     ParameterError,
     check_parameters,
 )
@@ -52,7 +51,6 @@ __all__ = [
     "LOCAL_DEMO_WARNING",
     "NOTEBOOK_PARAMETERS",
     "Chart",
-    "NotebookConfig",
     "ParameterError",
     "ReplayMissError",
     "RunData",

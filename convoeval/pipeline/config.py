@@ -1,0 +1,326 @@
+"""``EvalConfig``: what to evaluate and how, as one pydantic model shared by the notebook, the CLI, sweeps and code.
+
+Its fields are exactly the run notebook's papermill parameters (a test holds the two lists together), so a value
+means the same wherever it is set. Every check lives here and fails with one line naming the setting, its value
+and what would work: papermill only *warns* about an unknown parameter and pydantic's own messages span several
+lines, so both are turned into a ``ConfigError``.
+
+Secrets are never settings: models read their keys from the environment, the fixtures store comes from
+``CONVOEVAL_STORE_URL`` (or the CLI's ``--store``), and a webhook's credentials from its own variables. So a
+configuration can be written into an executed notebook, ``report.json`` or a task sent to a worker as it is.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import secrets
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from types import FunctionType, ModuleType
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+__all__ = ["MAX_SEED", "ConfigError", "EvalConfig", "project_root"]
+
+#: Seeds reach the model APIs with the turn number added; OpenAI and llama.cpp take 32-bit seeds.
+MAX_SEED = 1_000_000_000
+MAX_TRIALS = 1_000
+MAX_CONVERSATIONS = 1_000_000
+SCHEDULER_ENV = "CONVOEVAL_DASK_SCHEDULER"
+
+
+class ConfigError(ValueError):
+    """A setting that cannot work; the message names it and says what would, in one line."""
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython calls this instead of printing a traceback: a notebook user needs the reason, not our stack.
+        return [f"ConfigError: {self}"]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class EvalConfig(BaseModel):
+    """What to run. Every field has a working default: the billing agent's scenarios, offline, on the local model.
+
+    Attributes:
+        agent: which agent's scenarios (``None``: every agent).
+        seed: the simulator seed, a list of seeds, or ``None`` (each scenario's own).
+        scenario: only the scenario with this id.
+        type: only ``"scripted"`` or ``"conversational"`` scenarios.
+        trials: repetitions of each scenario × seed (pass^k needs several).
+        target: the agent under test (``None``: each scenario's reference clinic agent).
+        simulator_model: the simulated patient's model: a name, ``"local"`` or a mapping of settings.
+        judge_model: the judges' model, as ``simulator_model``.
+        judge_samples: independent samples per judge and conversation.
+        fail_threshold: a conversation scoring below it (or in error) fails the run's gate.
+        output_dir: where the results go (``None``: a new ``reports/run-…`` folder).
+        concurrency: conversations in flight at once (in all, across workers).
+        scenarios_dir: the scenario files (``None``: the project's ``evals/scenarios``).
+        workers: worker processes (1: this process; more: a local Dask cluster).
+        cluster: a Dask scheduler address (``tcp://host:8786``) to run on instead; default from
+            ``CONVOEVAL_DASK_SCHEDULER``.
+        resume: keep conversations already saved in ``output_dir`` (those that ended in ``error`` are run again).
+
+    Example:
+        >>> EvalConfig(agent="billing", seed=[1, 2], trials=3).seeds
+        [1, 2]
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+
+    agent: str | None = "billing"
+    seed: int | list[int] | None = 42
+    scenario: str | None = None
+    type: Literal["scripted", "conversational"] | None = None
+    trials: int = Field(1, ge=1, le=MAX_TRIALS)
+    target: str | None = None
+    simulator_model: str | dict[str, Any] | None = None
+    judge_model: str | dict[str, Any] | None = None
+    judge_samples: int = Field(1, ge=1, le=50)
+    fail_threshold: float | None = Field(None, ge=0, le=10)
+    output_dir: str | None = None
+    concurrency: int = Field(4, ge=1, le=10_000)
+    scenarios_dir: str | None = None
+    workers: int = Field(1, ge=1, le=512)
+    cluster: str | None = None
+    resume: bool = True
+
+    # ── checks (one line each; pydantic's own messages are folded by ``checked``) ──
+
+    @field_validator("agent", "scenario", "target", "output_dir", "scenarios_dir", "cluster", mode="before")
+    @classmethod
+    def _non_empty(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("must not be empty (use None for the default)")
+        return value.strip() if isinstance(value, str) else value
+
+    @field_validator("agent")
+    @classmethod
+    def _known_agent(cls, value: str | None) -> str | None:
+        from convoeval.scenarios import AGENTS
+
+        if value is not None and value not in AGENTS:
+            raise ValueError(f"must be one of {', '.join(AGENTS)} (or None for all)")
+        return value
+
+    @field_validator("seed", mode="before")
+    @classmethod
+    def _seeds_in_range(cls, value: Any) -> Any:
+        values = value if isinstance(value, list) else [value]
+        if isinstance(value, list) and not value:
+            raise ValueError("must list at least one seed (or be None for each scenario's own)")
+        for s in values:
+            if s is None and not isinstance(value, list):
+                continue
+            if not _is_int(s) or not 0 <= s <= MAX_SEED:
+                raise ValueError(f"must be integers from 0 to {MAX_SEED:,} (or None for each scenario's own)")
+        if isinstance(value, list) and len(set(value)) != len(value):
+            raise ValueError("must not repeat a seed")
+        return value
+
+    @field_validator("trials", "judge_samples", "concurrency", "workers", mode="before")
+    @classmethod
+    def _strict_int(cls, value: Any) -> Any:
+        if not _is_int(value):
+            raise ValueError("must be a whole number")
+        return value
+
+    @field_validator("fail_threshold", mode="before")
+    @classmethod
+    def _number(cls, value: Any) -> Any:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value)):
+            raise ValueError("must be a number from 0 to 10, or None")
+        return value
+
+    @field_validator("simulator_model", "judge_model", mode="before")
+    @classmethod
+    def _model_spec(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("must be a model name, 'local', a mapping of model settings, or None")
+        if isinstance(value, Mapping):
+            from convoeval.models import ModelSpec
+
+            try:
+                ModelSpec(**value)  # unknown or mistyped settings fail here, before any run starts
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(map(str, first["loc"])) or "settings"
+                raise ValueError(f"has a bad model setting {where}: {first['msg']}") from None
+            return dict(value)
+        return value
+
+    @field_validator("cluster")
+    @classmethod
+    def _address(cls, value: str | None) -> str | None:
+        if value is not None and "://" not in value:
+            raise ValueError("must be a Dask scheduler address such as tcp://host:8786")
+        return value
+
+    @model_validator(mode="after")
+    def _size(self) -> EvalConfig:
+        if len(self.seeds) * self.trials > MAX_CONVERSATIONS:
+            raise ValueError(f"seeds × trials must stay under {MAX_CONVERSATIONS:,} conversations per scenario")
+        return self
+
+    # ── construction ──
+
+    @classmethod
+    def checked(cls, values: Mapping[str, Any] | None = None, **more: Any) -> EvalConfig:
+        """Build and check a configuration; every mistake is one ``ConfigError`` line.
+
+        Args:
+            values: settings by name (e.g. a notebook's parameters); unknown names are errors.
+            **more: more settings, overriding ``values``.
+
+        Raises:
+            ConfigError: the first unknown name or bad value, with what a valid one is.
+        """
+        given = {**(values or {}), **more}
+        try:
+            return cls(**given)
+        except ValidationError as exc:
+            raise ConfigError(_one_line(exc, given)) from None
+
+    @classmethod
+    def from_notebook(cls, namespace: Mapping[str, Any]) -> EvalConfig:
+        """The configuration a notebook's parameters cell made (pass ``globals()``).
+
+        Plain values whose names are not settings can only come from a mistyped ``papermill -p`` name, so they are
+        errors; modules, functions, classes and ``_``-names are ignored (the check can run again interactively).
+        With no ``output_dir``, the data goes beside the executed notebook (``reports/x.ipynb`` -> ``reports/x/``)
+        when papermill ran with ``--inject-output-path``.
+        """
+        values = {k: v for k, v in namespace.items() if _is_parameter_like(k, v) and k not in _PAPERMILL_PATHS}
+        config = cls.checked(values)
+        executed = namespace.get("PAPERMILL_OUTPUT_PATH")
+        if config.output_dir is None and isinstance(executed, str) and "://" not in executed:
+            path = Path(executed).expanduser()
+            config.output_dir = str((Path.cwd() / path.parent / path.stem).resolve())
+        return config
+
+    @classmethod
+    def parameter_names(cls) -> list[str]:
+        """The settings' names, in the notebook's order."""
+        return list(cls.model_fields)
+
+    # ── what the settings resolve to ──
+
+    @property
+    def seeds(self) -> list[int | None]:
+        """``seed`` as a list (``[None]``: each scenario's own seed)."""
+        return list(self.seed) if isinstance(self.seed, list) else [self.seed]
+
+    @property
+    def scheduler(self) -> str | None:
+        """The Dask scheduler to use: ``cluster``, else ``CONVOEVAL_DASK_SCHEDULER``, else none."""
+        return self.cluster or os.environ.get(SCHEDULER_ENV) or None
+
+    @property
+    def distributed(self) -> bool:
+        """Whether conversations run on Dask workers rather than in this process."""
+        return self.workers > 1 or self.scheduler is not None
+
+    def scenarios_path(self) -> Path:
+        """The scenario folder: ``scenarios_dir`` (relative to the project), else the project's ``evals/scenarios``."""
+        root = project_root()
+        if self.scenarios_dir is None:
+            return root / "evals" / "scenarios"
+        path = Path(self.scenarios_dir).expanduser()
+        return path if path.is_absolute() or path.exists() else root / path
+
+    def output_path(self) -> Path:
+        """Where the results go: ``output_dir``, else a new folder under the project's ``reports/``.
+
+        The default is unique per run (time to the second plus a random suffix), so two runs started in the same
+        second never share a folder.
+        """
+        if self.output_dir is not None:
+            path = Path(self.output_dir).expanduser()
+            return path if path.is_absolute() else Path.cwd() / path
+        seeds = "-".join("own" if s is None else str(s) for s in self.seeds[:3]) + ("-…" if len(self.seeds) > 3 else "")
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        return project_root() / "reports" / f"run-{self.agent or 'all'}-s{seeds}-{stamp}-{secrets.token_hex(2)}"
+
+    def recorded(self) -> dict[str, Any]:
+        """The settings as ``report.json`` records them (a webhook target without its credentials)."""
+        from convoeval.agents import safe_target
+
+        return {**self.model_dump(), "target": safe_target(self.target)}
+
+    def _repr_html_(self) -> str:
+        from convoeval.report._html import esc, table, wrap
+
+        rows = [[f"<code>{esc(k)}</code>", f"<code>{esc(repr(v))}</code>"] for k, v in self.recorded().items()]
+        return wrap(table(rows, ["setting", "value"]))
+
+
+# Names IPython puts in a kernel's namespace; they are not settings.
+_KERNEL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
+# What papermill injects with --inject-output-path / --inject-paths: the executed notebook's location.
+_PAPERMILL_PATHS = ("PAPERMILL_INPUT_PATH", "PAPERMILL_OUTPUT_PATH")
+
+
+def _is_parameter_like(name: str, value: Any) -> bool:
+    if name.startswith("_") or name in _KERNEL_NAMES:
+        return False
+    if isinstance(value, (ModuleType, FunctionType, type)) or callable(value):
+        return False
+    return value is None or isinstance(value, (str, int, float, bool, list, dict, tuple))
+
+
+def _one_line(exc: ValidationError, given: Mapping[str, Any]) -> str:
+    """The first pydantic error as ``name must …, got value`` (unknown names listed with the known ones)."""
+    errors = exc.errors()
+    unknown = sorted(str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden" and len(e["loc"]) == 1)
+    if unknown:
+        return f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(EvalConfig.model_fields)}"
+    first = errors[0]
+    name = str(first["loc"][0]) if first["loc"] else "configuration"
+    message = str(first["msg"]).removeprefix("Value error, ")
+    if first["type"] in ("greater_than_equal", "less_than_equal"):
+        low, high = _bounds(name)
+        message = f"must be from {low:,} to {high:,}" if name != "fail_threshold" else "must be a number from 0 to 10"
+    elif first["type"].startswith(("int_", "string_", "literal_", "list_", "dict_", "float_")) or \
+            first["type"] in ("model_type",):
+        message = _WHAT.get(name, message)
+    value = given.get(name, "…")
+    return f"{name} {message}, got {value!r}" if name in given else f"{message}"
+
+
+def _bounds(name: str) -> tuple[Any, Any]:
+    field = EvalConfig.model_fields[name]
+    low = next((m.ge for m in field.metadata if hasattr(m, "ge")), None)
+    high = next((m.le for m in field.metadata if hasattr(m, "le")), None)
+    return low, high
+
+
+_WHAT = {
+    "agent": "must be an agent name, or None for all",
+    "scenario": "must be a scenario id, or None",
+    "type": "must be 'scripted', 'conversational' or None",
+    "target": "must be a target such as clinic:billing, module:function or https://…, or None",
+    "simulator_model": "must be a model name, 'local', a mapping of model settings, or None",
+    "judge_model": "must be a model name, 'local', a mapping of model settings, or None",
+    "output_dir": "must be a folder path, or None",
+    "scenarios_dir": "must be a folder path, or None",
+    "cluster": "must be a Dask scheduler address such as tcp://host:8786, or None",
+    "resume": "must be True or False",
+}
+
+
+def project_root(start: Path | str | None = None) -> Path:
+    """The nearest folder at or above ``start`` (default: the working directory) holding ``evals/scenarios``.
+
+    Notebooks run with the notebook's folder (Jupyter, nbval) or the caller's (papermill) as working directory;
+    both find the project this way. Outside a project it falls back to ``start`` itself.
+    """
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "evals" / "scenarios").is_dir():
+            return folder
+    return here

@@ -1,0 +1,231 @@
+"""Run jobs on Dask workers: several processes of this machine (a ``LocalCluster``) or an existing cluster.
+
+One task per conversation. A worker runs a task on convoeval's event loop in that worker process, so one process
+drives as many conversations at once as it has task threads (``concurrency / workers`` each). The finished
+conversation's rows come back to the client, which writes them atomically as a run in one process does: workers
+need no shared file system.
+
+What crosses the network is the scenario, the seed, the trial and ``WorkerSettings`` (the target and model
+choices): never a key, a password or a store URL. Each worker reads those from its own environment
+(``OPENAI_API_KEY``, ``CONVOEVAL_STORE_URL``, …); a local cluster's workers inherit this process's environment.
+
+A worker that dies loses no finished conversation (each was sent back when it ended); the scheduler runs its
+unfinished ones once more elsewhere (``distributed.scheduler.allowed-failures = 1`` for a local cluster), and a
+conversation whose worker dies twice ends in ``error`` with that reason.
+
+Per-endpoint call budgets stay global: each of ``n`` workers gets ``budget // n`` calls in flight per endpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from convoeval.pipeline.config import ConfigError, EvalConfig
+from convoeval.pipeline.conversation import ConversationResult, RunOptions, failed_result
+from convoeval.pipeline.jobs import Job
+
+__all__ = ["Task", "WorkerSettings", "run_distributed", "run_task"]
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """What every task of a run shares: no secret is ever part of it."""
+
+    target: str | None
+    simulator_model: str | dict[str, Any] | None
+    judge_model: str | dict[str, Any] | None
+    judge_samples: int
+    budget_share: int
+
+    def cache_key(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True, default=str)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One conversation for a worker."""
+
+    scenario: Any
+    seed: int | None
+    trial: int
+    label: str
+    settings: WorkerSettings
+
+
+_OPTIONS: dict[str, RunOptions] = {}
+_OPTIONS_LOCK = threading.Lock()
+
+
+def _worker_options(settings: WorkerSettings) -> RunOptions:
+    """Models, store and agents of this worker process, built from its own environment once per settings."""
+    with _OPTIONS_LOCK:
+        options = _OPTIONS.get(settings.cache_key())
+        if options is None:
+            from convoeval.llm import set_budget_share
+            from convoeval.models import get_model
+            from convoeval.store import open_store
+
+            set_budget_share(settings.budget_share)
+            options = RunOptions(target=settings.target,
+                                 simulator_model=get_model("simulator", settings.simulator_model),
+                                 judge_model=get_model("judge", settings.judge_model),
+                                 judge_samples=settings.judge_samples, store=open_store())
+            _OPTIONS[settings.cache_key()] = options
+    return options
+
+
+def run_task(task: Task) -> dict[str, Any]:
+    """Run one conversation on this worker; returns its payload (``ConversationResult.payload``).
+
+    Never raises for a failure of the agent, a model or a judge (the payload says ``error``); a failure to set the
+    worker up (its store or models) becomes an error payload too.
+    """
+    from convoeval._aio import run_sync
+    from convoeval.pipeline.local import arun_job
+
+    try:
+        options = _worker_options(task.settings)
+    except Exception as exc:  # noqa: BLE001 - a worker that cannot start this conversation reports it
+        return failed_result(task.scenario, task.seed, task.trial, task.settings.target,
+                             f"worker setup failed: {type(exc).__name__}: {exc}").payload()
+    result = run_sync(arun_job(Job(task.scenario, task.seed, task.trial), options))
+    return result.payload()
+
+
+def _check_secrets(config: EvalConfig) -> None:
+    """Refuse settings that would put a credential into a task payload."""
+    from convoeval.agents import safe_target
+    from convoeval.urls import safe_url
+
+    if config.target and safe_target(config.target) != config.target:
+        raise ConfigError("a target URL with credentials or query values cannot be sent to workers; give the "
+                          "webhook's credentials through its environment variables (docs/agents-protocol.md)")
+    for role in ("simulator_model", "judge_model"):
+        spec = getattr(config, role)
+        base = spec.get("base_url") if isinstance(spec, Mapping) else None
+        if base and safe_url(base) != base:
+            raise ConfigError(f"{role}.base_url carries credentials, which cannot be sent to workers; set "
+                              "OPENAI_BASE_URL in the workers' environment instead")
+
+
+def _check_budgets(config: EvalConfig, workers: int) -> None:
+    """Each worker gets ``budget // workers`` calls in flight per endpoint: a budget below that cannot be shared."""
+    from convoeval.models import resolve_model
+
+    for role, spec in (("simulator", config.simulator_model), ("judge", config.judge_model)):
+        info = resolve_model(role, spec).info
+        if info.max_concurrency < workers:
+            raise ConfigError(
+                f"the {role} endpoint allows {info.max_concurrency} call(s) in flight, fewer than the {workers} "
+                f"workers (each needs at least one, and the budget is shared, not multiplied): use workers="
+                f"{info.max_concurrency}, or raise its budget (CONVOEVAL_MAX_CONCURRENCY, CONVOEVAL_LOCAL_CONCURRENCY "
+                f"or the model's max_concurrency setting)"
+            )
+
+
+def _describe(config: EvalConfig) -> dict[str, dict[str, Any]]:
+    from convoeval.models import resolve_model
+
+    out = {}
+    for role, spec in (("simulator", config.simulator_model), ("judge", config.judge_model)):
+        info = resolve_model(role, spec).info
+        out[role] = {"provider": info.provider, "model": info.model, "base_url": info.base_url,
+                     "local_demo": info.is_local_demo}
+    return out
+
+
+def run_distributed(
+    jobs: list[Job],
+    config: EvalConfig,
+    *,
+    store_url: str | None,
+    on_result: Callable[[Job, ConversationResult], None],
+    on_turn: Callable[[str, int], None] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Run ``jobs`` on Dask workers; hand each finished conversation to ``on_result`` in this process.
+
+    Args:
+        jobs: the conversations to run.
+        config: the run's settings (``workers``, ``scheduler``, ``concurrency``, target and models).
+        store_url: an explicit store URL: given to a local cluster's workers through their environment; refused
+            with a remote cluster (its workers use their own ``CONVOEVAL_STORE_URL``).
+        on_result: receives each finished conversation.
+        on_turn: unused on workers (turn progress stays on the worker); accepted for the same signature.
+
+    Returns:
+        The models' descriptions, for the run's metadata.
+
+    Raises:
+        ConfigError: settings that would ship a secret, or call budgets smaller than the number of workers.
+    """
+    import dask
+    from distributed import Client, LocalCluster
+
+    _check_secrets(config)
+    scheduler = config.scheduler
+    if scheduler and store_url:
+        raise ConfigError("with a remote cluster the workers use the store of their own CONVOEVAL_STORE_URL; "
+                          "set it there instead of --store")
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        if scheduler:
+            cluster = None
+            client = Client(scheduler, timeout="10s")
+            workers = max(1, len(client.scheduler_info().get("workers", {})))
+        else:
+            workers = config.workers
+            per_worker = max(1, math.ceil(config.concurrency / workers))
+            _check_budgets(config, workers)
+            env = {"CONVOEVAL_STORE_URL": store_url} if store_url else {}
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=per_worker, processes=True,
+                                   dashboard_address=None, env=env)
+            client = Client(cluster)
+    if scheduler:
+        _check_budgets(config, workers)
+    settings = WorkerSettings(target=config.target, simulator_model=config.simulator_model,
+                              judge_model=config.judge_model, judge_samples=config.judge_samples,
+                              budget_share=workers)
+    try:
+        _stream(client, jobs, settings, window=config.concurrency + workers, on_result=on_result)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    return _describe(config)
+
+
+def _stream(client: Any, jobs: list[Job], settings: WorkerSettings, *, window: int,
+            on_result: Callable[[Job, ConversationResult], None]) -> None:
+    """Keep ``window`` tasks submitted; hand each result on as it completes, then submit the next job."""
+    from distributed import as_completed
+
+    pending = iter(jobs)
+    by_key: dict[str, Job] = {}
+    run = uuid.uuid4().hex[:8]
+    completed = as_completed()
+
+    def submit(job: Job) -> None:
+        task = Task(job.scenario, job.seed, job.trial, job.label, settings)
+        future = client.submit(run_task, task, key=f"conversation-{run}-{job.key}", pure=False)
+        by_key[future.key] = job
+        completed.add(future)
+
+    for job in (j for _, j in zip(range(window), pending, strict=False)):
+        submit(job)
+    for future in completed:
+        job = by_key.pop(future.key)
+        try:
+            result = ConversationResult.from_payload(future.result())
+        except Exception as exc:  # noqa: BLE001 - a task that failed on the cluster is this conversation's error
+            reason = f"worker failed: {type(exc).__name__}: {exc}".strip()
+            result = failed_result(job.scenario, job.seed, job.trial, settings.target, reason)
+        future.release()
+        on_result(job, result)
+        following = next(pending, None)
+        if following is not None:
+            submit(following)

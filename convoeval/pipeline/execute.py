@@ -1,0 +1,277 @@
+"""Run an ``EvalConfig`` into a results folder: the one path the CLI, the notebook, sweeps and code share.
+
+In order, so that a mistake costs nothing: check the scenarios, the output folder, the store, the agent target and
+the call budgets — all before any model is started — then run every scenario × seed × trial (in this process, on
+local worker processes, or on a Dask cluster), write each finished conversation the moment it ends, and at the
+end build the tidy frames once, save them (Parquet, CSV, ``report.json``) and return an ``EvalResult``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import platform
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from convoeval import __version__
+from convoeval.pipeline.config import ConfigError, EvalConfig
+from convoeval.pipeline.conversation import ConversationResult, RunOptions, default_target
+from convoeval.pipeline.jobs import Job, plan
+from convoeval.pipeline.progress import Mode, Progress
+from convoeval.pipeline.results import (
+    EvalResult,
+    FolderInUseError,
+    finished,
+    load_results,
+    results_lock,
+    write_conversation,
+)
+
+__all__ = ["EXIT_BELOW_THRESHOLD", "EXIT_EVALUATION_ERRORS", "EXIT_OK", "EXIT_USAGE", "LOCAL_MODEL_NOTE",
+           "execute", "exit_code", "save_outputs"]
+
+LOCAL_MODEL_NOTE = (
+    "Made with the embedded local demo model: these numbers show that the pipeline works, "
+    "not how good the agent is. Use a stronger model (OPENAI_API_KEY, OPENAI_BASE_URL or "
+    "CONVOEVAL_LOCAL_MODEL) for real evaluations."
+)
+
+#: Exit codes of ``convoeval run`` (documented in the README).
+EXIT_OK = 0
+EXIT_BELOW_THRESHOLD = 1  # a conversation scored under --fail-threshold
+EXIT_USAGE = 2  # a setting that cannot work; nothing ran
+EXIT_EVALUATION_ERRORS = 3  # a conversation ended in error: agent down, LLM failed after retries, unusable judge
+
+
+def execute(
+    config: EvalConfig,
+    *,
+    store_url: str | None = None,
+    verbose: bool | Callable[[str], None] = False,
+    progress: Mode | bool = "bar",
+    allow_errors: bool = False,
+) -> EvalResult:
+    """Run ``config`` and save its results; see the module docstring.
+
+    Args:
+        config: what to run (``EvalConfig.checked(...)`` builds one from plain values).
+        store_url: the fixtures store (default ``CONVOEVAL_STORE_URL``, else SQLite in convoeval's state folder).
+            Never part of the configuration: it may carry a password.
+        verbose: print every turn, each line prefixed with its conversation (or pass a function taking lines).
+        progress: ``"bar"`` (terminal), ``"lines"`` (notebooks, logs), ``"off"``; ``True``/``False`` for bar/off.
+        allow_errors: conversations that end in ``error`` do not make the exit code non-zero.
+
+    Returns:
+        The ``EvalResult``; its data is already saved under ``result.out_dir``.
+
+    Raises:
+        ConfigError: a setting that cannot work (one line); nothing was run and no model was started.
+        StoreError: the store cannot be opened.
+
+    Example:
+        >>> result = execute(EvalConfig.checked(agent="billing", seed=42))  # doctest: +SKIP
+        >>> print("\\n".join(result.lines))  # doctest: +SKIP
+    """
+    from convoeval.store import open_store
+
+    mode: Mode = {True: "bar", False: "off"}.get(progress, progress)  # type: ignore[call-overload]
+    scenarios = select_scenarios(config)
+    out = config.output_path()
+    check_writable(out)
+    jobs = plan(scenarios, seeds=config.seeds, trials=config.trials)
+    started = time.time()
+    with open_store(store_url) as store, _locked(out):
+        todo, skipped = _todo(jobs, out, config.resume)
+        log = verbose if callable(verbose) else (print if verbose else None)
+        report = Progress(len(todo), skipped=skipped, mode=mode)
+
+        def save(job: Job, result: ConversationResult) -> None:
+            write_conversation(out, job.key, result.payload())
+            score = result.rows["scores"][0]
+            report.finished(job.label, str(score["status"]), score.get("score"))
+
+        try:
+            if config.distributed:
+                from convoeval.pipeline.distributed import run_distributed
+
+                models = run_distributed(todo, config, store_url=store_url, on_result=save, on_turn=report.turn)
+            else:
+                models = _run_here(todo, config, scenarios, store=store, log=log, on_result=save,
+                                   on_turn=report.turn)
+        finally:
+            report.close()
+        recorded_store = store.url if store_url else None
+    frames = load_results(out)
+    meta = {
+        "convoeval_version": __version__,
+        "config": {**config.recorded(), "output_dir": str(out), "store_url": recorded_store},
+        "models": models,
+        "local_demo": any(m.get("local_demo") for m in models.values()),
+        "store": recorded_store,
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
+        "duration_s": round(time.time() - started, 1),
+        "runs_now": len(todo),
+        "runs_resumed": skipped,
+        "workers": config.workers if config.distributed else 1,
+        "machine": f"{platform.system()} {platform.machine()}, Python {platform.python_version()}",
+    }
+    save_outputs(frames, out, meta)
+    from convoeval.summary import summary_lines
+
+    lines = summary_lines(frames, fail_threshold=config.fail_threshold)
+    if meta["local_demo"]:
+        lines.append(LOCAL_MODEL_NOTE)
+    lines.append(f"results: {out}")
+    return EvalResult(out_dir=out, frames=frames, meta=meta, lines=lines,
+                      exit_code=exit_code(frames["scores"], config.fail_threshold, allow_errors=allow_errors))
+
+
+def select_scenarios(config: EvalConfig) -> list[Any]:
+    """The scenarios ``config`` selects; a folder that is missing or selects none is a ``ConfigError``."""
+    from convoeval.scenarios import ScenarioError, load_scenarios
+
+    folder = config.scenarios_path()
+    if not folder.exists():
+        raise ConfigError(f"scenarios folder {folder} does not exist (set scenarios_dir, or run inside the project)")
+    try:
+        found = load_scenarios(folder, agent=config.agent, scenario=config.scenario, type=config.type)
+    except ScenarioError as exc:
+        raise ConfigError(exc.one_line()) from None
+    if not found:
+        wanted = ", ".join(f"{k}={v}" for k, v in
+                           (("agent", config.agent), ("scenario", config.scenario), ("type", config.type)) if v)
+        raise ConfigError(f"no scenario in {folder} matches {wanted or 'the selection'}")
+    return found
+
+
+def check_writable(out: Path) -> None:
+    """Create ``out`` and check a file can be written in it, before any conversation spends a model call."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(f"output folder {out} cannot be written: {exc.strerror or exc}") from None
+
+
+@contextlib.contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    try:
+        with results_lock(out):
+            yield
+    except FolderInUseError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _todo(jobs: list[Job], out: Path, resume: bool) -> tuple[list[Job], int]:
+    """The jobs still to run: without ``resume`` all of them; with it, all but those saved without an error."""
+    if not resume:
+        return jobs, 0
+    done = finished(out)
+    todo = [j for j in jobs if j.key not in done]
+    return todo, len(jobs) - len(todo)
+
+
+def build_agents(target: str | None, scenarios: list[Any]) -> dict[str, Any]:
+    """Every agent the run talks to (``target``, else each scenario's reference agent), built once up front.
+
+    A target that cannot work (unknown form, a module that cannot be imported, a malformed URL) is then one
+    ``ConfigError`` before any conversation, instead of one error per conversation.
+
+    Raises:
+        ConfigError: the first target that cannot be built, with ``get_agent``'s reason (URLs without credentials).
+    """
+    from convoeval.agents import get_agent
+
+    targets = [target] if target else sorted({default_target(s) for s in scenarios})
+    agents = {}
+    for name in targets:
+        try:
+            agents[name] = get_agent(name)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+    return agents
+
+
+def describe_model(model: Any) -> dict[str, Any]:
+    """Provider, model and endpoint of a chat model (never a key), for the report's "what ran" table."""
+    from convoeval.agents import safe_target
+    from convoeval.llm import model_info
+
+    info = model_info(model)
+    # A proxy URL may carry credentials (http://user:password@proxy/v1): recorded without them.
+    return {"provider": info.provider, "model": info.model, "base_url": safe_target(info.base_url),
+            "local_demo": info.is_local_demo}
+
+
+def _run_here(todo: list[Job], config: EvalConfig, scenarios: list[Any], *, store: Any,
+              log: Callable[[str], None] | None, on_result: Callable[[Job, ConversationResult], None],
+              on_turn: Callable[[str, int], None]) -> dict[str, dict[str, Any]]:
+    """Run ``todo`` on convoeval's event loop in this process; returns the models' descriptions."""
+    from convoeval._aio import run_sync
+    from convoeval.models import get_model
+    from convoeval.pipeline.local import arun_jobs
+
+    agents = build_agents(config.target, scenarios)  # before the models: a bad target starts no local model
+    simulator, judge = get_model("simulator", config.simulator_model), get_model("judge", config.judge_model)
+    options = RunOptions(target=config.target, simulator_model=simulator, judge_model=judge,
+                         judge_samples=config.judge_samples, store=store, verbose=log, agents=agents,
+                         on_turn=on_turn)
+    if todo:
+        run_sync(arun_jobs(todo, options, concurrency=config.concurrency, on_result=on_result))
+    return {"simulator": describe_model(simulator), "judge": describe_model(judge)}
+
+
+def exit_code(scores: pd.DataFrame, fail_threshold: float | None, *, allow_errors: bool = False) -> int:
+    """``EXIT_EVALUATION_ERRORS`` when a conversation ended in error (unless allowed), ``EXIT_BELOW_THRESHOLD`` when
+    a threshold is set and a conversation scored under it, else ``EXIT_OK``."""
+    errors = bool(len(scores)) and bool((scores["status"] == "error").any())
+    if errors and not allow_errors:
+        return EXIT_EVALUATION_ERRORS
+    if fail_threshold is not None:
+        from convoeval.summary import below_threshold
+
+        if len(below_threshold(scores, fail_threshold)):
+            return EXIT_BELOW_THRESHOLD
+    return EXIT_OK
+
+
+def save_outputs(frames: dict[str, pd.DataFrame], out: Path, meta: dict[str, Any]) -> None:
+    """Write the tidy frames as Parquet and CSV, the analyst's failure table, and the JSON report."""
+    from convoeval.summary import failures_frame, save_json_report
+
+    data = out / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    for name, df in frames.items():
+        to_parquet(df, data / f"{name}.parquet")
+        df.to_csv(data / f"{name}.csv", index=False)
+    failures_frame(frames).to_csv(data / "failures.csv", index=False)
+    save_json_report(frames, out / "report.json", meta=_jsonable(meta))
+
+
+def to_parquet(df: pd.DataFrame, path: Path) -> None:
+    """Save a frame as Parquet; list and dict cells are stored as JSON text (Parquet wants one type per column)."""
+    import json
+
+    out = df.copy()
+    for c in out.columns:
+        if out[c].dtype == object and len(out):
+            out[c] = out[c].map(lambda v: None if v is None else json.dumps(v, ensure_ascii=False, default=str))
+    out.to_parquet(path, index=False)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    return value

@@ -1,0 +1,218 @@
+"""A results folder: one JSON file per finished conversation, written atomically, read back into tidy frames once.
+
+Layout::
+
+    <out>/
+      runs/<key>.json        one finished conversation's rows and LLM calls (see ConversationResult.payload)
+      data/*.parquet, *.csv  the tidy frames of the whole run, written when it ends
+      report.json            the run's settings, models and summary
+      .lock                  held (flock) while a run writes here: a second live run is refused
+
+Each finished conversation is written the moment it ends (a temporary file renamed into place), so a run killed
+at any point loses nothing finished and counts nothing partial; started again on the same folder it keeps the
+finished conversations and runs again those that ended in ``error`` (the evaluation's own failures).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from convoeval import frames as F
+from convoeval.pipeline.conversation import FRAME_SCHEMAS, ConversationResult
+
+__all__ = ["EvalResult", "FolderInUseError", "finished", "load_results", "merge_frames", "results_lock",
+           "write_conversation"]
+
+LOCK_FILE = ".lock"
+
+
+class FolderInUseError(RuntimeError):
+    """Another live run writes into the same results folder."""
+
+
+def write_conversation(out_dir: Path, key: str, payload: Mapping[str, Any]) -> Path:
+    """Write one finished conversation atomically to ``<out_dir>/runs/<key>.json``.
+
+    Args:
+        out_dir: the results folder.
+        key: the conversation's key (``Job.key``), unique within the run.
+        payload: ``ConversationResult.payload()``.
+
+    Returns:
+        The file written.
+    """
+    runs = out_dir / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=runs, prefix=f".{key}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, ensure_ascii=False, default=str)
+        final = runs / f"{key}.json"
+        os.replace(tmp, final)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return final
+
+
+def finished(out_dir: Path, *, keep_errors: bool = False) -> set[str]:
+    """Keys of the conversations already saved under ``out_dir`` (partial temporary files never count).
+
+    Args:
+        out_dir: the results folder.
+        keep_errors: count conversations that ended in ``error`` as finished too (by default they are not, so
+            a resumed run retries them).
+    """
+    runs = out_dir / "runs"
+    if not runs.is_dir():
+        return set()
+    keys = set()
+    for path in runs.glob("*.json"):
+        if keep_errors or not _ended_in_error(path):
+            keys.add(path.stem)
+    return keys
+
+
+def _ended_in_error(path: Path) -> bool:
+    try:
+        scores = json.loads(path.read_text(encoding="utf-8")).get("scores") or []
+    except (OSError, ValueError):
+        return True  # unreadable: run it again
+    return any(s.get("status") == "error" for s in scores)
+
+
+def read_payloads(out_dir: Path | str) -> Iterator[dict[str, Any]]:
+    """Every saved conversation's payload under ``out_dir``, in key order."""
+    runs = Path(out_dir) / "runs"
+    for path in sorted(runs.glob("*.json")) if runs.is_dir() else []:
+        yield json.loads(path.read_text(encoding="utf-8"))
+
+
+def frames_from_payloads(payloads: Iterable[Mapping[str, Any]]) -> dict[str, pd.DataFrame]:
+    """Typed frames (runs, scores, transcripts, …, calls) from conversation payloads: one frame per name, once."""
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in [*FRAME_SCHEMAS, "calls"]}
+    for payload in payloads:
+        for name, kept in rows.items():
+            kept.extend(payload.get(name) or [])
+    out = {name: F.typed_frame(rows[name], schema) for name, schema in FRAME_SCHEMAS.items()}
+    out["calls"] = pd.DataFrame(rows["calls"])
+    return out
+
+
+def load_results(out_dir: Path | str) -> dict[str, pd.DataFrame]:
+    """Read every finished conversation under ``out_dir`` back into tidy frames (runs, scores, …, calls)."""
+    return frames_from_payloads(read_payloads(out_dir))
+
+
+def merge_frames(parts: Iterable[Mapping[str, pd.DataFrame]]) -> dict[str, pd.DataFrame]:
+    """Concatenate several results' frames (``load_results`` of several folders) into one set, name by name.
+
+    A frame missing from a part, or empty, is skipped; a name no part has comes back as an empty typed frame.
+    """
+    parts = list(parts)
+    out: dict[str, pd.DataFrame] = {}
+    for name, schema in FRAME_SCHEMAS.items():
+        pieces = [p[name] for p in parts if name in p and len(p[name])]
+        out[name] = pd.concat(pieces, ignore_index=True) if pieces else F.empty_frame(schema)
+    calls = [p["calls"] for p in parts if "calls" in p and len(p["calls"])]
+    out["calls"] = pd.concat(calls, ignore_index=True) if calls else pd.DataFrame()
+    return out
+
+
+@contextlib.contextmanager
+def results_lock(out_dir: Path) -> Iterator[None]:
+    """Hold ``<out_dir>/.lock`` for the duration of a run; refuse a folder another live run holds.
+
+    An advisory ``flock``: the kernel releases it when the holder exits, even on SIGKILL, so a killed run never
+    leaves the folder locked and the next run resumes it.
+
+    Raises:
+        FolderInUseError: another live process holds the folder.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(out_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
+            raise FolderInUseError(
+                f"results folder {out_dir} is in use by a live run ({holder}); wait for it or choose another folder"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+@dataclass
+class EvalResult:
+    """What a run leaves: its folder, the tidy frames, its metadata, the console summary and the exit code.
+
+    The notebook's report views, the CLI and ``load_run`` all hand this one type around.
+
+    Attributes:
+        out_dir: the results folder (``runs/``, ``data/``, ``report.json``).
+        frames: ``runs``, ``scores``, ``transcripts``, ``rubric``, ``holistic``, ``turns``, ``assertions``, ``calls``.
+        meta: what the run recorded: settings, models, versions, times (empty when unknown).
+        lines: the console summary lines, when the run was made in this process.
+        exit_code: 0, or the CLI's code for this result (see ``convoeval.pipeline.execute.exit_code``).
+    """
+
+    out_dir: Path
+    frames: dict[str, pd.DataFrame]
+    meta: dict[str, Any] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+    exit_code: int = 0
+
+    def __post_init__(self) -> None:
+        from convoeval.accounting import CALL_COLUMNS
+
+        calls = self.frames.get("calls")
+        if calls is None or calls.empty:
+            self.frames["calls"] = pd.DataFrame(columns=list(CALL_COLUMNS))
+
+    @property
+    def scores(self) -> pd.DataFrame:
+        return self.frames["scores"]
+
+    @property
+    def data_dir(self) -> Path:
+        return self.out_dir / "data"
+
+    def status_counts(self) -> dict[str, int]:
+        """How many conversations ended pass / warn / fail / error."""
+        counts = self.scores["status"].value_counts().to_dict() if len(self.scores) else {}
+        return {s: int(counts.get(s, 0)) for s in ("pass", "warn", "fail", "error")}
+
+    def _repr_html_(self) -> str:
+        from convoeval.report._html import badge, css, esc, shown_path, wrap
+
+        counts = self.status_counts()
+        parts = " ".join(f"{badge(s)} {n}" for s, n in counts.items() if n)
+        body = (f"<b>{len(self.scores)} conversation(s)</b> {parts or ''} &nbsp;·&nbsp; data saved in "
+                f"<code>{esc(shown_path(self.data_dir))}</code>")
+        if self.lines:
+            lines = esc("\n".join(self.lines))
+            body += (f"<details{css(margin_top='4px')}><summary>console summary</summary>"
+                     f"<pre{css(white_space='pre-wrap', font_size='12px')}>{lines}</pre></details>")
+        return wrap(body)
+
+    def __repr__(self) -> str:
+        return f"EvalResult({str(self.out_dir)!r}, {len(self.scores)} conversation(s), {self.status_counts()})"
+
+
+def conversation_results(out_dir: Path | str) -> list[ConversationResult]:
+    """Every saved conversation as a ``ConversationResult`` (rows, not frames), in key order."""
+    return [ConversationResult.from_payload(p) for p in read_payloads(out_dir)]
