@@ -20,13 +20,14 @@
 # assertions) and reports what happened. Run it with papermill, e.g.
 #
 # ```bash
-# papermill notebooks/run.ipynb reports/billing/run.ipynb -p agent billing -p output_dir reports/billing
+# papermill notebooks/run.ipynb reports/billing/run.ipynb -p agent billing -p output_dir reports/billing --log-output
 # ```
 #
-# The run's data (Parquet + CSV) and a self-contained `report.html` are written to `output_dir`
-# (default: `reports/run-<agent>-s<seed>-<time>/`). Every cell below calls `convoeval.report`; nothing is computed
-# only here. With no API key the models are the embedded local demo model: its numbers show that the pipeline works,
-# not how good an agent is.
+# The parameters are `convoeval.pipeline.EvalConfig`'s settings, the same as `convoeval run`'s options. The run's
+# data (Parquet + CSV) and a self-contained `report.html` are written to `output_dir` (default: beside the executed
+# notebook with `--inject-output-path`, else a new `reports/run-<agent>-s<seed>-<time>-<id>/`). Every cell below
+# calls `convoeval.pipeline` (to run) or `convoeval.report` (to show); nothing is computed only here. With no API key
+# the models are the embedded local demo model: its numbers show that the pipeline works, not how good an agent is.
 
 # %% tags=["parameters"]
 agent = "billing"
@@ -42,19 +43,24 @@ fail_threshold = None
 output_dir = None
 concurrency = 4
 scenarios_dir = None
+workers = 1
+cluster = None
+resume = True
 
 # %%
-from convoeval import report
+from convoeval import pipeline, report
 
-config = report.check_parameters(globals())
+config = pipeline.configure(globals())
 config
 
 # %% [markdown]
 # ## Run
-# Conversations already saved in `output_dir` are kept, not re-run: an interrupted notebook resumes.
+# Conversations already saved in `output_dir` are kept, not re-run (an interrupted notebook resumes); those that
+# ended in error are run again. Progress is printed as the conversations finish (`papermill --log-output` shows it
+# in the terminal).
 
 # %%
-run = report.execute(config)
+run = pipeline.notebook.execute(config)
 run
 
 # %% [markdown]

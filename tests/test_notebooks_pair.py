@@ -21,7 +21,7 @@ AGREEMENT = ROOT / "notebooks" / "agreement.ipynb"
 ALLOWED_METADATA = {"kernelspec", "jupytext"}
 #: notebook -> (its declared parameters, the library modules its cells may call, by the name they are imported as)
 CONTRACTS = {
-    RUN: (NOTEBOOK_PARAMETERS, {"report"}),
+    RUN: (NOTEBOOK_PARAMETERS, {"report", "pipeline"}),
     AGREEMENT: (STUDY_PARAMETERS, {"agreement_study", "views"}),
 }
 
@@ -91,3 +91,11 @@ def test_other_cells_only_call_the_library(path):
                 continue
             assert isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[0] in modules, ast.unparse(node)
             assert all(isinstance(a, (ast.Name, ast.Call)) for a in value.args), ast.unparse(node)
+
+
+def test_run_notebook_defaults_are_the_configuration_defaults():
+    """One configuration object: the notebook's parameters and their defaults are EvalConfig's, nothing else."""
+    from convoeval.pipeline import EvalConfig
+
+    declared = {name: ast.literal_eval(p["default"]) for name, p in papermill.inspect_notebook(str(RUN)).items()}
+    assert declared == EvalConfig().model_dump()

@@ -36,7 +36,8 @@ from convoeval import llm
 from convoeval.batch import arun_batch, load_results, plan
 from convoeval.pipeline.conversation import RunOptions
 from convoeval.fake_server import FakeOpenAIServer
-from convoeval.runs import RunConfig, aexecute_run
+from convoeval.pipeline import EvalConfig, execute
+from convoeval.pipeline.execute import select_scenarios
 from convoeval.scenarios import parse_scenario
 from convoeval.store import TABLES, open_store
 from convoeval.testing import FakeChatModel
@@ -106,15 +107,16 @@ async def test_llm_fault_sweep_loses_nothing_and_passes_nothing_silently(llm_env
     with FakeOpenAIServer(responder=llm_responder, fault_rate=TRANSIENT_MIX, seed=2, retry_after=0.02,
                           hang_s=3) as server:
         llm_env.setenv("OPENAI_BASE_URL", server.base_url)
-        config = RunConfig(agent="billing", seeds=[1, 2, 3], scenarios_dir=str(SCENARIOS),
-                           store_url=f"sqlite:///{tmp_path / 'store.db'}", concurrency=6)
         out = tmp_path / "out"
+        config = EvalConfig(agent="billing", seed=[1, 2, 3], scenarios_dir=str(SCENARIOS), concurrency=6,
+                            output_dir=str(out))
         started = time.perf_counter()
-        outcome = await asyncio.wait_for(aexecute_run(config, out, progress=False), timeout=120)
+        outcome = await asyncio.wait_for(asyncio.to_thread(
+            execute, config, store_url=f"sqlite:///{tmp_path / 'store.db'}", progress=False), timeout=120)
         elapsed = time.perf_counter() - started
         stats = {"requests": server.stats["requests"], "faults": dict(server.stats["faults"])}
 
-    jobs = plan(config.scenarios(), seeds=config.seeds)
+    jobs = plan(select_scenarios(config), seeds=config.seeds)
     frames = outcome.frames
     # None lost: one file, one run row and one score row per job, each key exactly once.
     assert {p.stem for p in run_files(out)} == {j.key for j in jobs}

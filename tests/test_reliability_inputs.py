@@ -22,7 +22,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from convoeval.pipeline.conversation import RunOptions, arun_any
-from convoeval.runs import RunConfig, RunConfigError
+from convoeval.pipeline import ConfigError, EvalConfig
+from convoeval.pipeline.execute import select_scenarios
 from convoeval.scenarios import MAX_SCENARIO_BYTES, ScenarioError, load_scenario_file, parse_scenario, validate_paths
 from convoeval.store import TABLES, open_store
 from convoeval.testing import FakeChatModel
@@ -349,12 +350,12 @@ def test_validate_reports_the_corpus_files_the_loader_handles_one_line_each(tmp_
 RUN_CONFIG_MISTAKES = {
     "agent": ({"agent": "dentist"}, "agent must be one of"),
     "type": ({"type": "chatty"}, "type must be"),
-    "trials": ({"trials": 0}, "trials must be a positive integer"),
-    "trials-float": ({"trials": 1.5}, "trials must be a positive integer"),
-    "judge_samples": ({"judge_samples": -1}, "judge_samples must be a positive integer"),
-    "concurrency": ({"concurrency": "4"}, "concurrency must be a positive integer"),
-    "seeds": ({"seeds": ["42"]}, "seeds must be integers"),
-    "seeds-empty": ({"seeds": []}, "seeds must be integers"),
+    "trials": ({"trials": 0}, "trials must be from 1 to 1,000"),
+    "trials-float": ({"trials": 1.5}, "trials must be a whole number"),
+    "judge_samples": ({"judge_samples": -1}, "judge_samples must be from 1 to 50"),
+    "concurrency": ({"concurrency": "4"}, "concurrency must be a whole number"),
+    "seeds": ({"seed": ["42"]}, "seed must be integers"),
+    "seeds-empty": ({"seed": []}, "seed must list at least one seed"),
     "fail_threshold": ({"fail_threshold": -1}, "fail_threshold must be a number from 0 to 10"),
     "scenarios_dir": ({"scenarios_dir": "/nonexistent"}, "does not exist"),
     "scenario": ({"scenario": "no-such-scenario"}, "no scenario in"),
@@ -364,11 +365,10 @@ RUN_CONFIG_MISTAKES = {
 
 @pytest.mark.parametrize("case", list(RUN_CONFIG_MISTAKES))
 def test_a_bad_run_parameter_is_a_one_line_error_naming_it(case):
-    """What a notebook's parameters cell feeds: RunConfig refuses each mistake before anything runs."""
+    """What a notebook's parameters cell feeds: EvalConfig refuses each mistake before anything runs."""
     overrides, shown = RUN_CONFIG_MISTAKES[case]
-    config = RunConfig(**{"scenarios_dir": str(SCENARIOS), **overrides})
-    with pytest.raises(RunConfigError) as info:
-        config.validate().scenarios()
+    with pytest.raises(ConfigError) as info:
+        select_scenarios(EvalConfig.checked({"scenarios_dir": str(SCENARIOS), **overrides}))
     assert shown in str(info.value) and "\n" not in str(info.value), str(info.value)
 
 

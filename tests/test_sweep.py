@@ -141,7 +141,7 @@ def test_rerun_runs_done_combinations_again(tmp_path):
     ({"seeds": [1, 1]}, "must not repeat"),
     ({"parameters": {"agnet": "x"}}, "declares no parameter(s) agnet"),
     ({"parameters": {"seed": 3}}, "seed are set by the sweep itself"),
-    ({"parameters": {"judge_samples": 0}}, "judge_samples must be a positive integer"),
+    ({"parameters": {"judge_samples": 0}}, "judge_samples must be from 1 to 50"),
 ])
 def test_bad_sweeps_fail_before_any_kernel_starts(tmp_path, kwargs, message):
     executor = FakeExecutor()

@@ -147,7 +147,7 @@ def run_distributed(
     store_url: str | None,
     on_result: Callable[[Job, ConversationResult], None],
     on_turn: Callable[[str, int], None] | None = None,
-) -> dict[str, dict[str, Any]]:
+) -> tuple[dict[str, dict[str, Any]], int]:
     """Run ``jobs`` on Dask workers; hand each finished conversation to ``on_result`` in this process.
 
     Args:
@@ -159,7 +159,7 @@ def run_distributed(
         on_turn: unused on workers (turn progress stays on the worker); accepted for the same signature.
 
     Returns:
-        The models' descriptions, for the run's metadata.
+        The models' descriptions and the number of workers, for the run's metadata.
 
     Raises:
         ConfigError: settings that would ship a secret, or call budgets smaller than the number of workers.
@@ -196,7 +196,7 @@ def run_distributed(
         client.close()
         if cluster is not None:
             cluster.close()
-    return _describe(config)
+    return _describe(config), workers
 
 
 def _stream(client: Any, jobs: list[Job], settings: WorkerSettings, *, window: int,

@@ -100,10 +100,11 @@ def execute(
             if config.distributed:
                 from convoeval.pipeline.distributed import run_distributed
 
-                models = run_distributed(todo, config, store_url=store_url, on_result=save, on_turn=report.turn)
+                models, workers = run_distributed(todo, config, store_url=store_url, on_result=save,
+                                                  on_turn=report.turn)
             else:
-                models = _run_here(todo, config, scenarios, store=store, log=log, on_result=save,
-                                   on_turn=report.turn)
+                models, workers = _run_here(todo, config, scenarios, store=store, log=log, on_result=save,
+                                            on_turn=report.turn), 1
         finally:
             report.close()
         recorded_store = store.url if store_url else None
@@ -118,7 +119,7 @@ def execute(
         "duration_s": round(time.time() - started, 1),
         "runs_now": len(todo),
         "runs_resumed": skipped,
-        "workers": config.workers if config.distributed else 1,
+        "workers": workers,
         "machine": f"{platform.system()} {platform.machine()}, Python {platform.python_version()}",
     }
     save_outputs(frames, out, meta)
