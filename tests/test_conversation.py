@@ -290,5 +290,5 @@ async def test_a_conversation_row_is_looked_up_once_per_id(store, monkeypatch):
                       simulator_model=FakeChatModel(replies=["Oi", "Pix", "Sim", "Tchau [GOAL_COMPLETE]"]))
     result = await arun_any(sc, seed=1, options=opts)
     assert len(result.transcript) == 7
-    # the first patient message creates the runner's row; the agent's own id is checked (and created) once
-    assert ensured == [None, f"conv-{result.run_id}"]
+    # every message, the first patient one included, goes into the agent's conversation, checked (and created) once
+    assert ensured == [f"conv-{result.run_id}"]

@@ -228,6 +228,7 @@ class _Conversation:
         self.conversation_id: str | None = None
         self._ensured: str | None = None  # the conversation id whose row is known to exist
         self.check_failures: dict[int, list[str]] = {}  # scripted runs: turn -> failed expectations
+        self.pending: list[tuple[str | None, int, str, str, list[str]]] = []  # messages not yet in the store
 
     @property
     def entries(self) -> list[dict[str, Any]]:
@@ -255,21 +256,35 @@ class _Conversation:
         await self._log(turn, "agent", reply.text, reply.tool_names)
 
     async def _log(self, turn: int, role: str, text: str, tools: list[str]) -> None:
-        # Every message goes to the store's messages table: tools_called assertions are database queries.
-        def write() -> None:
-            wanted = self.session.conversation_id or self.conversation_id
-            # Checked (and created) once per id: looking it up again for every message was a third of the store's
-            # queries per run, and nothing else writes this run's conversation meanwhile.
-            if wanted is None or wanted != self._ensured:
-                self._ensured = ensure_conversation(self.store, self.seeded, self.scenario.agent, wanted)
-            self.conversation_id = self._ensured
-            self.session.conversation_id = self.conversation_id
-            record_message(self.store, self.seeded, self.conversation_id, role, text, tools, turn)
+        # Every message goes to the store's messages table (tools_called assertions are database queries), but not
+        # one commit per message: they are kept here and written in one transaction before the assertions run
+        # (``flush``). No agent reads the messages table while it talks.
+        self.pending.append((self.session.conversation_id, turn, role, text, tools))
 
-        await asyncio.to_thread(write)
+    def flush(self) -> None:
+        """Write the kept messages (and their conversation rows) in one transaction. Runs in a worker thread."""
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
+        # The first patient message is logged before the agent names its conversation: it belongs to the first id
+        # the agent gives (or to one made here when it gives none).
+        first_known = next((agent_id for agent_id, *_ in pending if agent_id), None)
+        with self.store.transaction():
+            for agent_id, turn, role, text, tools in pending:
+                wanted = agent_id or self.conversation_id or first_known
+                # Checked (and created) once per id: nothing else writes this run's conversation meanwhile.
+                if wanted is None or wanted != self._ensured:
+                    self._ensured = ensure_conversation(self.store, self.seeded, self.scenario.agent, wanted)
+                self.conversation_id = self._ensured
+                record_message(self.store, self.seeded, self.conversation_id, role, text, tools, turn)
+        self.session.conversation_id = self.session.conversation_id or self.conversation_id
 
-    def transcript(self) -> pd.DataFrame:
-        return typed_frame(self.rows, TRANSCRIPT_SCHEMA) if self.rows else _empty(TRANSCRIPT_SCHEMA)
+    def finish(self, assertions: Any) -> list[AssertionResult]:
+        """After the last turn: write the messages, check the database assertions, mark the run finished."""
+        self.flush()
+        results = check_assertions(self.store, assertions, self.seeded)
+        finish_run(self.store, self.seeded.run_id)
+        return results
 
 
 async def _ask_agent(agent: Agent, message: str, session: AgentSession) -> tuple[AgentReply, float]:
@@ -427,9 +442,8 @@ async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 
                 stop_reason, goal_completed = await _talk_conversational(conv, agent, opts, seed, trial, label)
             else:
                 stop_reason, goal_completed = await _talk_scripted(conv, agent, opts, label)
-            results = await asyncio.to_thread(check_assertions, store, scenario.assertions, seeded)
+            results = await asyncio.to_thread(conv.finish, scenario.assertions)
             assertion_rows = _assertion_rows(conv.keys, results)
-            await asyncio.to_thread(finish_run, store, seeded.run_id)
         finally:
             _forget(agent, conv.session.conversation_id)
             await asyncio.to_thread(cleanup_run, store, seeded.run_id)

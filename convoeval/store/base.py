@@ -19,6 +19,7 @@ even with the same persona phone. Cleanup deletes rows by ``run_id`` and nothing
 from __future__ import annotations
 
 import abc
+import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -80,6 +81,11 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def delete(self, table: str, where: Mapping[str, Any]) -> int:
         """Delete rows matching ``where`` (which must not be empty); returns the number deleted."""
+
+    def transaction(self) -> contextlib.AbstractContextManager[None]:
+        """A block whose row operations commit together (SQL stores); a backend without transactions runs each
+        operation on its own (the default here), so callers still clean up after a failure."""
+        return contextlib.nullcontext()
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""

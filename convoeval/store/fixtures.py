@@ -88,7 +88,8 @@ def seed_run(store: Store, scenario: Scenario, run_id: str | None = None) -> See
         },
     )
     try:
-        return _seed(store, scenario, run_id)
+        with store.transaction():  # every fixture row in one commit (SQL stores), or none of them
+            return _seed(store, scenario, run_id)
     except BaseException as exc:
         try:
             cleanup_run(store, run_id)
@@ -192,7 +193,8 @@ def cleanup_run(store: Store, run_id: str) -> dict[str, int]:
     """
     if not run_id:
         raise ValueError("cleanup_run needs a run id")
-    return {table: store.delete(table, {"run_id": run_id}) for table in reversed(TABLES)}
+    with store.transaction():  # one commit for every table (SQL stores)
+        return {table: store.delete(table, {"run_id": run_id}) for table in reversed(TABLES)}
 
 
 def cleanup_stale_runs(

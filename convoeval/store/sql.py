@@ -11,6 +11,7 @@ One SQLAlchemy-Core implementation serves both; the differences are confined to 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -60,6 +61,8 @@ class SqlStore(Store):
         self._secrets = _secrets(self._sa_url)
         self._tables: dict[str, sa.Table] = {}
         self._reflect_lock = threading.Lock()
+        # The connection of the transaction open in this thread / task, if any (see ``transaction``).
+        self._tx: contextvars.ContextVar[sa.Connection | None] = contextvars.ContextVar(f"tx-{id(self)}", default=None)
         # An in-memory SQLite database lives in one connection, which threads must take turns on.
         self._memory = self.backend == "sqlite" and self._sa_url.database in (None, "", ":memory:")
         self._serial: contextlib.AbstractContextManager[Any] = threading.RLock() if self._memory else contextlib.nullcontext()
@@ -118,6 +121,37 @@ class SqlStore(Store):
 
     # ── row operations ──
 
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Run every row operation inside the block in ONE transaction (this thread's); commit at the end.
+
+        A conversation's seeding, its messages and its cleanup each write a dozen rows or more: one transaction
+        each instead of one per row is a fraction of the commits and of the waits for SQLite's write lock. An
+        exception rolls back everything the block wrote.
+        """
+        if self._tx.get() is not None:  # nested: part of the outer transaction
+            yield
+            return
+        with self._serial, self._errors("transaction"), self._engine.begin() as conn:
+            token = self._tx.set(conn)
+            try:
+                yield
+            finally:
+                self._tx.reset(token)
+
+    @contextlib.contextmanager
+    def _conn(self, *, write: bool) -> Iterator[sa.Connection]:
+        """The open transaction's connection, else a new one (a write transaction, or a read-only connection)."""
+        current = self._tx.get()
+        if current is not None:
+            yield current
+        elif write:
+            with self._serial, self._engine.begin() as conn:
+                yield conn
+        else:
+            with self._serial, self._engine.connect() as conn:
+                yield conn.execution_options(**{_READONLY: True})
+
     def insert(self, table: str, rows: Row | Sequence[Row]) -> list[Row]:
         batch = [dict(rows)] if isinstance(rows, Mapping) else [dict(r) for r in rows]
         for row in batch:
@@ -127,7 +161,7 @@ class SqlStore(Store):
         if not batch:
             return []
         t = self._table(table)
-        with self._serial, self._errors(f"insert into {table}"), self._engine.begin() as conn:
+        with self._errors(f"insert into {table}"), self._conn(write=True) as conn:
             return [dict(conn.execute(sa.insert(t).values(row).returning(*t.c)).mappings().one()) for row in batch]
 
     def select(self, table: str, where: Mapping[str, Any] | None = None, *, order_by: str | None = None) -> list[Row]:
@@ -137,8 +171,7 @@ class SqlStore(Store):
         stmt = sa.select(t).where(*_conditions(t, where or {}))
         if column:
             stmt = stmt.order_by(t.c[column].desc() if descending else t.c[column])
-        with self._serial, self._errors(f"select from {table}"), self._engine.connect() as conn:
-            conn = conn.execution_options(**{_READONLY: True})
+        with self._errors(f"select from {table}"), self._conn(write=False) as conn:
             return [dict(r) for r in conn.execute(stmt).mappings()]
 
     def update(self, table: str, where: Mapping[str, Any], values: Mapping[str, Any]) -> int:
@@ -147,7 +180,7 @@ class SqlStore(Store):
             raise StoreError(f"{self.backend} store: update of {table!r} needs a non-empty where and values")
         t = self._table(table)
         stmt = sa.update(t).where(*_conditions(t, where)).values(dict(values))
-        with self._serial, self._errors(f"update {table}"), self._engine.begin() as conn:
+        with self._errors(f"update {table}"), self._conn(write=True) as conn:
             return conn.execute(stmt).rowcount
 
     def delete(self, table: str, where: Mapping[str, Any]) -> int:
@@ -155,7 +188,7 @@ class SqlStore(Store):
         if not where:
             raise StoreError(f"{self.backend} store: refusing to delete every row of {table!r} (empty where)")
         t = self._table(table)
-        with self._serial, self._errors(f"delete from {table}"), self._engine.begin() as conn:
+        with self._errors(f"delete from {table}"), self._conn(write=True) as conn:
             return conn.execute(sa.delete(t).where(*_conditions(t, where))).rowcount
 
     def close(self) -> None:
