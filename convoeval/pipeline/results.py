@@ -34,6 +34,7 @@ __all__ = ["EvalResult", "FolderInUseError", "finished", "load_results", "merge_
            "write_conversation"]
 
 LOCK_FILE = ".lock"
+_MADE: set[Path] = set()
 
 
 class FolderInUseError(RuntimeError):
@@ -52,11 +53,20 @@ def write_conversation(out_dir: Path, key: str, payload: Mapping[str, Any]) -> P
         The file written.
     """
     runs = out_dir / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=runs, prefix=f".{key}.", suffix=".tmp")
+    if runs not in _MADE:  # one mkdir per folder, not per conversation
+        runs.mkdir(parents=True, exist_ok=True)
+        _MADE.add(runs)
+    # ``json.dumps`` then one write: ``json.dump`` encodes in pure Python and writes every token separately
+    # (about 1,500 writes and 10 ms of CPU for one conversation).
+    text = json.dumps(payload, ensure_ascii=False, default=str)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=runs, prefix=f".{key}.", suffix=".tmp")
+    except FileNotFoundError:  # the folder was removed meanwhile
+        _MADE.discard(runs)
+        return write_conversation(out_dir, key, payload)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, ensure_ascii=False, default=str)
+            fh.write(text)
         final = runs / f"{key}.json"
         os.replace(tmp, final)
     except BaseException:
