@@ -15,7 +15,7 @@ setup: ## install convoeval, its dev tools, the local LLM server and the local m
 	@echo "convoeval is set up. Activate with: . $(BIN)/activate"
 
 run: ## the main job: the billing notebook, offline on the local model (data and report.html in reports/billing/)
-	$(BIN)/papermill notebooks/run.ipynb reports/billing.ipynb -p agent billing --inject-output-path
+	$(BIN)/convoeval notebook notebooks/run.ipynb reports/billing.ipynb -p agent billing
 
 test: ## the test suite (starts the local PostgreSQL when there is one)
 	bash scripts/test.sh

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from convoeval.scenarios import AGENTS, json_schema, validate_paths
 
@@ -96,6 +98,76 @@ def _run(args: argparse.Namespace) -> int:
     for line in result.lines:
         print(line)
     return result.exit_code
+
+
+# ── notebook ──
+
+
+class _DropInjectedPathWarnings:
+    """Keep the cells' output; drop papermill's noise (its cell brackets, the injected path as "unknown parameter")."""
+
+    def filter(self, record: Any) -> bool:
+        message = record.getMessage()
+        if "Passed unknown parameter: PAPERMILL_" in message:
+            return False
+        # papermill brackets every cell with these lines; the cells' own output is what a user follows.
+        return not message.startswith(("Executing Cell", "Ending Cell", "Executing notebook with kernel"))
+
+
+@command("notebook")
+def _notebook(args: argparse.Namespace) -> int:
+    import warnings
+
+    import papermill
+    import yaml
+    from papermill.exceptions import PapermillExecutionError
+
+    from convoeval.pipeline.config import project_root
+
+    root = project_root()
+    source = Path(args.notebook) if args.notebook else root / "notebooks" / "run.ipynb"
+    if not source.exists():
+        raise UsageError(f"notebook {source} not found")
+    parameters: dict[str, Any] = dict(yaml.safe_load(args.yaml) or {}) if args.yaml else {}
+    for name, value in args.parameters or []:
+        parameters[name] = yaml.safe_load(value)  # as papermill's -p: 3 is a number, [1, 2] a list
+    output = Path(args.output) if args.output else root / "reports" / f"{parameters.get('agent') or source.stem}.ipynb"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    parameters.setdefault("PAPERMILL_OUTPUT_PATH", str(output))  # the data goes beside the executed notebook
+    # The cells' output (the run's progress lines) streams to this terminal; papermill's own chatter does not.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Stripped("%(message)s"))
+    handler.addFilter(_DropInjectedPathWarnings())
+    logger = logging.getLogger("papermill")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO if not args.quiet else logging.WARNING)
+    logger.propagate = False
+    warnings.filterwarnings("ignore", message=".*without encryption.*")
+    try:
+        papermill.execute_notebook(str(source), str(output), parameters=parameters, cwd=str(root),
+                                   progress_bar=False, log_output=not args.quiet, kernel_name=args.kernel,
+                                   # the kernel's own warning about TCP on localhost is noise for a local run
+                                   extra_arguments=["--IPKernelApp.log_level=ERROR"])
+    except PapermillExecutionError as exc:
+        # The cell's own error is one line (ConfigError, RunError, ThresholdError, …): show that, not papermill's
+        # traceback of the kernel's traceback.
+        print(f"convoeval: error: {exc.ename}: {exc.evalue} (executed notebook: {output})", file=sys.stderr)
+        return EXIT_CODES.get(exc.ename, 1)
+    finally:
+        logger.removeHandler(handler)
+    print(f"executed notebook: {output}")
+    return 0
+
+
+class _Stripped(logging.Formatter):
+    """Cell output already ends with its newline: without stripping, every line would be followed by a blank one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return super().format(record).rstrip("\n")
+
+
+#: A failed notebook's exit code by the error its cell raised: a setting is a usage error, a gate a failure.
+EXIT_CODES = {"ConfigError": 2, "ParameterError": 2, "RunError": 2, "ThresholdError": 1, "ReplayMissError": 1}
 
 
 @command("llm")
@@ -213,6 +285,19 @@ def build_parser() -> argparse.ArgumentParser:
                         "that ended in error are run again)")
     p.add_argument("--allow-errors", action="store_true",
                    help="conversations that ended in error do not make the exit code 3")
+
+    p = sub.add_parser(
+        "notebook", help="execute a notebook with papermill, its progress in this terminal, errors in one line",
+        description="papermill with what a terminal user needs: the run's progress lines as they come (papermill's "
+                    "--log-output), the data beside the executed notebook, and a bad parameter or a failed cell as "
+                    "one line (exit 2 for a setting, 1 for a failed gate) instead of a traceback.")
+    p.add_argument("notebook", nargs="?", metavar="NOTEBOOK", help="default: notebooks/run.ipynb")
+    p.add_argument("output", nargs="?", metavar="OUTPUT", help="the executed notebook (default: reports/<agent>.ipynb)")
+    p.add_argument("-p", "--parameters", nargs=2, action="append", metavar=("NAME", "VALUE"),
+                   help="a parameter, as papermill's -p (values are read as YAML: 3, [1, 2], null)")
+    p.add_argument("-y", "--yaml", metavar="YAML", help="parameters as one YAML mapping, as papermill's -y")
+    p.add_argument("-k", "--kernel", metavar="NAME", help="the kernel (default: the notebook's)")
+    p.add_argument("-q", "--quiet", action="store_true", help="do not stream the cells' output")
 
     p = sub.add_parser("llm", help="the embedded local model server")
     p.add_argument("action", choices=("serve", "status", "stop"))
