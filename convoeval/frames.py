@@ -365,6 +365,27 @@ def as_entries(transcript: pd.DataFrame | Sequence[Any]) -> list[dict[str, Any]]
     return out
 
 
+def as_transcripts(transcripts: pd.DataFrame | Sequence[Any]) -> pd.DataFrame:
+    """A transcript frame from a frame (one or many conversations) or a list of message dicts (one conversation).
+
+    A list's messages may carry ``run_id``, ``scenario`` and the other conversation columns; a list without a
+    ``run_id`` is one conversation, given the id ``conversation-1``.
+
+    Raises:
+        TypeError: neither a frame nor a list of messages.
+        ValueError: a message with an unknown role or column.
+    """
+    if isinstance(transcripts, pd.DataFrame):
+        return transcripts
+    if isinstance(transcripts, (str, bytes, Mapping)) or not isinstance(transcripts, Sequence):
+        raise TypeError(f"transcripts must be a DataFrame or a list of message dicts, got {type(transcripts).__name__}")
+    entries = [dict(_as_mapping(e)) for e in transcripts]
+    if entries and all(e.get("run_id") is None for e in entries):
+        for e in entries:
+            e["run_id"] = "conversation-1"
+    return transcript_frame(entries)
+
+
 def iter_conversations(frame: pd.DataFrame) -> Iterator[tuple[dict[str, Any], pd.DataFrame]]:
     """Yield ``(conversation_keys, rows)`` per ``run_id``, in first-appearance order.
 

@@ -19,3 +19,28 @@ def state_dir() -> Path:
         path = Path(base) / "convoeval"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+#: Where a project keeps its scenario files, relative to the project's folder.
+SCENARIOS_SUBDIR = Path("evals") / "scenarios"
+SCENARIOS_ENV = "CONVOEVAL_SCENARIOS_DIR"
+
+
+def project_root(start: Path | str | None = None) -> Path:
+    """The nearest folder at or above ``start`` (default: the working directory) holding ``evals/scenarios``.
+
+    Notebooks run with the notebook's folder (Jupyter, nbval) or the caller's (papermill) as working directory;
+    both find the project this way. Outside a project it falls back to ``start`` itself.
+    """
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / SCENARIOS_SUBDIR).is_dir():
+            return folder
+    return here
+
+
+def default_scenarios_dir() -> Path:
+    """The scenario folder used when none is given: ``$CONVOEVAL_SCENARIOS_DIR``, else the project's
+    ``evals/scenarios`` found from the working directory or any folder above it (``notebooks/`` included)."""
+    configured = os.environ.get(SCENARIOS_ENV)
+    return Path(configured).expanduser() if configured else project_root() / SCENARIOS_SUBDIR

@@ -656,7 +656,7 @@ DEFAULT_SCENARIOS_DIR = Path("evals/scenarios")
 
 
 def load_scenarios(
-    scenarios_dir: Path | str = DEFAULT_SCENARIOS_DIR,
+    scenarios_dir: Path | str | None = None,
     *,
     agent: str | None = None,
     scenario: str | None = None,
@@ -665,7 +665,9 @@ def load_scenarios(
     """Load and filter scenarios.
 
     Args:
-        scenarios_dir: a folder (searched recursively) or a single file.
+        scenarios_dir: a folder (searched recursively) or a single file; default ``$CONVOEVAL_SCENARIOS_DIR``, else
+            the project's ``evals/scenarios``, found from the working directory or any folder above it (so it works
+            from ``notebooks/`` too).
         agent: keep only this agent's scenarios.
         scenario: keep only the scenario with this id.
         type: keep only ``"scripted"`` or ``"conversational"`` scenarios.
@@ -680,6 +682,14 @@ def load_scenarios(
         raise ValueError(f"unknown agent {agent!r}; expected one of {', '.join(AGENTS)}")
     if type is not None and type not in _SCHEMAS:
         raise ValueError(f"unknown scenario type {type!r}; expected 'scripted' or 'conversational'")
+    if scenarios_dir is None:
+        from convoeval.paths import default_scenarios_dir
+
+        scenarios_dir = default_scenarios_dir()
+        if not scenarios_dir.exists():
+            raise ScenarioError(scenarios_dir, [("", f"no scenario folder here (looked from {Path.cwd()} upwards "
+                                                     "for evals/scenarios); pass scenarios_dir= or set "
+                                                     "CONVOEVAL_SCENARIOS_DIR")])
     report = validate_paths([scenarios_dir])
     if report.errors:
         raise report.errors[0]

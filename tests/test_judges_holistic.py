@@ -102,6 +102,13 @@ def test_prompt_layout_goal_and_agent_type():
 
 def test_missing_goal_fails_before_any_call():
     model = FakeChatModel()
+    unknown = conversation().assign(scenario="not-a-project-scenario")  # neither given nor in evals/scenarios
     with pytest.raises(ValueError, match="goal"):
-        judge_holistic(conversation(), model=model)
+        judge_holistic(unknown, model=model)
     assert model.calls == []
+
+
+def test_without_scenarios_the_goal_comes_from_the_project_scenario_of_that_id():
+    model = FakeChatModel(replies=[{"scores": dict.fromkeys(HOLISTIC_DIMENSIONS, 8), "issues": [], "suggestion": ""}])
+    judge_holistic(conversation(), model=model)  # the transcript names billing-conv-happy-payment
+    assert "Patient pays a pending R$150 invoice using Pix" in str(model.calls[0].messages[-1].content)

@@ -15,12 +15,16 @@ class JudgeParseError(ValueError):
 
 
 def resolve_model(model: Any) -> Any:
-    """The given model, or the configured judge model."""
-    if model is not None:
-        return model
-    from convoeval.models import get_model
+    """A chat model for the judges: ``model`` itself when it is one, else ``get_model("judge", model)``.
 
-    return get_model("judge")
+    ``model`` may be ``None`` (the environment decides), a model name, ``"local"``, a mapping of model settings or a
+    ``ModelSpec`` — the one model builder resolves them all — or a chat model object.
+    """
+    from convoeval.models import ModelSpec, get_model
+
+    if model is None or isinstance(model, (str, Mapping, ModelSpec)):
+        return get_model("judge", model)
+    return model
 
 
 def judge_columns(model: Any, result: LLMResult | None) -> dict[str, Any]:
@@ -58,12 +62,37 @@ def judge_seed(keys: Mapping[str, Any], sample: int) -> int | None:
 
 
 def by_id(scenarios: Iterable[Any] | Mapping[str, Any] | None) -> dict[str, Any]:
-    """Scenarios indexed by id, from a list of scenario objects or an id -> scenario mapping."""
+    """Scenarios indexed by id, from a list of scenario objects or an id -> scenario mapping.
+
+    ``None`` means the project's scenarios (``load_scenarios()``), so a transcript from ``run_conversation`` can be
+    judged without passing its scenario again; none when there is no project folder.
+    """
     if scenarios is None:
-        return {}
+        return _project_scenarios()
     if isinstance(scenarios, Mapping):
         return dict(scenarios)
     return {s.id: s for s in scenarios}
+
+
+def _project_scenarios() -> dict[str, Any]:
+    from convoeval.paths import default_scenarios_dir
+
+    folder = default_scenarios_dir()
+    if not folder.is_dir():
+        return {}
+    stamp = max((p.stat().st_mtime_ns for p in folder.rglob("*.y*ml")), default=0)
+    key = (str(folder), stamp)
+    if key not in _LOADED:
+        from convoeval.scenarios import ScenarioError, load_scenarios
+
+        try:
+            _LOADED[key] = {s.id: s for s in load_scenarios(folder)}
+        except ScenarioError:
+            _LOADED[key] = {}
+    return dict(_LOADED[key])
+
+
+_LOADED: dict[tuple[str, int], dict[str, Any]] = {}
 
 
 def conversation_row(keys: Mapping[str, Any]) -> dict[str, Any]:

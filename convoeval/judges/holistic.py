@@ -20,6 +20,7 @@ from convoeval._aio import run_sync
 from convoeval.frames import (
     HOLISTIC_DIMENSIONS,
     HOLISTIC_SCHEMA,
+    as_transcripts,
     iter_conversations,
     transcript_to_entries,
     typed_frame,
@@ -224,7 +225,7 @@ async def aholistic_rows(
 
 
 async def ajudge_holistic(
-    transcripts: pd.DataFrame,
+    transcripts: pd.DataFrame | Sequence[Mapping[str, Any]],
     *,
     goals: str | Mapping[str, str] | None = None,
     agent_types: str | Mapping[str, str] | None = None,
@@ -235,14 +236,15 @@ async def ajudge_holistic(
     max_tokens: int | None = None,
 ) -> pd.DataFrame:
     """Async ``judge_holistic``: every conversation × sample is judged concurrently (the LLM layer bounds it)."""
-    conversations = [(keys, transcript_to_entries(rows)) for keys, rows in iter_conversations(transcripts)]
+    frame = as_transcripts(transcripts)
+    conversations = [(keys, transcript_to_entries(rows)) for keys, rows in iter_conversations(frame)]
     rows = await aholistic_rows(conversations, goals=goals, agent_types=agent_types, scenarios=scenarios,
                                 model=model, samples=samples, temperature=temperature, max_tokens=max_tokens)
     return typed_frame(rows, HOLISTIC_SCHEMA)
 
 
 def judge_holistic(
-    transcripts: pd.DataFrame,
+    transcripts: pd.DataFrame | Sequence[Mapping[str, Any]],
     *,
     goals: str | Mapping[str, str] | None = None,
     agent_types: str | Mapping[str, str] | None = None,
@@ -255,11 +257,14 @@ def judge_holistic(
     """Score each whole conversation on six 0–10 dimensions: one row per conversation × sample.
 
     Args:
-        transcripts: A transcript frame of one or many conversations.
+        transcripts: A transcript frame of one or many conversations, or one conversation as a list of message
+            dicts (``role``, ``text``, optionally ``scenario``).
         goals: The patient's goal: one for all, or ``{scenario_id: goal}``. Default: each scenario's ``goal``.
         agent_types: The agent type shown to the judge; default the transcript's ``agent`` column.
-        scenarios: The scenarios (a list or ``{id: scenario}``), used for what is not given explicitly.
-        model: The judge model; default ``convoeval.models.get_model("judge")``.
+        scenarios: The scenarios (a list or ``{id: scenario}``), used for what is not given explicitly; default the
+            project's scenarios, looked up by the transcript's ``scenario`` id.
+        model: The judge model: a name, ``"local"``, a mapping of model settings or a chat model; default the
+            environment's (``convoeval.models.get_model("judge")``).
         samples: Ask the judge this many times per conversation (distinct cache identities).
         temperature: Sampling temperature (``None`` = the judge model's own).
         max_tokens: Output cap.

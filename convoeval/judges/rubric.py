@@ -18,7 +18,7 @@ import pandas as pd
 from pydantic import BaseModel, Field, ValidationError, create_model, model_validator
 
 from convoeval._aio import run_sync
-from convoeval.frames import RUBRIC_SCHEMA, iter_conversations, transcript_to_entries, typed_frame
+from convoeval.frames import RUBRIC_SCHEMA, as_transcripts, iter_conversations, transcript_to_entries, typed_frame
 from convoeval.judges._common import (
     JudgeParseError,
     by_id,
@@ -312,7 +312,7 @@ async def arubric_rows(
 
 
 async def ajudge_rubric(
-    transcripts: pd.DataFrame,
+    transcripts: pd.DataFrame | Sequence[Mapping[str, Any]],
     *,
     rubric: RubricSpec = None,
     scenarios: Iterable[Any] | Mapping[str, Any] | None = None,
@@ -322,14 +322,15 @@ async def ajudge_rubric(
     max_tokens: int | None = None,
 ) -> pd.DataFrame:
     """Async ``judge_rubric``: every conversation × sample is judged concurrently (the LLM layer bounds it)."""
-    conversations = [(keys, transcript_to_entries(rows)) for keys, rows in iter_conversations(transcripts)]
+    frame = as_transcripts(transcripts)
+    conversations = [(keys, transcript_to_entries(rows)) for keys, rows in iter_conversations(frame)]
     rows = await arubric_rows(conversations, rubric=rubric, scenarios=scenarios, model=model, samples=samples,
                               temperature=temperature, max_tokens=max_tokens)
     return typed_frame(rows, RUBRIC_SCHEMA)
 
 
 def judge_rubric(
-    transcripts: pd.DataFrame,
+    transcripts: pd.DataFrame | Sequence[Mapping[str, Any]],
     *,
     rubric: RubricSpec = None,
     scenarios: Iterable[Any] | Mapping[str, Any] | None = None,
@@ -341,11 +342,14 @@ def judge_rubric(
     """Judge each conversation against its rubric: one row per conversation × criterion × sample.
 
     Args:
-        transcripts: A transcript frame (``convoeval.frames.TRANSCRIPT_COLUMNS``) of one or many conversations.
+        transcripts: A transcript frame (``convoeval.frames.TRANSCRIPT_COLUMNS``) of one or many conversations, or
+            one conversation as a list of message dicts (``role``, ``text``, optionally ``scenario``).
         rubric: The criteria: one list for every conversation, or ``{scenario_id: [criteria]}``. Items are strings
             or ``RubricCriterion`` objects. Default: each conversation's scenario's rubric (from ``scenarios``).
-        scenarios: The scenarios (a list or ``{id: scenario}``), used when ``rubric`` is not given.
-        model: The judge model; default ``convoeval.models.get_model("judge")``.
+        scenarios: The scenarios (a list or ``{id: scenario}``), used when ``rubric`` is not given; default the
+            project's scenarios, looked up by the transcript's ``scenario`` id.
+        model: The judge model: a name, ``"local"``, a mapping of model settings or a chat model; default the
+            environment's (``convoeval.models.get_model("judge")``).
         samples: Ask the judge this many times per conversation (independent samples, distinct cache identities).
         temperature: Sampling temperature (``None`` = the judge model's own).
         max_tokens: Output cap (default grows with the number of criteria).

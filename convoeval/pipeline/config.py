@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from convoeval.paths import project_root
+
 __all__ = ["MAX_SEED", "ConfigError", "EvalConfig", "project_root"]
 
 #: Seeds reach the model APIs with the turn number added; OpenAI and llama.cpp take 32-bit seeds.
@@ -227,9 +229,11 @@ class EvalConfig(BaseModel):
 
     def scenarios_path(self) -> Path:
         """The scenario folder: ``scenarios_dir`` (relative to the project), else the project's ``evals/scenarios``."""
+        from convoeval.paths import default_scenarios_dir
+
         root = project_root()
         if self.scenarios_dir is None:
-            return root / "evals" / "scenarios"
+            return default_scenarios_dir()
         path = Path(self.scenarios_dir).expanduser()
         return path if path.is_absolute() or path.exists() else root / path
 
@@ -311,16 +315,3 @@ _WHAT = {
     "cluster": "must be a Dask scheduler address such as tcp://host:8786, or None",
     "resume": "must be True or False",
 }
-
-
-def project_root(start: Path | str | None = None) -> Path:
-    """The nearest folder at or above ``start`` (default: the working directory) holding ``evals/scenarios``.
-
-    Notebooks run with the notebook's folder (Jupyter, nbval) or the caller's (papermill) as working directory;
-    both find the project this way. Outside a project it falls back to ``start`` itself.
-    """
-    here = Path(start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / "evals" / "scenarios").is_dir():
-            return folder
-    return here
