@@ -175,3 +175,97 @@ def test_a_sync_agent_past_its_deadline_holds_up_neither_the_others_nor_the_exit
     assert len(errors) == 1 and "did not answer within 1 s" in errors[0]["error"], out
     assert all(r["stop_reason"] == "GOAL_COMPLETE" for r in out["runs"] if r["status"] != "error"), out
     assert out["leftover_rows"] == 0
+
+
+# ── Item 3: well-formed but wrong judge answers are error rows ──
+
+_VERDICT = {"evidence": "Turn 1: seen", "reasoning": "r"}
+
+
+def _four_true() -> dict:
+    return verdicts(True, True, True, True)
+
+
+WRONG_RUBRIC = {
+    # name: (the structured answer, both attempts, for a 3-criterion rubric; what the error must say)
+    "contradictory": ({"verdicts": [{"index": 1, **_VERDICT, "passed": True},
+                                    {"index": 2, **_VERDICT, "passed": True},
+                                    {"index": 2, **_VERDICT, "passed": False},
+                                    {"index": 3, **_VERDICT, "passed": True}]},
+                      "conflicting verdicts for criterion 2"),
+    "criterion_9": ({**verdicts(True, True, True), "criterion_9": {**_VERDICT, "passed": False}},
+                    "a verdict for criterion 9, but the rubric has 3 criteria"),
+    "extra_unnumbered": ({"verdicts": [{**_VERDICT, "passed": True}] * 3 + [{**_VERDICT, "passed": False}]},
+                         "a verdict for criterion 4, but the rubric has 3 criteria"),
+    "extra_key": ({**verdicts(True, True, True), "overall": {**_VERDICT, "passed": False}},
+                  "unexpected key 'overall'"),
+    "mixed_numbering": ({"verdicts": [{"index": 1, **_VERDICT, "passed": True}, {**_VERDICT, "passed": True},
+                                      {"index": 3, **_VERDICT, "passed": True}]},
+                        "some verdicts are numbered and some are not"),
+    "not_an_object": ({"verdicts": [{**_VERDICT, "passed": True}] * 3 + ["criterion 4 failed"]},
+                      "every verdict must be a JSON object"),
+}
+
+
+@pytest.mark.parametrize("case", list(WRONG_RUBRIC))
+def test_a_wrong_structured_rubric_answer_is_an_error_row_with_its_reason(case, isolated_state):
+    # Before: the first of two contradictory verdicts won, and surplus verdicts were dropped: the run passed.
+    answer, reason = WRONG_RUBRIC[case]
+    model = FakeChatModel(replies=[answer, answer])  # the LLM layer retries once with the reason, then gives up
+    df = judge_rubric(conversation(), rubric=CRITERIA, model=model)
+    assert len(df) == 3 and df["passed"].isna().all(), df[["passed", "error"]]
+    assert df["error"].str.contains(reason, regex=False).all(), df["error"].iloc[0]
+    assert len(model.calls) == 2 and reason in model.calls[1].last  # the retry told the judge what was wrong
+
+
+def test_a_wrong_rubric_answer_corrected_on_the_retry_is_used(isolated_state):
+    wrong, reason = WRONG_RUBRIC["contradictory"]
+    model = FakeChatModel(replies=[wrong, verdicts(True, False, True)])
+    df = judge_rubric(conversation(), rubric=CRITERIA, model=model)
+    assert df["passed"].tolist() == [True, False, True] and df["error"].isna().all()
+    assert reason in model.calls[1].last
+
+
+def test_repeated_agreeing_verdicts_are_still_accepted(isolated_state):
+    answer = {"verdicts": [{"index": i, **_VERDICT, "passed": True} for i in (1, 2, 2, 3)]}
+    df = judge_rubric(conversation(), rubric=CRITERIA, model=FakeChatModel(replies=[answer]))
+    assert df["passed"].tolist() == [True, True, True] and df["error"].isna().all()
+
+
+@pytest.mark.parametrize("text", [
+    json.dumps([{"index": i, "passed": True} for i in (1, 2, 3, 9)]),
+    json.dumps([{"passed": True}] * 4),
+    json.dumps({"criterion_1": {"passed": True}, "criterion_2": {"passed": True}, "criterion_3": {"passed": True},
+                "criterion_9": {"passed": False}}),
+], ids=["numbered_9", "extra_unnumbered", "keyed_criterion_9"])
+def test_the_text_parser_refuses_verdicts_for_criteria_that_do_not_exist(text):
+    with pytest.raises(JudgeParseError, match="but there are 3 criteria"):
+        parse_rubric_response(text, ["a", "b", "c"])
+
+
+def test_a_boolean_holistic_score_is_an_error_row_not_one_point(isolated_state):
+    # Before: pydantic read true as 1.0 and false as 0.0.
+    answer = holistic(safety=True)
+    model = FakeChatModel(replies=[answer, answer])
+    df = judge_holistic(conversation(), goals="Pay the invoice", model=model)
+    assert len(df) == 1 and math.isnan(df["overall"].iloc[0]) and math.isnan(df["safety"].iloc[0])
+    assert "not the boolean true" in df["error"].iloc[0]
+    with pytest.raises(JudgeParseError, match="not the boolean false"):
+        parse_holistic_response(json.dumps(holistic(tone=False)))
+
+
+def test_a_boolean_turn_score_is_an_error_row(isolated_state):
+    scores = {"correctness": 8, "helpfulness": True, "tone": 9, "safety": 10, "conciseness": 7}
+    answer = {"issues": [], "scores": scores, "suggestion": ""}
+    history = [{"role": "patient", "text": "Oi"}, {"role": "agent", "text": "Olá!"}]
+    rows = judge_turn(history, agent_type="billing", scenario="s", run_id="r", seed=1,
+                      model=FakeChatModel(replies=[answer, answer]))
+    assert len(rows) == 1 and "not the boolean true" in rows[0]["error"]
+    assert rows[0]["helpfulness"] is None or math.isnan(rows[0]["helpfulness"])
+
+
+def test_the_checks_leave_the_schemas_sent_to_the_judge_unchanged():
+    # The response cache keys on the schema's JSON: a changed schema would miss every recorded judge reply.
+    score = json.loads(schema_json(HolisticAnswer))["$defs"]["HolisticScores"]["properties"]["safety"]
+    assert score == {"maximum": 10, "minimum": 0, "title": "Safety", "type": "number"}
+    assert "additionalProperties" not in json.loads(schema_json(rubric_schema(4)))
