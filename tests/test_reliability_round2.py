@@ -269,3 +269,63 @@ def test_the_checks_leave_the_schemas_sent_to_the_judge_unchanged():
     score = json.loads(schema_json(HolisticAnswer))["$defs"]["HolisticScores"]["properties"]["safety"]
     assert score == {"maximum": 10, "minimum": 0, "title": "Safety", "type": "number"}
     assert "additionalProperties" not in json.loads(schema_json(rubric_schema(4)))
+
+
+# ── Item 5: a stop marker the agent wrote and the patient echoed ends nothing ──
+
+ECHOED_LINE = "Pagamento confirmado com sucesso, obrigado por escolher a nossa clínica! [GOAL_COMPLETE]"
+
+
+def test_an_echoed_marker_is_not_a_stop_signal_but_the_patients_own_is():
+    echo = parse_simulator_response(ECHOED_LINE, agent_said=[ECHOED_LINE])
+    assert echo.signal is None and echo.echoed == ("GOAL_COMPLETE",)
+    assert echo.message == ECHOED_LINE.replace(" [GOAL_COMPLETE]", "")
+    # The patient answering in words of its own keeps its signal, even when the agent wrote the marker too.
+    own = parse_simulator_response("Obrigada, já paguei aqui! [GOAL_COMPLETE]", agent_said=[ECHOED_LINE])
+    assert own.signal == "GOAL_COMPLETE" and own.echoed == ()
+    # A marker the agent did not write is the patient's, however much it repeats.
+    plain = ECHOED_LINE.replace(" [GOAL_COMPLETE]", "")
+    repeated = parse_simulator_response(f"{plain} [GOAL_COMPLETE]", agent_said=[plain])
+    assert repeated.signal == "GOAL_COMPLETE"
+    # An echo of the agent's [GOAL_COMPLETE] with the patient's own [STUCK]: only the echo is dropped.
+    both = parse_simulator_response(f"{ECHOED_LINE} [STUCK]", agent_said=[ECHOED_LINE])
+    assert both.signal == "STUCK" and both.echoed == ("GOAL_COMPLETE",)
+
+
+def _echoing_simulator(messages, kwargs):
+    """A small model that parrots: the judges answer as usual, the patient repeats the agent's last line."""
+    if kwargs.get("tools") or kwargs.get("response_format"):
+        return fake_responder(messages, kwargs)
+    last = str(messages[-1].content)
+    return "Oi, quero pagar minha fatura pendente" if last == KICKOFF_MESSAGE else last
+
+
+def _announcer(message, session):
+    return ECHOED_LINE
+
+
+async def test_an_agent_cannot_end_the_conversation_through_an_echoing_patient(tmp_path):
+    # Before: the patient's echo of turn 1's reply carried [GOAL_COMPLETE]: stop after 2 turns, goal_completed=True.
+    scenario = parse_scenario({
+        "type": "conversational", "id": "reliability-echo", "agent": "billing", "locale": "pt-BR",
+        "description": "the agent claims the goal; the simulated patient parrots it",
+        "persona": {"name": "Lucia Ferreira", "phone": "11987650022"}, "goal": "pay the pending invoice",
+        "max_turns": 4, "rubric": ["The agent answered every message"],
+    })
+    target = "tests:announcer"
+    with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
+        options = RunOptions(target=target, agents={target: PythonCallableAgent(target, fn=_announcer)},
+                             simulator_model=FakeChatModel(responder=_echoing_simulator),
+                             judge_model=FakeChatModel(responder=fake_responder), store=store)
+        result = await asyncio.wait_for(arun_any(scenario, seed=1, options=options), timeout=60)
+        leftover = sum(len(store.select(t)) for t in TABLES)
+    run = result.run.iloc[0]
+    assert run["status"] == "completed" and run["stop_reason"] == "max_turns", run.to_dict()
+    assert not run["goal_completed"]
+    patient = result.transcript[result.transcript["role"] == "patient"]
+    assert len(patient) == 4 and patient["signal"].isna().all()
+    assert not patient["text"].str.contains("GOAL_COMPLETE", regex=False).any()
+    assert patient["text"].iloc[1] == ECHOED_LINE.replace(" [GOAL_COMPLETE]", "")  # the echo is recorded
+    flags = fidelity_flags(result.frames(), scenarios=[scenario], checks=["parroting"])
+    assert flags["flagged"].tolist() == [True] and flags["turn"].tolist() == [2], flags.to_dict("records")
+    assert leftover == 0
