@@ -329,3 +329,124 @@ async def test_an_agent_cannot_end_the_conversation_through_an_echoing_patient(t
     flags = fidelity_flags(result.frames(), scenarios=[scenario], checks=["parroting"])
     assert flags["flagged"].tolist() == [True] and flags["turn"].tolist() == [2], flags.to_dict("records")
     assert leftover == 0
+
+
+# ── Item 7: an unreachable Supabase host fails fast and says so ──
+
+SUPABASE_KEY = "sb_secret_" + "Round2Key789"
+_OPEN = """
+import json, time
+import convoeval.store.supabase  # imported first: the supabase client takes seconds to import
+from convoeval.store import StoreError, open_store
+started = time.perf_counter()
+try:
+    open_store("supabase://").close()
+    out = {"opened": True}
+except StoreError as exc:
+    out = {"error": str(exc)}
+out["seconds"] = time.perf_counter() - started
+print(json.dumps(out))
+"""
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def _silent_server() -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that accepts connections and never answers."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    server.settimeout(0.05)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(timeout=2)
+        for conn in held:
+            conn.close()
+        server.close()
+
+
+def _open_supabase(tmp_path, port: int, **env: str) -> dict:
+    environ = clean_env(tmp_path, SUPABASE_URL=f"http://127.0.0.1:{port}", SUPABASE_SERVICE_ROLE_KEY=SUPABASE_KEY,
+                        **env)
+    proc = subprocess.run([sys.executable, "-c", _OPEN], env=environ, capture_output=True, text=True, timeout=45)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert SUPABASE_KEY not in proc.stdout + proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("server", ["refused", "silent"])
+def test_an_unreachable_supabase_host_fails_fast_and_says_so(server, tmp_path):
+    # Before: 94-97 s (refused) or 394 s (silent: 13 table checks of 30 s), then "the reference schema is missing".
+    if server == "refused":
+        port = _closed_port()
+        out = _open_supabase(tmp_path, port)  # the default 5 s connect timeout
+        limit = 5.0
+    else:
+        with _silent_server() as port:
+            out = _open_supabase(tmp_path, port, CONVOEVAL_SUPABASE_CONNECT_TIMEOUT="1")
+        limit = 4.0
+    error = out.get("error", "")
+    assert f"the Supabase host http://127.0.0.1:{port} could not be reached" in error, out
+    assert "missing or incomplete" not in error and SUPABASE_KEY not in error
+    assert "CONVOEVAL_SUPABASE_CONNECT_TIMEOUT" in error
+    assert out["seconds"] < limit, out
+
+
+def test_cli_with_an_unreachable_supabase_host_is_one_error_line_naming_it(tmp_path):
+    port = _closed_port()
+    env = clean_env(tmp_path, SUPABASE_URL=f"http://127.0.0.1:{port}", SUPABASE_SERVICE_ROLE_KEY=SUPABASE_KEY)
+    proc = cli("cleanup", "--store", "supabase://", env=env, timeout=45)
+    assert_no_traceback(proc)
+    errors = [line for line in proc.stderr.splitlines() if "error:" in line]
+    assert proc.returncode == 2 and len(errors) == 1, proc.stderr
+    assert f"http://127.0.0.1:{port} could not be reached" in errors[0]
+    assert SUPABASE_KEY not in proc.stdout + proc.stderr
+
+
+def test_a_bad_supabase_connect_timeout_is_a_store_error(monkeypatch):
+    from convoeval.store.supabase import connect_timeout
+
+    monkeypatch.delenv("CONVOEVAL_SUPABASE_CONNECT_TIMEOUT", raising=False)
+    assert connect_timeout() == 5.0
+    for bad in ("0", "-1", "soon", "nan"):
+        monkeypatch.setenv("CONVOEVAL_SUPABASE_CONNECT_TIMEOUT", bad)
+        with pytest.raises(StoreError, match="must be a positive number of seconds"):
+            connect_timeout()
+
+
+def test_a_host_that_stops_answering_midway_is_unreachable_not_a_missing_schema(monkeypatch):
+    import httpx
+    import respx
+
+    monkeypatch.setenv("SUPABASE_URL", "https://proj.supabase.co")
+    monkeypatch.setenv("SUPABASE_SERVICE_ROLE_KEY", SUPABASE_KEY)
+    monkeypatch.setattr("postgrest._sync.request_builder.time.sleep", lambda _s: None)  # postgrest's back-off
+    with respx.mock(base_url="https://proj.supabase.co/rest/v1", assert_all_called=False) as api:
+        probe = api.get(params={"select": "id", "limit": "0"}).mock(return_value=httpx.Response(200, json=[]))
+        checks = api.get().mock(side_effect=httpx.ReadTimeout("timed out"))
+        with pytest.raises(StoreError) as info:
+            open_store("supabase://")
+    message = str(info.value)
+    assert "could not be reached while checking table" in message and "missing or incomplete" not in message
+    assert probe.call_count == 1 and 1 <= checks.call_count <= 4  # one table's check (and its retries), not 13
