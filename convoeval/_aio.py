@@ -3,16 +3,23 @@
 Every synchronous call runs on ONE long-lived event loop in a daemon thread, not on a fresh ``asyncio.run`` loop
 each time: the chat clients that ``get_model`` builds once and reuses hold async HTTP connections bound to the
 loop that first used them, and a second ``asyncio.run`` would find that loop closed ("Event loop is closed").
+
+The loop outlives a ``SystemExit`` or ``KeyboardInterrupt`` raised by a task (asyncio lets those two escape
+``run_forever``): it is started again at once, so the task's caller receives the exception instead of waiting
+forever on a loop that stopped (a Python agent calling ``sys.exit()`` used to hang the whole run).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 _loop: asyncio.AbstractEventLoop | None = None
 _lock = threading.Lock()
@@ -23,8 +30,24 @@ def _background_loop() -> asyncio.AbstractEventLoop:
     with _lock:
         if _loop is None or _loop.is_closed():
             _loop = asyncio.new_event_loop()
-            threading.Thread(target=_loop.run_forever, name="convoeval-sync-loop", daemon=True).start()
+            threading.Thread(target=_serve, args=(_loop,), name="convoeval-sync-loop", daemon=True).start()
         return _loop
+
+
+def _serve(loop: asyncio.AbstractEventLoop) -> None:
+    """Run ``loop`` forever, even past a ``SystemExit`` / ``KeyboardInterrupt`` that a task let escape.
+
+    asyncio records such an exception as the task's result *and* re-raises it out of ``run_forever``. Without a
+    restart the loop would stop with the task's awaiters never woken: ``run_sync``'s caller would wait forever.
+    Started again, the loop wakes them and the exception travels up to the caller like any other.
+    """
+    while True:
+        try:
+            loop.run_forever()
+        except BaseException as exc:  # noqa: BLE001 - the task that raised it holds it; its awaiters get it
+            log.debug("convoeval's event loop: a task raised %s; the loop carries on", type(exc).__name__)
+            continue
+        return  # stopped on purpose (loop.stop())
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

@@ -10,11 +10,17 @@ not to invent any other fact. Two framings of the conversation are offered (see 
 
 Seeded runs are deterministic: temperature 0 and ``seed + turn`` on every call (as the seed does), with a sample
 identity that makes trial 2 a fresh sample rather than a cache replay of trial 1.
+
+Only the patient ends a conversation. A stop marker the agent wrote and the patient merely repeated — a small model
+echoing the agent's line, ``[GOAL_COMPLETE]`` included — is not a stop signal: the marker is removed, the echo is
+recorded as the patient's message (where the fidelity check ``parroting`` flags it) and the conversation goes on.
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,8 +35,14 @@ if TYPE_CHECKING:
 
     from convoeval.scenarios import ConversationalScenario
 
+log = logging.getLogger(__name__)
+
 STOP_SIGNALS = ("GOAL_COMPLETE", "STUCK")
 StopSignal = Literal["GOAL_COMPLETE", "STUCK"]
+#: A patient message is an echo of the agent's when at least this share of its words (stop markers aside) is
+#: copied from the agent's last message, in runs of 3 words or more (the whole message when it is shorter).
+ECHO_RATIO = 0.5
+ECHO_MIN_RUN = 3
 
 #: Bump when the wording below changes: it is recorded with every simulated message.
 SIMULATOR_PROMPT_VERSION = "simulator-v1"
@@ -112,12 +124,14 @@ class SimulatorTurn:
 
     ``raw`` and ``result`` (the LLM layer's ``LLMResult``: model, tokens, latency, cache hit) are kept for the
     transcript's accounting columns and for debugging; they do not take part in equality, so
-    ``SimulatorTurn("Oi", None)`` compares as expected.
+    ``SimulatorTurn("Oi", None)`` compares as expected. ``echoed`` names the stop markers removed from ``message``
+    because the patient only repeated them from the agent (not stop signals).
     """
 
     message: str
     signal: StopSignal | None
     raw: str = field(default="", compare=False)
+    echoed: tuple[StopSignal, ...] = field(default=(), compare=False)
     prompt_version: str = field(default=SIMULATOR_PROMPT_VERSION, compare=False)
     result: Any = field(default=None, compare=False, repr=False)
 
@@ -164,16 +178,30 @@ def build_simulator_prompt(
     )
 
 
-def parse_simulator_response(raw: str) -> SimulatorTurn:
-    """Split the model's reply into the message and a stop signal, exactly as the seed does.
+def parse_simulator_response(raw: str, *, agent_said: Sequence[str] = ()) -> SimulatorTurn:
+    """Split the model's reply into the message and a stop signal, as the seed does, minus the agent's echoes.
 
     The first signal found (in ``STOP_SIGNALS`` order) wins; its first ``[TAG]`` is removed and the rest trimmed.
+    A marker that is also in ``agent_said`` (the agent's messages since the patient last spoke), in a reply that
+    is an echo of them (see ``is_echo``), is not a signal: every copy of it is removed and it is listed in
+    ``echoed``.
+
+    Args:
+        raw: The simulator's reply.
+        agent_said: The agent's last message(s), which the patient is answering.
 
     Example:
         >>> parse_simulator_response("Obrigado! [GOAL_COMPLETE]")
         SimulatorTurn(message='Obrigado!', signal='GOAL_COMPLETE')
+        >>> turn = parse_simulator_response("Pagamento confirmado! [GOAL_COMPLETE]",
+        ...                                 agent_said=["Pagamento confirmado! [GOAL_COMPLETE]"])
+        >>> turn.signal, turn.message, turn.echoed
+        (None, 'Pagamento confirmado!', ('GOAL_COMPLETE',))
     """
     message = raw.strip()
+    echoed = echoed_markers(message, agent_said)
+    for s in echoed:
+        message = message.replace(f"[{s}]", "").strip()
     signal: StopSignal | None = None
     for s in STOP_SIGNALS:
         tag = f"[{s}]"
@@ -181,7 +209,59 @@ def parse_simulator_response(raw: str) -> SimulatorTurn:
             signal = s  # type: ignore[assignment]
             message = message.replace(tag, "", 1).strip()
             break
-    return SimulatorTurn(message=message, signal=signal, raw=raw)
+    return SimulatorTurn(message=message, signal=signal, raw=raw, echoed=echoed)
+
+
+def echoed_markers(message: str, agent_said: Sequence[str]) -> tuple[StopSignal, ...]:
+    """The stop markers of ``message`` that the patient only repeated from ``agent_said``.
+
+    A marker counts as repeated when the agent wrote it too and ``message`` is an echo of the agent's words; a
+    patient who answers in words of its own (``"Obrigada! [GOAL_COMPLETE]"`` after a confirmation) keeps its signal.
+    """
+    shared = tuple(s for s in STOP_SIGNALS if f"[{s}]" in message and any(f"[{s}]" in a for a in agent_said))
+    if shared and is_echo(message, agent_said):
+        return shared  # type: ignore[return-value]
+    return ()
+
+
+_WORD = re.compile(r"\w+")
+_MARKERS = re.compile("|".join(re.escape(f"[{s}]") for s in STOP_SIGNALS))
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(_MARKERS.sub(" ", text).casefold())
+
+
+def is_echo(message: str, agent_said: Sequence[str], *, ratio: float = ECHO_RATIO) -> bool:
+    """Whether ``message`` mostly repeats ``agent_said``: at least ``ratio`` of its words (stop markers aside) copied
+    from the agent's, in order, in runs of ``ECHO_MIN_RUN`` words (or the whole message when shorter).
+
+    A message that is nothing but markers is an echo: the patient added nothing of its own.
+
+    Example:
+        >>> is_echo("Seu pagamento foi confirmado!", ["Pronto! Seu pagamento foi confirmado."])
+        True
+        >>> is_echo("Obrigada, paguei agora mesmo", ["Seu pagamento foi confirmado."])
+        False
+    """
+    said = _words(message)
+    if not said:
+        return True
+    agent = [w for text in agent_said for w in _words(text)]
+    min_run = min(ECHO_MIN_RUN, len(said))
+    matcher = difflib.SequenceMatcher(None, agent, said, autojunk=False)
+    copied = sum(block.size for block in matcher.get_matching_blocks() if block.size >= min_run)
+    return copied / len(said) >= ratio
+
+
+def _agent_since_patient(entries: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The agent's messages after the patient's last one (what the patient is answering), in order."""
+    said: list[str] = []
+    for entry in reversed(entries):
+        if entry["role"] == "patient":
+            break
+        said.append(str(entry.get("text") or ""))
+    return said[::-1]
 
 
 def persona_fields(scenario: ConversationalScenario) -> dict[str, Any]:
@@ -315,7 +395,7 @@ async def asimulate(
         The parsed ``SimulatorTurn`` (message, signal, plus the raw reply and the call's accounting).
 
     Raises:
-        SimulatorError: the reply is empty and carries no stop signal.
+        SimulatorError: the reply is empty and carries no stop signal (or only markers echoed from the agent).
         LLMError: the call failed after the LLM layer's retries.
 
     Example:
@@ -356,13 +436,21 @@ async def asimulate(
         max_tokens=max_tokens,
     )
     raw = result.text or ""
-    parsed = parse_simulator_response(clean_simulator_reply(raw, fields["persona_name"]))
+    parsed = parse_simulator_response(clean_simulator_reply(raw, fields["persona_name"]),
+                                      agent_said=_agent_since_patient(entries))
+    if parsed.echoed:
+        markers = ", ".join(f"[{s}]" for s in parsed.echoed)
+        log.info("turn %s: the simulated patient echoed the agent's %s; not a stop signal", turn, markers)
+        if not parsed.message and parsed.signal is None:
+            raise SimulatorError(f"the simulated patient only repeated the agent's {markers} at turn {turn} "
+                                 f"(raw reply: {raw[:80]!r})")
     if not parsed.message and parsed.signal is None:
         raise SimulatorError(f"the simulator returned an empty message at turn {turn} (raw reply: {raw[:80]!r})")
     return SimulatorTurn(
         message=parsed.message,
         signal=parsed.signal,
         raw=raw,
+        echoed=parsed.echoed,
         prompt_version=f"{SIMULATOR_PROMPT_VERSION}/{framing}",
         result=result,
     )

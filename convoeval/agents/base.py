@@ -13,6 +13,7 @@ into an ``Agent`` (see ``convoeval.agents.get_agent``):
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -20,9 +21,44 @@ if TYPE_CHECKING:
     from convoeval.store.base import Store
 
 
+#: Seconds an agent has to answer one message, for every adapter that runs code or waits on a network.
+TIMEOUT_ENV = "CONVOEVAL_AGENT_TIMEOUT"
+DEFAULT_TIMEOUT = 60.0
+
+
 class AgentError(RuntimeError):
     """The agent under test failed (down, timed out, broke the protocol). The runner marks the conversation
     ``error`` with this message as the reason."""
+
+
+def number_from_env(name: str, default: float, kind: type) -> float:
+    """A positive number from the environment variable ``name`` (``default`` when unset or blank).
+
+    Raises:
+        ValueError: the value is not a ``kind`` or not positive (the message names the variable).
+    """
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a {kind.__name__}") from None
+    if value <= 0:
+        raise ValueError(f"{name} must be positive, got {raw!r}")
+    return value
+
+
+def agent_timeout(timeout: float | None) -> float:
+    """The deadline for one agent answer: ``timeout``, else ``$CONVOEVAL_AGENT_TIMEOUT``, else 60 s.
+
+    Raises:
+        ValueError: a timeout that is not a positive number.
+    """
+    value = float(timeout) if timeout is not None else number_from_env(TIMEOUT_ENV, DEFAULT_TIMEOUT, float)
+    if not value > 0:
+        raise ValueError(f"an agent timeout must be positive, got {value!r}")
+    return value
 
 
 @dataclass

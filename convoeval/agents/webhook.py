@@ -25,16 +25,15 @@ from typing import Any
 
 import httpx
 
-from convoeval.agents.base import AgentError, AgentReply, AgentSession
+from convoeval.agents.base import DEFAULT_TIMEOUT, TIMEOUT_ENV, AgentError, AgentReply, AgentSession
+from convoeval.agents.base import number_from_env as _number_from_env
 from convoeval.agents.replies import reply_from_mapping
 from convoeval.urls import hide_in_logs, safe_url
 
 log = logging.getLogger(__name__)
 
 AUTH_HEADER_ENV = "CONVOEVAL_AGENT_AUTH_HEADER"
-TIMEOUT_ENV = "CONVOEVAL_AGENT_TIMEOUT"
 MAX_BYTES_ENV = "CONVOEVAL_AGENT_MAX_BYTES"
-DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_BODY_BYTES = 1_000_000
 DEFAULT_RETRIES = 2
 
@@ -75,19 +74,6 @@ def _auth_from_env() -> _Secret | None:
         # Never echo ``raw``: it is a credential.
         raise ValueError(f"{AUTH_HEADER_ENV} must look like 'Header-Name: value' (e.g. 'Authorization: Bearer …')")
     return _Secret(name.strip(), value.strip())
-
-
-def _number_from_env(name: str, default: float, kind: type) -> float:
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = kind(raw)
-    except ValueError:
-        raise ValueError(f"{name}={raw!r} is not a {kind.__name__}") from None
-    if value <= 0:
-        raise ValueError(f"{name} must be positive, got {raw!r}")
-    return value
 
 
 class WebhookAgent:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import pandas as pd
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from convoeval._aio import run_sync
 from convoeval.frames import (
@@ -46,7 +46,16 @@ MAX_ISSUES = 10
 SUGGESTION_MAX_CHARS = 500
 DEFAULT_MAX_TOKENS = 1200
 
-Score = Annotated[float, Field(ge=0, le=10)]
+
+def _not_a_boolean(value: Any) -> Any:
+    # pydantic reads true as 1.0 and false as 0.0: a judge answering a score with a boolean has not scored.
+    if isinstance(value, bool):
+        raise ValueError(f"a score is a number from 0 to 10, not the boolean {str(value).lower()}")
+    return value
+
+
+#: A 0–10 score. The boolean check runs before validation and adds nothing to the JSON schema the judge is sent.
+Score = Annotated[float, Field(ge=0, le=10), BeforeValidator(_not_a_boolean)]
 Issue = Annotated[str, Field(max_length=ISSUE_MAX_CHARS)]
 
 
@@ -129,12 +138,14 @@ def parse_holistic_response(text: str) -> HolisticResult:
     answer = validate_scored(data, HolisticAnswer)
     scores = answer.scores.model_dump()  # type: ignore[attr-defined]
     judge_overall = data.get("overall")
+    if isinstance(judge_overall, bool) or not isinstance(judge_overall, (int, float)):
+        judge_overall = None  # true is not a figure
     return HolisticResult(
         scores=scores,
         overall=mean_score(scores, HOLISTIC_DIMENSIONS),
         issues=list(answer.issues),  # type: ignore[attr-defined]
         suggestion=answer.suggestion,  # type: ignore[attr-defined]
-        judge_overall=float(judge_overall) if isinstance(judge_overall, (int, float)) else None,
+        judge_overall=None if judge_overall is None else float(judge_overall),
     )
 
 

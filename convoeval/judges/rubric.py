@@ -1,7 +1,8 @@
 """The rubric judge: per conversation, a pass/fail verdict with evidence for each natural-language criterion.
 
-Fail closed: a criterion the judge left out, conflicting verdicts for one criterion, or a reply that cannot be
-validated (after the LLM layer's retry) become error rows — ``passed`` missing, ``error`` saying why — never a pass.
+Fail closed: a criterion the judge left out, conflicting verdicts for one criterion, a verdict for a criterion that
+does not exist, or a reply that cannot be validated (after the LLM layer's retry) become error rows — ``passed``
+missing, ``error`` saying why — never a pass.
 Verdicts are matched to criteria by the number the criterion was given, never by the judge's wording of it.
 """
 
@@ -42,6 +43,7 @@ REASONING_MAX_CHARS = 500
 MAX_CRITERIA = 50
 #: Output budget: generous, since a cut-off reply is an error for every criterion.
 TOKENS_BASE, TOKENS_PER_CRITERION = 200, 400
+_KEY = re.compile(r"criterion_(\d+)")
 
 
 class Verdict(BaseModel):
@@ -63,19 +65,52 @@ class _KeyedAnswer(BaseModel):
 
     A judge (or a recorded reply) that answers with a list is re-keyed by the numbers it gives, or by position when
     it gives none; any criterion still missing fails validation, so the list form never yields a partial pass.
+    A well-formed answer that is wrong fails validation too (and gets the LLM layer's retry with the reason, then
+    becomes an error row): two verdicts on one criterion that disagree, a verdict on a criterion the rubric does
+    not have (``criterion_9`` of four, a fifth unnumbered verdict), any other key, numbered and unnumbered verdicts
+    mixed, or a verdict that is not an object. The checks run before field validation, so the JSON schema the judge
+    is sent (and the response cache's key) stays as it was.
     """
 
     @model_validator(mode="before")
     @classmethod
     def _from_list(cls, data: Any) -> Any:
-        if not (isinstance(data, dict) and isinstance(data.get("verdicts"), list) and len(data) == 1):
-            return data
-        keyed: dict[str, Any] = {}
-        for pos, item in enumerate(data["verdicts"], 1):
-            if isinstance(item, dict):
-                number = item.get("index", pos)
-                keyed.setdefault(f"criterion_{number}", {k: v for k, v in item.items() if k != "index"})
-        return keyed
+        if isinstance(data, dict) and isinstance(data.get("verdicts"), list) and len(data) == 1:
+            data = _keyed_from_list(data["verdicts"])
+        if isinstance(data, dict):
+            _refuse_unknown_keys(data, cls.model_fields)
+        return data
+
+
+def _keyed_from_list(items: list[Any]) -> dict[str, Any]:
+    """``[{"index": k, ...}, ...]`` as ``{"criterion_k": {...}}``; raises ``JudgeParseError`` where they conflict."""
+    if any(not isinstance(item, dict) for item in items):
+        raise JudgeParseError("every verdict must be a JSON object")
+    numbered = ["index" in item for item in items]
+    if any(numbered) and not all(numbered):
+        raise JudgeParseError("some verdicts are numbered and some are not; cannot match them to criteria")
+    keyed: dict[str, Any] = {}
+    for pos, item in enumerate(items, 1):
+        number = item.get("index", pos)
+        verdict = {k: v for k, v in item.items() if k != "index"}
+        seen = keyed.setdefault(f"criterion_{number}", verdict)
+        # A repeated verdict that agrees keeps the first one's evidence, as parse_rubric_response does.
+        if seen is not verdict and seen.get("passed") != verdict.get("passed"):
+            raise JudgeParseError(f"conflicting verdicts for criterion {number}")
+    return keyed
+
+
+def _refuse_unknown_keys(data: dict[str, Any], fields: Mapping[str, Any]) -> None:
+    """Raise ``JudgeParseError`` for a key that is not one of ``fields`` (``criterion_1`` … ``criterion_N``)."""
+    count = len(fields)
+    for key in data:
+        if key in fields:
+            continue
+        match = _KEY.fullmatch(str(key))
+        if match and not 1 <= int(match.group(1)) <= count:
+            raise JudgeParseError(f"a verdict for criterion {int(match.group(1))}, but the rubric has {count} "
+                                  f"criteria (criterion_1 to criterion_{count})")
+        raise JudgeParseError(f"unexpected key {str(key)[:40]!r}: answer with criterion_1 to criterion_{count} only")
 
 
 @functools.lru_cache(maxsize=MAX_CRITERIA)
@@ -117,9 +152,15 @@ def match_verdicts(verdicts: Sequence[CriterionVerdict], criteria: Sequence[str]
 
     Returns:
         One ``CriterionResult`` per criterion, in the criteria's order.
+
+    Raises:
+        JudgeParseError: a verdict names a criterion past the last one (an extra, unnumbered verdict included).
     """
     found: dict[int, list[CriterionVerdict]] = {}
     for v in verdicts:
+        if v.index > len(criteria):
+            # Not silently dropped: a judge numbering past the rubric has not answered the rubric it was given.
+            raise JudgeParseError(f"a verdict for criterion {v.index}, but there are {len(criteria)} criteria")
         found.setdefault(v.index, []).append(v)
     results = []
     for number, criterion in enumerate(criteria, 1):
@@ -133,9 +174,6 @@ def match_verdicts(verdicts: Sequence[CriterionVerdict], criteria: Sequence[str]
             v = given[0]
             results.append(CriterionResult(criterion, v.passed, v.evidence, v.reasoning))
     return results
-
-
-_KEY = re.compile(r"criterion_(\d+)")
 
 
 def parse_rubric_response(text: str, criteria: Sequence[str]) -> list[CriterionResult]:

@@ -6,7 +6,10 @@ URLs: ``supabase://`` takes the project URL from ``SUPABASE_URL`` (used verbatim
 ``SUPABASE_SERVICE_ROLE_KEY`` and never appears in ``url``, errors or logs.
 
 PostgREST cannot create tables, so ``migrate()`` only checks that the reference schema is there; apply
-``migrations/001_reference_schema.postgres.sql`` to the project first (docs/store.md says how).
+``migrations/001_reference_schema.postgres.sql`` to the project first (docs/store.md says how). It first checks,
+with one request and a short timeout (``$CONVOEVAL_SUPABASE_CONNECT_TIMEOUT``, default 5 s), that the host answers
+at all: a host that refuses or never answers is reported as unreachable within seconds, not as a missing schema
+after every table's check has waited out its retries and timeouts.
 """
 
 from __future__ import annotations
@@ -24,11 +27,33 @@ from supabase._sync.client import SupabaseException
 
 from convoeval.store import schema
 from convoeval.store.base import Row, Store, StoreError
+from convoeval.urls import safe_url
 
 URL_ENV = "SUPABASE_URL"
 KEY_ENV = "SUPABASE_SERVICE_ROLE_KEY"
 PAGE_SIZE = 1000  # Supabase's default cap on rows per response
 TIMEOUT_S = 30.0
+#: How long ``migrate()`` waits for the host's first answer before calling it unreachable.
+CONNECT_TIMEOUT_ENV = "CONVOEVAL_SUPABASE_CONNECT_TIMEOUT"
+DEFAULT_CONNECT_TIMEOUT_S = 5.0
+
+
+def connect_timeout() -> float:
+    """``$CONVOEVAL_SUPABASE_CONNECT_TIMEOUT`` in seconds (default 5).
+
+    Raises:
+        StoreError: the variable is set to something other than a positive number.
+    """
+    raw = os.environ.get(CONNECT_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_CONNECT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise StoreError(f"supabase store: {CONNECT_TIMEOUT_ENV} must be a positive number of seconds, got {raw!r}")
+    return value
 
 
 def project_url(url: str) -> str:
@@ -57,6 +82,7 @@ class SupabaseStore(Store):
         # Our own HTTP client: timeouts are configured on it (the client's timeout options are deprecated) and
         # close() can release it. httpx clients are safe to share between threads.
         self._http = httpx.Client(timeout=TIMEOUT_S)
+        self._own_client = client is None
         try:
             self._client = client or create_client(self._base, self._key, ClientOptions(httpx_client=self._http))
             self._client.postgrest  # noqa: B018 - build the lazy REST client now, not racily in many threads
@@ -68,12 +94,24 @@ class SupabaseStore(Store):
         return f"supabase://{urlsplit(self._base).netloc.rpartition('@')[2]}"
 
     def migrate(self) -> None:
+        """Check that the host answers, then that every reference table and column is there.
+
+        Raises:
+            StoreError: the host cannot be reached (naming its URL, never the key), or the schema is missing or
+                incomplete (listing what is missing and how to apply the migration).
+        """
+        if self._own_client:
+            self._check_reachable()
         missing = []
         for table, columns in schema.columns().items():
             # Selecting every reference column (and no row) also catches a table that exists but is outdated.
-            _, reason = self._send(lambda t=table, c=columns: self._client.table(t).select(",".join(c)).limit(0))
-            if reason is not None:
-                missing.append(f"{table} ({reason})")
+            try:
+                self._client.table(table).select(",".join(columns)).limit(0).execute()
+            except APIError as exc:
+                missing.append(f"{table} ({self._api_reason(exc)})")
+            except (httpx.HTTPError, SupabaseException) as exc:
+                # The host stopped answering midway: that is not a missing table, and the next checks would wait too.
+                raise StoreError(self._unreachable(exc, f"while checking table {table}")) from None
         if missing:
             raise StoreError(
                 f"supabase store ({self.url}): the reference schema is missing or incomplete: {'; '.join(missing)}. "
@@ -139,10 +177,34 @@ class SupabaseStore(Store):
         try:
             return list(build().execute().data or []), None
         except APIError as exc:
-            reason = " ".join(str(p) for p in (exc.code, exc.message, exc.hint) if p) or "request refused"
+            reason = self._api_reason(exc)
         except (httpx.HTTPError, SupabaseException) as exc:
-            reason = f"{type(exc).__name__}: {exc}"
-        return [], self._scrub(reason)
+            reason = self._scrub(f"{type(exc).__name__}: {exc}")
+        return [], reason
+
+    def _api_reason(self, exc: APIError) -> str:
+        return self._scrub(" ".join(str(p) for p in (exc.code, exc.message, exc.hint) if p) or "request refused")
+
+    def _check_reachable(self) -> None:
+        """One request with a short timeout and no retry; any HTTP answer, even an error status, means reachable.
+
+        Raises:
+            StoreError: the connection was refused, failed, or got no answer within ``connect_timeout()``.
+        """
+        timeout = connect_timeout()
+        first = next(iter(schema.columns()))
+        try:
+            self._http.get(f"{self._base}/rest/v1/{first}", params={"select": "id", "limit": "0"},
+                           headers={"apikey": self._key, "Authorization": f"Bearer {self._key}"}, timeout=timeout)
+        except httpx.HTTPError as exc:
+            raise StoreError(self._unreachable(exc, f"within {timeout:g} s")) from None
+
+    def _unreachable(self, exc: BaseException, when: str) -> str:
+        reason = self._scrub(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+        host = safe_url(self._base).rstrip("/")
+        return (f"supabase store ({self.url}): the Supabase host {host} could not be reached {when} "
+                f"({reason}). Check {URL_ENV} (or the store URL) and that the project is running; "
+                f"{CONNECT_TIMEOUT_ENV} sets how long to wait for its first answer.")
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._key, "***") if self._key else text
