@@ -12,18 +12,31 @@ from typing import Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
+    # scenarios
     "load_scenarios": "convoeval.scenarios",
     "load_scenario_file": "convoeval.scenarios",
     "validate_paths": "convoeval.scenarios",
     "ScenarioError": "convoeval.scenarios",
     "ConversationalScenario": "convoeval.scenarios",
     "ScriptedScenario": "convoeval.scenarios",
+    # the four verbs, DataFrames in and out
     "simulate": "convoeval.simulator",
+    "run_conversation": "convoeval.pipeline.conversation",
     "judge_rubric": "convoeval.judges.rubric",
     "judge_holistic": "convoeval.judges.holistic",
+    # scoring and the database's word
     "calculate_score": "convoeval.judges.scoring",
-    "run_conversation": "convoeval.conversation",
-    "run_any": "convoeval.conversation",
+    "score_frame": "convoeval.judges.scoring",
+    "check_assertions": "convoeval.store.assertions",
+    "transcript_frame": "convoeval.frames",
+    # whole runs
+    "EvalConfig": "convoeval.pipeline.config",
+    "EvalResult": "convoeval.pipeline.results",
+    "execute": "convoeval.pipeline.execute",
+    "load_run": "convoeval.report.data",
+    "load_results": "convoeval.pipeline.results",
+    "run_any": "convoeval.pipeline.conversation",
+    # building blocks
     "get_model": "convoeval.models",
     "get_agent": "convoeval.agents",
     "open_store": "convoeval.store",

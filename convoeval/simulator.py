@@ -456,13 +456,106 @@ async def asimulate(
     )
 
 
-def simulate(transcript: pd.DataFrame | Sequence[Any] = (), **kwargs: Any) -> SimulatorTurn:
-    """Synchronous ``asimulate`` (works inside notebooks too); same arguments.
+async def asimulate_next(
+    transcript: pd.DataFrame | Sequence[Any] = (),
+    *,
+    scenario: str | ConversationalScenario | None = None,
+    model: Any = None,
+    seed: int | None = None,
+    trial: int = 1,
+    framing: Framing = DEFAULT_FRAMING,
+    max_tokens: int | None = DEFAULT_MAX_TOKENS,
+) -> pd.DataFrame:
+    """Async ``simulate``; the same arguments."""
+    import asyncio
+
+    from convoeval.frames import (
+        CONVERSATION_KEYS,
+        TRANSCRIPT_SCHEMA,
+        as_transcripts,
+        iter_conversations,
+        transcript_to_entries,
+        typed_frame,
+    )
+    from convoeval.judges._common import by_id
+    from convoeval.models import ModelSpec, get_model
+
+    if model is None or isinstance(model, (str, Mapping, ModelSpec)):
+        model = get_model("simulator", model)
+    fixed = by_id(None).get(scenario) if isinstance(scenario, str) else scenario
+    if isinstance(scenario, str) and fixed is None:
+        raise ValueError(f"no scenario with id {scenario!r} in the project's scenarios")
+    frame = as_transcripts(transcript) if len(transcript) else None
+    if frame is None:
+        if fixed is None:
+            raise ValueError("simulate needs a scenario to start a conversation (scenario=<id or object>)")
+        conversations = [({**dict.fromkeys(CONVERSATION_KEYS), "run_id": "conversation-1", "scenario": fixed.id,
+                           "agent": fixed.agent, "seed": seed if seed is not None else fixed.seed, "trial": trial},
+                          [], 0)]
+    else:
+        conversations = []
+        for keys, rows in iter_conversations(frame):
+            turns = [t for t in rows["turn"].tolist() if t is not None and t == t] if "turn" in rows else []
+            conversations.append((keys, transcript_to_entries(rows), int(max(turns)) if turns else 0))
+    lookup = None if fixed is not None else by_id(None)
+
+    async def one(keys: dict[str, Any], entries: list[dict[str, Any]], last_turn: int) -> dict[str, Any]:
+        chosen = fixed if fixed is not None else lookup.get(keys.get("scenario"))  # type: ignore[union-attr]
+        if chosen is None:
+            raise ValueError(f"no scenario for conversation {keys.get('run_id')!r} (scenario "
+                             f"{keys.get('scenario')!r}): pass scenario=<id or object>")
+        use_seed = seed if seed is not None else keys.get("seed")
+        turn = await asimulate(entries, scenario=chosen, model=model, seed=use_seed,
+                               trial=keys.get("trial") or trial, framing=framing, max_tokens=max_tokens)
+        result = turn.result
+        return {**keys, "scenario": keys.get("scenario") or chosen.id, "agent": keys.get("agent") or chosen.agent,
+                "turn": last_turn + 1, "role": "patient", "text": turn.message, "bubbles": [turn.message],
+                "tools": [], "tool_calls": [], "signal": turn.signal, "prompt_version": turn.prompt_version,
+                **({} if result is None else {"latency_s": result.latency_s, "prompt_tokens": result.prompt_tokens,
+                                              "completion_tokens": result.completion_tokens,
+                                              "model": result.info.model, "cache_hit": result.cache_hit})}
+
+    rows = await asyncio.gather(*(one(k, e, t) for k, e, t in conversations))
+    return typed_frame(rows, TRANSCRIPT_SCHEMA)
+
+
+def simulate(
+    transcript: pd.DataFrame | Sequence[Any] = (),
+    *,
+    scenario: str | ConversationalScenario | None = None,
+    model: Any = None,
+    seed: int | None = None,
+    trial: int = 1,
+    framing: Framing = DEFAULT_FRAMING,
+    max_tokens: int | None = DEFAULT_MAX_TOKENS,
+) -> pd.DataFrame:
+    """The simulated patient's next message in each conversation, as transcript rows (works in notebooks too).
+
+    The result has the transcript's columns and dtypes, the next ``turn`` number and the stop signal in ``signal``,
+    so ``pd.concat([transcript, simulate(transcript)])`` continues the conversations.
+
+    Args:
+        transcript: the conversations so far: a transcript frame of one or many conversations, or one conversation
+            as a list of message dicts (``role``, ``text``). Empty: the patient opens a new conversation.
+        scenario: a scenario object or a project scenario's id; default each conversation's ``scenario`` column.
+        model: a model name, ``"local"``, a mapping of model settings or a chat model (default: the environment's
+            simulator model).
+        seed: the simulator seed (default: each conversation's ``seed``, else the scenario's).
+        trial: the trial number, where the transcript has none.
+        framing: ``"chat"`` or ``"transcript"`` (see ``asimulate``).
+        max_tokens: reply length cap.
+
+    Returns:
+        One patient row per conversation (``TRANSCRIPT_SCHEMA``).
+
+    Raises:
+        ValueError: no scenario for a conversation, or an unknown scenario id.
+        SimulatorError: the model returned an empty message.
 
     Example:
-        >>> from convoeval.testing import FakeChatModel
-        >>> simulate([], persona_name="Carlos", goal="Pagar a fatura", locale="pt-BR",
-        ...          model=FakeChatModel(replies=["Oi, quero pagar minha fatura"])).message  # doctest: +SKIP
-        'Oi, quero pagar minha fatura'
+        >>> import pandas as pd, convoeval as ce
+        >>> tx = ce.run_conversation("billing-conv-happy-payment", seed=42).transcript  # doctest: +SKIP
+        >>> pd.concat([tx, ce.simulate(tx)])  # doctest: +SKIP
     """
-    return run_sync(asimulate(transcript, **kwargs))
+    return run_sync(asimulate_next(transcript, scenario=scenario, model=model, seed=seed, trial=trial,
+                                   framing=framing, max_tokens=max_tokens))

@@ -220,10 +220,10 @@ async def test_missing_persona_fields_are_named():
 
 async def test_sync_simulate_works_inside_a_running_loop():
     # A notebook cell runs inside an event loop; simulate() must still work there.
-    turn = simulate([], persona_name="Maria", goal="Book", locale="en", model=FakeChatModel(replies=["Hi"]))
-    assert turn.message == "Hi"
+    nxt = simulate([], scenario=scenario(), model=FakeChatModel(replies=["Hi"]))
+    assert nxt["text"].tolist() == ["Hi"] and nxt["turn"].tolist() == [1] and nxt["role"].tolist() == ["patient"]
 
 
 def test_sync_simulate_without_a_loop():
-    turn = simulate(HISTORY, scenario=scenario(), model=FakeChatModel(replies=["Pix"]))
-    assert turn.message == "Pix"
+    nxt = simulate(HISTORY, scenario=scenario(), model=FakeChatModel(replies=["Pix"]))
+    assert nxt["text"].tolist() == ["Pix"]

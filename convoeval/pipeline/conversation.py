@@ -234,9 +234,10 @@ class _Conversation:
     def entries(self) -> list[dict[str, Any]]:
         return self.rows
 
-    async def add_patient(self, turn: int, text: str, *, signal: str | None = None, result: Any = None) -> None:
+    async def add_patient(self, turn: int, text: str, *, signal: str | None = None, result: Any = None,
+                          prompt_version: str | None = None) -> None:
         row = {**self.keys, "turn": turn, "role": "patient", "text": text, "bubbles": [text], "tools": [],
-               "tool_calls": [], "signal": signal}
+               "tool_calls": [], "signal": signal, "prompt_version": prompt_version}
         if result is not None:
             row.update(latency_s=result.latency_s, prompt_tokens=result.prompt_tokens,
                        completion_tokens=result.completion_tokens, model=result.info.model,
@@ -289,7 +290,15 @@ class _Conversation:
 
 async def _ask_agent(agent: Agent, message: str, session: AgentSession) -> tuple[AgentReply, float]:
     started = time.perf_counter()
-    reply = await agent.respond(message, session)
+    try:
+        reply = await agent.respond(message, session)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        raise  # the user (or the run) stops: not this agent's failure
+    except Exception:
+        raise
+    except BaseException as exc:  # e.g. sys.exit() in agent code: ends this conversation, never the run's loop
+        name = getattr(agent, "name", type(agent).__name__)
+        raise AgentError(f"agent {name!r} raised {type(exc).__name__}({exc}); only this conversation ended") from None
     if not isinstance(reply, AgentReply):
         raise AgentError(f"agent {getattr(agent, 'name', agent)!r} returned {type(reply).__name__}, not an AgentReply")
     return reply, time.perf_counter() - started
@@ -327,7 +336,8 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
             opts.on_turn(label, turn)
         sim = await asimulate(conv.entries, scenario=scenario, model=opts.simulator_model, seed=seed, turn=i,
                               trial=trial)
-        await conv.add_patient(turn, sim.message, signal=sim.signal, result=getattr(sim, "result", None))
+        await conv.add_patient(turn, sim.message, signal=sim.signal, result=getattr(sim, "result", None),
+                               prompt_version=getattr(sim, "prompt_version", None))
         if log:
             log(f"    [Turn {turn}] Patient: {sim.message!r}")
         # Only the simulator's stop signals end a conversation; an agent writing one changes nothing.
@@ -515,44 +525,95 @@ async def _judge_turns(conv: _Conversation, opts: RunOptions) -> list[dict[str, 
     return [row for turn_rows in per_turn for row in turn_rows]
 
 
-def run_any(scenario: Scenario, **kwargs: Any) -> ConversationResult:
+def run_any(scenario: Scenario, *, seed: int | None = None, trial: int = 1, options: RunOptions | None = None,
+            label: str | None = None) -> ConversationResult:
     """Synchronous ``arun_any`` for scripts (in a notebook, ``await arun_any(...)``)."""
-    return run_sync(arun_any(scenario, **kwargs))
+    return run_sync(arun_any(scenario, seed=seed, trial=trial, options=options, label=label))
 
 
-async def arun_conversation(scenario: ConversationalScenario, *, target: str | None = None, seed: int | None = None,
-                            trial: int = 1, simulator_model: Any = None, judge_model: Any = None,
-                            judge_samples: int = 1, store: Store | None = None,
-                            verbose: Log | None = None) -> ConversationResult:
-    """Run one conversational scenario: simulate the patient against the agent, check, clean up, judge.
+def _scenario(scenario: str | Scenario) -> Scenario:
+    """A scenario object, or the project's scenario with this id (``load_scenarios``' default folder)."""
+    if not isinstance(scenario, str):
+        return scenario
+    from convoeval.scenarios import load_scenarios
+
+    found = load_scenarios(scenario=scenario)
+    if not found:
+        raise ValueError(f"no scenario with id {scenario!r} in the project's scenarios (convoeval validate lists them)")
+    return found[0]
+
+
+def _model(role: str, model: Any) -> Any:
+    """A chat model for ``role`` from a name, ``"local"``, a mapping of settings, or a chat model (kept as is)."""
+    from convoeval.models import ModelSpec, get_model
+
+    if model is None or isinstance(model, (str, Mapping, ModelSpec)):
+        return get_model(role, model)
+    return model
+
+
+async def arun_conversation(
+    scenario: str | Scenario,
+    *,
+    target: str | None = None,
+    seed: int | None = None,
+    trial: int = 1,
+    simulator_model: Any = None,
+    judge_model: Any = None,
+    judge_samples: int = 1,
+    store: Store | None = None,
+    verbose: Log | None = None,
+) -> ConversationResult:
+    """Async ``run_conversation``; the same arguments."""
+    from convoeval.accounting import record_calls
+
+    resolved = _scenario(scenario)
+    options = RunOptions(target=target, simulator_model=_model("simulator", simulator_model),
+                         judge_model=_model("judge", judge_model), judge_samples=judge_samples, store=store,
+                         verbose=verbose)
+    with record_calls() as records:
+        result = await arun_any(resolved, seed=seed, trial=trial, options=options)
+    result.calls = [r.to_dict() for r in records]
+    return result
+
+
+def run_conversation(
+    scenario: str | Scenario,
+    *,
+    target: str | None = None,
+    seed: int | None = None,
+    trial: int = 1,
+    simulator_model: Any = None,
+    judge_model: Any = None,
+    judge_samples: int = 1,
+    store: Store | None = None,
+    verbose: Log | None = None,
+) -> ConversationResult:
+    """Run one scenario: simulate the patient against the agent (or play a scripted one), check, clean up, judge.
 
     Args:
-        scenario: a conversational scenario.
+        scenario: a scenario object, or the id of one of the project's scenarios.
         target: the agent under test (default ``clinic:<scenario.agent>``).
         seed: the simulator seed (default: the scenario's).
-        trial: the trial number.
-        simulator_model / judge_model: chat models (default ``get_model("simulator")`` / ``get_model("judge")``).
+        trial: the trial number (part of every call's sample identity: trial 2 is a new sample).
+        simulator_model: a model name, ``"local"``, a mapping of settings or a chat model (default: the
+            environment's simulator model).
+        judge_model: the same, for the judges.
         judge_samples: independent samples per judge.
         store: the fixtures store (default ``open_store()``).
-        verbose: a function receiving the seed's turn-by-turn lines.
+        verbose: a function receiving every turn as a line (e.g. ``print``).
 
     Returns:
-        A ``ConversationResult`` (frames: run, transcript, rubric, holistic, assertions, score).
+        A ``ConversationResult``: ``.transcript``, ``.rubric``, ``.holistic``, ``.assertions``, ``.score`` (DataFrames
+        built when read) and ``.calls`` (one record per LLM call).
 
     Example:
-        >>> result = run_conversation(load_scenarios(scenario="billing-conv-happy-payment")[0], seed=42)
-        >>> result.score[["status", "score", "rubric_score", "holistic_overall"]]
+        >>> result = run_conversation("billing-conv-happy-payment", seed=42)  # doctest: +SKIP
+        >>> result.score[["status", "score", "rubric_score", "holistic_overall"]]  # doctest: +SKIP
     """
-    if not isinstance(scenario, ConversationalScenario):
-        raise TypeError(f"{scenario.id} is a scripted scenario; use run_scripted or run_any")
-    options = RunOptions(target=target, simulator_model=simulator_model, judge_model=judge_model,
-                         judge_samples=judge_samples, store=store, verbose=verbose)
-    return await arun_any(scenario, seed=seed, trial=trial, options=options)
-
-
-def run_conversation(scenario: ConversationalScenario, **kwargs: Any) -> ConversationResult:
-    """Synchronous ``arun_conversation``."""
-    return run_sync(arun_conversation(scenario, **kwargs))
+    return run_sync(arun_conversation(scenario, target=target, seed=seed, trial=trial, simulator_model=simulator_model,
+                                      judge_model=judge_model, judge_samples=judge_samples, store=store,
+                                      verbose=verbose))
 
 
 def model_label(model: Any) -> str:
