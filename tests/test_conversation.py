@@ -292,3 +292,22 @@ async def test_a_conversation_row_is_looked_up_once_per_id(store, monkeypatch):
     assert len(result.transcript) == 7
     # every message, the first patient one included, goes into the agent's conversation, checked (and created) once
     assert ensured == [f"conv-{result.run_id}"]
+
+
+async def test_verbose_lines_of_concurrent_conversations_each_name_their_conversation(store):
+    """--verbose with concurrency > 1 interleaved turn lines of several conversations with no scenario id."""
+    import asyncio
+
+    from test_reliability_support import fake_responder
+
+    lines: list[str] = []
+    sc = scenario()
+    model = FakeChatModel(responder=fake_responder)
+    opts = RunOptions(simulator_model=model, judge_model=model, store=store, verbose=lines.append)
+    await asyncio.gather(*(arun_any(sc, seed=seed, options=opts) for seed in (1, 2)))
+    labels = {f"[{sc.id} s{seed} t1]" for seed in (1, 2)}
+    assert lines and all(any(line.startswith(label) for label in labels) for line in lines), lines
+    for label in labels:  # each conversation opens with its own header: goal, traits, max turns
+        mine = [line for line in lines if line.startswith(label)]
+        assert mine[0].startswith(f"{label} goal: ") and "traits:" in mine[0] and "max turns: 15" in mine[0]
+        assert any("[Turn 1] Patient:" in line for line in mine)
