@@ -343,4 +343,5 @@ def study_conclusions(study: Any) -> HTML:
                        "good a judge is.")
     body = ("<b>You may conclude</b><ul>" + "".join(f"<li>{esc(x)}</li>" for x in may or ["nothing yet."])
             + "</ul><b>You may not conclude</b><ul>" + "".join(f"<li>{esc(x)}</li>" for x in may_not) + "</ul>")
-    return HTML(wrap(box(body, tone="info", title=f"What {n} conversation{'' if n == 1 else 's'} support{'s' if n == 1 else ''}")), text="conclusions")
+    title = f"What {n} conversation{'' if n == 1 else 's'} support{'s' if n == 1 else ''}"
+    return HTML(wrap(box(body, tone="info", title=title)), text="conclusions")

@@ -24,8 +24,8 @@ def score_frame(run: RunData) -> pd.DataFrame:
     """The score table's data: one row per conversation, in reading order.
 
     Columns: Agent, Scenario, Type, Seed, Trial, Status, Score, Rubric (passed/total), Rubric score, Holistic,
-    Assertions passed (passed/checked, as on the console), Goal, Messages, Stopped, Error. For scripted scenarios "Rubric" counts turns whose
-    fixed checks held and "Holistic" is the per-turn judge's mean.
+    Assertions passed (passed/checked, as on the console), Goal, Messages, Stopped, Error. For scripted scenarios
+    "Rubric" counts turns whose fixed checks held and "Holistic" is the per-turn judge's mean.
     """
     scores, runs, asr = run.scores, run.frames["runs"], run.frames["assertions"]
     by_run = runs.set_index("run_id") if len(runs) else pd.DataFrame()
