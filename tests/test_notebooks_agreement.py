@@ -168,7 +168,9 @@ def test_results_folders_without_a_completed_conversation_stop_with_one_line(fak
 
     main(["run", "--scenario", "billing-scripted-human-pt", "--out", str(tmp_path / "scripted"), "--no-progress"])
     with pytest.raises(papermill.PapermillExecutionError) as err:
-        _execute(tmp_path, runs=[str(tmp_path / "scripted")], fault_study=False, output_dir=str(tmp_path / "a"))
+        # The fake server's judge, not the default local one: a regression must fail here, not start a local model.
+        _execute(tmp_path, runs=[str(tmp_path / "scripted")], fault_study=False, output_dir=str(tmp_path / "a"),
+                 judges={"plain": {"temperature": 0.0}})
     assert err.value.ename == "ValueError"
     assert err.value.evalue.startswith("nothing to study: no completed conversational run (1 conversation(s) read: "
                                        "1 scripted")
