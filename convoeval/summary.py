@@ -44,14 +44,16 @@ def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float |
     """The console summary: one row per run with the score's components, then the totals.
 
     Columns: status, score, rubric passed/total (conversational) or turns passing their checks (scripted), holistic
-    overall, failed assertions / assertions checked, goal reached, messages, the run, and what went wrong first (for
-    a passing conversational run, the seed's ``(N msgs, rubric x/y, goal: yes/no)``).
+    overall, assertions passed / assertions checked (``ASSERTS PASSED``, the report's "Assertions passed"), goal
+    reached, messages, the run, and what went wrong first (for a passing conversational run, the seed's
+    ``(N msgs, rubric x/y, goal: yes/no)``).
     """
     scores, runs, asr = frames["scores"], frames["runs"], frames["assertions"]
     msgs = dict(zip(runs["run_id"], runs["n_messages"], strict=False)) if len(runs) else {}
     types = dict(zip(runs["run_id"], runs["type"], strict=False)) if len(runs) else {}
     checked = asr.groupby("run_id").size().to_dict() if len(asr) else {}
-    header = f"  {'STATUS':<6} {'SCORE':>5} {'RUBRIC':>6} {'HOLIST':>6} {'ASSERT':>6} {'GOAL':>4} {'MSGS':>4}  RUN"
+    header = (f"  {'STATUS':<6} {'SCORE':>5} {'RUBRIC':>6} {'HOLIST':>6} {'ASSERTS PASSED':>14} {'GOAL':>4} "
+              f"{'MSGS':>4}  RUN")
     lines = [header]
     for _, row in scores.sort_values(["agent", "scenario", "seed", "trial"], na_position="first").iterrows():
         status = str(row["status"])
@@ -61,7 +63,7 @@ def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float |
         holistic = "-" if pd.isna(row["holistic_overall"]) else f"{row['holistic_overall']:.1f}"
         n_checked = checked.get(run_id, 0)
         failed = _value(row["assertion_failures"]) or 0
-        assertions = f"{failed}/{n_checked}" if n_checked else "-"
+        assertions = f"{n_checked - failed}/{n_checked}" if n_checked else "-"
         goal = {True: "yes", False: "no"}.get(_value(row["goal_completed"]), "-")
         label = f"{row['scenario']} (seed {_value(row['seed'])}, trial {row['trial']})"
         if status == "pass" and types.get(run_id) == "conversational":
@@ -70,7 +72,7 @@ def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float |
             suffix = ""
         else:
             suffix = first_failure(run_id, frames)
-        lines.append(f"  {ICONS.get(status, status):<6} {score:>5} {rubric:>6} {holistic:>6} {assertions:>6} "
+        lines.append(f"  {ICONS.get(status, status):<6} {score:>5} {rubric:>6} {holistic:>6} {assertions:>14} "
                      f"{goal:>4} {msgs.get(run_id, 0):>4}  {label}  {suffix}".rstrip())
     counts = scores["status"].value_counts().to_dict() if len(scores) else {}
     mean = scores["score"].mean()

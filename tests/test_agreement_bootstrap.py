@@ -100,3 +100,56 @@ def test_interpret_reads_the_lower_bound():
         "moderate (lower bound >= 0.5)",
     ]
     assert pd.isna(verdicts[5])  # rates and biases describe; they are not graded
+
+
+def test_every_interval_is_the_same_when_the_conversations_get_other_run_ids():
+    # A replayed study holds the same conversations under new random run ids, its rows perhaps in another order (the
+    # conversations finish in another order); its intervals must not move.
+    from agreement_support import holistic, rubric
+
+    from convoeval.agreement import (
+        binary_agreement,
+        calibrated_pass_rates,
+        holistic_ratings,
+        multi_rater_agreement,
+        rubric_ratings,
+        score_agreement,
+        score_consistency,
+        self_consistency,
+    )
+    from convoeval.agreement.probes import probe_effects
+
+    rng = np.random.default_rng(7)
+    n_runs, criteria = 9, ("c1", "c2")
+    verdicts = {j: rng.random(n_runs * len(criteria) * 2).round().astype(bool).tolist() for j in "abc"}
+    verdicts_frame = rubric(verdicts, criteria=criteria, samples=2)
+    scores = holistic({j: rng.integers(0, 11, n_runs * 2).astype(float).tolist() for j in "ab"}, samples=2)
+    labels = pd.DataFrame({"conversation": [f"r{i}" for i in range(n_runs)], "criterion": "c1", "rater": "ana",
+                           "label": pd.array(rng.random(n_runs).round().astype(bool), "boolean"), "note": None,
+                           "file": "labels.csv", "line": range(2, n_runs + 2)})
+    pairs = pd.DataFrame({"probe": "verbosity", "run_id": [f"r{i}" for i in range(n_runs)], "instrument": "rubric",
+                          "item": "c1", "before": rng.random(n_runs).round(), "after": rng.random(n_runs).round()})
+
+    def tables(rename, shuffle=False):
+        def new(frame):
+            frame = frame.assign(run_id=frame["run_id"].map(rename))
+            return frame.sample(frac=1, random_state=3) if shuffle else frame
+
+        rub, hol = new(verdicts_frame), new(scores)
+        first = rubric_ratings(rub, samples="first")
+        return {
+            "binary": binary_agreement(first, n_boot=200),
+            "multi": multi_rater_agreement(first, n_boot=200),
+            "scores": score_agreement(holistic_ratings(hol, samples="mean"), n_boot=200),
+            "self": self_consistency(rub, n_boot=200),
+            "score_consistency": score_consistency(hol, n_boot=200),
+            "calibrated": calibrated_pass_rates(rub, labels.assign(conversation=labels["conversation"].map(rename)),
+                                                n_boot=200),
+            "probes": probe_effects(new(pairs), n_boot=200),
+        }
+
+    before = tables(lambda r: r)
+    after = tables(lambda r: f"z{n_runs - int(r[1:])}", shuffle=True)  # the reverse order, as random ids may sort
+    for name, table in before.items():
+        assert len(table) and table["ci_low"].notna().any(), name
+        pd.testing.assert_frame_equal(table.reset_index(drop=True), after[name].reset_index(drop=True), obj=name)

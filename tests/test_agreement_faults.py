@@ -370,3 +370,13 @@ def test_a_narrower_study_over_a_wider_folder_returns_only_what_it_planned(suppo
     assert set(narrow["rubric"]["run_id"]) == set(narrow["runs"]["run_id"])
     assert set(narrow["calls"]["seed"]) == {SEED}
     assert target_folder("clinic:support?faults=rude_tone") == "clinic-support-faults-rude_tone"
+
+
+def test_frames_that_are_not_a_fault_study_say_so_instead_of_a_missing_reference_rater():
+    # Saved runs of the healthy agent (a sweep): no fault run beside them, so nothing is known.
+    frames = study([("h1", HAPPY, "clinic:billing", 1), ("h2", HAPPY, "clinic:billing", 2)],
+                   {"h1": _all(True), "h2": _all(False)})
+    assert fault_truth(frames).empty
+    for measure in (fault_detection, fault_confusion):
+        with pytest.raises(ValueError, match="no known-fault truth in these frames: no completed run of a reference"):
+            measure(frames)

@@ -91,6 +91,91 @@ def test_the_study_runs_end_to_end_and_its_tables_are_the_library_s(fake_llm, tm
     assert {"plain", "warm"} <= set(scored["rater_a"]) and set(scored["rater_b"]) == {"ana"}
 
 
+def _texts(nb) -> dict[str, str]:
+    """Each code cell's displayed text (HTML tags dropped), by source; raises if a cell has no output at all."""
+    import html
+    import re
+
+    shown = {}
+    for source, outputs in _outputs(nb).items():
+        parts = ["".join(o["data"].get("text/html", "")) or ("[image]" if "image/png" in o["data"] else "")
+                 for o in outputs if "data" in o]
+        shown[source] = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", "".join(parts))))
+    return shown
+
+
+def _saved_sweep(out: Path) -> None:
+    # The README's command, in this process (its notebook kernels talk to the fake server too).
+    from convoeval.cli import main
+
+    assert main(["sweep", "--agents", "billing", "--seeds", "1", "--type", "conversational", "--out", str(out),
+                 "--no-progress"]) == 0
+
+
+def _saved_run(out: Path) -> None:
+    from convoeval.cli import main
+
+    main(["run", "--scenario", "support-conv-wants-human-es", "--seed", "1", "--out", str(out), "--no-progress"])
+    assert len(list((out / "runs").glob("*.json"))) == 1
+
+
+def test_the_readme_s_saved_sweep_study_runs_every_section_and_says_there_are_no_known_faults(fake_llm, tmp_path):
+    # README: convoeval sweep ... --out reports/s; papermill notebooks/agreement.ipynb ... -y '{runs: [reports/s],
+    # fault_study: false, judges: {plain: ..., warm: ...}, probes: [criteria_order], n_boot: 100, ...}'.
+    # It used to end in "reference rater 'known_faults' is not in the ratings ([])".
+    _saved_sweep(tmp_path / "s")
+    out = tmp_path / "a"
+    nb = _execute(tmp_path, runs=[str(tmp_path / "s")], fault_study=False, n_boot=100, output_dir=str(out),
+                  judges={"plain": {"temperature": 0.0}, "warm": {"temperature": 0.3}}, probes=["criteria_order"])
+    shown = _texts(nb)
+    assert "3 (3 healthy or external, 0 with known faults)" in shown["views.study_overview(study)"]
+    assert "plain" in shown["views.judges_view(study)"] and "warm" in shown["views.judges_view(study)"]
+    assert shown["views.fault_view(study)"].strip().startswith("No known-fault truth: fault_study = False")
+    assert "No confusion matrices" in shown["views.plot_fault_confusion(study)"]
+    assert shown["views.labels_view(study)"].strip().startswith("No human labels")
+    assert "criteria_order" in shown["views.probe_view(study)"]
+    assert shown["views.plot_probes(study)"] == "[image]"
+    assert "What 3 conversations support" in shown["views.study_conclusions(study)"]
+    study = load_study(out)
+    assert study.tables["faults"].empty and not study.tables["judges"].empty and not study.tables["database"].empty
+
+
+def test_one_saved_conversation_and_one_judge_without_probes_say_what_each_section_lacks(fake_llm, tmp_path):
+    _saved_run(tmp_path / "one")
+    nb = _execute(tmp_path, runs=[str(tmp_path / "one")], fault_study=False, judges={"plain": {"temperature": 0.0}},
+                  probes=[], n_boot=100, output_dir=str(tmp_path / "a"))
+    shown = {source: text.strip() for source, text in _texts(nb).items()}
+    expected = {  # every section without data says so in one line; nothing else is shown there
+        "views.judges_view(study)": "One judge configuration only",
+        "views.plot_judge_heatmap(study)": "No judge × judge heatmap: one judge configuration only.",
+        "views.plot_bland_altman(study)": "No Bland–Altman plot: it needs two judge configurations.",
+        "views.fault_view(study)": "No known-fault truth: fault_study = False",
+        "views.plot_fault_confusion(study)": "No confusion matrices, no known-fault truth: fault_study = False",
+        "views.labels_view(study)": "No human labels",
+        "views.consistency_view(study)": "No flip rates",
+        "views.probe_view(study)": "No bias probes were run (probes = []).",
+        "views.plot_probes(study)": "No bias probes were run.",
+    }
+    for source, start in expected.items():
+        assert shown[source].startswith(start) and "\n" not in shown[source], (source, shown[source])
+    assert "1 (1 healthy or external, 0 with known faults)" in shown["views.study_overview(study)"]
+    assert "Agent transferred the patient to a human attendant" in shown["views.database_view(study)"]
+    assert "What 1 conversation supports" in shown["views.study_conclusions(study)"]
+
+
+def test_results_folders_without_a_completed_conversation_stop_with_one_line(fake_llm, tmp_path):
+    from convoeval.cli import main
+
+    main(["run", "--scenario", "billing-scripted-human-pt", "--out", str(tmp_path / "scripted"), "--no-progress"])
+    with pytest.raises(papermill.PapermillExecutionError) as err:
+        # The fake server's judge, not the default local one: a regression must fail here, not start a local model.
+        _execute(tmp_path, runs=[str(tmp_path / "scripted")], fault_study=False, output_dir=str(tmp_path / "a"),
+                 judges={"plain": {"temperature": 0.0}})
+    assert err.value.ename == "ValueError"
+    assert err.value.evalue.startswith("nothing to study: no completed conversational run (1 conversation(s) read: "
+                                       "1 scripted")
+
+
 def test_bad_or_unknown_parameters_fail_with_one_line(fake_llm, tmp_path):
     with pytest.raises(papermill.PapermillExecutionError) as err:
         _execute(tmp_path, judges=[])

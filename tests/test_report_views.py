@@ -69,10 +69,41 @@ def test_score_table_is_a_styler_with_components_and_status_colours(mixed_run):
     frame = report.score_frame(mixed_run)
     assert list(frame["Status"]) == ["error", "pass", "fail", "warn"]  # sorted by scenario
     row = frame.set_index("Scenario").loc["billing-conv-impatient-patient"]
-    assert row["Rubric"] == "1/2" and row["Assertions"] == "0/1" and row["Goal"] == "no"
+    assert row["Rubric"] == "1/2" and row["Assertions passed"] == "0/1" and row["Goal"] == "no"
+    assert frame.set_index("Scenario").loc["billing-conv-happy-payment", "Assertions passed"] == "1/1"
     html = styler.to_html()
     assert "background-color:#ffdcd7" in html.replace(": ", ":")  # fail colour
     assert "—" in html  # the errored run has no score, shown as a dash rather than 0
+
+
+def _score_cells(page: str) -> dict[str, list[str]]:
+    """The score table's cells by column name, read from HTML (the Styler's table, in a notebook or a page)."""
+    table = re.search(r"<table id=\"T_\w+\">.*?</table>", page, re.S).group(0)
+    header = [re.sub(r"<[^>]+>", "", h).strip() for h in re.findall(r"<th [^>]*col_heading[^>]*>(.*?)</th>", table)]
+    rows = [re.findall(r"<td [^>]*>(.*?)</td>", r, re.S) for r in re.findall(r"<tr>(.*?)</tr>", table, re.S)[1:]]
+    return {name: [row[i].strip() for row in rows] for i, name in enumerate(header)}
+
+
+def test_scores_show_one_decimal_in_the_table_and_on_the_page(mixed_run, tmp_path):
+    # Whole numbers and halves alike: 10.0 and 6.5, never 10.000000 (a second Styler.format once reset the first).
+    mixed_run.frames["scores"].loc[0, ["score", "rubric_score", "holistic_overall"]] = [10.0, 6.5, 2 / 3 * 10]
+    page = str(report.save_html(mixed_run, tmp_path / "page.html").text)
+    for html in (report.score_table(mixed_run).to_html(), Path(page).read_text(encoding="utf-8")):
+        cells = _score_cells(html)
+        numbers = [v for column in ("Score", "Rubric score", "Holistic") for v in cells[column]]
+        assert numbers and all(re.fullmatch(r"\d+\.\d|—", v) for v in numbers), numbers
+        assert {"10.0", "6.5", "6.7"} <= set(numbers)
+        assert all(re.fullmatch(r"\d+|—", v) for c in ("Seed", "Trial", "Messages") for v in cells[c])
+        assert "1/1" in cells["Assertions passed"]
+
+
+def test_the_committed_example_page_shows_one_decimal_and_assertions_passed():
+    # Rebuilt from its saved data with: python -m convoeval.report reports/example
+    page = (Path(__file__).resolve().parents[1] / "reports" / "example" / "report.html").read_text(encoding="utf-8")
+    cells = _score_cells(page)
+    numbers = [v for column in ("Score", "Rubric score", "Holistic") for v in cells[column]]
+    assert len(numbers) == 18 and all(re.fullmatch(r"\d+\.\d", v) for v in numbers), numbers
+    assert cells["Assertions passed"] == ["0/2", "0/1", "0/1", "5/5", "4/4", "5/5"]
 
 
 def test_what_ran_warns_about_the_local_demo_model_and_points_to_errors(mixed_run):

@@ -61,11 +61,15 @@ async def test_summary_shows_components_and_the_fault_in_the_assertion_column(fr
     await run("clinic:billing?faults=invented_payment_url")
     data = load_results(out)
     lines = summary_lines(data, fail_threshold=8)
-    assert lines[0].split()[:7] == ["STATUS", "SCORE", "RUBRIC", "HOLIST", "ASSERT", "GOAL", "MSGS"]
+    # RUBRIC and ASSERTS PASSED both read passed/checked, as in the report's score table ("Assertions passed").
+    assert lines[0].split()[:8] == ["STATUS", "SCORE", "RUBRIC", "HOLIST", "ASSERTS", "PASSED", "GOAL", "MSGS"]
     healthy = next(line for line in lines if "seed 1," in line)
     faulty = next(line for line in lines if "seed 2," in line)
-    assert healthy.split()[:5] == ["PASS", "9.2", "4/4", "9.2", "0/1"], healthy
-    assert faulty.split()[:5] == ["FAIL", "7.7", "4/4", "9.2", "1/1"], faulty
+    assert healthy.split()[:5] == ["PASS", "9.2", "4/4", "9.2", "1/1"], healthy
+    assert faulty.split()[:5] == ["FAIL", "7.7", "4/4", "9.2", "0/1"], faulty
+    # Each value sits under its header.
+    for line in (healthy, faulty):
+        assert line[lines[0].index("PASSED") + len("PASSED") - 3:][:3] in ("1/1", "0/1"), (lines[0], line)
     assert "payment_link_created: expected true, got false" in faulty.lower()
     assert lines[-2].startswith("2 run(s): 1 pass, 0 warn, 1 fail, 0 error")
     assert lines[-1] == "1 run(s) below the fail threshold 8 or in error"

@@ -32,6 +32,7 @@ from convoeval.agreement._wide import as_tuple, iter_groups, pivot, resolve_pair
 from convoeval.agreement.bootstrap import (
     LEVEL,
     N_BOOT,
+    canonical_codes,
     ci_label,
     cluster_codes,
     cluster_sums,
@@ -148,8 +149,9 @@ def binary_agreement(
     for a, b, both in _pairs_of(ratings, by, pairs, reference):
         for group, items in iter_groups(both, by, overall):
             codes, n_conv = cluster_codes(items.index.get_level_values("run_id"))
-            cell = (2 * items[a] + items[b]).to_numpy(dtype=int)
-            per_conv = cluster_sums(codes, n_conv, np.eye(4)[cell])
+            cells = np.eye(4)[(2 * items[a] + items[b]).to_numpy(dtype=int)]
+            codes = canonical_codes(codes, n_conv, cells)  # the same CI whatever the run ids
+            per_conv = cluster_sums(codes, n_conv, cells)
             point = table_statistics(per_conv.sum(axis=0))
             point["cohen_kappa"] = cohen_kappa(items[a].to_numpy() == 1, items[b].to_numpy() == 1)
             point["krippendorff_alpha"] = krippendorff_alpha(items[[a, b]].to_numpy().T)

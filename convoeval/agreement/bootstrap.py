@@ -75,6 +75,32 @@ def cluster_codes(values: pd.Series | np.ndarray) -> tuple[np.ndarray, int]:
     return np.asarray(codes), len(uniques)
 
 
+def canonical_codes(codes: np.ndarray, n_clusters: int, content: np.ndarray) -> np.ndarray:
+    """Renumber clusters by what they hold (the per-cluster sums of ``content``), not by their labels.
+
+    Conversation ids are random, so the same conversations read back or replayed under new ids would otherwise be
+    matched to other columns of the same seeded ``resample_weights`` and give another interval. Clusters whose sums
+    tie hold interchangeable data as far as a sum-based statistic can tell, so their order does not matter.
+
+    Args:
+        codes: Cluster code per row (``cluster_codes``).
+        n_clusters: Number of clusters.
+        content: Per-row values the statistic is computed from (rows × ...).
+
+    Returns:
+        New codes 0..C-1: cluster 0 has the smallest sums in lexicographic order.
+
+    Example:
+        >>> canonical_codes(np.array([0, 0, 1]), 2, np.array([1.0, 1.0, 0.0])).tolist()
+        [1, 1, 0]
+    """
+    per = cluster_sums(codes, n_clusters, np.asarray(content, dtype=float).reshape(len(codes), -1))
+    order = np.lexsort(per.T[::-1]) if per.size else np.arange(n_clusters)
+    rank = np.empty(n_clusters, dtype=int)
+    rank[order] = np.arange(n_clusters)
+    return rank[np.asarray(codes, dtype=int)]
+
+
 def cluster_sums(codes: np.ndarray, n_clusters: int, values: np.ndarray) -> np.ndarray:
     """Sum per-row ``values`` (rows × ...) into per-cluster rows (clusters × ...)."""
     values = np.asarray(values, dtype=float)

@@ -23,6 +23,7 @@ from convoeval.agreement._wide import as_tuple, iter_groups
 from convoeval.agreement.bootstrap import (
     LEVEL,
     N_BOOT,
+    canonical_codes,
     ci_label,
     cluster_codes,
     cluster_sums,
@@ -92,7 +93,9 @@ def flip_rates(
     rows = []
     for group, part in iter_groups(items, by, overall):
         codes, n_cl = cluster_codes(part["_cluster"])
-        per = cluster_sums(codes, n_cl, part[["_flip", "_pair", "_c", "_m"]].to_numpy(dtype=float))
+        content = part[["_flip", "_pair", "_c", "_m"]].to_numpy(dtype=float)
+        codes = canonical_codes(codes, n_cl, np.column_stack([content, np.ones(len(part))]))  # whatever the ids
+        per = cluster_sums(codes, n_cl, content)
         per = np.column_stack([per, np.bincount(codes, minlength=n_cl)])
         reps = resample_weights(n_cl, n_boot=n_boot, seed=seed) @ per
         point = per.sum(axis=0)
@@ -187,7 +190,9 @@ def score_consistency(
     rows = []
     for (judge, dimension), part in items.groupby(["judge", "dimension"], sort=True):
         codes, n_conv = cluster_codes(part["run_id"])
-        per = cluster_sums(codes, n_conv, np.column_stack([part["_var"], part["_range"], np.ones(len(part))]))
+        content = np.column_stack([part["_var"], part["_range"], np.ones(len(part))])
+        codes = canonical_codes(codes, n_conv, content)  # the same CI whatever the run ids
+        per = cluster_sums(codes, n_conv, content)
         reps = resample_weights(n_conv, n_boot=n_boot, seed=seed) @ per
         point = per.sum(axis=0)[None]
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -51,6 +51,9 @@ PLAN_COLUMNS = ("target", "faults", "folder", "scenario", "agent", "seed", "tria
 #: The four cells of a judge-vs-truth table, with the judge's "pass" as the positive class.
 CELLS = {(True, True): "TP", (False, True): "FN", (True, False): "FP", (False, False): "TN"}
 _PREFIX = "clinic:"
+#: Why a set of conversations has no known-fault truth (``fault_truth`` is empty).
+NO_TRUTH = ("no completed run of a reference agent with a known fault (clinic:<agent>?faults=...) beside its healthy "
+            "counterpart of the same scenario, seed and trial; run_fault_study makes them")
 
 
 # ── Which targets to run ──
@@ -419,6 +422,10 @@ def fault_truth(frames: Mapping[str, pd.DataFrame], *, database_check: bool = Tr
 
 def _ratings(frames, rater, samples, database_check) -> pd.DataFrame:
     truth = fault_truth(frames, database_check=database_check)
+    if truth.empty:
+        # Without this, binary_agreement's "reference rater 'known_faults' is not in the ratings ([])" is all the
+        # caller sees of frames that are simply not a fault study (saved runs, a sweep).
+        raise ValueError(f"no known-fault truth in these frames: {NO_TRUTH}")
     judged = rubric_ratings(frames["rubric"], rater=rater, samples=samples)
     if (judged["rater"] == KNOWN_FAULTS).any():
         raise ValueError(f"a judge is named {KNOWN_FAULTS!r}, the truth's rater name; rename it (rater=...)")
@@ -459,6 +466,10 @@ def fault_detection(
         The ``binary_agreement`` table (``*by, rater_a, rater_b, statistic, value, ci_low, ci_high, n, n_items,
         method, ci_too_wide``) with ``rater_b = "known_faults"`` and the statistics ``DETECTION_STATISTICS``.
 
+    Raises:
+        ValueError: the frames hold no known-fault truth (``fault_truth`` is empty: not a fault study), or a judge is
+            named ``"known_faults"``.
+
     Example:
         >>> table = fault_detection(frames)                                                   # doctest: +SKIP
         >>> table[table["statistic"] == "specificity"][["criterion", "value", "ci_low", "n"]]  # doctest: +SKIP
@@ -484,6 +495,9 @@ def fault_confusion(
         ``confusion_counts``' shape — ``*by, rater_a, rater_b, a_passed, b_passed, count`` (all four cells, zeros
         included; A is the judge, B the truth) — plus ``cell``: ``TP`` (judge and truth pass), ``FN`` (judge failed a
         healthy step), ``FP`` (judge passed a known fault: a miss), ``TN`` (a fault caught).
+
+    Raises:
+        ValueError: as ``fault_detection``.
 
     Example:
         >>> cm = fault_confusion(frames)                                                        # doctest: +SKIP

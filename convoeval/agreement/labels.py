@@ -28,6 +28,7 @@ from convoeval.agreement.binary import binary_agreement
 from convoeval.agreement.bootstrap import (
     LEVEL,
     N_BOOT,
+    canonical_codes,
     ci_label,
     cluster_codes,
     cluster_sums,
@@ -309,6 +310,7 @@ def calibrated_pass_rates(
             lab = ~np.isnan(h)
             cols = np.column_stack([j, np.ones_like(j), lab & (j == 1) & (h == 1), lab & (h == 1),
                                     lab & (j == 0) & (h == 0), lab & (h == 0)])
+            codes = canonical_codes(codes, n_conv, cols)  # the same CI whatever the run ids
             per = cluster_sums(codes, n_conv, cols)
             stats_point = _calibration(per.sum(axis=0)[None])
             stats_reps = _calibration(resample_weights(n_conv, n_boot=n_boot, seed=seed) @ per)

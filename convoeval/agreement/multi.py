@@ -26,6 +26,7 @@ from convoeval.agreement._wide import as_tuple, iter_groups, pivot
 from convoeval.agreement.bootstrap import (
     LEVEL,
     N_BOOT,
+    canonical_codes,
     ci_label,
     cluster_codes,
     cluster_sums,
@@ -163,6 +164,7 @@ def multi_rater_agreement(
         codes, q = _codes(items.to_numpy(dtype=object), categories)
         sums = _nominal.unit_sums(_nominal.unit_counts(codes, q))
         cl, n_conv = cluster_codes(items.index.get_level_values("run_id"))
+        cl = canonical_codes(cl, n_conv, sums)  # the same CI whatever the run ids
         per_conv = cluster_sums(cl, n_conv, sums)
         reps = _nominal.coefficients(resample_weights(n_conv, n_boot=n_boot, seed=seed) @ per_conv, q)
         point = _nominal.coefficients(per_conv.sum(axis=0), q)

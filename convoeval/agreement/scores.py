@@ -27,7 +27,15 @@ from sklearn.metrics import cohen_kappa_score
 
 from convoeval.agreement._result import result_frame
 from convoeval.agreement._wide import as_tuple, iter_groups, pivot, resolve_pairs
-from convoeval.agreement.bootstrap import LEVEL, N_BOOT, ci_label, cluster_codes, resample_weights, summarize
+from convoeval.agreement.bootstrap import (
+    LEVEL,
+    N_BOOT,
+    canonical_codes,
+    ci_label,
+    cluster_codes,
+    resample_weights,
+    summarize,
+)
 
 #: Score statistics, how they are computed, and their scale (10 = in score points, for the ``ci_too_wide`` rule).
 SCORE_METHODS: dict[str, tuple[str, float]] = {
@@ -181,6 +189,8 @@ def score_agreement(
                 continue
             x, y = items[a].to_numpy(), items[b].to_numpy()
             codes, n_conv = cluster_codes(items.index.get_level_values("run_id"))
+            # Renumbered by content (values, squares, products) so the same scores under other run ids resample alike.
+            codes = canonical_codes(codes, n_conv, np.column_stack([x, y, x * x, y * y, x * y, np.ones_like(x)]))
             weights = resample_weights(n_conv, n_boot=n_boot, seed=seed)[:, codes]
             reps, point = _weighted(x, y, weights), _point(x, y)
             for stat, (how, scale) in SCORE_METHODS.items():

@@ -16,6 +16,7 @@ Nothing here draws: ``convoeval.report.agreement_views`` shows a ``Study``.
 from __future__ import annotations
 
 import json
+import textwrap
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -231,6 +232,10 @@ def run_study(config: StudyConfig, *, progress: bool = False) -> Study:
 
     Returns:
         The ``Study``; its data and tables are already saved under ``config.output_dir``.
+
+    Raises:
+        ReplayMissError: a call missing from a replay-only cache.
+        ValueError: no completed conversational run to judge (only scripted runs, or every conversation errored).
     """
     from convoeval.agreement.faults import run_fault_study
     from convoeval.agreement.rejudge import rejudge
@@ -257,6 +262,7 @@ def run_study(config: StudyConfig, *, progress: bool = False) -> Study:
         parts.append(load_frames([_resolve(config.project_root, f) for f in p["runs"]]))
     frames = _concat(parts)
     _raise_on_replay_miss(frames["calls"])
+    _require_conversations(frames["runs"])
     try:
         judged = rejudge(frames, p["judges"], scenarios=scenarios, samples=p["judge_samples"])
         judged["fidelity"] = _fidelity(frames, scenarios)
@@ -287,6 +293,20 @@ def _raise_on_replay_miss(calls: pd.DataFrame) -> None:
         first = misses.iloc[0]
         raise ReplayMissError(f"{len(misses)} LLM call(s) of the fault study are not in the replay-only cache (first: "
                               f"the {first['role']} call of {first['scenario']}); {_RERECORD}")
+
+
+def _require_conversations(runs: pd.DataFrame) -> None:
+    # Judges are re-run on completed conversations only (scripted runs have no rubric, errored ones no transcript to
+    # trust): with none, every table would be empty, so stop with the reason instead of showing empty sections.
+    if len(runs) and ((runs["type"] == "conversational") & (runs["status"] == "completed")).any():
+        return
+    scripted = int((runs["type"] != "conversational").sum()) if len(runs) else 0
+    errored = runs[(runs["type"] == "conversational") & (runs["status"] != "completed")] if len(runs) else runs
+    detail = f"{len(runs)} conversation(s) read: {scripted} scripted, {len(errored)} conversational not completed"
+    if len(errored) and "error" in errored and errored["error"].notna().any():
+        detail += f" (first error: {textwrap.shorten(str(errored['error'].dropna().iloc[0]), 200)})"
+    raise ValueError(f"nothing to study: no completed conversational run ({detail}); the judges are compared on "
+                     "conversational runs, so give results folders that hold some, or set fault_study = True")
 
 
 def _fidelity(frames: dict[str, pd.DataFrame], scenarios: list[Any]) -> pd.DataFrame:
@@ -328,10 +348,11 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
     Returns:
         ``{name: table}``; names: ``database``, ``judges``, ``scores``, ``self_consistency``, ``score_consistency``,
         ``faults``, ``fault_confusion``, ``trial_flips``, ``probes``, ``fidelity``, ``labels``, ``calibrated``.
-        A table that the data cannot support (one judge, one sample, no faults, no labels) is empty.
+        A table that the data cannot support (one judge, one sample, no known faults, no labels, no probes) is
+        empty or absent; ``convoeval.report.agreement_views`` says which and why.
     """
     from convoeval import agreement as ag
-    from convoeval.agreement.faults import fault_confusion, fault_detection
+    from convoeval.agreement.faults import fault_confusion, fault_detection, fault_truth
     from convoeval.agreement.probes import probe_effects
     from convoeval.fidelity import exclude_flagged, fidelity_summary
 
@@ -344,10 +365,12 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
     rubric, holistic = judged["rubric"], judged["holistic"]
     n_judges = rubric["judge"].nunique() if len(rubric) else 0
     with_judges = {**frames, "rubric": rubric, "holistic": holistic}
+    # Saved runs and sweeps are not a fault study: no conversation has a known-fault truth to score the judges by.
+    known = bool(len(rubric)) and not fault_truth(with_judges).empty
     tables: dict[str, pd.DataFrame] = {
         "database": ag.database_agreement(with_judges, rater="judge", **opts),
-        "faults": fault_detection(with_judges, rater="judge") if len(rubric) else pd.DataFrame(),
-        "fault_confusion": fault_confusion(with_judges, rater="judge") if len(rubric) else pd.DataFrame(),
+        "faults": fault_detection(with_judges, rater="judge") if known else pd.DataFrame(),
+        "fault_confusion": fault_confusion(with_judges, rater="judge") if known else pd.DataFrame(),
         "probes": probe_effects(judged["pairs"]) if len(judged["pairs"]) else pd.DataFrame(),
         "fidelity": fidelity_summary(flags),
     }
@@ -383,15 +406,28 @@ def _save(study: Study) -> None:
 
 
 def _from_parquet(path: Path) -> pd.DataFrame:
-    # _to_parquet stores list/dict cells as JSON text; give them back their Python values.
+    # _to_parquet stores list/dict cells as JSON text; give them back their Python values. A missing cell comes back
+    # as None, NA or (pandas' string dtype) NaN: all are "no value", none is JSON.
     frame = pd.read_parquet(path)
     for column in frame.columns:
         if column in _JSON_COLUMNS:
-            frame[column] = frame[column].map(lambda v: None if v is None or v is pd.NA else json.loads(v))
+            frame[column] = frame[column].map(_json_cell).astype(object)
     return frame
 
 
+def _json_cell(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else None
+
+
 _JSON_COLUMNS = frozenset({"bubbles", "tools", "tool_calls", "issues", "check_failures", "expected", "actual"})
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    # A table the data could not support (no known faults, no probes) is saved as an empty file: no columns to parse.
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
 
 
 def load_study(folder: Path | str) -> Study:
@@ -404,6 +440,6 @@ def load_study(folder: Path | str) -> Study:
             judged[path.stem.removeprefix("judged_")] = frame
         else:
             frames[path.stem] = frame
-    tables = {p.stem: pd.read_csv(p) for p in sorted((folder / "tables").glob("*.csv"))}
+    tables = {p.stem: _read_table(p) for p in sorted((folder / "tables").glob("*.csv"))}
     meta = json.loads((folder / "study.json").read_text(encoding="utf-8"))
     return Study(out_dir=folder, frames=frames, judged=judged, tables=tables, meta=meta)

@@ -57,6 +57,19 @@ def _get(study: Any, name: str) -> pd.DataFrame:
     return frame if frame is not None else pd.DataFrame()
 
 
+def _no_fault_truth(study: Any) -> str:
+    """Why a study has no known-fault truth (saved runs are not a fault study), to follow "no known-fault truth: "."""
+    if not study.meta.get("params", {}).get("fault_study", True):
+        return ("fault_study = False, and the results folders read hold no reference-agent run with a known fault "
+                "beside its healthy counterpart; set fault_study = True to score the judges against known faults.")
+    return ("no fault-study conversation completed with a verdict the database left standing (see the judge errors "
+            "above and docs/fault-study.md).")
+
+
+def _n_judges(study: Any) -> int:
+    return len(study.meta.get("judges", {}))
+
+
 def study_overview(study: Any) -> HTML:
     """What was studied: conversations (healthy / with faults), judges, samples, probes, time, and the demo caveat."""
     runs = study.frames["runs"]
@@ -102,7 +115,9 @@ def judges_view(study: Any) -> HTML:
     """Judge × judge agreement on pass/fail per criterion (and pooled), and on the 0–10 dimensions."""
     pairs, scores = _get(study, "judges"), _get(study, "scores")
     if pairs.empty:
-        return _empty("One judge configuration only: give two or more in `judges` to compare them.")
+        if _n_judges(study) < 2:
+            return _empty("One judge configuration only: give two or more in `judges` to compare them.")
+        return _empty("No judge × judge agreement: no criterion was judged by two configurations without an error.")
     wide = agreement_cells(pairs, index=("criterion", "rater_a", "rater_b"), statistics=_PAIR)
     parts = ["<h4>Pass/fail verdicts</h4>", _table(wide)]
     if not scores.empty:
@@ -124,7 +139,7 @@ def fault_view(study: Any) -> HTML:
     """Each judge against the known faults: sensitivity (passes what the healthy agent does) and specificity."""
     frame = _get(study, "faults")
     if frame.empty:
-        return _empty("No known-fault truth: run the fault study (fault_study = True).")
+        return _empty(f"No known-fault truth: {_no_fault_truth(study)}")
     index = [c for c in ("criterion", "rater_a") if c in frame.columns]
     wide = agreement_cells(frame, index=index, statistics=_DETECTION)
     note = ("Truth: a criterion a conversation's known fault breaks must fail; the same criterion on the healthy "
@@ -151,7 +166,7 @@ def plot_fault_confusion(study: Any) -> Chart | HTML:
     """Confusion matrices per criterion (judge verdict × known-fault truth), one row of panels per judge."""
     frame = _get(study, "fault_confusion")
     if frame.empty:
-        return _note("No confusion matrices: no known-fault truth in this study.")
+        return _note(f"No confusion matrices, no known-fault truth: {_no_fault_truth(study)}")
     frame = frame[frame["criterion"] != "(all)"]
     judges = list(dict.fromkeys(frame["rater_a"]))
     criteria = list(dict.fromkeys(frame["criterion"]))
@@ -180,7 +195,8 @@ def plot_judge_heatmap(study: Any, statistic: str = "cohen_kappa") -> Chart | HT
     """Judge × judge heatmap of one statistic (default Cohen's kappa) per criterion, pooled in the last column."""
     pairs = _get(study, "judges")
     if pairs.empty:
-        return _note("No judge × judge heatmap: one judge configuration only.")
+        return _note("No judge × judge heatmap: " + ("one judge configuration only." if _n_judges(study) < 2 else
+                                                     "no criterion was judged by two configurations."))
     rows = pairs[pairs["statistic"] == statistic]
     table_ = rows.pivot_table(index=["rater_a", "rater_b"], columns="criterion", values="value", aggfunc="first")
     fig = _figure(min(1.4 * table_.shape[1] + 3, 16), 0.6 * table_.shape[0] + 2.2)
@@ -211,6 +227,10 @@ def plot_bland_altman(study: Any, dimensions: tuple[str, ...] = ("overall", "goa
 
     a, b = judges[:2]
     means = holistic.groupby(["judge", "run_id"])[list(dimensions)].mean()
+    both = means.loc[a].index.intersection(means.loc[b].index) if a in means.index and b in means.index else []
+    if len(both) < 2:
+        return _note(f"No Bland–Altman plot: it needs two or more conversations scored by both {a} and {b} "
+                     f"({len(both)} here).")
     fig = _figure(4.2 * len(dimensions), 3.6)
     axes = fig.subplots(1, len(dimensions), squeeze=False)[0]
     for ax, dim in zip(axes, dimensions, strict=True):
@@ -300,7 +320,10 @@ def study_conclusions(study: Any) -> HTML:
     total = sum(len(r) for _, r in graded)
     needed = required_sample_size(kappa_min=0.8, kappa_expected=0.9, prevalence=0.5)
     may, may_not = [], []
-    if conclusive:
+    if not total:
+        may_not.append("Anything about agreement: no statistic could be computed (one judge configuration, and no "
+                       "database, known-fault or human truth for these conversations).")
+    elif conclusive:
         may.append(f"{conclusive} of {total} agreement statistics have intervals narrow enough to read; their "
                    "verdicts are in the tables above.")
     else:
@@ -320,4 +343,5 @@ def study_conclusions(study: Any) -> HTML:
                        "good a judge is.")
     body = ("<b>You may conclude</b><ul>" + "".join(f"<li>{esc(x)}</li>" for x in may or ["nothing yet."])
             + "</ul><b>You may not conclude</b><ul>" + "".join(f"<li>{esc(x)}</li>" for x in may_not) + "</ul>")
-    return HTML(wrap(box(body, tone="info", title=f"What {n} conversations support")), text="conclusions")
+    title = f"What {n} conversation{'' if n == 1 else 's'} support{'s' if n == 1 else ''}"
+    return HTML(wrap(box(body, tone="info", title=title)), text="conclusions")

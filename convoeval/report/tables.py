@@ -24,8 +24,8 @@ def score_frame(run: RunData) -> pd.DataFrame:
     """The score table's data: one row per conversation, in reading order.
 
     Columns: Agent, Scenario, Type, Seed, Trial, Status, Score, Rubric (passed/total), Rubric score, Holistic,
-    Assertions (passed/total), Goal, Messages, Stopped, Error. For scripted scenarios "Rubric" counts turns whose
-    fixed checks held and "Holistic" is the per-turn judge's mean.
+    Assertions passed (passed/checked, as on the console), Goal, Messages, Stopped, Error. For scripted scenarios
+    "Rubric" counts turns whose fixed checks held and "Holistic" is the per-turn judge's mean.
     """
     scores, runs, asr = run.scores, run.frames["runs"], run.frames["assertions"]
     by_run = runs.set_index("run_id") if len(runs) else pd.DataFrame()
@@ -46,14 +46,14 @@ def score_frame(run: RunData) -> pd.DataFrame:
             "Rubric": _ratio(s.rubric_passed, s.rubric_total),
             "Rubric score": s.rubric_score,
             "Holistic": s.holistic_overall,
-            "Assertions": f"{n_asr - failed}/{n_asr}" if n_asr else "—",
+            "Assertions passed": f"{n_asr - failed}/{n_asr}" if n_asr else "—",
             "Goal": _goal(s.goal_completed),
             "Messages": None if r is None else r["n_messages"],
             "Stopped": None if r is None else r["stop_reason"],
             "Error": _short(s.error),
         })
     columns = ["Agent", "Scenario", "Type", "Seed", "Trial", "Status", *_SCORE_COLUMNS[:1], "Rubric",
-               *_SCORE_COLUMNS[1:], "Assertions", "Goal", "Messages", "Stopped", "Error"]
+               *_SCORE_COLUMNS[1:], "Assertions passed", "Goal", "Messages", "Stopped", "Error"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -69,8 +69,8 @@ def score_table(run: RunData, *, caption: str | None = None) -> Any:
     if frame["Error"].isna().all():
         frame = frame.drop(columns="Error")
     styler = frame.style
-    styler = styler.format(precision=1, na_rep="—", escape="html")
-    styler = styler.format({"Seed": _int, "Trial": _int, "Messages": _int}, na_rep="—", escape="html")
+    # One call: a second Styler.format without precision resets every other column to six decimals (10.000000).
+    styler = styler.format({"Seed": _int, "Trial": _int, "Messages": _int}, precision=1, na_rep="—", escape="html")
     styler = styler.map(_status_style, subset=["Status"])
     styler = styler.map(_score_style, subset=_SCORE_COLUMNS)
     styler = styler.map(_goal_style, subset=["Goal"])

@@ -30,6 +30,7 @@ from convoeval.agreement._result import ALL
 from convoeval.agreement.bootstrap import (
     LEVEL,
     N_BOOT,
+    canonical_codes,
     ci_label,
     cluster_codes,
     cluster_sums,
@@ -186,6 +187,7 @@ def wilcoxon_p(diffs: np.ndarray) -> tuple[float, str]:
 def _bootstrap(run_ids: pd.Series, diffs: np.ndarray, *, n_boot: int, level: float, seed: int) -> tuple[float, float]:
     """Percentile CI of mean(diffs), resampling conversations: one matrix product over per-conversation sums."""
     codes, k = cluster_codes(run_ids)
+    codes = canonical_codes(codes, k, np.column_stack([diffs, np.ones_like(diffs)]))  # whatever the run ids
     sums = cluster_sums(codes, k, diffs)
     counts = cluster_sums(codes, k, np.ones_like(diffs))
     weights = resample_weights(k, n_boot=n_boot, seed=seed)

@@ -1,0 +1,67 @@
+"""convoeval.agreement.study.compute_tables on studies that lack a kind of data: each missing table is empty."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from agreement_support import assertion_rows, holistic, rubric, runs
+
+from convoeval.agreement.study import Study, compute_tables
+from convoeval.fidelity import FIDELITY_SCHEMA
+from convoeval.frames import typed_frame
+
+PAIRS = ["probe", "run_id", "scenario", "instrument", "item", "before", "after", "error"]
+
+
+def _study(judges: dict[str, list[bool]], n_runs: int, *, target: str = "clinic:billing") -> Study:
+    """Saved runs (no fault study) re-judged by ``judges``; c1 declares the assertion a1, c2 none."""
+    ids = [f"r{i}" for i in range(n_runs)]
+    judged = rubric(judges, criteria=("c1", "c2"), assertions={"c1": "a1"}).rename(columns={"judge_model": "judge"})
+    scores = holistic({j: [8.0] * n_runs for j in judges}).rename(columns={"judge_model": "judge"})
+    frames = {"runs": runs(dict.fromkeys(ids, True)).assign(target=target),
+              "assertions": assertion_rows([(r, "a1", i % 2 == 0) for i, r in enumerate(ids)])}
+    flags = typed_frame([{"run_id": r, "scenario": "s", "check": "parroting", "flagged": False} for r in ids],
+                        FIDELITY_SCHEMA)
+    return Study(out_dir=Path("unused"), frames=frames,
+                 judged={"rubric": judged, "holistic": scores, "fidelity": flags, "pairs": pd.DataFrame(columns=PAIRS)})
+
+
+def test_saved_runs_without_known_faults_give_every_other_table_and_no_fault_tables():
+    two = _study({"a": [True, False, True, True, False, True], "b": [True, True, True, False, False, True]}, 3)
+    tables = compute_tables(two, n_boot=100)
+    assert tables["faults"].empty and tables["fault_confusion"].empty
+    assert not tables["judges"].empty and not tables["scores"].empty and not tables["database"].empty
+    assert tables["probes"].empty and "labels" not in tables
+
+
+def test_one_judge_and_one_conversation_compute_without_a_crash():
+    tables = compute_tables(_study({"a": [True, False]}, 1), n_boot=100)
+    assert "judges" not in tables and tables["faults"].empty
+    assert set(tables["database"]["n"]) == {1}  # one conversation: a table, inconclusive
+    assert tables["database"]["ci_too_wide"].all()
+
+
+def test_a_saved_study_reads_back_with_missing_json_cells_as_none(tmp_path):
+    from convoeval.agreement.study import _save, load_study
+
+    study = _study({"a": [True, False]}, 1)
+    study.out_dir = tmp_path
+    study.frames["assertions"]["expected"] = pd.Series([{"status": "paid"}], dtype=object)
+    study.frames["assertions"]["actual"] = pd.Series([None], dtype=object)  # e.g. no invoice found
+    study.tables = compute_tables(study, n_boot=100)
+    _save(study)
+    back = load_study(tmp_path)
+    assert back.frames["assertions"]["expected"].tolist() == [{"status": "paid"}]
+    assert back.frames["assertions"]["actual"].tolist() == [None]
+
+
+def test_bland_altman_of_one_conversation_is_a_one_line_note_not_empty_panels():
+    from convoeval.report.agreement_views import plot_bland_altman
+
+    one = _study({"a": [True, False], "b": [True, True]}, 1)
+    one.meta = {"judges": {"a": None, "b": None}}
+    note = plot_bland_altman(one)
+    assert note.text == "No Bland–Altman plot: it needs two or more conversations scored by both a and b (1 here)."
+    three = _study({"a": [True, False] * 3, "b": [True, True] * 3}, 3)
+    assert type(plot_bland_altman(three)).__name__ == "Chart"
