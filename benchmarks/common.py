@@ -159,6 +159,19 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def process_tree_cpu_s(pid: int) -> float:
+    """CPU seconds of a live process and of its live descendants (a ``dask worker``'s nanny runs the worker in a
+    child process); children that already exited are counted only if the process reaped them."""
+    total, pending = 0.0, [pid]
+    while pending:
+        current = pending.pop()
+        total += process_cpu_s(current)
+        for task in Path(f"/proc/{current}/task").glob("*/children"):
+            with contextlib.suppress(OSError, ValueError):
+                pending += [int(child) for child in task.read_text().split()]
+    return total
+
+
 def conversational_scenarios(*, max_turns: int | None = None) -> list[Any]:
     """The repository's conversational scenarios (every agent), optionally with ``max_turns`` overridden."""
     from convoeval.scenarios import load_scenarios

@@ -23,6 +23,9 @@ SECTIONS: dict[str, list[str]] = {
     "replay": ["rows"],
     "scale": ["milestones", "summary"],
     "local_model": ["rows"],
+    "peers": ["startup", "table", "summary"],
+    "profile_peers": ["headline", "by_package", "by_stage", "top_functions"],
+    "workers": ["processes", "cluster", "cluster_checks"],
 }
 
 
