@@ -2,12 +2,12 @@
 
 The work, the same for both tools: ``--sizes`` conversations (60, 200, 500) of one scenario, all in flight; a
 simulated patient who needs ``--turns`` messages (5), the last carrying ``[GOAL_COMPLETE]``; a plain-Python agent
-with no LLM call (``benchmarks/peers/app.py``); then two LLM judges (a rubric judge with the scenario's four
-criteria, a holistic judge): 7 LLM calls per conversation, every one answered by the same stub after ``--latency``
+with no LLM call (``benchmarks/peers/peer_app.py``); then two LLM judges (a rubric judge with the scenario's
+four criteria, a holistic judge): 7 LLM calls per conversation, every one answered by the same stub after ``--latency``
 seconds (``benchmarks/stub_llm.py``, a process of its own; its CPU is reported, not counted).
 
 * **convoeval**: ``convoeval run --scenario peer-billing --scenarios-dir benchmarks/peers/scenarios --trials N
-  --target benchmarks.peers.app:respond --concurrency N --out <tmp> --no-progress`` with the endpoint's limit
+  --target peer_app:respond --concurrency N --out <tmp> --no-progress`` with the endpoint's limit
   raised to let every call be in flight (``CONVOEVAL_MAX_CONCURRENCY``), state in a temporary folder; once with
   its default response cache (``rw``: a fresh cache, every call a miss and a write), once with ``CONVOEVAL_CACHE=off``.
 * **openevals** (``benchmarks/peers/openevals_run.py`` in ``benchmarks/.venv-peers``): ``run_multiturn_simulation``
@@ -52,7 +52,9 @@ from benchmarks.common import (
 PEERS_PYTHON = REPO / "benchmarks" / ".venv-peers" / "bin" / "python"
 SCENARIOS_DIR = "benchmarks/peers/scenarios"
 SCENARIO = "peer-billing"
-TARGET = "benchmarks.peers.app:respond"
+PEERS_DIR = REPO / "benchmarks" / "peers"
+#: The agent as a top-level module (``PEERS_DIR`` on ``PYTHONPATH``), so any convoeval checkout can import it.
+TARGET = "peer_app:respond"
 
 #: convoeval's configurations: extra environment of the ``convoeval run`` process.
 CONVOEVAL_CONFIGS: dict[str, dict[str, str]] = {
@@ -78,11 +80,17 @@ def convoeval_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "convoeval.cli"]
 
 
-def run_convoeval(config: str, size: int, llm: FakeLLM, folder: Path, timeout: float) -> tuple[Any, dict[str, Any]]:
-    """One ``convoeval run`` of ``size`` conversations; the process measurement and what its results hold."""
-    out = folder / f"convoeval-{config}-{size}"
+def run_convoeval(config: str, size: int, llm: FakeLLM, folder: Path, timeout: float,
+                  checkout: Path | None = None) -> tuple[Any, dict[str, Any]]:
+    """One ``convoeval run`` of ``size`` conversations; the process measurement and what its results hold.
+
+    ``checkout``: another convoeval source tree to run instead of this one (its ``convoeval`` package comes first
+    on ``PYTHONPATH``; the scenario and the agent still come from this checkout's ``benchmarks/peers``, so an old
+    commit without them can be measured too).
+    """
+    out = folder / f"convoeval-{config}-{size}-{checkout.name if checkout else 'this'}"
     env = clean_env(
-        PYTHONPATH=str(REPO),
+        PYTHONPATH=f"{checkout or REPO}:{PEERS_DIR}",
         CONVOEVAL_HOME=str(out / "state"),
         CONVOEVAL_CACHE_PATH=str(out / "cache.sqlite"),
         CONVOEVAL_STORE_URL=f"sqlite:///{out / 'store.db'}",
@@ -93,7 +101,7 @@ def run_convoeval(config: str, size: int, llm: FakeLLM, folder: Path, timeout: f
         **CONVOEVAL_CONFIGS[config],
     )
     out.mkdir(parents=True)
-    args = [*convoeval_command(), "run", "--scenario", SCENARIO, "--scenarios-dir", SCENARIOS_DIR,
+    args = [*convoeval_command(), "run", "--scenario", SCENARIO, "--scenarios-dir", str(REPO / SCENARIOS_DIR),
             "--trials", str(size), "--target", TARGET, "--concurrency", str(size), "--out", str(out / "results"),
             "--no-progress"]
     done = run_process(args, env=env, timeout=timeout)
@@ -129,14 +137,15 @@ def run_openevals(config: str, size: int, llm: FakeLLM, timeout: float) -> tuple
                   "scores": summary["scores"], "patient_messages": summary["patient_messages"]}
 
 
-def measure(tool: str, config: str, size: int, llm: FakeLLM, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
+def measure(tool: str, config: str, size: int, llm: FakeLLM, folder: Path, args: argparse.Namespace,
+            checkout: Path | None = None) -> dict[str, Any]:
     """Run one tool once; the row of the results table."""
     before, stub_cpu = llm.stats(), llm.cpu_s()
     llm.reset_peak()
     load_before = loadavg()
     timeout = args.timeout or max(180.0, 1.5 * size)
     if tool == "convoeval":
-        done, outcome = run_convoeval(config, size, llm, folder, timeout)
+        done, outcome = run_convoeval(config, size, llm, folder, timeout, checkout)
         links = args.turns + 1
     else:
         done, outcome = run_openevals(config, size, llm, timeout)
@@ -147,7 +156,7 @@ def measure(tool: str, config: str, size: int, llm: FakeLLM, folder: Path, args:
              for k in after.get("by_kind", {})}
     bound = links * args.latency
     row = {
-        "conversations": size, "tool": tool, "config": config,
+        "conversations": size, "tool": tool, "config": config + (f"@{checkout_label(checkout)}" if checkout else ""),
         "wall_s": round(done.wall_s, 2), "cpu_s": round(done.cpu_s, 2),
         "cpu_ms_per_conversation": round(1000 * done.cpu_s / size, 1),
         "calls_per_conversation": round(calls / size, 2),
@@ -163,7 +172,7 @@ def measure(tool: str, config: str, size: int, llm: FakeLLM, folder: Path, args:
     if done.returncode != 0 or done.timed_out:
         row["stderr_tail"] = done.stderr[-1500:]
     row["detail"] = outcome
-    print(f"  {tool:9} {config:13} N={size:<4} wall {row['wall_s']:6.2f} s  cpu {row['cpu_s']:6.2f} s  "
+    print(f"  {tool:9} {row['config']:13} N={size:<4} wall {row['wall_s']:6.2f} s  cpu {row['cpu_s']:6.2f} s  "
           f"{row['calls_per_conversation']} calls/conv  completed {row['completed']}  rc {done.returncode}  "
           f"load {load_before[0]}→{row['load_after'][0]}", flush=True)
     return row
@@ -187,9 +196,11 @@ def startup(peers: bool) -> list[dict[str, Any]]:
 def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per size: convoeval's best wall time against openevals' best configuration, and the target."""
     out = []
-    for size in sorted({r["conversations"] for r in rows}):
+    variants = sorted({r["config"].partition("@")[2] for r in rows if r["tool"] == "convoeval"})
+    for size, variant in ((n, v) for n in sorted({r["conversations"] for r in rows}) for v in variants):
         ok = [r for r in rows if r["conversations"] == size and r["returncode"] == 0 and r["errors"] == 0]
-        ours = min((r for r in ok if r["tool"] == "convoeval"), key=lambda r: r["wall_s"], default=None)
+        ours = min((r for r in ok if r["tool"] == "convoeval" and r["config"].partition("@")[2] == variant),
+                   key=lambda r: r["wall_s"], default=None)
         peer = min((r for r in ok if r["tool"] == "openevals"), key=lambda r: r["wall_s"], default=None)
         if not ours or not peer:
             continue
@@ -204,6 +215,12 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "openevals_cpu_ms_per_conv": peer["cpu_ms_per_conversation"],
         })
     return out
+
+
+def checkout_label(checkout: Path) -> str:
+    """A short name for another convoeval checkout: its git commit if it has one, else its folder name."""
+    done = run_process(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], env=clean_env(), timeout=30)
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else checkout.name
 
 
 def versions() -> dict[str, Any]:
@@ -234,6 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=0.0, help="seconds per process (default: 1.5 s × N, ≥180)")
     parser.add_argument("--stub", choices=("lean", "threaded"), default="lean",
                         help="benchmarks/stub_llm.py (asyncio) or fake_llm.py (ThreadingHTTPServer)")
+    parser.add_argument("--checkout", action="append", default=[], type=Path, metavar="PATH",
+                        help="also run the convoeval of another source tree (e.g. a git worktree of the new "
+                             "pipeline), side by side in the same run; repeatable")
     parser.add_argument("--save", default="peers", help="results file name (benchmarks/results/<save>.json)")
     parser.add_argument("--keep", action="store_true", help="keep the convoeval results folders (printed)")
     args = parser.parse_args(argv)
@@ -252,13 +272,16 @@ def main(argv: list[str] | None = None) -> int:
           f"busiest: {start_machine['busiest_other_processes'][:3]}", flush=True)
     startup_rows = startup(bool(peers))
     rows: list[dict[str, Any]] = []
-    budget = 1800.0 + sum(len(ours + peers) * args.repeat * max(180.0, 1.5 * n) for n in sizes)
+    runs_per_size = len(ours) * (1 + len(args.checkout)) + len(peers)
+    budget = 1800.0 + sum(runs_per_size * args.repeat * max(180.0, 1.5 * n) for n in sizes)
     with temp_folder("peers") as folder, \
             FakeLLM(latency=args.latency, turns=args.turns, lean=args.stub == "lean", lifetime=budget) as llm:
         for size in sizes:
             for _ in range(args.repeat):
                 for config in ours:
                     rows.append(measure("convoeval", config, size, llm, folder, args))
+                    for checkout in args.checkout:
+                        rows.append(measure("convoeval", config, size, llm, folder, args, checkout.resolve()))
                 for config in peers:
                     rows.append(measure("openevals", config, size, llm, folder, args))
         stub_total_cpu = llm.cpu_s()

@@ -36,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_peers import SCENARIO, SCENARIOS_DIR, TARGET, convoeval_command
+from benchmarks.bench_peers import PEERS_DIR, SCENARIO, SCENARIOS_DIR, TARGET, convoeval_command
 from benchmarks.common import (
     REPO,
     FakeLLM,
@@ -63,7 +63,7 @@ def missing_flags() -> list[str]:
 def state_env(folder: Path, llm: FakeLLM, size: int, **extra: str) -> dict[str, str]:
     """The environment of every process of one configuration: isolated state, the stub, no endpoint limit."""
     return clean_env(
-        PYTHONPATH=str(REPO),
+        PYTHONPATH=f"{REPO}:{PEERS_DIR}",
         CONVOEVAL_HOME=str(folder / "state"),
         CONVOEVAL_CACHE_PATH=str(folder / "cache.sqlite"),
         CONVOEVAL_STORE_URL=f"sqlite:///{folder / 'store.db'}",

@@ -34,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_peers import SCENARIO, SCENARIOS_DIR, TARGET, convoeval_command
+from benchmarks.bench_peers import PEERS_DIR, SCENARIO, SCENARIOS_DIR, TARGET, convoeval_command
 from benchmarks.common import RESULTS, REPO, FakeLLM, clean_env, loadavg, markdown_table, run_process, save, temp_folder
 
 #: Packages that own a sample (innermost match wins), by a fragment of the file path.
@@ -77,8 +77,8 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("convoeval/batch.py", "load_results", "end of run: load_results"),
     ("convoeval/runs.py", "save_outputs", "end of run: Parquet, CSV, report.json"),
     ("convoeval/summary.py", "", "end of run: summary"),
-    ("convoeval/agents/", "", "agent under test (benchmarks.peers.app via the adapter)"),
-    ("benchmarks/peers/app.py", "", "agent under test (benchmarks.peers.app via the adapter)"),
+    ("convoeval/agents/", "", "agent under test (peer_app via the adapter)"),
+    ("peers/peer_app.py", "", "agent under test (peer_app via the adapter)"),
 )
 _CLIENT = ("/langchain_core/", "/langchain_openai/", "/openai/", "/httpx", "/httpcore", "/h11/", "/anyio/")
 _FRAME = re.compile(r"^(?P<function>.*) \((?P<file>.*?)(?::(?P<line>\d+))?\)$")
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with temp_folder("profile") as folder, FakeLLM(latency=args.latency, turns=args.turns, lean=True,
                                                    lifetime=1800) as llm:
-        env = clean_env(PYTHONPATH=str(REPO), CONVOEVAL_HOME=str(folder / "state"),
+        env = clean_env(PYTHONPATH=f"{REPO}:{PEERS_DIR}", CONVOEVAL_HOME=str(folder / "state"),
                         CONVOEVAL_CACHE_PATH=str(folder / "cache.sqlite"),
                         CONVOEVAL_STORE_URL=f"sqlite:///{folder / 'store.db'}", OPENAI_BASE_URL=llm.base_url,
                         OPENAI_MODEL="fake-model", CONVOEVAL_MAX_CONCURRENCY=str(max(16, 3 * args.size)))

@@ -1,11 +1,11 @@
 """The peer side of ``bench_peers.py``: N simulated conversations with openevals, each judged by two LLM judges.
 
 Runs in ``benchmarks/.venv-peers`` (``benchmarks/peers/setup.sh``), never in convoeval's environment. For each
-conversation: ``run_multiturn_simulation`` with a ``create_llm_simulated_user`` patient (a LangChain ``ChatOpenAI``
-pointed at the stub by ``--base-url``), the plain-Python app of ``benchmarks/peers/app.py``, a stopping condition
-that ends the conversation once the patient writes ``[GOAL_COMPLETE]``, and two ``create_llm_as_judge`` trajectory
-evaluators (a rubric judge with the scenario's criteria, a holistic judge) — the same 5 + 2 LLM calls per
-conversation as convoeval's run of ``benchmarks/peers/scenarios``.
+conversation: ``run_multiturn_simulation`` with a ``create_llm_simulated_user`` patient (a LangChain
+``ChatOpenAI`` pointed at the stub by ``--base-url``), the plain-Python app of ``benchmarks/peers/peer_app.py``, a
+stopping condition that ends the conversation once the patient writes ``[GOAL_COMPLETE]``, and two
+``create_llm_as_judge`` trajectory evaluators (a rubric judge with the scenario's criteria, a holistic judge) — the
+same 5 + 2 LLM calls per conversation as convoeval's run of ``benchmarks/peers/scenarios``.
 
 Configurations (``--mode``):
 
@@ -37,9 +37,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchmarks.peers.app import openevals_app, openevals_app_async  # noqa: E402
+from peer_app import openevals_app, openevals_app_async  # noqa: E402
 
 STOP = "[GOAL_COMPLETE]"
 #: The scenario's rubric (benchmarks/peers/scenarios/conv-peer-billing.yaml), for the rubric judge.

@@ -2,7 +2,7 @@
 
 The same reply function serves both tools through each one's own calling convention:
 
-* convoeval: ``--target benchmarks.peers.app:respond`` (``fn(message, session)``; ``async`` so convoeval awaits
+* convoeval: ``--target peer_app:respond`` (``fn(message, session)``; ``async`` so convoeval awaits
   it on its loop, as it would any async agent, instead of hopping to a worker thread);
 * openevals: ``app(inputs, *, thread_id, **kwargs)`` returning an OpenAI-style assistant message.
 
