@@ -171,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
     parser.add_argument("--top", type=int, default=20, help="functions in the self-time table")
     parser.add_argument("--py-spy", default=shutil.which("py-spy") or "/tmp/prof/bin/py-spy", help="py-spy binary")
+    parser.add_argument("--cpu-s", type=float, default=None,
+                        help="CPU seconds of an unprofiled run of this size (default: results/peers.json's)")
     parser.add_argument("--save", default="profile_peers")
     args = parser.parse_args(argv)
     if not Path(args.py_spy).exists():
@@ -193,8 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         if done.returncode != 0 or not raw.exists():
             print(done.stderr[-2000:], file=sys.stderr)
             return 1
-        cpu = unprofiled_cpu_s(args.size)
-        cpu_source = "results/peers.json (unprofiled run, convoeval default)"
+        cpu = args.cpu_s or unprofiled_cpu_s(args.size)
+        cpu_source = "--cpu-s" if args.cpu_s else "results/peers.json (unprofiled run, convoeval default)"
         if cpu is None:
             cpu, cpu_source = done.cpu_s, "this profiled run (py-spy's own CPU included)"
         result = tables(parse(raw), args.rate, args.size, args.top, cpu)
