@@ -13,7 +13,10 @@ the GIL (SQLite's ``step``) are not counted. Samples are grouped three ways:
 * the top functions by self samples.
 
 convoeval's own CPU per conversation (the issue's "everything except the LLM client stack") is the CPU of an
-unprofiled run of the same size (``results/peers.json``, else this run's) times the non-client share.
+unprofiled run of the same size (``results/peers.json``, ``--cpu-s``, else this run's) times the non-client share.
+On a loaded machine the imports' share is overstated: the importing thread holds the GIL even while the kernel has
+descheduled it, whereas the run's threads release it while they wait; ``bench_peers.py``'s ``startup`` rows give
+the imports' CPU measured alone.
 
 py-spy is not a dependency of convoeval: pass its path (``pip install --target /tmp/prof py-spy``) with ``--py-spy``.
 
