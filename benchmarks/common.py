@@ -82,6 +82,8 @@ class FakeLLM:
         turns: Patient messages per conversation (the last one says ``[GOAL_COMPLETE]``).
         usage: Fixed ``(prompt_tokens, completion_tokens)`` per reply; default word counts.
         lifetime: The child exits by itself after this many seconds.
+        lean: Serve with ``benchmarks/stub_llm.py`` (one asyncio loop, a fraction of the CPU per request) instead
+            of ``fake_llm.py``; same answers. Its ``stats()`` add ``by_kind`` and the server's own ``cpu_s``.
 
     Example:
         >>> with FakeLLM(latency=0.2, turns=6) as llm:
@@ -89,13 +91,14 @@ class FakeLLM:
     """
 
     def __init__(self, *, latency: float = 0.2, turns: int = 6, usage: tuple[int, int] | None = None,
-                 lifetime: float = 1800.0) -> None:
+                 lifetime: float = 1800.0, lean: bool = False) -> None:
         self.latency, self.turns, self.usage, self.lifetime = latency, turns, usage, lifetime
+        self.script = "stub_llm.py" if lean else "fake_llm.py"
         self.base_url = ""
         self._proc: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> Self:
-        args = [sys.executable, str(REPO / "benchmarks" / "fake_llm.py"), "--latency", str(self.latency),
+        args = [sys.executable, str(REPO / "benchmarks" / self.script), "--latency", str(self.latency),
                 "--turns", str(self.turns), "--lifetime", str(self.lifetime)]
         if self.usage:
             args += ["--usage", f"{self.usage[0]},{self.usage[1]}"]
@@ -115,6 +118,11 @@ class FakeLLM:
         self._proc.stdin.write("stats\n")
         self._proc.stdin.flush()
         return json.loads(self._readline(timeout=10))
+
+    def cpu_s(self) -> float:
+        """The server process's own CPU seconds so far (user + system, from ``/proc``)."""
+        assert self._proc is not None
+        return process_cpu_s(self._proc.pid)
 
     def reset_peak(self) -> None:
         """Start counting ``max_in_flight`` afresh (the server keeps the most requests it had at once)."""
@@ -140,6 +148,28 @@ class FakeLLM:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a live process (``/proc/<pid>/stat``), 0 when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def process_tree_cpu_s(pid: int) -> float:
+    """CPU seconds of a live process and of its live descendants (a ``dask worker``'s nanny runs the worker in a
+    child process); children that already exited are counted only if the process reaped them."""
+    total, pending = 0.0, [pid]
+    while pending:
+        current = pending.pop()
+        total += process_cpu_s(current)
+        for task in Path(f"/proc/{current}/task").glob("*/children"):
+            with contextlib.suppress(OSError, ValueError):
+                pending += [int(child) for child in task.read_text().split()]
+    return total
 
 
 def conversational_scenarios(*, max_turns: int | None = None) -> list[Any]:
@@ -234,6 +264,75 @@ def chains(calls: Any) -> Any:
             "extra_attempts": int((group["attempts"].clip(lower=1) - 1).sum()),
         })
     return pd.DataFrame(rows)
+
+
+@dataclass
+class ProcessRun:
+    """A finished child process: exit code, wall seconds, CPU of its whole tree, its output."""
+
+    args: list[str]
+    returncode: int
+    wall_s: float
+    user_s: float
+    sys_s: float
+    stdout: str
+    stderr: str
+    timed_out: bool
+
+    @property
+    def cpu_s(self) -> float:
+        """User + system CPU seconds of the process and of every descendant it waited for."""
+        return self.user_s + self.sys_s
+
+
+def run_process(args: Sequence[str], *, env: Mapping[str, str], timeout: float, cwd: Path = REPO) -> ProcessRun:
+    """Run a command as a whole process, bounded in time, and measure it as a user would see it.
+
+    Wall time runs from spawning to exit (interpreter start-up and imports included); CPU is the ``wait4``
+    resource usage of the child, which covers its threads and the children it reaped. Output goes to temporary
+    files (no pipe to fill). On timeout the child's whole process group is killed and ``timed_out`` is set.
+    """
+    import signal
+    import threading
+
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(list(args), env=dict(env), cwd=cwd, stdout=out, stderr=err, text=True,
+                                start_new_session=True)
+        reaped: dict[str, Any] = {}
+
+        def reap() -> None:
+            _, status, usage = os.wait4(proc.pid, 0)
+            reaped.update(wall=time.perf_counter() - started, status=status, usage=usage)
+
+        waiter = threading.Thread(target=reap, daemon=True)
+        waiter.start()
+        waiter.join(timeout)
+        timed_out = waiter.is_alive()
+        if timed_out:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            waiter.join(30)
+        proc.returncode = os.waitstatus_to_exitcode(reaped["status"]) if "status" in reaped else -9
+        usage = reaped.get("usage")
+        out.seek(0)
+        err.seek(0)
+        return ProcessRun(args=list(args), returncode=proc.returncode, wall_s=reaped.get("wall", float(timeout)),
+                          user_s=usage.ru_utime if usage else 0.0, sys_s=usage.ru_stime if usage else 0.0,
+                          stdout=out.read(), stderr=err.read(), timed_out=timed_out)
+
+
+def loadavg() -> list[float]:
+    """The 1, 5 and 15-minute load averages, rounded."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def clean_env(**overrides: str) -> dict[str, str]:
+    """This process's environment without anything that could reach a real endpoint, key or user state."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(_CLEARED_PREFIXES + ("LANGSMITH_", "LANGCHAIN_"))}
+    env.update(overrides)
+    return env
 
 
 # ── reporting ──

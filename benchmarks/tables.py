@@ -23,6 +23,9 @@ SECTIONS: dict[str, list[str]] = {
     "replay": ["rows"],
     "scale": ["milestones", "summary"],
     "local_model": ["rows"],
+    "peers": ["startup", "table", "summary"],
+    "profile_peers": ["headline", "by_package", "by_stage", "top_functions"],
+    "workers": ["processes", "cluster", "cluster_checks"],
 }
 
 
@@ -46,7 +49,9 @@ def main(argv: list[str] | None = None) -> int:
         machine = record.get("machine", {})
         print(f"## {name}\n\n`{record.get('command')}` — {machine.get('date')}, commit {machine.get('commit')}, "
               f"load {machine.get('loadavg')}\n")
-        for key in SECTIONS.get(name, ["rows"]):
+        # a variant saved under another name (``--save peers_quiet``) has the sections of its benchmark
+        keys = SECTIONS.get(name) or next((v for k, v in SECTIONS.items() if name.startswith(k + "_")), ["rows"])
+        for key in keys:
             print(markdown_table(_pick(record, key)), end="\n\n")
     return 0
 
