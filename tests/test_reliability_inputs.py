@@ -258,13 +258,13 @@ def test_fuzz_random_bytes_give_a_scenario_or_a_scenario_error(fuzz_dir, data):
 
 CLI_MISTAKES = {
     # name: (arguments after `convoeval run <defaults>`, text the error line must contain)
-    "trials-zero": (["--trials", "0"], "trials must be a positive integer"),
-    "trials-not-int": (["--trials", "abc"], "argument --trials: invalid int value"),
+    "trials-zero": (["--trials", "0"], "trials must be from 1 to 1,000, got 0"),
+    "trials-not-int": (["--trials", "abc"], "argument --trials: expected a whole number, got 'abc'"),
     "seed-not-int": (["--seed", "1,x"], "--seed takes integers"),
     "threshold-range": (["--fail-threshold", "11"], "fail_threshold must be a number from 0 to 10"),
     "threshold-not-number": (["--fail-threshold", "high"], "argument --fail-threshold: invalid float value"),
-    "concurrency-zero": (["--concurrency", "0"], "concurrency must be a positive integer"),
-    "judge-samples-zero": (["--judge-samples", "0"], "judge_samples must be a positive integer"),
+    "concurrency-zero": (["--concurrency", "0"], "concurrency must be from 1 to 10,000, got 0"),
+    "judge-samples-zero": (["--judge-samples", "0"], "judge_samples must be from 1 to 50, got 0"),
     "unknown-type": (["--type", "chatty"], "argument --type: invalid choice"),
     "unknown-scenario": (["--scenario", "no-such-scenario"], "no scenario in"),
     "unknown-flag": (["--bogus"], "unrecognized arguments: --bogus"),
