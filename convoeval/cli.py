@@ -83,7 +83,10 @@ def _run(args: argparse.Namespace) -> int:
     given = {"agent": args.agent, "scenario": args.scenario, "type": args.type, "seed": _seeds(args.seed),
              "trials": args.trials, "target": args.target, "simulator_model": args.simulator_model,
              "judge_model": args.judge_model, "judge_samples": args.judge_samples,
-             "fail_threshold": args.fail_threshold, "output_dir": args.out, "scenarios_dir": args.scenarios_dir,
+             "fail_threshold": args.fail_threshold,
+             # a shell user means a folder relative to where they stand
+             "output_dir": str(Path(args.out).expanduser().absolute()) if args.out else None,
+             "scenarios_dir": str(Path(args.scenarios_dir).expanduser().absolute()) if args.scenarios_dir else None,
              "concurrency": args.concurrency, "workers": args.workers, "cluster": args.cluster}
     try:
         chosen = {k: v for k, v in given.items() if v is not None}

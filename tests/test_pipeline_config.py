@@ -147,3 +147,21 @@ def test_a_store_that_cannot_be_opened_is_one_line_in_the_notebook(tmp_path, mon
         execute(config)
     assert "store URL" in str(err.value) and "s3cr3t-pw" not in str(err.value) and "\n" not in str(err.value)
     assert err.value._render_traceback_() == [f"RunError: {err.value}"]  # a notebook shows one line, no stack
+
+
+def test_a_scenario_id_is_found_whatever_the_default_agent():
+    """`convoeval run --scenario support-…` (and -p scenario) found nothing: the default agent filter was billing."""
+    assert configure({"scenario": "support-scripted-info-pt"}).agent is None
+    assert configure({"agent": "billing", "scenario": "support-scripted-info-pt"}).agent is None  # the cell's default
+    assert EvalConfig(agent="support", scenario="support-scripted-info-pt").agent == "support"  # given in code
+
+
+def test_a_relative_output_dir_is_the_projects_and_the_cli_makes_out_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT / "notebooks")  # Jupyter's and nbval's working folder
+    assert configure({"output_dir": "build/x"}).output_path() == ROOT / "build" / "x"
+    seen = []
+    monkeypatch.setattr("convoeval.pipeline.execute", lambda config, **kw: seen.append(config) or exec("raise SystemExit(0)"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit):
+        cli.main(["run", "--out", "here", "--scenarios-dir", str(ROOT / "evals" / "scenarios")])
+    assert seen[0].output_path() == tmp_path / "here"

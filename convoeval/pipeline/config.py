@@ -60,7 +60,7 @@ class EvalConfig(BaseModel):
         judge_model: the judges' model, as ``simulator_model``.
         judge_samples: independent samples per judge and conversation.
         fail_threshold: a conversation scoring below it (or in error) fails the run's gate.
-        output_dir: where the results go (``None``: a new ``reports/run-…`` folder).
+        output_dir: where the results go, relative to the project (``None``: a new ``reports/run-…`` folder).
         concurrency: conversations in flight at once (in all, across workers).
         scenarios_dir: the scenario files (``None``: the project's ``evals/scenarios``).
         workers: worker processes (1: this process; more: a local Dask cluster).
@@ -164,6 +164,13 @@ class EvalConfig(BaseModel):
         return value
 
     @model_validator(mode="after")
+    def _scenario_picks_its_agent(self) -> EvalConfig:
+        # A scenario id names its agent: the default agent filter (billing) must not hide a support scenario.
+        if self.scenario is not None and "agent" not in self.model_fields_set:
+            self.__dict__["agent"] = None
+        return self
+
+    @model_validator(mode="after")
     def _size(self) -> EvalConfig:
         if len(self.seeds) * self.trials > MAX_CONVERSATIONS:
             raise ValueError(f"seeds × trials must stay under {MAX_CONVERSATIONS:,} conversations per scenario")
@@ -198,6 +205,8 @@ class EvalConfig(BaseModel):
         when papermill ran with ``--inject-output-path``.
         """
         values = {k: v for k, v in namespace.items() if _is_parameter_like(k, v) and k not in _PAPERMILL_PATHS}
+        if values.get("scenario") is not None and values.get("agent") == cls.model_fields["agent"].default:
+            values.pop("agent")  # the parameters cell's default agent must not hide the scenario asked for
         config = cls.checked(values)
         executed = namespace.get("PAPERMILL_OUTPUT_PATH")
         if config.output_dir is None and isinstance(executed, str) and "://" not in executed:
@@ -244,8 +253,10 @@ class EvalConfig(BaseModel):
         second never share a folder.
         """
         if self.output_dir is not None:
+            # Relative to the project, as scenarios_dir: a notebook's working folder is notebooks/ under Jupyter and
+            # nbval, the caller's under papermill. The CLI makes --out absolute against the shell's folder first.
             path = Path(self.output_dir).expanduser()
-            return path if path.is_absolute() else Path.cwd() / path
+            return path if path.is_absolute() else project_root() / path
         seeds = "-".join("own" if s is None else str(s) for s in self.seeds[:3]) + ("-…" if len(self.seeds) > 3 else "")
         stamp = time.strftime("%Y%m%d-%H%M%S")
         return project_root() / "reports" / f"run-{self.agent or 'all'}-s{seeds}-{stamp}-{secrets.token_hex(2)}"

@@ -12,8 +12,11 @@ from convoeval.pipeline.notebook import configure as check_parameters  # noqa: F
 
 __all__ = ["NOTEBOOK_PARAMETERS", "ParameterError", "check_parameters", "project_root"]
 
-#: A notebook parameter that cannot work (the same one-line error as any configuration mistake).
-ParameterError = ConfigError
+class ParameterError(ConfigError):
+    """A notebook parameter that cannot work (the agreement notebook's); one line, like any configuration mistake."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"ParameterError: {self}"]
 
 #: The run notebook's parameter names (``EvalConfig``'s fields).
 NOTEBOOK_PARAMETERS = tuple(EvalConfig.model_fields)
