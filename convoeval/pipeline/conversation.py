@@ -83,6 +83,11 @@ FRAME_SCHEMAS: dict[str, dict[str, str]] = {
 }
 
 
+def _frame_property(name: str, doc: str) -> Any:
+    """A read-only attribute that builds (once) and returns one of a result's frames."""
+    return property(lambda self: self.frame(name), doc=doc)
+
+
 @dataclass
 class ConversationResult:
     """Everything one conversation produced, as plain rows; typed frames are built only when read.
@@ -112,33 +117,13 @@ class ConversationResult:
         """The frames by name, as saved to disk."""
         return {name: self.frame(name) for name in FRAME_SCHEMAS}
 
-    @property
-    def run(self) -> pd.DataFrame:
-        return self.frame("runs")
-
-    @property
-    def transcript(self) -> pd.DataFrame:
-        return self.frame("transcripts")
-
-    @property
-    def rubric(self) -> pd.DataFrame:
-        return self.frame("rubric")
-
-    @property
-    def holistic(self) -> pd.DataFrame:
-        return self.frame("holistic")
-
-    @property
-    def turns(self) -> pd.DataFrame:
-        return self.frame("turns")
-
-    @property
-    def assertions(self) -> pd.DataFrame:
-        return self.frame("assertions")
-
-    @property
-    def score(self) -> pd.DataFrame:
-        return self.frame("scores")
+    run = _frame_property("runs", "One row (``RUN_SCHEMA``): how the conversation ended.")
+    transcript = _frame_property("transcripts", "One row per message (``TRANSCRIPT_SCHEMA``).")
+    rubric = _frame_property("rubric", "One row per criterion × judge sample (conversational runs).")
+    holistic = _frame_property("holistic", "One row per judge sample (conversational runs).")
+    turns = _frame_property("turns", "One row per scripted turn × judge sample (scripted runs).")
+    assertions = _frame_property("assertions", "One row per database assertion.")
+    score = _frame_property("scores", "One row (``SCORE_SCHEMA``): the composite beside its components.")
 
     @property
     def run_id(self) -> str:
