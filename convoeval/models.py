@@ -171,8 +171,18 @@ def get_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = None
 
 
 def clear_model_cache() -> None:
-    """Forget the built clients (tests, or after changing environment variables in a notebook)."""
+    """Forget the built clients (tests, or after changing environment variables in a notebook).
+
+    LangChain also keeps one async HTTP client per endpoint for the whole process, bound to the event loop that first
+    used it; it is forgotten too, so a model built afterwards on another loop never meets "Event loop is closed".
+    """
     _CLIENTS.clear()
+    try:  # a private cache of langchain-openai: skipped if a release renames it
+        from langchain_openai.chat_models import _client_utils
+
+        _client_utils._cached_async_httpx_client.cache_clear()
+    except (ImportError, AttributeError):
+        pass
 
 
 def resolve_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = None) -> _Resolved:
