@@ -39,6 +39,9 @@ def env(tmp_path, monkeypatch):
         monkeypatch.setenv("OPENAI_MODEL", "fake-model")
         monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
         monkeypatch.setenv("CONVOEVAL_CACHE", "off")  # every run really talks: no run replays another
+        # A call the test server never answers (seen once: a worker's request stuck half-sent on a loaded machine) is
+        # retried after 20 s instead of the default 300 s, so a test can never hang for many minutes.
+        monkeypatch.setenv("CONVOEVAL_LLM_TIMEOUT", "20")
         monkeypatch.setenv("CONVOEVAL_STORE_URL", f"sqlite:///{tmp_path / 'store.db'}")
         monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
         monkeypatch.chdir(ROOT)
