@@ -151,3 +151,8 @@ def test_the_scheduler_can_come_from_the_environment(dask_cluster, tmp_path, mon
     assert config.distributed and config.scheduler == dask_cluster
     result = execute(config, progress=False, allow_errors=True)
     assert len(result.scores) == 1 and result.meta["workers"] == 2
+
+
+def test_an_unreachable_scheduler_is_one_line(env, tmp_path):
+    with pytest.raises(ConfigError, match=r"cannot reach the Dask scheduler at tcp://127.0.0.1:\d+"):
+        execute(_config(tmp_path, "x", cluster=f"tcp://127.0.0.1:{_free_port()}"), progress=False)

@@ -175,15 +175,22 @@ def run_distributed(
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
         if scheduler:
             cluster = None
-            client = Client(scheduler, timeout="10s")
+            try:
+                client = Client(scheduler, timeout="10s")
+            except (OSError, TimeoutError) as exc:
+                raise ConfigError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
             workers = max(1, len(client.scheduler_info().get("workers", {})))
         else:
             workers = config.workers
             per_worker = max(1, math.ceil(config.concurrency / workers))
             _check_budgets(config, workers)
             env = {"CONVOEVAL_STORE_URL": store_url} if store_url else {}
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=per_worker, processes=True,
-                                   dashboard_address=None, env=env)
+            try:
+                cluster = LocalCluster(n_workers=workers, threads_per_worker=per_worker, processes=True,
+                                       dashboard_address=None, env=env)
+            except Exception as exc:  # noqa: BLE001 - whatever stopped the processes, said in one line
+                raise ConfigError(f"could not start {workers} local worker processes: {type(exc).__name__}: "
+                                  f"{exc}") from None
             client = Client(cluster)
     if scheduler:
         _check_budgets(config, workers)
