@@ -107,14 +107,14 @@ def execute(
                                             on_turn=report.turn), 1
         finally:
             report.close()
-        recorded_store = store.url if store_url else None
+        store_shown = store.url  # redacted: no password
     frames = load_results(out)
     meta = {
         "convoeval_version": __version__,
-        "config": {**config.recorded(), "output_dir": str(out), "store_url": recorded_store},
+        "config": {**config.recorded(), "output_dir": str(out), "store_url": store_shown if store_url else None},
         "models": models,
         "local_demo": any(m.get("local_demo") for m in models.values()),
-        "store": recorded_store,
+        "store": store_shown,
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
         "duration_s": round(time.time() - started, 1),
         "runs_now": len(todo),
