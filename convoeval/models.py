@@ -170,6 +170,14 @@ def get_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = None
     return model
 
 
+def as_chat_model(role: str, model: Any = None) -> Any:
+    """``model`` itself when it is a chat model; else ``get_model(role, model)`` for ``None``, a name, ``"local"``, a
+    mapping of settings or a ``ModelSpec`` — what every public verb accepts as ``model=``."""
+    if model is None or isinstance(model, (str, Mapping, ModelSpec)):
+        return get_model(role, model)
+    return model
+
+
 def clear_model_cache() -> None:
     """Forget the built clients (tests, or after changing environment variables in a notebook).
 

@@ -478,10 +478,9 @@ async def asimulate_next(
         typed_frame,
     )
     from convoeval.judges._common import by_id
-    from convoeval.models import ModelSpec, get_model
+    from convoeval.models import as_chat_model
 
-    if model is None or isinstance(model, (str, Mapping, ModelSpec)):
-        model = get_model("simulator", model)
+    model = as_chat_model("simulator", model)
     fixed = by_id(None).get(scenario) if isinstance(scenario, str) else scenario
     if isinstance(scenario, str) and fixed is None:
         raise ValueError(f"no scenario with id {scenario!r} in the project's scenarios")

@@ -20,11 +20,9 @@ def resolve_model(model: Any) -> Any:
     ``model`` may be ``None`` (the environment decides), a model name, ``"local"``, a mapping of model settings or a
     ``ModelSpec`` — the one model builder resolves them all — or a chat model object.
     """
-    from convoeval.models import ModelSpec, get_model
+    from convoeval.models import as_chat_model
 
-    if model is None or isinstance(model, (str, Mapping, ModelSpec)):
-        return get_model("judge", model)
-    return model
+    return as_chat_model("judge", model)
 
 
 def judge_columns(model: Any, result: LLMResult | None) -> dict[str, Any]:

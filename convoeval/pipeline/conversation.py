@@ -528,15 +528,6 @@ def _scenario(scenario: str | Scenario) -> Scenario:
     return found[0]
 
 
-def _model(role: str, model: Any) -> Any:
-    """A chat model for ``role`` from a name, ``"local"``, a mapping of settings, or a chat model (kept as is)."""
-    from convoeval.models import ModelSpec, get_model
-
-    if model is None or isinstance(model, (str, Mapping, ModelSpec)):
-        return get_model(role, model)
-    return model
-
-
 async def arun_conversation(
     scenario: str | Scenario,
     *,
@@ -552,9 +543,11 @@ async def arun_conversation(
     """Async ``run_conversation``; the same arguments."""
     from convoeval.accounting import record_calls
 
+    from convoeval.models import as_chat_model
+
     resolved = _scenario(scenario)
-    options = RunOptions(target=target, simulator_model=_model("simulator", simulator_model),
-                         judge_model=_model("judge", judge_model), judge_samples=judge_samples, store=store,
+    options = RunOptions(target=target, simulator_model=as_chat_model("simulator", simulator_model),
+                         judge_model=as_chat_model("judge", judge_model), judge_samples=judge_samples, store=store,
                          verbose=verbose)
     with record_calls() as records:
         result = await arun_any(resolved, seed=seed, trial=trial, options=options)
