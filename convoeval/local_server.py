@@ -105,9 +105,9 @@ class _StopOnDisconnect:
 class PromptCache:
     """Snapshots of recent prompts' key/value cache, so a conversation's next turn skips what was already read.
 
-    A turn's prompt repeats the previous turn's prompt and adds to it; re-reading it all made a 12-turn conversation
-    cost ~90,000 prompt tokens. Reuse must not change a single bit of any reply, though: the response cache replays
-    runs, but a cold run (another machine, a cleared cache) must still give the same answers. llama.cpp's results
+    A turn's prompt repeats the previous turn's prompt and adds to it; re-reading it all made a 15-turn conversation
+    read 40,128 prompt tokens (16,064 with this cache). Reuse must not change a single bit of any reply: the response
+    cache replays runs, but a cold run (a cleared cache) must still give the same answers. llama.cpp's results
     depend on how tokens are batched, so only what a cold evaluation would compute *identically* is reused:
 
     * a prompt is evaluated in ``n_batch`` slices starting at position 0 (llama-cpp-python's own batching);
@@ -144,6 +144,7 @@ class PromptCache:
             if key is not None and (n := self.reusable(key, prompt)) > best:
                 best_key, best = key, n
         if best_key is None:
+            self.live = None  # the context is about to be overwritten
             llama.reset()
             return 0
         if best_key != self.live:
@@ -166,6 +167,7 @@ class PromptCache:
 
     def _restore(self, llama: Any, key: tuple[int, ...]) -> None:
         self.snapshots.move_to_end(key)
+        self.live = None  # until the snapshot is in place
         llama._ctx.kv_cache_clear()  # an empty cache: the snapshot's cells land where a cold run puts them
         self._load(llama, self.snapshots[key])
         llama.input_ids[: len(key)] = key
@@ -203,12 +205,10 @@ def patch_llama(llama_class: Any, prompt_cache_bytes: int = 0) -> None:
     def generate(self: Any, tokens: Any, *args: Any, reset: bool = True, **kwargs: Any) -> Any:
         prompt = list(tokens)
         cache = _prompt_cache(self, prompt_cache_bytes)
-        if not reset:
-            pass  # a caller continuing its own context (not the server's path): leave it alone
-        elif cache is None:
+        if reset and cache is None:
             self.reset()  # n_tokens = 0: no prefix match, the whole prompt is evaluated from scratch
-        else:
-            cache.prepare(self, prompt)
+        elif reset:
+            cache.prepare(self, prompt)  # (reset=False: a caller continuing its own context; left alone)
         self._convoeval_evaluated = 0
         started, generated, ending = time.perf_counter(), 0, "done"
         evaluated: int | None = None

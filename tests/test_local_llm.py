@@ -273,6 +273,23 @@ def test_prompt_cache_keeps_a_slot_per_conversation_and_drops_what_a_newer_turn_
     assert llama.resets == 2  # the first turn of each conversation
 
 
+def test_a_failed_restore_is_never_taken_for_the_context():
+    llama, cache = _KVLlama(), _TestPromptCache(1 << 20, n_batch=4)
+    a, b = list(range(10)), list(range(100, 110))
+    for prompt in (a, b):
+        cache.prepare(llama, prompt)
+        llama.evaluate(prompt)
+        cache.save(llama, prompt)
+
+    def broken(llama, data):
+        raise RuntimeError("llama.cpp could not restore a prompt snapshot")
+
+    cache._load = broken
+    with pytest.raises(RuntimeError):
+        cache.prepare(llama, [*a, 10, 11])  # the context was cleared, then the restore failed
+    assert cache.live is None  # so the next request cannot reuse b's keys from a context that no longer has them
+
+
 def test_prompt_cache_stays_within_its_memory_budget():
     llama = _KVLlama()
     prompts = [list(range(start, start + 8)) for start in (0, 100, 200)]
