@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextvars
 import ctypes
+import mmap
 import os
 import sys
 import threading
@@ -125,7 +126,7 @@ class PromptCache:
     def __init__(self, budget_bytes: int, n_batch: int) -> None:
         self.budget_bytes = budget_bytes
         self.n_batch = n_batch
-        self.snapshots: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
+        self.snapshots: OrderedDict[tuple[int, ...], Any] = OrderedDict()  # mmap (bytes in tests)
         self.live: tuple[int, ...] | None = None  # the prompt whose keys/values the context holds
 
     def reusable(self, key: Sequence[int], prompt: Sequence[int]) -> int:
@@ -161,7 +162,10 @@ class PromptCache:
             return  # no whole batch of it could ever be reused
         for older in [k for k in self.snapshots if len(k) <= len(key) and key[: len(k)] == k]:
             del self.snapshots[older]  # this prompt extends it: it can only be a worse match from now on
-        self.snapshots[key] = self._snapshot(llama)
+        snapshot = self._snapshot(llama)
+        if snapshot is None:
+            return
+        self.snapshots[key] = snapshot
         while self.snapshots and sum(map(len, self.snapshots.values())) > self.budget_bytes:
             self.snapshots.popitem(last=False)
 
@@ -174,23 +178,33 @@ class PromptCache:
         self.live = key
 
     @staticmethod
-    def _snapshot(llama: Any) -> bytes:
-        """The keys and values of ``llama``'s one sequence (llama.cpp's per-sequence state)."""
+    def _snapshot(llama: Any) -> mmap.mmap | None:
+        """The keys and values of ``llama``'s one sequence (llama.cpp's per-sequence state), in a mapping of its own.
+
+        Not in Python bytes: snapshots are tens of MB (a 5,000-token judge prompt is 61 MB), and glibc serves
+        blocks of that size from its arenas once a few have been freed, which then stay resident: the server grew
+        to 1.66 GB over a `make run` with a 256 MB budget. A mapping is returned to the system when dropped.
+        """
         import llama_cpp
 
         ctx = llama._ctx.ctx
         size = llama_cpp.llama_state_seq_get_size(ctx, 0)
-        buffer = (ctypes.c_uint8 * size)()
-        written = llama_cpp.llama_state_seq_get_data(ctx, buffer, size, 0)
-        return ctypes.string_at(buffer, written)
+        snapshot = mmap.mmap(-1, size)
+        target = (ctypes.c_uint8 * size).from_buffer(snapshot)
+        written = llama_cpp.llama_state_seq_get_data(ctx, target, size, 0)
+        del target  # release the export, or the mapping could never be closed
+        return snapshot if written == size else None  # (the size is exact by llama.cpp's contract)
 
     @staticmethod
-    def _load(llama: Any, data: bytes) -> None:
+    def _load(llama: Any, snapshot: mmap.mmap) -> None:
         import llama_cpp
 
-        buffer = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
-        if llama_cpp.llama_state_seq_set_data(llama._ctx.ctx, buffer, len(data), 0) == 0:
-            raise RuntimeError("llama.cpp could not restore a prompt snapshot")
+        source = (ctypes.c_uint8 * len(snapshot)).from_buffer(snapshot)
+        try:
+            if llama_cpp.llama_state_seq_set_data(llama._ctx.ctx, source, len(snapshot), 0) == 0:
+                raise RuntimeError("llama.cpp could not restore a prompt snapshot")
+        finally:
+            del source
 
 
 def patch_llama(llama_class: Any, prompt_cache_bytes: int = 0) -> None:
