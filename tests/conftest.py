@@ -56,7 +56,8 @@ def _servers_logging_under(base: Path) -> list[int]:
     found = []
     for proc in Path("/proc").glob("[0-9]*"):
         try:
-            if b"convoeval.local_llm" not in (proc / "cmdline").read_bytes():
+            command = (proc / "cmdline").read_bytes()
+            if not any(name in command for name in (b"convoeval.local_server", b"convoeval.local_llm")):
                 continue
             log = Path(os.readlink(proc / "fd" / "1"))
         except OSError:

@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -13,12 +14,14 @@ import subprocess
 import sys
 import threading
 import time
+import types
 from pathlib import Path
 
 import pytest
 from pydantic import BaseModel, Field
 
 from convoeval import local_llm
+from convoeval import local_server as in_server
 from convoeval.local_llm import (
     DEFAULT_WEIGHTS,
     LocalModelError,
@@ -191,7 +194,7 @@ def _llama_stand_in():
             self.eval(tokens)
             yield from tokens[:2]
 
-    local_llm._patch_llama(Llama)
+    in_server.patch_llama(Llama)
     return Llama()
 
 
@@ -205,13 +208,98 @@ def test_eval_keeps_llama_cpp_s_batches_and_checks_for_cancellation_before_each(
 
     cancel = threading.Event()
     llama.slices, llama.on_eval = [], cancel.set  # the client goes away during the first batch
-    token = local_llm._CANCEL.set(cancel)
+    token = in_server._CANCEL.set(cancel)
     try:
-        with pytest.raises(local_llm.GenerationCancelled, match="client disconnected"):
+        with pytest.raises(in_server.GenerationCancelled, match="client disconnected"):
             llama.eval(range(10))
     finally:
-        local_llm._CANCEL.reset(token)
+        in_server._CANCEL.reset(token)
     assert llama.slices == [[0, 1, 2, 3]]
+
+
+class _KVLlama:
+    """Stands in for llama_cpp.Llama's context: ``kv`` lists the tokens whose keys/values the context holds."""
+
+    n_batch = 4
+
+    def __init__(self):
+        self.kv, self.input_ids, self.n_tokens, self.resets = [], [0] * 64, 0, 0
+        self._ctx = types.SimpleNamespace(kv_cache_clear=lambda: setattr(self, "kv", []))
+
+    def reset(self):
+        self.n_tokens, self.resets = 0, self.resets + 1
+
+    def evaluate(self, prompt):
+        """What llama-cpp-python's generate does next: keep the first n_tokens, evaluate the rest."""
+        assert self.kv[: self.n_tokens] == list(prompt[: self.n_tokens])
+        self.kv = self.kv[: self.n_tokens] + list(prompt[self.n_tokens :])
+        self.input_ids[: len(prompt)] = prompt
+        self.n_tokens = len(prompt)
+
+
+class _TestPromptCache(in_server.PromptCache):
+    @staticmethod
+    def _snapshot(llama):
+        return json.dumps(llama.kv).encode()
+
+    @staticmethod
+    def _load(llama, data):
+        llama.kv = json.loads(data)
+
+
+def test_prompt_cache_reuses_only_whole_batches_shorter_than_the_prompt():
+    cache = in_server.PromptCache(1 << 20, n_batch=4)
+    key = list(range(10))
+    assert cache.reusable(key, key + [10, 11]) == 8  # rounded down to whole batches, never the partial last one
+    assert cache.reusable(key, key) == 8  # the same prompt again: its last token is evaluated afresh
+    assert cache.reusable(key, list(range(8))) == 4  # shorter than the prompt: one token is always evaluated
+    assert cache.reusable(key[:4], list(range(5))) == 4
+    assert cache.reusable(key, [0, 1, 2, 9, 9, 9]) == 0
+
+
+def test_prompt_cache_keeps_a_slot_per_conversation_and_drops_what_a_newer_turn_extends():
+    llama, cache = _KVLlama(), _TestPromptCache(1 << 20, n_batch=4)
+    a1, b1 = list(range(10)), list(range(100, 110))
+    a2, b2 = [*a1, 10, 11, 12], [*b1, 110, 111, 112, 113]
+    for prompt, reused in ((a1, 0), (b1, 0), (a2, 8), (b2, 8)):  # two conversations interleaved
+        assert cache.prepare(llama, prompt) == reused
+        assert llama.n_tokens == reused and llama.kv[:reused] == prompt[:reused]
+        llama.evaluate(prompt)
+        llama.kv.append(-1)  # a generated token: in the context, never in a snapshot
+        cache.save(llama, [*prompt])
+    assert list(cache.snapshots) == [tuple(a2), tuple(b2)]  # a1 and b1 were superseded by their next turns
+    assert json.loads(cache.snapshots[tuple(a2)])[-1] == -1  # the fake snapshots whatever kv holds...
+    assert cache.prepare(llama, [*a2, 13, 14]) == 12 and llama.kv[:12] == a2[:12]  # ...only whole batches are used
+    assert llama.resets == 2  # the first turn of each conversation
+
+
+def test_a_failed_restore_is_never_taken_for_the_context():
+    llama, cache = _KVLlama(), _TestPromptCache(1 << 20, n_batch=4)
+    a, b = list(range(10)), list(range(100, 110))
+    for prompt in (a, b):
+        cache.prepare(llama, prompt)
+        llama.evaluate(prompt)
+        cache.save(llama, prompt)
+
+    def broken(llama, data):
+        raise RuntimeError("llama.cpp could not restore a prompt snapshot")
+
+    cache._load = broken
+    with pytest.raises(RuntimeError):
+        cache.prepare(llama, [*a, 10, 11])  # the context was cleared, then the restore failed
+    assert cache.live is None  # so the next request cannot reuse b's keys from a context that no longer has them
+
+
+def test_prompt_cache_stays_within_its_memory_budget():
+    llama = _KVLlama()
+    prompts = [list(range(start, start + 8)) for start in (0, 100, 200)]
+    size = len(json.dumps(prompts[-1]))  # the largest
+    cache = _TestPromptCache(2 * size, n_batch=4)
+    for prompt in prompts:
+        cache.prepare(llama, prompt)
+        llama.evaluate(prompt)
+        cache.save(llama, prompt)
+    assert list(cache.snapshots) == [tuple(prompts[1]), tuple(prompts[2])]  # least recently used dropped
 
 
 @pytest.fixture
@@ -227,9 +315,9 @@ def slow_app_server():
         deadline = time.monotonic() + seconds
         try:
             while time.monotonic() < deadline:
-                local_llm._check_cancelled()
+                in_server._check_cancelled()
                 time.sleep(0.02)
-        except local_llm.GenerationCancelled:
+        except in_server.GenerationCancelled:
             outcomes.append("cancelled")
             return "cancelled"
         outcomes.append("finished")
@@ -252,7 +340,7 @@ def slow_app_server():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(local_llm._StopOnDisconnect(app), host="127.0.0.1", port=port,
+    server = uvicorn.Server(uvicorn.Config(in_server._StopOnDisconnect(app), host="127.0.0.1", port=port,
                                            lifespan="off", log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -537,6 +625,71 @@ async def test_real_completion_and_structured_object_twice_identically(local_ser
     assert verdicts[0].parsed == verdicts[1].parsed
     assert verdicts[0].info.provider == "local" and verdicts[0].info.is_local_demo
     assert verdicts[0].prompt_tokens > 0 and verdicts[0].completion_tokens > 0
+
+
+@pytest.fixture(scope="module")
+def cold_server(local_server, tmp_path_factory):
+    """A second server like the shared one but with the prompt cache off: every prompt evaluated from scratch."""
+    import openai
+
+    state = local_llm._read_state()
+    port = local_llm._free_port()
+    log = tmp_path_factory.mktemp("cold") / "server.log"
+    env = {**os.environ, "CONVOEVAL_LOCAL_PROMPT_CACHE_MB": "0"}
+    with open(log, "wb") as out:
+        process = subprocess.Popen(local_llm._launch_command(state, port), env=env, stdout=out,
+                                   stderr=subprocess.STDOUT)
+    client = openai.OpenAI(base_url=local_llm._base_url(port), api_key="x", max_retries=0, timeout=600)
+    deadline = time.monotonic() + 300
+    while not local_llm._healthy(port) and time.monotonic() < deadline:
+        assert process.poll() is None, log.read_text()[-2000:]
+        time.sleep(0.5)
+    yield client
+    process.terminate()
+    process.wait(timeout=30)
+
+
+def _billing_patient(name: str, goal: str) -> list[dict]:
+    """A simulator conversation's start whose prompt is ~1,200 tokens: 2 batches of 512 and a partial one."""
+    from convoeval.simulator import KICKOFF_MESSAGE, build_simulator_prompt
+
+    invoices = "\n" + "\n".join(
+        f"- fatura {i:03d}: R$ {100 + 7 * i},00, vencimento {1 + i % 28:02d}/{1 + i % 12:02d}/2025, paga via Pix"
+        for i in range(24)
+    )
+    system = build_simulator_prompt(persona_name=name, goal=goal, traits=["objetiva", "educada"], locale="pt-BR",
+                                    knows={"cpf": "12345678901", "historico de faturas": invoices})
+    return [{"role": "system", "content": system}, {"role": "user", "content": KICKOFF_MESSAGE}]
+
+
+@pytest.mark.local_llm
+def test_reused_prompts_answer_exactly_as_cold_ones(local_server, cold_server):
+    # Two conversations interleaved, each turn repeating the last one's prompt: the shared server restores each
+    # conversation's snapshot and reuses its whole batches; the cold server reads everything. No reply may differ
+    # by a byte, or a re-recording would not reproduce a recording. Measured on these very requests: reusing the
+    # common prefix unrounded (1,210 tokens instead of 1,024) changes Lucia's second reply.
+    import openai
+
+    warm = openai.OpenAI(base_url=local_server, api_key="x", max_retries=0, timeout=600)
+    log = Path(local_llm.server_status()["log_path"])
+    seen = log.stat().st_size
+    chats = {"Lucia Ferreira": _billing_patient("Lucia Ferreira", "Pagar a fatura em aberto de R$ 150,00 por Pix"),
+             "Carlos Souza": _billing_patient("Carlos Souza", "Pedir a segunda via do boleto de março")}
+    agent = ("Olá! Aqui é o assistente financeiro da Clínica Exemplo. 😊\nEncontrei uma fatura em aberto de "
+             "*R$ 150,00*, com vencimento em 20/02/2026.\nVocê pode pagar por *Pix*, *boleto* ou *cartão de "
+             "crédito*. Qual forma você prefere?")
+    requests = []
+    for turn, names in enumerate([["Lucia Ferreira", "Carlos Souza"], ["Lucia Ferreira"]]):
+        for name in names:
+            request = {"model": local_llm.local_model_name(), "messages": [dict(m) for m in chats[name]],
+                       "temperature": 0.0, "seed": 42 + turn, "max_tokens": 60}
+            reply = warm.chat.completions.create(**request).choices[0].message.content
+            requests.append((request, reply))
+            chats[name] += [{"role": "assistant", "content": reply}, {"role": "user", "content": agent}]
+    lines = [line for line in log.read_bytes()[seen:].decode(errors="replace").splitlines() if "evaluated)" in line]
+    assert re.search(r"prompt \d+ tokens \(\d{3} evaluated\)", lines[-1]), lines  # 1,024 tokens reused
+    for request, reply in requests:
+        assert cold_server.chat.completions.create(**request).choices[0].message.content == reply
 
 
 @pytest.mark.local_llm
