@@ -138,6 +138,8 @@ RUN_SCHEMA: dict[str, str] = {
     "n_messages": _INT,
     "duration_s": _FLOAT,
     "error": _STR,
+    "replayed_turns": _INT,  # patient turns sent from a recording before the simulator took over (0: none)
+    "divergence_turn": _INT,  # the first turn whose agent reply differed from the recording; NA: none did
 }
 
 #: One row per conversation: the composite score beside its components.

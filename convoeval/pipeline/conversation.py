@@ -37,6 +37,7 @@ from convoeval.frames import (
 )
 from convoeval.judges.scoring import score_conversation, score_scripted_conversation
 from convoeval.llm import LLMError, model_info
+from convoeval.pipeline.replay import PatientReplay, same_reply
 from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario
 from convoeval.store import Store, open_store
 from convoeval.store.assertions import AssertionResult, check_assertions
@@ -214,6 +215,8 @@ class _Conversation:
         self._ensured: str | None = None  # the conversation id whose row is known to exist
         self.check_failures: dict[int, list[str]] = {}  # scripted runs: turn -> failed expectations
         self.pending: list[tuple[str | None, int, str, str, list[str]]] = []  # messages not yet in the store
+        self.replayed_turns = 0  # patient turns taken from a recording (PatientReplay)
+        self.divergence_turn: int | None = None  # the first turn whose agent reply differed from the recording
 
     @property
     def entries(self) -> list[dict[str, Any]]:
@@ -305,8 +308,11 @@ def _prefixed(log: Log | None, label: str) -> Log | None:
 
 
 async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptions, seed: int | None,
-                               trial: int, label: str) -> tuple[str, bool]:
-    """The simulator ↔ agent loop. Returns (stop_reason, goal_completed)."""
+                               trial: int, label: str, replay: PatientReplay | None = None) -> tuple[str, bool]:
+    """The simulator ↔ agent loop. Returns (stop_reason, goal_completed).
+
+    With a ``replay``, the recorded patient messages are sent first (see ``convoeval.pipeline.replay``).
+    """
     from convoeval.simulator import asimulate
 
     scenario = conv.scenario
@@ -319,8 +325,13 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
         turn = i + 1
         if opts.on_turn:
             opts.on_turn(label, turn)
-        sim = await asimulate(conv.entries, scenario=scenario, model=opts.simulator_model, seed=seed, turn=i,
-                              trial=trial)
+        recorded = replay.message(turn) if replay is not None and conv.divergence_turn is None else None
+        if recorded is not None:
+            sim = _Replayed(*recorded)
+            conv.replayed_turns = turn
+        else:
+            sim = await asimulate(conv.entries, scenario=scenario, model=opts.simulator_model, seed=seed, turn=i,
+                                  trial=trial)
         await conv.add_patient(turn, sim.message, signal=sim.signal, result=getattr(sim, "result", None),
                                prompt_version=getattr(sim, "prompt_version", None))
         if log:
@@ -339,7 +350,20 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
         if log:
             log(f"    [Turn {turn}] Agent: {reply.text[:120]!r}")
             log(f"    [Turn {turn}] Tools: [{', '.join(reply.tool_names)}]")
+        expected = replay.reply(turn) if recorded is not None and replay is not None else None
+        if expected is not None and not same_reply(expected, reply.text, reply.tool_names):
+            conv.divergence_turn = turn  # the simulator takes over from the next turn, with the same seed
+            if log:
+                log(f"    [Turn {turn}] >> the agent's reply differs from the recording: the simulator takes over")
     return "max_turns", False
+
+
+@dataclass(frozen=True)
+class _Replayed:
+    """A recorded patient message standing in for a simulator turn (no LLM call, so no call result)."""
+
+    message: str
+    signal: str | None
 
 
 async def _talk_scripted(conv: _Conversation, agent: Agent, opts: RunOptions, label: str) -> tuple[str, bool]:
@@ -402,7 +426,8 @@ def failed_result(scenario: Scenario, seed: int | None, trial: int, target: str 
 
 
 async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 1,
-                   options: RunOptions | None = None, label: str | None = None) -> ConversationResult:
+                   options: RunOptions | None = None, label: str | None = None,
+                   replay: PatientReplay | None = None) -> ConversationResult:
     """Run one scenario of either type; never raises for a failure of the agent, an LLM or a judge.
 
     Args:
@@ -411,6 +436,8 @@ async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 
         trial: the trial number (part of every LLM call's sample identity: trial 2 is a fresh sample).
         options: target agent, models, judge samples, store, verbose log.
         label: how verbose and progress lines name this conversation (default ``<scenario> s<seed> t<trial>``).
+        replay: recorded patient messages to send before the simulator takes over (conversational scenarios;
+            ``convoeval.pipeline.replay``).
 
     Returns:
         A ``ConversationResult`` whose ``score`` row has status pass / warn / fail / error.
@@ -434,7 +461,8 @@ async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 
         conv = _Conversation(scenario, seeded, store, target, seed, trial)
         try:
             if isinstance(scenario, ConversationalScenario):
-                stop_reason, goal_completed = await _talk_conversational(conv, agent, opts, seed, trial, label)
+                stop_reason, goal_completed = await _talk_conversational(conv, agent, opts, seed, trial, label,
+                                                                         replay)
             else:
                 stop_reason, goal_completed = await _talk_scripted(conv, agent, opts, label)
             results = await asyncio.to_thread(conv.finish, scenario.assertions)
@@ -450,7 +478,9 @@ async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 
     transcript = conv.rows if conv else []
     run_row = {**keys, "type": scenario.type, "status": "error" if error else "completed",
                "stop_reason": stop_reason, "goal_completed": goal_completed if not error else None,
-               "n_messages": len(transcript), "duration_s": time.perf_counter() - started, "error": error}
+               "n_messages": len(transcript), "duration_s": time.perf_counter() - started, "error": error,
+               "replayed_turns": conv.replayed_turns if conv else 0,
+               "divergence_turn": conv.divergence_turn if conv else None}
     rubric: list[dict[str, Any]] = []
     holistic: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []

@@ -56,6 +56,7 @@ class Task:
     trial: int
     label: str
     settings: WorkerSettings
+    replay: Any = None  # a PatientReplay: the recorded patient messages travel with the task
 
 
 _OPTIONS: dict[str, RunOptions] = {}
@@ -94,7 +95,7 @@ def run_task(task: Task) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - a worker that cannot start this conversation reports it
         return failed_result(task.scenario, task.seed, task.trial, task.settings.target,
                              f"worker setup failed: {type(exc).__name__}: {exc}").payload()
-    result = run_sync(arun_job(Job(task.scenario, task.seed, task.trial), options))
+    result = run_sync(arun_job(Job(task.scenario, task.seed, task.trial, task.replay), options))
     return result.payload()
 
 
@@ -217,7 +218,7 @@ def _stream(client: Any, jobs: list[Job], settings: WorkerSettings, *, window: i
     completed = as_completed()
 
     def submit(job: Job) -> None:
-        task = Task(job.scenario, job.seed, job.trial, job.label, settings)
+        task = Task(job.scenario, job.seed, job.trial, job.label, settings, job.replay)
         future = client.submit(run_task, task, key=f"conversation-{run}-{job.key}", pure=False)
         by_key[future.key] = job
         completed.add(future)

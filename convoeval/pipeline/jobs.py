@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from convoeval.pipeline.replay import PatientReplay
 from convoeval.scenarios import Scenario
 
 __all__ = ["Job", "plan"]
@@ -12,11 +13,12 @@ __all__ = ["Job", "plan"]
 
 @dataclass(frozen=True)
 class Job:
-    """One conversation to run: a scenario, a seed and a trial number."""
+    """One conversation to run: a scenario, a seed and a trial number (and, optionally, a patient to replay)."""
 
     scenario: Scenario
     seed: int | None
     trial: int
+    replay: PatientReplay | None = None
 
     @property
     def key(self) -> str:

@@ -23,7 +23,8 @@ OnResult = Callable[[Job, ConversationResult], None]
 async def arun_job(job: Job, options: RunOptions) -> ConversationResult:
     """Run one job and collect the LLM calls it made (each task has its own context, so records don't mix)."""
     with record_calls() as records:
-        result = await arun_any(job.scenario, seed=job.seed, trial=job.trial, options=options, label=job.label)
+        result = await arun_any(job.scenario, seed=job.seed, trial=job.trial, options=options, label=job.label,
+                                replay=job.replay)
     result.calls = [r.to_dict() for r in records]
     return result
 
