@@ -185,5 +185,61 @@ async def test_compatible_endpoints_get_the_output_limit_as_max_tokens():
 def test_openai_itself_keeps_max_completion_tokens(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     model = get_model("judge", {"max_tokens": 100})
-    assert type(model) is ChatOpenAI
+    assert isinstance(model, ChatOpenAI) and type(model).__name__ == "LeanChatOpenAI"
     assert model._default_params.get("max_completion_tokens") == 100
+
+
+async def test_requests_are_sent_unchanged_when_the_messages_skip_the_sdks_transform():
+    """Messages and tools travel in extra_body (the SDK does not walk them): the body on the wire is what it was."""
+    from pydantic import BaseModel as Schema
+
+    from convoeval.llm import SampleIdentity, call_model
+
+    class Verdict(Schema):
+        passed: bool
+
+    with FakeOpenAIServer() as server:
+        model = get_model("judge", {"model": server.model, "base_url": server.base_url, "extra_body": {"top_k": 3}})
+        identity = SampleIdentity(scenario="s", seed=1, trial=1, role="judge")
+        await call_model(model, [("system", "be fair"), ("user", "hi")], identity=identity, cache="off")
+        await call_model(model.bind_tools([Verdict], tool_choice="Verdict"), [("user", "judge")], identity=identity,
+                         cache="off")
+    plain, with_tools = server.requests
+    assert plain["messages"] == [{"role": "system", "content": "be fair"}, {"role": "user", "content": "hi"}]
+    assert plain["top_k"] == 3  # the model's own extra_body is kept beside the moved messages
+    assert with_tools["messages"] == [{"role": "user", "content": "judge"}]
+    assert [t["function"]["name"] for t in with_tools["tools"]] == ["Verdict"]
+    assert with_tools["tool_choice"]["function"]["name"] == "Verdict"
+
+
+def test_one_model_serves_several_event_loops_over_aiohttp():
+    """The cached model is used from convoeval's loop, a notebook's and a test's: each loop gets its own session."""
+    import asyncio
+
+    from convoeval.http_transport import aiohttp_available
+    from convoeval.llm import SampleIdentity, call_model
+
+    assert aiohttp_available()  # openai[aiohttp] is a dependency: the slower default client would be a regression
+    with FakeOpenAIServer() as server:
+        model = get_model("judge", {"model": server.model, "base_url": server.base_url})
+        transport = model.root_async_client._client._transport
+        assert type(transport).__name__ == "PerLoopTransport"
+        identity = SampleIdentity(scenario="s", seed=1, trial=1, role="judge")
+        for _ in range(3):  # a new loop each time: the first loop's session is closed with it
+            asyncio.run(call_model(model, [("user", "hi")], identity=identity, cache="off"))
+        assert len(server.requests) == 3
+
+
+async def test_an_endpoint_that_is_down_is_a_connection_error_not_a_timeout():
+    """The vendored aiohttp transport calls a refused connection a ConnectTimeout; users must read 'connection'."""
+    import socket
+
+    import openai
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    model = get_model("judge", {"model": "m", "base_url": f"http://127.0.0.1:{port}/v1"})
+    with pytest.raises(openai.APIConnectionError) as caught:
+        await model.ainvoke("hi")
+    assert not isinstance(caught.value, openai.APITimeoutError)
