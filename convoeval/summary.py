@@ -6,7 +6,7 @@ No LLM calls here: everything is read from the frames ``convoeval.batch.load_res
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,23 +21,35 @@ def _value(x: Any) -> Any:
 
 def first_failure(run_id: str, frames: Mapping[str, pd.DataFrame]) -> str:
     """The first thing that went wrong in a run, in the order an analyst reads: error, assertion, criterion, turn."""
-    score = frames["scores"][frames["scores"]["run_id"] == run_id]
-    if len(score) and _value(score["error"].iloc[0]):
-        return str(score["error"].iloc[0])
+    return first_failures(frames).get(run_id, "score below threshold")
+
+
+def first_failures(frames: Mapping[str, pd.DataFrame]) -> dict[str, str]:
+    """``first_failure`` of every run at once (one pass per frame; a run that had none is absent).
+
+    Per run, the first of: its error, its first failed assertion, its first failed criterion, its first turn with
+    a failed check.
+    """
+    found: dict[str, str] = {}
+
+    def first_per_run(frame: pd.DataFrame, mask: Any, describe: Callable[[Any], str]) -> None:
+        for row in frame[mask].drop_duplicates("run_id").itertuples(index=False):
+            found.setdefault(row.run_id, describe(row))
+
+    scores = frames["scores"]
+    if len(scores):
+        first_per_run(scores, scores["error"].map(lambda e: bool(_value(e))), lambda r: str(r.error))
     asr = frames["assertions"]
-    failed = asr[(asr["run_id"] == run_id) & (asr["passed"] == False)]  # noqa: E712 - nullable boolean
-    if len(failed):
-        return str(failed["message"].iloc[0])
+    if len(asr):
+        first_per_run(asr, asr["passed"] == False, lambda r: str(r.message))  # noqa: E712 - nullable boolean
     rub = frames["rubric"]
-    failed = rub[(rub["run_id"] == run_id) & (rub["passed"] == False)]  # noqa: E712
-    if len(failed):
-        return f"criterion failed: {failed['criterion'].iloc[0]}"
+    if len(rub):
+        first_per_run(rub, rub["passed"] == False, lambda r: f"criterion failed: {r.criterion}")  # noqa: E712
     turns = frames["turns"]
-    mine = turns[turns["run_id"] == run_id]
-    for _, row in mine.iterrows():
-        if row["check_failures"]:
-            return f"turn {row['turn']}: {row['check_failures'][0]}"
-    return "score below threshold"
+    if len(turns):
+        failing = turns["check_failures"].map(lambda f: f is not None and len(f) > 0)
+        first_per_run(turns, failing, lambda r: f"turn {r.turn}: {r.check_failures[0]}")
+    return found
 
 
 def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float | None = None) -> list[str]:
@@ -52,6 +64,7 @@ def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float |
     msgs = dict(zip(runs["run_id"], runs["n_messages"], strict=False)) if len(runs) else {}
     types = dict(zip(runs["run_id"], runs["type"], strict=False)) if len(runs) else {}
     checked = asr.groupby("run_id").size().to_dict() if len(asr) else {}
+    failures = first_failures(frames)
     header = (f"  {'STATUS':<6} {'SCORE':>5} {'RUBRIC':>6} {'HOLIST':>6} {'ASSERTS PASSED':>14} {'GOAL':>4} "
               f"{'MSGS':>4}  RUN")
     lines = [header]
@@ -71,7 +84,7 @@ def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float |
         elif status == "pass":
             suffix = ""
         else:
-            suffix = first_failure(run_id, frames)
+            suffix = failures.get(run_id, "score below threshold")
         lines.append(f"  {ICONS.get(status, status):<6} {score:>5} {rubric:>6} {holistic:>6} {assertions:>14} "
                      f"{goal:>4} {msgs.get(run_id, 0):>4}  {label}  {suffix}".rstrip())
     counts = scores["status"].value_counts().to_dict() if len(scores) else {}

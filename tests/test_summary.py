@@ -82,3 +82,40 @@ async def test_summary_shows_components_and_the_fault_in_the_assertion_column(fr
     report = json.loads(path.read_text(encoding="utf-8"))
     assert {r["score"]["status"] for r in report["runs"]} == {"pass", "fail"}
     assert all(r["transcripts"] and r["assertions"] for r in report["runs"])
+
+
+def test_first_failures_names_each_runs_first_problem_in_reading_order():
+    from convoeval.frames import (
+        ASSERTION_SCHEMA,
+        RUBRIC_SCHEMA,
+        SCORE_SCHEMA,
+        TURN_SCHEMA,
+        typed_frame,
+    )
+    from convoeval.summary import first_failure, first_failures
+
+    frames = {
+        "scores": typed_frame([{"run_id": r, "error": "agent error: boom" if r == "e" else None}
+                               for r in ("e", "a", "c", "t", "ok")], SCORE_SCHEMA),
+        "assertions": typed_frame([
+            {"run_id": "e", "passed": False, "message": "not this: the error comes first"},
+            {"run_id": "a", "passed": True, "message": "passed"},
+            {"run_id": "a", "passed": False, "message": "invoice_status: expected paid, got pending"},
+            {"run_id": "a", "passed": False, "message": "a later one"},
+        ], ASSERTION_SCHEMA),
+        "rubric": typed_frame([
+            {"run_id": "a", "criterion": "not this: the assertion comes first", "passed": False},
+            {"run_id": "c", "criterion": "Asks the payment method", "passed": False},
+        ], RUBRIC_SCHEMA),
+        "turns": typed_frame([
+            {"run_id": "t", "turn": 1, "check_failures": []},
+            {"run_id": "t", "turn": 2, "check_failures": ["expected tool lookup_invoice"]},
+        ], TURN_SCHEMA),
+    }
+    assert first_failures(frames) == {
+        "e": "agent error: boom",
+        "a": "invoice_status: expected paid, got pending",
+        "c": "criterion failed: Asks the payment method",
+        "t": "turn 2: expected tool lookup_invoice",
+    }
+    assert first_failure("ok", frames) == "score below threshold"

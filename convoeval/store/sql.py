@@ -60,6 +60,7 @@ class SqlStore(Store):
         self.backend = "sqlite" if self._sa_url.get_backend_name() == "sqlite" else "postgres"
         self._secrets = _secrets(self._sa_url)
         self._tables: dict[str, sa.Table] = {}
+        self._inserts: dict[str, sa.Insert] = {}  # one prepared INSERT per table (see insert)
         self._reflect_lock = threading.Lock()
         # The connection of the transaction open in this thread / task, if any (see ``transaction``).
         self._tx: contextvars.ContextVar[sa.Connection | None] = contextvars.ContextVar(f"tx-{id(self)}", default=None)
@@ -118,6 +119,7 @@ class SqlStore(Store):
                         conn.exec_driver_sql(statement)
         with self._reflect_lock:
             self._tables.clear()
+            self._inserts.clear()
 
     # ── row operations ──
 
@@ -160,9 +162,11 @@ class SqlStore(Store):
                 row["id"] = uuid.uuid4().hex
         if not batch:
             return []
-        t = self._table(table)
+        statement = self._insert_statement(table)
         with self._errors(f"insert into {table}"), self._conn(write=True) as conn:
-            return [dict(conn.execute(sa.insert(t).values(row).returning(*t.c)).mappings().one()) for row in batch]
+            # One statement object per table, the row as parameters: SQLAlchemy finds its compiled form in its cache
+            # instead of building and compiling a new INSERT per row (a third of the store's CPU in a batch).
+            return [dict(conn.execute(statement, row).mappings().one()) for row in batch]
 
     def select(self, table: str, where: Mapping[str, Any] | None = None, *, order_by: str | None = None) -> list[Row]:
         column, descending = schema.order_column(order_by)
@@ -195,6 +199,14 @@ class SqlStore(Store):
         self._engine.dispose()
 
     # ── helpers ──
+
+    def _insert_statement(self, name: str) -> sa.Insert:
+        """``INSERT … RETURNING *`` for table ``name``, columns taken from each execution's parameters."""
+        statement = self._inserts.get(name)
+        if statement is None:
+            t = self._table(name)
+            statement = self._inserts[name] = sa.insert(t).returning(*t.c)
+        return statement
 
     def _table(self, name: str) -> sa.Table:
         """The reflected table (reflected once, on first use, under a lock: MetaData is not thread-safe)."""
