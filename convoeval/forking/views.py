@@ -1,0 +1,108 @@
+"""What ``notebooks/debug.ipynb`` shows: the conversation, the cost of profiling it, the failure profile plot.
+
+Each function returns something a notebook cell displays (``HTML`` or a ``Chart``), so the notebook stays one call per
+cell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from convoeval.forking._profile import FailureProfile
+from convoeval.forking._run import DEFAULT_MAX_CALLS, ForkCost, fork_cost
+from convoeval.forking._source import load_conversation, patient_turns, scenario_of
+from convoeval.pipeline.conversation import ConversationResult
+from convoeval.pipeline.results import EvalResult, frames_from_payloads
+from convoeval.report import HTML, Chart
+
+__all__ = ["DEBUG_PARAMETERS", "DebugParameters", "check_debug_parameters", "plot_profile", "profile_cost",
+           "show_transcript"]
+
+#: The debug notebook's parameters and their defaults (a test checks the notebook declares exactly these).
+DEBUG_PARAMETERS: dict[str, Any] = {
+    "results_dir": "reports/example",
+    "conversation": None,
+    "n": 5,
+    "turns": None,
+    "target": None,
+    "simulator_model": None,
+    "judge_model": None,
+    "judge_samples": 1,
+    "scenarios_dir": None,
+    "concurrency": 4,
+    "max_calls": DEFAULT_MAX_CALLS,
+    "confirm": False,
+}
+
+
+class DebugParameters(dict):
+    """The notebook's parameters, checked; ``profile_options()`` are the ``fork_profile`` keywords."""
+
+    def profile_options(self) -> dict[str, Any]:
+        return {k: v for k, v in self.items() if k not in ("results_dir",)}
+
+
+def check_debug_parameters(namespace: Mapping[str, Any]) -> DebugParameters:
+    """Pick the debug notebook's parameters out of its globals and check them (one clear line on a bad one).
+
+    Raises:
+        ValueError: ``results_dir`` holds no conversation, or ``n``/``max_calls`` are not positive whole numbers.
+    """
+    params = DebugParameters({name: namespace.get(name, default) for name, default in DEBUG_PARAMETERS.items()})
+    if not (Path(str(params["results_dir"])).expanduser() / "runs").is_dir():
+        raise ValueError(f"results_dir {params['results_dir']!r} is not a results folder (no runs/ in it)")
+    for name in ("n", "max_calls", "judge_samples", "concurrency"):
+        value = params[name]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
+    return params
+
+
+def show_transcript(conversation: ConversationResult) -> HTML:
+    """The conversation as a chat, open, with its verdicts (the run report's transcript view)."""
+    from convoeval.report.transcripts import transcript_html
+
+    run = EvalResult(out_dir=Path("."), frames=frames_from_payloads([conversation.payload()]))
+    return HTML(transcript_html(run, conversation.run_id, open=True), text=f"transcript {conversation.run_id}")
+
+
+def profile_cost(conversation: ConversationResult, params: Mapping[str, Any]) -> ForkCost:
+    """The most a failure profile of ``conversation`` with these parameters can cost (shown before it runs)."""
+    scenario = scenario_of(conversation, scenarios_dir=params.get("scenarios_dir"))
+    turns = patient_turns(conversation)
+    points = params.get("turns")
+    points = list(range(turns + 1)) if points is None else list(points)
+    return fork_cost(scenario, turns, points, n=int(params.get("n", 5)),
+                     judge_samples=int(params.get("judge_samples", 1)))
+
+
+def load(params: Mapping[str, Any]) -> ConversationResult:
+    """The conversation the parameters name (``load_conversation(results_dir, conversation)``)."""
+    return load_conversation(params["results_dir"], params.get("conversation"))
+
+
+def plot_profile(profile: FailureProfile) -> Chart | HTML:
+    """Failure rate of the continuations per fork point, with its interval; the located turn is marked."""
+    from matplotlib.figure import Figure
+
+    table = profile.table.dropna(subset=["failure_rate"])
+    if table.empty:
+        return HTML("<p><i>No continuation was scored: nothing to plot.</i></p>", text="no profile")
+    fig = Figure(figsize=(8, 3.2), layout="constrained")
+    ax = fig.add_subplot()
+    x, y = table["fork_turn"].to_numpy(), table["failure_rate"].to_numpy()
+    errors = [y - table["ci_low"].to_numpy(), table["ci_high"].to_numpy() - y]
+    ax.errorbar(x, y, yerr=errors, fmt="o-", color="#0969da", ecolor="#8c959f", capsize=3, label="failure rate")
+    ax.axhline(profile.threshold, color="#d4a72c", linestyle="--", linewidth=1, label="likely")
+    located = profile.located
+    if located is not None:
+        ax.axvline(located, color="#cf222e", linewidth=1.2, label=f"went wrong: turn {located}")
+    ax.set_xticks(x, [str(int(k)) for k in x])
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_xlabel("fork point (turns replayed from the original; 0 = a fresh start)")
+    ax.set_ylabel("continuations failing")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title(profile.summary()[:110], fontsize=9)
+    return Chart(fig, f"failure profile: {profile.summary()}")
