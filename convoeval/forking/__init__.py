@@ -32,9 +32,10 @@ from convoeval.forking._run import (
     fork_cost,
     fork_seeds,
 )
-from convoeval.forking._source import load_conversation, patient_turns, scenario_of
+from convoeval.forking._source import ConversationSource, load_conversation, patient_turns, scenario_of
 
 __all__ = [
+    "ConversationSource",
     "DEFAULT_MAX_CALLS",
     "FAILING",
     "PROFILE_COLUMNS",
