@@ -35,7 +35,7 @@ class ForkCostError(ValueError):
     """A fork job larger than its bound was asked for without ``confirm=True``."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ForkCost:
     """What a fork job will cost, at most, before it runs.
 
@@ -69,6 +69,8 @@ class ForkCost:
 
     def __str__(self) -> str:
         return self.line()
+
+    __repr__ = __str__  # what a notebook cell shows
 
 
 def fork_seeds(seed: int | None, at_turn: int, n: int) -> list[int]:

@@ -7,18 +7,21 @@ cell.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from html import escape as esc
 from pathlib import Path
 from typing import Any
 
-from convoeval.forking._profile import FailureProfile
+import pandas as pd
+
+from convoeval.forking._profile import FAILING, FailureProfile, fork_profile
 from convoeval.forking._run import DEFAULT_MAX_CALLS, ForkCost, fork_cost
 from convoeval.forking._source import load_conversation, patient_turns, scenario_of
 from convoeval.pipeline.conversation import ConversationResult
 from convoeval.pipeline.results import EvalResult, frames_from_payloads
 from convoeval.report import HTML, Chart
 
-__all__ = ["DEBUG_PARAMETERS", "DebugParameters", "check_debug_parameters", "plot_profile", "profile_cost",
-           "show_transcript"]
+__all__ = ["DEBUG_PARAMETERS", "DebugParameters", "check_debug_parameters", "continuations", "contrast", "load",
+           "pin_preview", "plot_profile", "profile_cost", "run_profile", "show_transcript", "summary"]
 
 #: The debug notebook's parameters and their defaults (a test checks the notebook declares exactly these).
 DEBUG_PARAMETERS: dict[str, Any] = {
@@ -41,7 +44,7 @@ class DebugParameters(dict):
     """The notebook's parameters, checked; ``profile_options()`` are the ``fork_profile`` keywords."""
 
     def profile_options(self) -> dict[str, Any]:
-        return {k: v for k, v in self.items() if k not in ("results_dir",)}
+        return {k: v for k, v in self.items() if k not in ("results_dir", "conversation")}
 
 
 def check_debug_parameters(namespace: Mapping[str, Any]) -> DebugParameters:
@@ -106,3 +109,59 @@ def plot_profile(profile: FailureProfile) -> Chart | HTML:
     ax.legend(fontsize=8, loc="lower right")
     ax.set_title(profile.summary()[:110], fontsize=9)
     return Chart(fig, f"failure profile: {profile.summary()}")
+
+
+def run_profile(conversation: ConversationResult, params: DebugParameters) -> FailureProfile:
+    """``fork_profile`` of the conversation with the notebook's parameters (refused above ``max_calls`` unless
+    ``confirm``)."""
+    return fork_profile(conversation, **params.profile_options())
+
+
+def summary(profile: FailureProfile) -> HTML:
+    """Where it went wrong, in one sentence."""
+    text = profile.summary()
+    return HTML(f"<p><b>{esc(text)}</b></p>", text=text)
+
+
+def continuations(profile: FailureProfile) -> pd.DataFrame:
+    """One row per continuation: its fork point, seed, status, score and how it ended."""
+    scores = profile.fork.frames["scores"]
+    runs = profile.fork.frames["runs"][["run_id", "seed", "stop_reason", "n_messages"]]
+    table = scores[["fork_turn", "run_id", "status", "score"]].merge(runs, on="run_id", how="left")
+    return table[["fork_turn", "seed", "status", "score", "stop_reason", "n_messages", "run_id"]]
+
+
+def contrast(profile: FailureProfile) -> HTML:
+    """Two continuations side by side in time: one that passed when forked before the located turn, and one that
+    failed when forked at it; what differs between them is what went wrong."""
+    from convoeval.report.transcripts import transcript_html
+
+    k = profile.located
+    if k is None or k == 0:
+        return HTML(f"<p><i>{esc(profile.summary())}: no turn to contrast.</i></p>", text="no contrast")
+    picked = [_first(profile, k - 1, failed=False), _first(profile, k, failed=True)]
+    shown = [r for r in picked if r is not None]
+    if not shown:
+        return HTML("<p><i>No continuation to show.</i></p>", text="no contrast")
+    run = EvalResult(out_dir=Path("."), frames=frames_from_payloads([r.payload() for r in shown]))
+    parts = [transcript_html(run, r.run_id, open=False) for r in shown]
+    return HTML("".join(parts), text=f"{len(parts)} continuation(s) around turn {k}")
+
+
+def _first(profile: FailureProfile, turn: int, *, failed: bool) -> ConversationResult | None:
+    for k, result in profile.fork.results:
+        if k == turn and (result.status in FAILING) == failed and result.status != "error":
+            return result
+    return None
+
+
+def pin_preview(conversation: ConversationResult, params: Mapping[str, Any]) -> HTML:
+    """The scripted regression test ``convoeval pin`` would write for this conversation, and the command."""
+    from convoeval.pinning import pin
+
+    pinned = pin(conversation, scenarios_dir=params.get("scenarios_dir"))
+    command = f"convoeval pin {params['results_dir']}/runs/<this conversation>.json"
+    body = (f"<p>Pin it as a regression test with <code>{esc(command)}</code> "
+            f"(<code>--expected-from</code> a passing run to expect what the agent should have done):</p>"
+            f"<pre>{esc(pinned.text)}</pre>")
+    return HTML(body, text=pinned.text)
