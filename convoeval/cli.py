@@ -244,6 +244,7 @@ def _add_fork_parser(sub: Any) -> None:
     p.add_argument("conversation_id", nargs="?", metavar="ID",
                    help="with a results folder: the conversation's file name (without .json) or run_id")
     p.add_argument("--at-turn", type=_int, metavar="K", help="fork after turn K only (0: a fresh start)")
+    p.add_argument("--turns", metavar="K[,K...]", help="the profile's fork points (default: every turn)")
     p.add_argument("-n", type=_int, default=5, metavar="N", help="continuations per fork point (default 5)")
     p.add_argument("--target", metavar="TARGET", help="agent under test (default: the conversation's)")
     p.add_argument("--simulator-model", metavar="SPEC", help="simulator model (name, 'local', …)")
@@ -271,7 +272,10 @@ def _cmd_fork(args: argparse.Namespace) -> int:
         original = forking.load_conversation(args.conversation, args.conversation_id)
         scenario = forking.scenario_of(original, scenarios_dir=args.scenarios_dir)
         turns = forking.patient_turns(original)
-        points = [args.at_turn] if args.at_turn is not None else list(range(turns + 1))
+        if args.at_turn is not None:
+            points = [args.at_turn]
+        else:
+            points = _list(args.turns, "--turns", int) if args.turns else list(range(turns + 1))
         print(f"conversation {original.run_id} ({scenario.id}, {turns} patient turns, {original.status}): "
               f"{forking.fork_cost(scenario, turns, points, n=args.n, judge_samples=args.judge_samples).line()}")
         options.update(scenario=scenario)
@@ -279,7 +283,7 @@ def _cmd_fork(args: argparse.Namespace) -> int:
             forked = forking.fork(original, at_turn=args.at_turn, n=args.n, **options)
             table = forking.failure_table(forked.frames["scores"])
         else:
-            profile = forking.fork_profile(original, n=args.n, **options)
+            profile = forking.fork_profile(original, n=args.n, turns=points, **options)
             table = profile.table
     except (ValueError, LLMError, StoreError, ScenarioError) as exc:  # ForkCostError is a ValueError
         raise UsageError(str(exc)) from None

@@ -55,3 +55,18 @@ def test_a_fork_at_one_turn_runs_and_saves_its_continuations(saved, capsys, tmp_
     assert "1 fork point(s) × 2 continuation(s)" in out and "fork_turn" in out
     frames = load_results(tmp_path / "forks")
     assert len(frames["runs"]) == 2 and (frames["runs"]["replayed_turns"] == 2).all()
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["fork", "no/such/file.json"], "neither a conversation file"),
+    (["pin", "no/such/file.json"], "neither a conversation file"),
+    (["fork", "{saved}", "--at-turn", "9"], "between 0 and the conversation's 4 patient turns"),
+    (["fork", "{saved}", "--turns", "1,x"], "--turns takes values separated by commas"),
+])
+def test_bad_input_is_one_line_and_exit_2(saved, capsys, argv, message):
+    path, server = saved
+    with pytest.raises(SystemExit) as exc:
+        main([a.format(saved=path) for a in argv])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and message in err and err.count("\n") == 1
+    assert server.stats["requests"] == 0

@@ -3,11 +3,21 @@ patient confirms the method, turn 3 of the original conversation (see tests/fork
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 from fork_support import FAULTED, HEALTHY, models, scenario, scripted_patient
 
-from convoeval.forking import ForkCostError, fork, fork_profile, fork_seeds, locate_failure
+from convoeval.forking import (
+    ForkCostError,
+    failure_table,
+    fork,
+    fork_profile,
+    fork_seeds,
+    load_conversation,
+    locate_failure,
+)
 from convoeval.pipeline.conversation import RunOptions, run_any
+from convoeval.pipeline.results import write_conversation
 from convoeval.store import open_store
 from convoeval.testing import FakeChatModel
 
@@ -90,3 +100,28 @@ def test_bad_fork_points_are_one_clear_error(store):
     failing = original(store, FAULTED)
     with pytest.raises(ValueError, match="between 0 and the conversation's 4 patient turns"):
         fork(failing, at_turn=5, scenario=scenario(), store=store, **models())
+
+
+def test_continuations_in_error_are_counted_apart_and_left_out_of_the_rate():
+    scores = pd.DataFrame({"fork_turn": [1, 1, 1, 1, 2, 2], "status": ["fail", "pass", "error", "warn", "error",
+                                                                         "error"]})
+    table = failure_table(scores).set_index("fork_turn")
+    assert table.loc[1, ["n", "failed", "errors"]].tolist() == [3, 2, 1]
+    assert table.loc[1, "failure_rate"] == pytest.approx(2 / 3)
+    assert table.loc[2, "n"] == 0 and pd.isna(table.loc[2, "failure_rate"])  # nothing scored: no rate, no 0
+    assert locate_failure(failure_table(scores)) == 1  # a fork point with nothing scored neither confirms nor breaks it
+    assert failure_table(scores, failing=("fail",)).set_index("fork_turn").loc[1, "failed"] == 1
+
+
+def test_a_folder_and_a_conversation_id_find_the_conversation(store, tmp_path):
+    failing = original(store, FAULTED)
+    write_conversation(tmp_path / "res", "billing-conv-fork-known__s42__t1", failing.payload())
+    write_conversation(tmp_path / "res", "other", original(store, HEALTHY).payload())
+    assert load_conversation(tmp_path / "res", "billing-conv-fork-known").run_id == failing.run_id
+    assert load_conversation(tmp_path / "res", failing.run_id[:10]).run_id == failing.run_id
+    with pytest.raises(ValueError, match="holds 2 conversations"):
+        load_conversation(tmp_path / "res")
+    with pytest.raises(ValueError, match="matches 0 of the 2 conversations"):
+        load_conversation(tmp_path / "res", "nope")
+    with pytest.raises(ValueError, match="neither a conversation file"):
+        load_conversation(tmp_path / "missing")

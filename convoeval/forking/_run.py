@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -137,10 +137,17 @@ class Fork:
     original: ConversationResult
     results: list[tuple[int, ConversationResult]]
     cost: ForkCost
+    _frames: dict[str, pd.DataFrame] | None = field(default=None, repr=False, compare=False)
 
     @property
     def frames(self) -> dict[str, pd.DataFrame]:
-        """Tidy frames of every continuation (as ``load_results``), each row keyed by ``fork_of`` and ``fork_turn``."""
+        """Tidy frames of every continuation (as ``load_results``), each row keyed by ``fork_of`` and ``fork_turn``;
+        built once."""
+        if self._frames is None:
+            self._frames = self._build_frames()
+        return self._frames
+
+    def _build_frames(self) -> dict[str, pd.DataFrame]:
         turn_of = {r.run_id: k for k, r in self.results}
         frames = frames_from_payloads(r.payload() for _, r in self.results)
         for name, frame in frames.items():
