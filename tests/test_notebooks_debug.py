@@ -71,3 +71,17 @@ def test_a_profile_above_the_bound_stops_the_notebook_with_the_one_line_reason(r
         papermill.execute_notebook(str(NOTEBOOK), str(tmp_path / "debug.ipynb"), progress_bar=False, cwd=str(ROOT),
                                    parameters={"results_dir": str(results), "conversation": "happy", "n": 50})
     assert exc.value.ename == "ForkCostError" and "confirm=True" in exc.value.evalue
+
+
+def test_a_mistyped_parameter_or_a_folder_without_results_is_one_line(tmp_path):
+    from convoeval.forking.views import check_debug_parameters
+    from convoeval.pipeline.config import ConfigError
+
+    (tmp_path / "runs").mkdir()
+    assert check_debug_parameters({"results_dir": str(tmp_path), "n": 3})["n"] == 3
+    with pytest.raises(ConfigError, match="unknown debug-notebook parameter.*forks"):
+        check_debug_parameters({"results_dir": str(tmp_path), "forks": 3})
+    with pytest.raises(ConfigError, match="is not a results folder"):
+        check_debug_parameters({"results_dir": str(tmp_path / "nope")})
+    with pytest.raises(ConfigError, match="n must be a whole number"):
+        check_debug_parameters({"results_dir": str(tmp_path), "n": 0})

@@ -16,6 +16,7 @@ import pandas as pd
 from convoeval.forking._profile import FAILING, FailureProfile, fork_profile
 from convoeval.forking._run import DEFAULT_MAX_CALLS, ForkCost, fork_cost
 from convoeval.forking._source import load_conversation, patient_turns, scenario_of
+from convoeval.pipeline.config import ConfigError, _is_parameter_like
 from convoeval.pipeline.conversation import ConversationResult
 from convoeval.pipeline.results import EvalResult, frames_from_payloads
 from convoeval.report import HTML, Chart
@@ -51,15 +52,22 @@ def check_debug_parameters(namespace: Mapping[str, Any]) -> DebugParameters:
     """Pick the debug notebook's parameters out of its globals and check them (one clear line on a bad one).
 
     Raises:
-        ValueError: ``results_dir`` holds no conversation, or ``n``/``max_calls`` are not positive whole numbers.
+        ConfigError: an unknown parameter (a mistyped ``papermill -p``), a ``results_dir`` that is not a results
+            folder, or ``n``/``max_calls``/``judge_samples``/``concurrency`` that are not whole numbers ≥ 1.
     """
+    given = {k for k, v in namespace.items()
+             if _is_parameter_like(k, v) and k not in ("PAPERMILL_INPUT_PATH", "PAPERMILL_OUTPUT_PATH")}
+    unknown = sorted(given - set(DEBUG_PARAMETERS))
+    if unknown:
+        raise ConfigError(f"unknown debug-notebook parameter(s) {', '.join(unknown)}; "
+                          f"known: {', '.join(DEBUG_PARAMETERS)}")
     params = DebugParameters({name: namespace.get(name, default) for name, default in DEBUG_PARAMETERS.items()})
     if not (Path(str(params["results_dir"])).expanduser() / "runs").is_dir():
-        raise ValueError(f"results_dir {params['results_dir']!r} is not a results folder (no runs/ in it)")
+        raise ConfigError(f"results_dir {params['results_dir']!r} is not a results folder (no runs/ in it)")
     for name in ("n", "max_calls", "judge_samples", "concurrency"):
         value = params[name]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
+            raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}")
     return params
 
 
