@@ -34,6 +34,9 @@ DEFAULT_MAX_CALLS = 200
 class ForkCostError(ValueError):
     """A fork job larger than its bound was asked for without ``confirm=True``."""
 
+    def _render_traceback_(self) -> list[str]:  # a notebook cell shows the one line, not a traceback
+        return [f"ForkCostError: {self}"]
+
 
 @dataclass(frozen=True, repr=False)
 class ForkCost:
