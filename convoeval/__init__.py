@@ -36,6 +36,11 @@ _EXPORTS = {
     "load_run": "convoeval.report.data",
     "load_results": "convoeval.pipeline.results",
     "run_any": "convoeval.pipeline.conversation",
+    # a failing conversation: where it went wrong, and a regression test from it
+    "fork": "convoeval.forking",
+    "fork_profile": "convoeval.forking",
+    "locate_failure": "convoeval.forking",
+    "pin": "convoeval.pinning",
     # building blocks
     "get_model": "convoeval.models",
     "get_agent": "convoeval.agents",

@@ -12,17 +12,20 @@ import papermill
 import pytest
 
 from convoeval.agreement.study import STUDY_PARAMETERS
+from convoeval.forking.views import DEBUG_PARAMETERS
 from convoeval.report import NOTEBOOK_PARAMETERS
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 RUN = ROOT / "notebooks" / "run.ipynb"
 AGREEMENT = ROOT / "notebooks" / "agreement.ipynb"
+DEBUG = ROOT / "notebooks" / "debug.ipynb"
 ALLOWED_METADATA = {"kernelspec", "jupytext"}
 #: notebook -> (its declared parameters, the library modules its cells may call, by the name they are imported as)
 CONTRACTS = {
     RUN: (NOTEBOOK_PARAMETERS, {"report", "pipeline"}),
     AGREEMENT: (STUDY_PARAMETERS, {"agreement_study", "views"}),
+    DEBUG: (DEBUG_PARAMETERS, {"debug"}),
 }
 
 
@@ -30,8 +33,8 @@ def _cells(nb: nbformat.NotebookNode) -> list[tuple[str, str, list[str]]]:
     return [(c.cell_type, c.source.strip(), sorted(c.metadata.get("tags", []))) for c in nb.cells]
 
 
-def test_there_are_the_run_and_agreement_notebooks_and_each_has_a_contract():
-    assert RUN in NOTEBOOKS and AGREEMENT in NOTEBOOKS
+def test_there_are_the_run_agreement_and_debug_notebooks_and_each_has_a_contract():
+    assert RUN in NOTEBOOKS and AGREEMENT in NOTEBOOKS and DEBUG in NOTEBOOKS
     assert set(NOTEBOOKS) == set(CONTRACTS)
 
 

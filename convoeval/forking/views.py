@@ -1,0 +1,175 @@
+"""What ``notebooks/debug.ipynb`` shows: the conversation, the cost of profiling it, the failure profile plot.
+
+Each function returns something a notebook cell displays (``HTML`` or a ``Chart``), so the notebook stays one call per
+cell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from html import escape as esc
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from convoeval.forking._profile import FAILING, FailureProfile, fork_profile
+from convoeval.forking._run import DEFAULT_MAX_CALLS, ForkCost, fork_cost
+from convoeval.forking._source import load_conversation, patient_turns, scenario_of
+from convoeval.pipeline.config import ConfigError, _is_parameter_like
+from convoeval.pipeline.conversation import ConversationResult
+from convoeval.pipeline.results import EvalResult, frames_from_payloads
+from convoeval.report import HTML, Chart
+
+__all__ = ["DEBUG_PARAMETERS", "DebugParameters", "check_debug_parameters", "continuations", "contrast", "load",
+           "pin_preview", "plot_profile", "profile_cost", "run_profile", "show_transcript", "summary"]
+
+#: The debug notebook's parameters and their defaults (a test checks the notebook declares exactly these).
+DEBUG_PARAMETERS: dict[str, Any] = {
+    "results_dir": "reports/example",
+    "conversation": None,
+    "n": 5,
+    "turns": None,
+    "target": None,
+    "simulator_model": None,
+    "judge_model": None,
+    "judge_samples": 1,
+    "scenarios_dir": None,
+    "concurrency": 4,
+    "max_calls": DEFAULT_MAX_CALLS,
+    "confirm": False,
+}
+
+
+class DebugParameters(dict):
+    """The notebook's parameters, checked; ``profile_options()`` are the ``fork_profile`` keywords."""
+
+    def profile_options(self) -> dict[str, Any]:
+        return {k: v for k, v in self.items() if k not in ("results_dir", "conversation")}
+
+
+def check_debug_parameters(namespace: Mapping[str, Any]) -> DebugParameters:
+    """Pick the debug notebook's parameters out of its globals and check them (one clear line on a bad one).
+
+    Raises:
+        ConfigError: an unknown parameter (a mistyped ``papermill -p``), a ``results_dir`` that is not a results
+            folder, or ``n``/``max_calls``/``judge_samples``/``concurrency`` that are not whole numbers ≥ 1.
+    """
+    given = {k for k, v in namespace.items()
+             if _is_parameter_like(k, v) and k not in ("PAPERMILL_INPUT_PATH", "PAPERMILL_OUTPUT_PATH")}
+    unknown = sorted(given - set(DEBUG_PARAMETERS))
+    if unknown:
+        raise ConfigError(f"unknown debug-notebook parameter(s) {', '.join(unknown)}; "
+                          f"known: {', '.join(DEBUG_PARAMETERS)}")
+    params = DebugParameters({name: namespace.get(name, default) for name, default in DEBUG_PARAMETERS.items()})
+    if not (Path(str(params["results_dir"])).expanduser() / "runs").is_dir():
+        raise ConfigError(f"results_dir {params['results_dir']!r} is not a results folder (no runs/ in it)")
+    for name in ("n", "max_calls", "judge_samples", "concurrency"):
+        value = params[name]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}")
+    return params
+
+
+def show_transcript(conversation: ConversationResult) -> HTML:
+    """The conversation as a chat, open, with its verdicts (the run report's transcript view)."""
+    from convoeval.report.transcripts import transcript_html
+
+    run = EvalResult(out_dir=Path("."), frames=frames_from_payloads([conversation.payload()]))
+    return HTML(transcript_html(run, conversation.run_id, open=True), text=f"transcript {conversation.run_id}")
+
+
+def profile_cost(conversation: ConversationResult, params: Mapping[str, Any]) -> ForkCost:
+    """The most a failure profile of ``conversation`` with these parameters can cost (shown before it runs)."""
+    scenario = scenario_of(conversation, scenarios_dir=params.get("scenarios_dir"))
+    turns = patient_turns(conversation)
+    points = params.get("turns")
+    points = list(range(turns + 1)) if points is None else list(points)
+    return fork_cost(scenario, turns, points, n=int(params.get("n", 5)),
+                     judge_samples=int(params.get("judge_samples", 1)))
+
+
+def load(params: Mapping[str, Any]) -> ConversationResult:
+    """The conversation the parameters name (``load_conversation(results_dir, conversation)``)."""
+    return load_conversation(params["results_dir"], params.get("conversation"))
+
+
+def plot_profile(profile: FailureProfile) -> Chart | HTML:
+    """Failure rate of the continuations per fork point, with its interval; the located turn is marked."""
+    from matplotlib.figure import Figure
+
+    table = profile.table.dropna(subset=["failure_rate"])
+    if table.empty:
+        return HTML("<p><i>No continuation was scored: nothing to plot.</i></p>", text="no profile")
+    fig = Figure(figsize=(8, 3.2), layout="constrained")
+    ax = fig.add_subplot()
+    x, y = table["fork_turn"].to_numpy(), table["failure_rate"].to_numpy()
+    errors = [y - table["ci_low"].to_numpy(), table["ci_high"].to_numpy() - y]
+    ax.errorbar(x, y, yerr=errors, fmt="o-", color="#0969da", ecolor="#8c959f", capsize=3, label="failure rate")
+    ax.axhline(profile.threshold, color="#d4a72c", linestyle="--", linewidth=1, label="likely")
+    located = profile.located
+    if located is not None:
+        ax.axvline(located, color="#cf222e", linewidth=1.2, label=f"went wrong: turn {located}")
+    ax.set_xticks(x, [str(int(k)) for k in x])
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_xlabel("fork point (turns replayed from the original; 0 = a fresh start)")
+    ax.set_ylabel("continuations failing")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title(profile.summary()[:110], fontsize=9)
+    return Chart(fig, f"failure profile: {profile.summary()}")
+
+
+def run_profile(conversation: ConversationResult, params: DebugParameters) -> FailureProfile:
+    """``fork_profile`` of the conversation with the notebook's parameters (refused above ``max_calls`` unless
+    ``confirm``)."""
+    return fork_profile(conversation, **params.profile_options())
+
+
+def summary(profile: FailureProfile) -> HTML:
+    """Where it went wrong, in one sentence."""
+    text = profile.summary()
+    return HTML(f"<p><b>{esc(text)}</b></p>", text=text)
+
+
+def continuations(profile: FailureProfile) -> pd.DataFrame:
+    """One row per continuation: its fork point, seed, status, score and how it ended."""
+    scores = profile.fork.frames["scores"]
+    runs = profile.fork.frames["runs"][["run_id", "seed", "stop_reason", "n_messages"]]
+    table = scores[["fork_turn", "run_id", "status", "score"]].merge(runs, on="run_id", how="left")
+    return table[["fork_turn", "seed", "status", "score", "stop_reason", "n_messages", "run_id"]]
+
+
+def contrast(profile: FailureProfile) -> HTML:
+    """Two continuations side by side in time: one that passed when forked before the located turn, and one that
+    failed when forked at it; what differs between them is what went wrong."""
+    from convoeval.report.transcripts import transcript_html
+
+    k = profile.located
+    if k is None or k == 0:
+        return HTML(f"<p><i>{esc(profile.summary())}: no turn to contrast.</i></p>", text="no contrast")
+    picked = [_first(profile, k - 1, failed=False), _first(profile, k, failed=True)]
+    shown = [r for r in picked if r is not None]
+    if not shown:
+        return HTML("<p><i>No continuation to show.</i></p>", text="no contrast")
+    run = EvalResult(out_dir=Path("."), frames=frames_from_payloads([r.payload() for r in shown]))
+    parts = [transcript_html(run, r.run_id, open=False) for r in shown]
+    return HTML("".join(parts), text=f"{len(parts)} continuation(s) around turn {k}")
+
+
+def _first(profile: FailureProfile, turn: int, *, failed: bool) -> ConversationResult | None:
+    for k, result in profile.fork.results:
+        if k == turn and (result.status in FAILING) == failed and result.status != "error":
+            return result
+    return None
+
+
+def pin_preview(conversation: ConversationResult, params: Mapping[str, Any]) -> HTML:
+    """The scripted regression test ``convoeval pin`` would write for this conversation, and the command."""
+    from convoeval.pinning import pin
+
+    pinned = pin(conversation, scenarios_dir=params.get("scenarios_dir"))
+    command = f"convoeval pin {params['results_dir']}/runs/<this conversation>.json"
+    body = (f"<p>Pin it as a regression test with <code>{esc(command)}</code> "
+            f"(<code>--expected-from</code> a passing run to expect what the agent should have done):</p>"
+            f"<pre>{esc(pinned.text)}</pre>")
+    return HTML(body, text=pinned.text)
