@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,12 +28,15 @@ _LABELS = {"patient": "Patient", "agent": "Agent"}
 # Characters that make up our framing (tags, turn markers, fences) or break lines for some readers.
 _ESCAPES = {c: f"\\u{ord(c):04x}" for c in "[]<>`\u0085\u2028\u2029"}
 _TABLE = str.maketrans(_ESCAPES)
+_FRAMING = re.compile("[" + re.escape("".join(_ESCAPES)) + "]")
 
 
 def quote(text: str) -> str:
     """``text`` as a JSON string literal with framing characters escaped; ``json.loads(quote(t)) == t``."""
     # json.dumps never emits these characters itself, so translating its output only touches the content.
-    return json.dumps(text, ensure_ascii=False).translate(_TABLE)
+    # ``str.translate`` with a table walks every character in Python: only run it when one of them is there.
+    dumped = json.dumps(text, ensure_ascii=False)
+    return dumped.translate(_TABLE) if _FRAMING.search(dumped) else dumped
 
 
 def render_messages(entries: Sequence[Mapping[str, Any]], *, include_tools: bool = True) -> list[str]:

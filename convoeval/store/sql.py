@@ -61,6 +61,7 @@ class SqlStore(Store):
         self._secrets = _secrets(self._sa_url)
         self._tables: dict[str, sa.Table] = {}
         self._inserts: dict[str, sa.Insert] = {}  # one prepared INSERT per table (see insert)
+        self._deletes: dict[tuple, sa.Delete] = {}  # one prepared DELETE per table and where-shape
         self._reflect_lock = threading.Lock()
         # The connection of the transaction open in this thread / task, if any (see ``transaction``).
         self._tx: contextvars.ContextVar[sa.Connection | None] = contextvars.ContextVar(f"tx-{id(self)}", default=None)
@@ -120,6 +121,7 @@ class SqlStore(Store):
         with self._reflect_lock:
             self._tables.clear()
             self._inserts.clear()
+            self._deletes.clear()
 
     # ── row operations ──
 
@@ -191,9 +193,9 @@ class SqlStore(Store):
         schema.check_columns(self.backend, table, where)
         if not where:
             raise StoreError(f"{self.backend} store: refusing to delete every row of {table!r} (empty where)")
-        t = self._table(table)
+        statement, params = self._delete_statement(table, where)
         with self._errors(f"delete from {table}"), self._conn(write=True) as conn:
-            return conn.execute(sa.delete(t).where(*_conditions(t, where))).rowcount
+            return conn.execute(statement, params).rowcount
 
     def close(self) -> None:
         self._engine.dispose()
@@ -207,6 +209,21 @@ class SqlStore(Store):
             t = self._table(name)
             statement = self._inserts[name] = sa.insert(t).returning(*t.c)
         return statement
+
+    def _delete_statement(self, name: str, where: Mapping[str, Any]) -> tuple[sa.Delete, dict[str, Any]]:
+        """``DELETE`` for ``where``'s shape (its columns, and which are NULL), values as bound parameters.
+
+        Built once per shape, like ``_insert_statement``: every conversation's cleanup deletes by ``run_id`` from
+        every table, and building a fresh statement each time cost more than the deletes.
+        """
+        shape = (name, tuple((column, value is None) for column, value in where.items()))
+        statement = self._deletes.get(shape)
+        if statement is None:
+            t = self._table(name)
+            statement = self._deletes[shape] = sa.delete(t).where(*[
+                t.c[column].is_(None) if is_null else t.c[column] == sa.bindparam(f"where_{column}")
+                for column, is_null in shape[1]])
+        return statement, {f"where_{column}": value for column, value in where.items() if value is not None}
 
     def _table(self, name: str) -> sa.Table:
         """The reflected table (reflected once, on first use, under a lock: MetaData is not thread-safe)."""
