@@ -60,7 +60,10 @@ TARGET = "peer_app:respond"
 CONVOEVAL_CONFIGS: dict[str, dict[str, str]] = {
     "default": {},  # the response cache in its default mode, rw
     "cache-off": {"CONVOEVAL_CACHE": "off"},
+    "workers2": {},  # both cores: two Dask worker processes (an embedded LocalCluster)
 }
+#: Extra ``convoeval run`` arguments per configuration.
+CONVOEVAL_ARGS: dict[str, list[str]] = {"workers2": ["--workers", "2"]}
 #: openevals' configurations: arguments of ``openevals_run.py`` and the chain of sequential calls they make.
 OPENEVALS_CONFIGS: dict[str, tuple[list[str], str]] = {
     "threads": (["--mode", "threads"], "sync API, one thread per conversation, LangChain judges"),
@@ -103,7 +106,7 @@ def run_convoeval(config: str, size: int, llm: FakeLLM, folder: Path, timeout: f
     out.mkdir(parents=True)
     args = [*convoeval_command(), "run", "--scenario", SCENARIO, "--scenarios-dir", str(REPO / SCENARIOS_DIR),
             "--trials", str(size), "--target", TARGET, "--concurrency", str(size), "--out", str(out / "results"),
-            "--no-progress"]
+            "--no-progress", *CONVOEVAL_ARGS.get(config, [])]
     done = run_process(args, env=env, timeout=timeout)
     return done, convoeval_outcome(out / "results")
 

@@ -173,7 +173,9 @@ def run_distributed(
     if scheduler and store_url:
         raise ConfigError("with a remote cluster the workers use the store of their own CONVOEVAL_STORE_URL; "
                           "set it there instead of --store")
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+    # Dask's statistical profiler samples every thread of a worker every 10 ms: with a thread per conversation in
+    # flight it took a fifth of the workers' CPU (py-spy, benchmarks/RESULTS.md). Off on the clusters we start.
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1, "distributed.worker.profile.enabled": False}):
         if scheduler:
             cluster = None
             try:
@@ -186,6 +188,7 @@ def run_distributed(
             per_worker = max(1, math.ceil(config.concurrency / workers))
             _check_budgets(config, workers)
             env = {"CONVOEVAL_STORE_URL": store_url} if store_url else {}
+            env["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] = "False"  # the worker processes read their own config
             try:
                 cluster = LocalCluster(n_workers=workers, threads_per_worker=per_worker, processes=True,
                                        dashboard_address=None, env=env)
