@@ -14,7 +14,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from scipy.stats import norm
-from statsmodels.stats.multitest import multipletests
 
 __all__ = ["IMPROVED", "NO_CHANGE", "REGRESSED", "decide", "flip_verdict", "holm", "min_pairs_for_significance",
            "minimum_detectable_difference", "pairs_needed"]
@@ -61,11 +60,14 @@ def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
         >>> holm([0.01, 0.04, float("nan")]).round(3).tolist()[:2]
         [0.02, 0.04]
     """
+    # Written out rather than statsmodels' multipletests, which runs gc.collect() on every call (0.1 s each).
     p = np.asarray(p_values, dtype=float)
     out = np.full(p.shape, np.nan)
-    defined = np.isfinite(p)
-    if defined.any():
-        out[defined] = multipletests(p[defined], method="holm")[1]
+    defined = np.flatnonzero(np.isfinite(p))
+    order = defined[np.argsort(p[defined], kind="stable")]
+    m = len(order)
+    steps = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    out[order] = np.maximum.accumulate(steps) if m else steps
     return out
 
 
