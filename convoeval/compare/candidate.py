@@ -22,7 +22,7 @@ import pandas as pd
 
 from convoeval.compare.pairing import CompareError, Side, load_side
 from convoeval.pipeline.config import EvalConfig, project_root
-from convoeval.pipeline.execute import execute
+from convoeval.pipeline.execute import build_agents, execute
 from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.replay import replay_from_transcript
 from convoeval.pipeline.results import EvalResult
@@ -126,6 +126,7 @@ def run_candidate(
     values.update({k: v for k, v in (settings or {}).items() if v is not None})
     folder = Path(out).expanduser().absolute() if out is not None else _default_folder(target)
     config = EvalConfig.checked(values, agent=None, seed=None, target=target, output_dir=str(folder), resume=True)
+    build_agents(target, [])  # a target that cannot work is one line here, before any folder or progress bar
     _check_folder(folder, config.recorded()["target"])
     jobs = candidate_jobs(side, scenarios_dir=config.scenarios_path(), replay=replay)
     return execute(config, jobs=jobs, store_url=store_url, progress=progress, verbose=verbose, allow_errors=True)

@@ -147,10 +147,8 @@ class Comparison:
         """1 when ``fail_on_regression`` and a regression is statistically supported, else 0."""
         return 1 if fail_on_regression and len(self.regressions()) else 0
 
-    def _repr_html_(self) -> str:
-        from convoeval.report.compare_views import verdict_summary
-
-        return verdict_summary(self).html
+    def __repr__(self) -> str:
+        return f"<Comparison: {self.verdict}, {len(self.pairs)} pair(s), {len(self.regressions())} regression(s)>"
 
 
 def _p(value: Any) -> str:
