@@ -18,6 +18,8 @@ from convoeval.compare.comparison import Comparison, compare
 from convoeval.compare.pairing import CompareError, Pairing, Side, find_result_folders, load_side, pair_sides
 from convoeval.compare.verdict import IMPROVED, NO_CHANGE, REGRESSED
 
+from convoeval.compare import notebook  # noqa: E402 - the notebook's steps, after what they use
+
 __all__ = [
     "IMPROVED",
     "NO_CHANGE",
@@ -31,6 +33,7 @@ __all__ = [
     "compare",
     "find_result_folders",
     "load_side",
+    "notebook",
     "pair_sides",
     "run_candidate",
 ]
