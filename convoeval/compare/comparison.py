@@ -79,7 +79,8 @@ class Comparison:
         rows = []
         for row in self.scores[self.scores["verdict"] == verdict].itertuples():
             kind = "overall" if row.scenario == ALL else "scenario"
-            rows.append({"kind": kind, "name": row.scenario, "difference": row.difference,
+            rows.append({"kind": kind, "name": "all scenarios" if kind == "overall" else row.scenario,
+                         "difference": row.difference,
                          "p_adjusted": row.p_adjusted,
                          "detail": f"score {row.baseline:.2f} → {row.candidate:.2f} "
                                    f"(CI {row.ci_low:+.2f} to {row.ci_high:+.2f}, {row.n_pairs} pairs)"})
