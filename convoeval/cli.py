@@ -170,7 +170,8 @@ class _Stripped(logging.Formatter):
 
 
 #: A failed notebook's exit code by the error its cell raised: a setting is a usage error, a gate a failure.
-EXIT_CODES = {"ConfigError": 2, "ParameterError": 2, "RunError": 2, "ThresholdError": 1, "ReplayMissError": 1}
+EXIT_CODES = {"ConfigError": 2, "ParameterError": 2, "RunError": 2, "ThresholdError": 1, "ReplayMissError": 1,
+              "CompareError": 2, "RegressionError": 1}
 
 
 @command("llm")
