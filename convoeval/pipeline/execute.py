@@ -13,7 +13,7 @@ import math
 import os
 import platform
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,7 @@ def execute(
     verbose: bool | Callable[[str], None] = False,
     progress: Mode | bool = "bar",
     allow_errors: bool = False,
+    jobs: Sequence[Job] | None = None,
 ) -> EvalResult:
     """Run ``config`` and save its results; see the module docstring.
 
@@ -66,6 +67,8 @@ def execute(
         verbose: print every turn, each line prefixed with its conversation (or pass a function taking lines).
         progress: ``"bar"`` (terminal), ``"lines"`` (notebooks, logs), ``"off"``; ``True``/``False`` for bar/off.
         allow_errors: conversations that end in ``error`` do not make the exit code non-zero.
+        jobs: run exactly these conversations instead of the scenarios × seeds × trials ``config`` selects (e.g.
+            a candidate on a baseline's conversations, each with its patient replay); the other settings apply.
 
     Returns:
         The ``EvalResult``; its data is already saved under ``result.out_dir``.
@@ -81,10 +84,16 @@ def execute(
     from convoeval.store import open_store
 
     mode: Mode = {True: "bar", False: "off"}.get(progress, progress)  # type: ignore[call-overload]
-    scenarios = select_scenarios(config)
+    if jobs is None:
+        scenarios = select_scenarios(config)
+        jobs = plan(scenarios, seeds=config.seeds, trials=config.trials)
+    else:
+        jobs = list(jobs)
+        scenarios = list({id(j.scenario): j.scenario for j in jobs}.values())
+        if not jobs:
+            raise ConfigError("no conversation to run (the list of jobs is empty)")
     out = config.output_path()
     check_writable(out)
-    jobs = plan(scenarios, seeds=config.seeds, trials=config.trials)
     started = time.time()
     with open_store(store_url) as store, _locked(out):
         todo, skipped = _todo(jobs, out, config.resume)

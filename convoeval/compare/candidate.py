@@ -1,0 +1,149 @@
+"""Run a candidate now, on exactly the baseline's conversations: the same scenarios × seeds × trials.
+
+With ``replay=True`` each candidate conversation first receives the baseline's recorded patient messages, turn by
+turn, as long as the candidate's replies stay equivalent to the baseline's (``convoeval.pipeline.replay``); from
+the first reply that differs the simulator takes over with the same seed. The candidate's run rows record where
+that happened (``divergence_turn``), so differences come from the agent rather than from the simulator's
+randomness. Scripted scenarios need no replay: their patient lines are fixed.
+
+Unless told otherwise, the candidate is simulated and judged with the baseline's recorded models and judge samples
+(its ``report.json``): a comparison whose judge changed measures the judge too.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from convoeval.compare.pairing import CompareError, Side, load_side
+from convoeval.pipeline.config import EvalConfig, project_root
+from convoeval.pipeline.execute import build_agents, execute
+from convoeval.pipeline.jobs import Job
+from convoeval.pipeline.replay import replay_from_transcript
+from convoeval.pipeline.results import EvalResult
+
+__all__ = ["baseline_target", "candidate_jobs", "run_candidate"]
+
+#: Settings a candidate takes from the baseline's ``report.json`` unless given.
+INHERITED = ("simulator_model", "judge_model", "judge_samples", "scenarios_dir", "concurrency")
+
+
+def candidate_jobs(baseline: Side, *, scenarios_dir: Path | str | None = None, replay: bool = False) -> list[Job]:
+    """One job per baseline conversation (scenario, seed, trial), with its patient replay when ``replay``.
+
+    Args:
+        baseline: the baseline side (already scoped).
+        scenarios_dir: where the scenario files are (default: the project's ``evals/scenarios``).
+        replay: replay each conversational baseline conversation's patient (until the first divergent reply).
+
+    Returns:
+        The jobs in scenario, seed, trial order; a key that occurs twice in the baseline is run once.
+
+    Raises:
+        CompareError: a baseline scenario that is not in the scenario folder (it was renamed or removed).
+    """
+    from convoeval.paths import default_scenarios_dir
+    from convoeval.scenarios import is_conversational, load_scenarios
+
+    folder = Path(scenarios_dir) if scenarios_dir is not None else default_scenarios_dir()
+    by_id = {s.id: s for s in load_scenarios(folder)}
+    runs = baseline.runs.sort_values(["scenario", "seed", "trial"], na_position="first")
+    missing = sorted(set(runs["scenario"].dropna()) - set(by_id))
+    if missing:
+        raise CompareError(f"the baseline's scenario(s) {', '.join(missing)} are not in {folder}; the candidate "
+                           "must run the same scenarios (set scenarios_dir)")
+    transcripts = baseline.frames["transcripts"]
+    by_run = dict(tuple(transcripts.groupby("run_id"))) if replay and len(transcripts) else {}
+    jobs: dict[str, Job] = {}
+    for row in runs.itertuples():
+        scenario = by_id[row.scenario]
+        seed = None if pd.isna(row.seed) else int(row.seed)
+        recording = None
+        rows = by_run.get(row.run_id)
+        if replay and is_conversational(scenario) and rows is not None and (rows["role"] == "patient").any():
+            recording = replay_from_transcript(rows.to_dict("records"))
+        job = Job(scenario, seed, int(row.trial), recording)
+        jobs.setdefault(job.key, job)
+    return list(jobs.values())
+
+
+def baseline_target(baseline: Side) -> str:
+    """The baseline's one agent under test (for an A/A comparison).
+
+    Raises:
+        CompareError: the baseline ran several targets (or none is recorded).
+    """
+    targets = baseline.targets
+    if len(targets) != 1:
+        raise CompareError(f"an A/A comparison needs a baseline of one target, found {len(targets)}: "
+                           f"{', '.join(targets) or 'none'}; give --candidate-target instead")
+    return targets[0]
+
+
+def run_candidate(
+    baseline: Any,
+    target: str,
+    *,
+    out: Path | str | None = None,
+    replay: bool = False,
+    settings: Mapping[str, Any] | None = None,
+    store_url: str | None = None,
+    progress: Any = "bar",
+    verbose: bool = False,
+) -> EvalResult:
+    """Run ``target`` on the baseline's scenarios × seeds × trials into a results folder of its own.
+
+    Args:
+        baseline: the baseline (a results folder, an ``EvalResult`` or a ``Side``; scope it with ``Side.select``).
+        target: the candidate agent (``clinic:billing?faults=wrong_amount``, ``my_bot.v2:respond``, a URL …).
+        out: the candidate's results folder (default ``reports/candidate-<target>-<time>-<id>``). A folder holding
+            conversations of another target is refused; one holding this target's resumes.
+        replay: replay the baseline's patient until the candidate's first divergent reply.
+        settings: other ``EvalConfig`` settings (models, judge samples, concurrency, workers …); by default the
+            baseline's recorded models, judge samples and scenario folder.
+        store_url: the fixtures store (default ``CONVOEVAL_STORE_URL`` or SQLite).
+        progress: ``"bar"``, ``"lines"`` or ``"off"``.
+        verbose: print every turn.
+
+    Returns:
+        The candidate's ``EvalResult`` (its folder is a normal results folder: ``convoeval compare`` reads it).
+
+    Raises:
+        ConfigError: a setting or target that cannot work (nothing ran).
+        CompareError: the baseline cannot be read, names unknown scenarios, or ``out`` holds another target.
+
+    Example:
+        >>> candidate = run_candidate("reports/v1", "clinic:billing?faults=wrong_amount", replay=True)  # doctest: +SKIP
+    """
+    side = load_side(baseline, label="baseline")
+    recorded = (side.meta.get("config") or {})
+    values = {k: recorded[k] for k in INHERITED if recorded.get(k) is not None}
+    values.update({k: v for k, v in (settings or {}).items() if v is not None})
+    folder = Path(out).expanduser().absolute() if out is not None else _default_folder(target)
+    config = EvalConfig.checked(values, agent=None, seed=None, target=target, output_dir=str(folder), resume=True)
+    build_agents(target, [])  # a target that cannot work is one line here, before any folder or progress bar
+    _check_folder(folder, config.recorded()["target"])
+    jobs = candidate_jobs(side, scenarios_dir=config.scenarios_path(), replay=replay)
+    return execute(config, jobs=jobs, store_url=store_url, progress=progress, verbose=verbose, allow_errors=True)
+
+
+def _default_folder(target: str) -> Path:
+    from convoeval.agreement.faults import target_folder
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return project_root() / "reports" / f"candidate-{target_folder(target)}-{stamp}-{secrets.token_hex(2)}"
+
+
+def _check_folder(folder: Path, target: str) -> None:
+    """Refuse a folder whose saved conversations another target made: resuming there would mix two agents."""
+    if not any(folder.glob("runs/*.json")):
+        return
+    others = [t for t in load_side(folder).targets if t != target]
+    if others:
+        raise CompareError(f"{folder} holds conversations of {', '.join(others)}, not {target}; choose another "
+                           "folder for the candidate")

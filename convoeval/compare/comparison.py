@@ -1,0 +1,215 @@
+"""``compare(baseline, candidate)``: every statistic of a paired comparison, its verdicts and the CI gate.
+
+The verdict of the comparison is the overall composite-score verdict; each scenario, criterion and assertion has
+its own (see ``convoeval.compare.verdict``). ``Comparison.regressions()`` lists every statistically supported
+regression, which is what ``--fail-on-regression`` gates on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from convoeval.agreement import ALL
+from convoeval.agreement.bootstrap import LEVEL, N_BOOT
+from convoeval.compare import stats
+from convoeval.compare.pairing import Pairing, Side, load_side, pair_sides
+from convoeval.compare.verdict import IMPROVED, REGRESSED
+
+__all__ = ["Comparison", "compare"]
+
+#: Columns of ``Comparison.regressions()`` / ``improvements()``.
+FINDING_COLUMNS = ("kind", "name", "difference", "p_adjusted", "detail")
+
+
+@dataclass
+class Comparison:
+    """A paired comparison of a candidate against a baseline; every difference is candidate − baseline.
+
+    Attributes:
+        pairing: the two sides, their pairs and the unpaired conversations.
+        pairs: ``stats.pair_table``: one row per pair, both sides' outcomes, the candidate's divergence turn.
+        scores: ``stats.score_changes`` (per scenario and ``"(all)"``, with verdicts).
+        pass_rates: ``stats.pass_rate_changes``.
+        criteria: ``stats.criterion_changes`` (per rubric criterion, with verdicts).
+        assertions: ``stats.assertion_flips`` (per database assertion, with verdicts).
+        holistic: ``stats.holistic_changes``.
+        pass_k: ``stats.pass_k_changes``.
+        usage: ``stats.usage_changes``.
+        settings: alpha, power, level, detect, n_boot, seed.
+    """
+
+    pairing: Pairing
+    pairs: pd.DataFrame
+    scores: pd.DataFrame
+    pass_rates: pd.DataFrame
+    criteria: pd.DataFrame
+    assertions: pd.DataFrame
+    holistic: pd.DataFrame
+    pass_k: pd.DataFrame
+    usage: pd.DataFrame
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def baseline(self) -> Side:
+        return self.pairing.baseline
+
+    @property
+    def candidate(self) -> Side:
+        return self.pairing.candidate
+
+    @property
+    def unpaired(self) -> pd.DataFrame:
+        return self.pairing.unpaired
+
+    @property
+    def overall(self) -> pd.Series:
+        """The ``"(all)"`` row of ``scores``."""
+        return self.scores[self.scores["scenario"] == ALL].iloc[0]
+
+    @property
+    def verdict(self) -> str:
+        """improved / regressed / no detectable change, for the composite score over every pair."""
+        return str(self.overall["verdict"])
+
+    def findings(self, verdict: str) -> pd.DataFrame:
+        """Every row with this verdict: overall score, scenarios, criteria, assertions (``FINDING_COLUMNS``)."""
+        rows = []
+        for row in self.scores[self.scores["verdict"] == verdict].itertuples():
+            kind = "overall" if row.scenario == ALL else "scenario"
+            rows.append({"kind": kind, "name": "all scenarios" if kind == "overall" else row.scenario,
+                         "difference": row.difference,
+                         "p_adjusted": row.p_adjusted,
+                         "detail": f"score {row.baseline:.2f} → {row.candidate:.2f} "
+                                   f"(CI {row.ci_low:+.2f} to {row.ci_high:+.2f}, {row.n_pairs} pairs)"})
+        for kind, table in (("criterion", self.criteria), ("assertion", self.assertions)):
+            for row in table[table["verdict"] == verdict].to_dict("records"):
+                rows.append({"kind": kind, "name": row[kind], "difference": row["difference"],
+                             "p_adjusted": row["p_adjusted"],
+                             "detail": f"pass rate {row['baseline']:.0%} → {row['candidate']:.0%}: "
+                                       f"{row['pass_to_fail']} pass→fail, {row['fail_to_pass']} fail→pass "
+                                       f"of {row['n_pairs']} pairs ({row['scenarios']})"})
+        return pd.DataFrame(rows, columns=list(FINDING_COLUMNS))
+
+    def regressions(self) -> pd.DataFrame:
+        """Every statistically supported regression (what ``--fail-on-regression`` fails on)."""
+        return self.findings(REGRESSED)
+
+    def improvements(self) -> pd.DataFrame:
+        """Every statistically supported improvement."""
+        return self.findings(IMPROVED)
+
+    def lines(self) -> list[str]:
+        """The console summary: what was compared, the verdicts, what was detected, the noise floor."""
+        o = self.overall
+        s = self.settings
+        excluded = int(self.pairs["excluded"].notna().sum())
+        out = [f"baseline:  {self.baseline.label} ({', '.join(self.baseline.targets) or '?'})",
+               f"candidate: {self.candidate.label} ({', '.join(self.candidate.targets) or '?'})",
+               f"{len(self.pairs)} pair(s) by scenario × seed × trial; {excluded} left out (an error on a side); "
+               f"{len(self.unpaired)} conversation(s) unpaired"]
+        if "divergence_turn" in self.pairs and self.pairs["replayed_turns"].fillna(0).gt(0).any():
+            diverged = self.pairs["divergence_turn"].notna()
+            out.append(f"replay: {int(diverged.sum())} of {len(self.pairs)} candidate conversation(s) diverged from "
+                       "the baseline's recording")
+        out.append(f"verdict: {self.verdict.upper()} — score {o['baseline']:.2f} → {o['candidate']:.2f}, difference "
+                   f"{o['difference']:+.2f} ({s['level']:.0%} CI {o['ci_low']:+.2f} to {o['ci_high']:+.2f}, "
+                   f"p={_p(o['p_value'])})")
+        for row in self.scores[self.scores["scenario"] != ALL].itertuples():
+            out.append(f"  {row.scenario:<40} {row.verdict:<21} {row.difference:+.2f} "
+                       f"[{row.ci_low:+.2f}, {row.ci_high:+.2f}] p_holm={_p(row.p_adjusted)} n={row.n_pairs}")
+        for title, table in (("regressed", self.regressions()), ("improved", self.improvements())):
+            for row in table[table["kind"].isin(["criterion", "assertion"])].itertuples():
+                out.append(f"{title} {row.kind}: {row.name} — {row.detail}, p_holm={_p(row.p_adjusted)}")
+        out.append(self.noise_line())
+        return out
+
+    def noise_line(self) -> str:
+        """What this comparison could have missed, and how many more runs would detect ``detect`` points."""
+        o, s = self.overall, self.settings
+        mdd = o["mdd"]
+        if pd.isna(mdd):
+            head = f"minimum detectable difference: unknown with {o['n_pairs']} pair(s)"
+        else:
+            head = (f"minimum detectable difference at this size: {mdd:.2f} points (alpha {s['alpha']}, power "
+                    f"{s['power']:.0%})")
+        if pd.isna(o["pairs_needed"]):
+            return head + "; the noise of the pair differences is unknown, so no sample size can be given"
+        per = max(1, int(self.scores["scenario"].ne(ALL).sum()))
+        more = int(o["more_pairs"])
+        if more == 0:
+            return head + f"; a difference of {s['detect']:g} points is detectable with these {o['n_pairs']} pairs"
+        return (head + f"; to detect {s['detect']:g} points, about {int(o['pairs_needed'])} pairs: {more} more, "
+                f"i.e. ~{-(-more // per)} more seed(s) × trial(s) per scenario")
+
+    def exit_code(self, fail_on_regression: bool) -> int:
+        """1 when ``fail_on_regression`` and a regression is statistically supported, else 0."""
+        return 1 if fail_on_regression and len(self.regressions()) else 0
+
+    def __repr__(self) -> str:
+        return f"<Comparison: {self.verdict}, {len(self.pairs)} pair(s), {len(self.regressions())} regression(s)>"
+
+
+def _p(value: Any) -> str:
+    return "n/a" if pd.isna(value) else f"{value:.3g}"
+
+
+def compare(
+    baseline: Any,
+    candidate: Any,
+    *,
+    agent: str | None = None,
+    scenario: str | None = None,
+    type: str | None = None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    level: float = LEVEL,
+    detect: float = 1.0,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+) -> Comparison:
+    """Compare a candidate with a baseline, conversation by conversation.
+
+    Args:
+        baseline: a results folder (a run's or a sweep's), an ``EvalResult``, a ``Side`` or frames.
+        candidate: the same, for the candidate (``run_candidate`` makes one on exactly the baseline's pairs).
+        agent: only this agent's scenarios.
+        scenario: only this scenario.
+        type: only ``"scripted"`` or ``"conversational"`` scenarios.
+        alpha: significance level of every test (families Holm-adjusted).
+        power: power of the minimum detectable difference.
+        level: confidence level of the CIs.
+        detect: a score difference (points) to size the sample for.
+        n_boot: bootstrap replicates.
+        seed: bootstrap seed.
+
+    Returns:
+        A ``Comparison``.
+
+    Raises:
+        CompareError: a side with no finished conversation, or no pair at all.
+
+    Example:
+        >>> result = compare("reports/v1", "reports/v2")          # doctest: +SKIP
+        >>> print("\\n".join(result.lines()))                      # doctest: +SKIP
+    """
+    sides = [load_side(baseline, label=None).select(agent=agent, scenario=scenario, type=type),
+             load_side(candidate, label=None).select(agent=agent, scenario=scenario, type=type)]
+    pairing = pair_sides(*sides)
+    pairs = stats.pair_table(pairing)
+    boot = {"n_boot": n_boot, "level": level, "seed": seed}
+    return Comparison(
+        pairing=pairing,
+        pairs=pairs,
+        scores=stats.score_changes(pairs, alpha=alpha, power=power, detect=detect, **boot),
+        pass_rates=stats.pass_rate_changes(pairs, **boot),
+        criteria=stats.criterion_changes(pairing, pairs, alpha=alpha),
+        assertions=stats.assertion_flips(pairing, pairs, alpha=alpha),
+        holistic=stats.holistic_changes(pairing, pairs, **boot),
+        pass_k=stats.pass_k_changes(pairs, **boot),
+        usage=stats.usage_changes(pairs, **boot),
+        settings={"alpha": alpha, "power": power, "level": level, "detect": detect, **boot},
+    )
+

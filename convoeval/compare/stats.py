@@ -1,0 +1,376 @@
+"""The statistics of a paired comparison, each a tidy table; every difference is candidate − baseline.
+
+* ``pair_table`` — one row per pair: both sides' status, score, pass flag, usage, and the candidate's replay columns.
+  A pair where either side ended in ``error`` is kept with the reason in ``excluded`` and left out of every
+  statistic (an error is neither a pass nor a 0).
+* ``score_changes`` — the paired composite-score difference per scenario and overall: a percentile bootstrap CI
+  (overall: resampling scenarios, so the interval also covers scenario-to-scenario variation; per scenario:
+  resampling its pairs), the Wilcoxon signed-rank test, a verdict, the minimum detectable difference and the pairs
+  needed to detect ``detect`` points.
+* ``pass_rate_changes`` — the pass-rate difference per scenario and overall, with McNemar's exact test.
+* ``item_changes`` — per rubric criterion (``criterion_changes``) or database assertion (``assertion_flips``): the
+  pass→fail and fail→pass flips, McNemar's exact test, Holm-adjusted over the family, and a verdict.
+* ``holistic_changes`` — per holistic dimension: the paired difference (CI over scenarios) and Wilcoxon's test.
+* ``pass_k_changes`` — pass^k of each side and the difference, resampling scenarios.
+* ``usage_changes`` — evaluation cost, agent tokens and latency, messages and duration per conversation.
+
+The bootstrap, McNemar and Wilcoxon code is ``convoeval.agreement``'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from convoeval.agreement import ALL, pass_hat_k, resample_weights, rubric_ratings
+from convoeval.agreement.bootstrap import LEVEL, N_BOOT, canonical_codes, cluster_codes, cluster_sums, \
+    percentile_interval
+from convoeval.agreement.probes import mcnemar_p, wilcoxon_p
+from convoeval.agreement.sample_size import ci_too_wide
+from convoeval.compare.pairing import Pairing
+from convoeval.compare.verdict import (
+    decide,
+    flip_verdict,
+    holm,
+    minimum_detectable_difference,
+    pairs_needed,
+)
+
+__all__ = ["USAGE_METRICS", "assertion_flips", "criterion_changes", "holistic_changes", "pair_table",
+           "pass_k_changes", "pass_rate_changes", "score_changes", "usage_changes"]
+
+#: Per-conversation usage columns of ``pair_table`` (``<name>_a`` / ``<name>_b``) and what each is.
+USAGE_METRICS = {
+    "eval_cost_usd": "simulator + judge cost per conversation (USD; NaN where a model has no price)",
+    "agent_tokens": "tokens the agent reported per conversation (NaN where it reports none)",
+    "agent_latency_s": "mean agent reply time (s)",
+    "n_messages": "messages per conversation",
+    "duration_s": "conversation wall time, judging included (s)",
+}
+
+
+# ── the pairs ──
+
+
+def pair_table(pairing: Pairing) -> pd.DataFrame:
+    """One row per pair with both sides' outcomes side by side (suffix ``_a`` baseline, ``_b`` candidate).
+
+    Columns: ``scenario, seed, trial, run_id_a, run_id_b``; per side ``target, status, score, passed`` (1.0 / 0.0 /
+    NaN for an error), ``error`` and the ``USAGE_METRICS``; the candidate's ``replayed_turns`` and
+    ``divergence_turn``; ``excluded`` (why the pair is left out of the statistics, NA when it is not).
+    """
+    out = pairing.pairs.copy()
+    for side, data in (("a", pairing.baseline), ("b", pairing.candidate)):
+        per_run = _per_run(data.frames)
+        out = out.merge(per_run.add_suffix(f"_{side}"), left_on=f"run_id_{side}", right_index=True, how="left")
+    candidate_runs = pairing.candidate.runs.set_index("run_id")
+    for column in ("replayed_turns", "divergence_turn"):
+        out[column] = out["run_id_b"].map(candidate_runs[column]).astype("Int64")
+    out["excluded"] = pd.Series([_excluded(a, b, ea, eb) for a, b, ea, eb in zip(
+        out["status_a"], out["status_b"], out["error_a"], out["error_b"], strict=True)], index=out.index,
+        dtype="string")
+    return out.reset_index(drop=True)
+
+
+def _per_run(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per run id: target, status, score, passed, error and usage."""
+    scores = frames["scores"].set_index("run_id")
+    runs = frames["runs"].set_index("run_id")
+    status = scores["status"].astype("string")
+    out = pd.DataFrame({
+        "target": runs["target"].astype("string"),
+        "status": status.reindex(runs.index),
+        "score": scores["score"].astype(float).reindex(runs.index),
+        "error": scores["error"].astype("string").reindex(runs.index).fillna(runs["error"].astype("string")),
+        "n_messages": runs["n_messages"].astype(float),
+        "duration_s": runs["duration_s"].astype(float),
+    }, index=runs.index)
+    out["passed"] = np.where(out["status"].isna() | (out["status"] == "error"), np.nan,
+                             (out["status"] == "pass").astype(float))
+    agent = frames["transcripts"]
+    agent = agent[agent["role"] == "agent"]
+    if len(agent):
+        grouped = agent.groupby("run_id")
+        out["agent_latency_s"] = grouped["latency_s"].mean().reindex(out.index)
+        tokens = agent["prompt_tokens"].astype(float) + agent["completion_tokens"].astype(float)
+        out["agent_tokens"] = tokens.groupby(agent["run_id"]).sum(min_count=1).reindex(out.index)
+    else:
+        out["agent_latency_s"] = out["agent_tokens"] = np.nan
+    out["eval_cost_usd"] = _cost_per_run(frames, runs)
+    return out
+
+
+def _cost_per_run(frames: dict[str, pd.DataFrame], runs: pd.DataFrame) -> pd.Series:
+    """Each run's LLM cost from the call records (they carry scenario, seed and trial, not the run id)."""
+    calls = frames.get("calls")
+    if calls is None or calls.empty or "cost_usd" not in calls:
+        return pd.Series(np.nan, index=runs.index)
+    seed = calls["seed"].astype("Int64").astype("string").fillna("-")
+    key = calls["scenario"].astype(str) + "|" + seed + "|" + calls["trial"].astype(str)
+    # NaN when any call of the run has no price: an unknown cost is not a cost of 0.
+    cost = calls["cost_usd"].astype(float).groupby(key).agg(lambda v: v.sum() if v.notna().all() else np.nan)
+    run_seed = runs["seed"].astype("Int64").astype("string").fillna("-")
+    run_key = runs["scenario"].astype(str) + "|" + run_seed + "|" + runs["trial"].astype(str)
+    return pd.Series(run_key.map(cost).to_numpy(dtype=float), index=runs.index)
+
+
+def _excluded(status_a: Any, status_b: Any, error_a: Any, error_b: Any) -> str | None:
+    reasons = []
+    for side, status, error in (("baseline", status_a, error_a), ("candidate", status_b, error_b)):
+        if pd.isna(status) or status == "error":
+            reasons.append(f"{side} ended in error: {error if not pd.isna(error) else 'no score'}")
+    return "; ".join(reasons) or None
+
+
+def valid_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
+    """The pairs the statistics use: neither side ended in error."""
+    return pairs[pairs["excluded"].isna()]
+
+
+# ── paired differences ──
+
+
+def paired_difference(a: np.ndarray, b: np.ndarray, clusters: np.ndarray, *, n_boot: int = N_BOOT,
+                      level: float = LEVEL, seed: int = 0) -> dict[str, float]:
+    """Mean of ``b - a`` over the pairs where both are defined, with a percentile bootstrap CI over ``clusters``.
+
+    Returns:
+        ``baseline, candidate, difference, ci_low, ci_high, sd`` (of the pair differences), ``n`` (pairs) and
+        ``n_clusters``.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    ok = np.isfinite(a) & np.isfinite(b)
+    a, b, clusters = a[ok], b[ok], np.asarray(clusters)[ok]
+    d = b - a
+    if d.size == 0:
+        nan = float("nan")
+        return {"baseline": nan, "candidate": nan, "difference": nan, "ci_low": nan, "ci_high": nan, "sd": nan,
+                "n": 0, "n_clusters": 0}
+    codes, n_clusters = cluster_codes(clusters)
+    content = np.column_stack([d, np.ones_like(d)])
+    codes = canonical_codes(codes, n_clusters, content)  # the same interval whatever the run ids
+    sums = cluster_sums(codes, n_clusters, content)
+    weights = resample_weights(n_clusters, n_boot=n_boot, seed=seed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        reps = (weights @ sums[:, 0]) / (weights @ sums[:, 1])
+    low, high = percentile_interval(reps, level)
+    return {"baseline": float(a.mean()), "candidate": float(b.mean()), "difference": float(d.mean()),
+            "ci_low": low, "ci_high": high, "sd": float(d.std(ddof=1)) if d.size > 1 else float("nan"),
+            "n": int(d.size), "n_clusters": int(n_clusters)}
+
+
+def _groups(pairs: pd.DataFrame) -> list[tuple[str, pd.DataFrame, np.ndarray]]:
+    """(scenario or ``ALL``, its pairs, the bootstrap clusters): scenarios resample their pairs, ``ALL`` scenarios."""
+    out = [(ALL, pairs, pairs["scenario"].to_numpy())]
+    for scenario, part in pairs.groupby("scenario", sort=True):
+        out.append((str(scenario), part, part["run_id_a"].to_numpy()))
+    return out
+
+
+def score_changes(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float = 0.8, detect: float = 1.0,
+                  n_boot: int = N_BOOT, level: float = LEVEL, seed: int = 0) -> pd.DataFrame:
+    """The composite score's paired difference, per scenario and overall (``scenario == "(all)"``), with verdicts.
+
+    Args:
+        pairs: ``pair_table(...)``.
+        alpha: significance level; the scenarios' p-values are Holm-adjusted as one family.
+        power: the power of the minimum detectable difference.
+        detect: a difference (score points) to size the sample for (``pairs_needed``, ``more_pairs``).
+        n_boot: bootstrap replicates.
+        level: confidence level.
+        seed: bootstrap seed.
+
+    Returns:
+        ``scenario, n_pairs, n_excluded, baseline, candidate, difference, ci_low, ci_high, p_value, p_adjusted,
+        verdict, mdd, pairs_needed, more_pairs, ci_too_wide, method``.
+    """
+    rows = []
+    for name, part, clusters in _groups(pairs):
+        valid = valid_pairs(part)
+        stat = paired_difference(valid["score_a"], valid["score_b"], valid_clusters(valid, clusters, part),
+                                 n_boot=n_boot, level=level, seed=seed)
+        p, how = wilcoxon_p(valid["score_b"].to_numpy(float) - valid["score_a"].to_numpy(float))
+        needed = pairs_needed(stat["sd"], detect, alpha=alpha, power=power)
+        unit = "scenarios" if name == ALL else "pairs"
+        rows.append({
+            "scenario": name, "n_pairs": stat["n"], "n_excluded": len(part) - len(valid),
+            "baseline": stat["baseline"], "candidate": stat["candidate"], "difference": stat["difference"],
+            "ci_low": stat["ci_low"], "ci_high": stat["ci_high"], "p_value": p,
+            "mdd": minimum_detectable_difference(stat["sd"], stat["n"], alpha=alpha, power=power),
+            "pairs_needed": needed, "more_pairs": None if needed is None else max(0, needed - stat["n"]),
+            "ci_too_wide": bool(ci_too_wide(stat["ci_low"], stat["ci_high"], n=stat["n_clusters"], scale=10.0)),
+            "method": f"{how}; CI: percentile bootstrap over {unit}, B={n_boot}, {level:.0%}",
+        })
+    return _with_verdicts(pd.DataFrame(rows), alpha)
+
+
+def valid_clusters(valid: pd.DataFrame, clusters: np.ndarray, part: pd.DataFrame) -> np.ndarray:
+    """The bootstrap clusters of the valid pairs of ``part``."""
+    return pd.Series(clusters, index=part.index).loc[valid.index].to_numpy()
+
+
+def _with_verdicts(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """Holm over the scenarios (the overall row is its own test), then each row's verdict."""
+    scenarios = table["scenario"] != ALL
+    table["p_adjusted"] = table["p_value"].astype(float)
+    table.loc[scenarios, "p_adjusted"] = holm(table.loc[scenarios, "p_value"].to_numpy(float))
+    table["verdict"] = [decide(d, lo, hi, p, alpha) for d, lo, hi, p in zip(
+        table["difference"], table["ci_low"], table["ci_high"], table["p_adjusted"], strict=True)]
+    first = ["scenario", "n_pairs", "n_excluded", "baseline", "candidate", "difference", "ci_low", "ci_high",
+             "p_value", "p_adjusted", "verdict"]
+    return table[first + [c for c in table.columns if c not in first]]
+
+
+def pass_rate_changes(pairs: pd.DataFrame, *, n_boot: int = N_BOOT, level: float = LEVEL, seed: int = 0
+                      ) -> pd.DataFrame:
+    """The pass rate's paired difference per scenario and overall, with McNemar's exact test on the flips.
+
+    Returns:
+        ``scenario, n_pairs, baseline, candidate, difference, ci_low, ci_high, pass_to_fail, fail_to_pass, p_value,
+        method``.
+    """
+    rows = []
+    for name, part, clusters in _groups(pairs):
+        valid = valid_pairs(part)
+        stat = paired_difference(valid["passed_a"], valid["passed_b"], valid_clusters(valid, clusters, part),
+                                 n_boot=n_boot, level=level, seed=seed)
+        a, b = valid["passed_a"].to_numpy(float), valid["passed_b"].to_numpy(float)
+        p, how = mcnemar_p(a, b)
+        rows.append({"scenario": name, "n_pairs": stat["n"], "baseline": stat["baseline"],
+                     "candidate": stat["candidate"], "difference": stat["difference"], "ci_low": stat["ci_low"],
+                     "ci_high": stat["ci_high"], "pass_to_fail": int(((a == 1) & (b == 0)).sum()),
+                     "fail_to_pass": int(((a == 0) & (b == 1)).sum()), "p_value": p, "method": how})
+    return pd.DataFrame(rows)
+
+
+# ── criteria and assertions: flips ──
+
+
+def _verdicts_per_run(frame: pd.DataFrame, item: str) -> pd.DataFrame:
+    """``run_id, <item>, passed`` with one verdict per run and item (the rubric's samples by strict majority)."""
+    if frame.empty:
+        return pd.DataFrame(columns=["run_id", item, "passed"])
+    if item == "criterion":
+        frame = rubric_ratings(frame)
+    return frame[["run_id", item, "passed"]].drop_duplicates(["run_id", item])
+
+
+def item_changes(pairs: pd.DataFrame, frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, item: str,
+                 alpha: float = 0.05) -> pd.DataFrame:
+    """Per item (criterion or assertion), pooled over the scenarios that have it: flips and McNemar's exact test.
+
+    An item counts for a pair only when both sides have a verdict on it (a judge error or a check error on either
+    side leaves it out, counted in ``n_missing``). p-values are Holm-adjusted over the items.
+
+    Returns:
+        ``<item>, scenarios, n_pairs, n_missing, baseline, candidate, difference, pass_to_fail, fail_to_pass,
+        p_value, p_adjusted, verdict, method``.
+    """
+    valid = valid_pairs(pairs)
+    a = _verdicts_per_run(frame_a, item).rename(columns={"run_id": "run_id_a", "passed": "passed_a"})
+    b = _verdicts_per_run(frame_b, item).rename(columns={"run_id": "run_id_b", "passed": "passed_b"})
+    keys = valid[["scenario", "run_id_a", "run_id_b"]]
+    # Every item either side has for a pair; one the other side lacks (a changed rubric) counts as missing there.
+    both = keys.merge(a, on="run_id_a").merge(keys.merge(b, on="run_id_b")[["run_id_a", item, "passed_b"]],
+                                              on=["run_id_a", item], how="outer")
+    both["scenario"] = both["run_id_a"].map(keys.set_index("run_id_a")["scenario"])
+    rows = []
+    for name, part in both.groupby(item, sort=True):
+        rated = part.dropna(subset=["passed_a", "passed_b"])
+        x, y = rated["passed_a"].astype(float).to_numpy(), rated["passed_b"].astype(float).to_numpy()
+        p, how = mcnemar_p(x, y) if len(rated) else (float("nan"), "no pair rated on both sides")
+        rows.append({item: name, "scenarios": ", ".join(sorted(map(str, part["scenario"].unique()))),
+                     "n_pairs": len(rated), "n_missing": len(part) - len(rated),
+                     "baseline": x.mean() if len(x) else np.nan, "candidate": y.mean() if len(y) else np.nan,
+                     "difference": (y - x).mean() if len(x) else np.nan,
+                     "pass_to_fail": int(((x == 1) & (y == 0)).sum()), "fail_to_pass": int(((x == 0) & (y == 1)).sum()),
+                     "p_value": p, "method": how})
+    table = pd.DataFrame(rows, columns=[item, "scenarios", "n_pairs", "n_missing", "baseline", "candidate",
+                                        "difference", "pass_to_fail", "fail_to_pass", "p_value", "method"])
+    table.insert(len(table.columns) - 1, "p_adjusted", holm(table["p_value"].to_numpy(float)))
+    table.insert(len(table.columns) - 1, "verdict", [
+        flip_verdict(pf, fp, p, alpha) for pf, fp, p in zip(
+            table["pass_to_fail"], table["fail_to_pass"], table["p_adjusted"], strict=True)])
+    return table
+
+
+def criterion_changes(pairing: Pairing, pairs: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
+    """``item_changes`` of the rubric criteria (by their text, pooled over the scenarios whose rubric has them)."""
+    return item_changes(pairs, pairing.baseline.frames["rubric"], pairing.candidate.frames["rubric"],
+                        item="criterion", alpha=alpha)
+
+
+def assertion_flips(pairing: Pairing, pairs: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
+    """``item_changes`` of the database assertions: truth that needs no judge."""
+    return item_changes(pairs, pairing.baseline.frames["assertions"], pairing.candidate.frames["assertions"],
+                        item="assertion", alpha=alpha)
+
+
+# ── holistic dimensions, pass^k, usage ──
+
+
+def _mean_per_run(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """Per run id, the mean over judge samples of ``columns`` (samples in error are NaN and do not count)."""
+    if frame.empty:
+        return pd.DataFrame(columns=list(columns))
+    return frame.groupby("run_id")[list(columns)].mean()
+
+
+def holistic_changes(pairing: Pairing, pairs: pd.DataFrame, *, n_boot: int = N_BOOT, level: float = LEVEL,
+                     seed: int = 0) -> pd.DataFrame:
+    """Per holistic dimension (and ``overall``): the paired difference in points, CI over scenarios, Wilcoxon p."""
+    from convoeval.frames import HOLISTIC_DIMENSIONS
+
+    dims = [*HOLISTIC_DIMENSIONS, "overall"]
+    valid = valid_pairs(pairs)
+    a = _mean_per_run(pairing.baseline.frames["holistic"], dims).reindex(valid["run_id_a"])
+    b = _mean_per_run(pairing.candidate.frames["holistic"], dims).reindex(valid["run_id_b"])
+    rows = []
+    for dim in dims:
+        x, y = a[dim].to_numpy(float), b[dim].to_numpy(float)
+        stat = paired_difference(x, y, valid["scenario"].to_numpy(), n_boot=n_boot, level=level, seed=seed)
+        p, how = wilcoxon_p(y - x)
+        rows.append({"dimension": dim, "n_pairs": stat["n"], "baseline": stat["baseline"],
+                     "candidate": stat["candidate"], "difference": stat["difference"], "ci_low": stat["ci_low"],
+                     "ci_high": stat["ci_high"], "p_value": p, "method": how})
+    return pd.DataFrame(rows)
+
+
+def pass_k_changes(pairs: pd.DataFrame, *, k: Sequence[int] = (1, 2, 3), n_boot: int = N_BOOT,
+                   level: float = LEVEL, seed: int = 0) -> pd.DataFrame:
+    """pass^k of each side over the valid pairs (a scenario's seeds × trials are its repeats) and the difference.
+
+    The difference's CI resamples the scenarios that have at least k valid pairs.
+    """
+    valid = valid_pairs(pairs)
+    # pass_hat_k groups by scenario itself: a copy of the column as ``by`` gives one row per scenario.
+    sides = {s: pd.DataFrame({"scenario": valid["scenario"], "of": valid["scenario"], "status": valid[f"status_{s}"]})
+             for s in ("a", "b")}
+    rows = []
+    for kk in k:
+        per = {s: pass_hat_k(f, k=kk, by="of", n_boot=1).set_index("of")["value"]
+               for s, f in sides.items()}
+        joined = pd.DataFrame(per).dropna()
+        stat = paired_difference(joined["a"], joined["b"], joined.index.to_numpy(), n_boot=n_boot, level=level,
+                                 seed=seed)
+        rows.append({"k": kk, "n_scenarios": stat["n"], "baseline": stat["baseline"], "candidate": stat["candidate"],
+                     "difference": stat["difference"], "ci_low": stat["ci_low"], "ci_high": stat["ci_high"]})
+    return pd.DataFrame(rows, columns=["k", "n_scenarios", "baseline", "candidate", "difference", "ci_low",
+                                       "ci_high"])
+
+
+def usage_changes(pairs: pd.DataFrame, *, n_boot: int = N_BOOT, level: float = LEVEL, seed: int = 0
+                  ) -> pd.DataFrame:
+    """Cost, tokens, latency, messages and duration per conversation: each side's mean and the paired difference."""
+    valid = valid_pairs(pairs)
+    rows = []
+    for metric, meaning in USAGE_METRICS.items():
+        stat = paired_difference(valid[f"{metric}_a"], valid[f"{metric}_b"], valid["scenario"].to_numpy(),
+                                 n_boot=n_boot, level=level, seed=seed)
+        rows.append({"metric": metric, "meaning": meaning, "n_pairs": stat["n"], "baseline": stat["baseline"],
+                     "candidate": stat["candidate"], "difference": stat["difference"], "ci_low": stat["ci_low"],
+                     "ci_high": stat["ci_high"]})
+    return pd.DataFrame(rows)

@@ -1,0 +1,52 @@
+"""notebooks/compare.ipynb executed by papermill on two results folders made with fake models (no LLM call in the
+kernel: the candidate is a folder), and its parameter checks."""
+
+from __future__ import annotations
+
+import papermill
+import pytest
+from papermill.exceptions import PapermillExecutionError
+
+from convoeval.compare import CompareError, compare, run_candidate
+from convoeval.compare.notebook import RegressionError, check_regressions, configure
+
+from compare_support import env, fake_models, run_baseline  # noqa: F401 - env is a fixture
+from conftest import ROOT
+
+HAPPY = "billing-conv-happy-payment"
+
+
+@pytest.fixture
+def folders(env, monkeypatch):  # noqa: F811
+    with fake_models(monkeypatch):
+        base = run_baseline(env / "base", n_seeds=8, scenario=HAPPY)
+        run_candidate(base, "clinic:billing?faults=wrong_amount", out=env / "cand", replay=True, progress="off")
+    return env
+
+
+def test_the_notebook_compares_two_folders_writes_the_page_and_gates(folders):
+    out = folders / "executed.ipynb"
+    params = {"baseline": str(folders / "base"), "candidate": str(folders / "cand"), "output_dir": str(folders / "page")}
+    papermill.execute_notebook(str(ROOT / "notebooks" / "compare.ipynb"), str(out), parameters=params,
+                               cwd=str(ROOT), progress_bar=False)
+    page = (folders / "page" / "compare.html").read_text(encoding="utf-8")
+    assert "REGRESSED" in page and "Agent identified the pending invoice" in page
+    text = out.read_text(encoding="utf-8")
+    assert "1 regression(s) statistically supported" in text or "regression(s) statistically supported" in text
+    with pytest.raises(PapermillExecutionError, match="RegressionError"):
+        papermill.execute_notebook(str(ROOT / "notebooks" / "compare.ipynb"), str(out), cwd=str(ROOT),
+                                   parameters={**params, "fail_on_regression": True}, progress_bar=False)
+
+
+def test_parameters_are_checked_in_one_line(folders):
+    with pytest.raises(CompareError, match="give exactly one candidate"):
+        configure({"baseline": "x"})
+    with pytest.raises(CompareError, match="alpha must be a number between 0 and 1"):
+        configure({"baseline": "x", "candidate": "y", "alpha": 5})
+    with pytest.raises(CompareError, match="replay needs a candidate run now"):
+        configure({"baseline": "x", "candidate": "y", "replay": True})
+    params = configure({"baseline": str(folders / "base"), "candidate": str(folders / "cand"),
+                        "fail_on_regression": True})
+    result = compare(folders / "base", folders / "cand", n_boot=100)
+    with pytest.raises(RegressionError, match="criterion Agent identified the pending invoice"):
+        check_regressions(result, params)
