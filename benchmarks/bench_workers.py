@@ -22,8 +22,8 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import csv
 import contextlib
+import csv
 import os
 import signal
 import socket

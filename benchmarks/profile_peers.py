@@ -38,7 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.bench_peers import PEERS_DIR, SCENARIO, SCENARIOS_DIR, TARGET, convoeval_command
-from benchmarks.common import RESULTS, REPO, FakeLLM, clean_env, loadavg, markdown_table, run_process, save, temp_folder
+from benchmarks.common import REPO, RESULTS, FakeLLM, clean_env, loadavg, markdown_table, run_process, save, temp_folder
 
 #: Packages that own a sample (innermost match wins), by a fragment of the file path.
 PACKAGES: tuple[tuple[str, str], ...] = (

@@ -23,7 +23,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -202,6 +202,7 @@ def add_sink(sink: Callable[[CallRecord], Any]) -> Callable[[CallRecord], Any]:
 
 
 def remove_sink(sink: Callable[[CallRecord], Any]) -> None:
+    """Stop sending records to ``sink`` (a sink that is not registered is ignored)."""
     with contextlib.suppress(ValueError):
         _SINKS.remove(sink)
 

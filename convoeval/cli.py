@@ -24,6 +24,7 @@ class UsageError(Exception):
 
 
 def command(name: str) -> Callable[[Callable[[argparse.Namespace], int]], Callable[[argparse.Namespace], int]]:
+    """Register the decorated function as the handler of the subcommand ``name``."""
     def register(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
         COMMANDS[name] = fn
         return fn
@@ -436,6 +437,7 @@ def _int(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``convoeval`` argument parser, one subparser per command."""
     parser = argparse.ArgumentParser(prog="convoeval", description="Conversational evaluation of chat agents.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 

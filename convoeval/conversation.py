@@ -2,7 +2,6 @@
 
 from convoeval.pipeline.conversation import (  # noqa: F401 - re-exported for existing imports
     ConversationResult,
-    ConversationResult as RunResult,
     Log,
     RunOptions,
     arun_any,
@@ -12,3 +11,5 @@ from convoeval.pipeline.conversation import (  # noqa: F401 - re-exported for ex
     run_any,
     run_conversation,
 )
+
+RunResult = ConversationResult  # the name before the pipeline's

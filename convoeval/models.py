@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from convoeval.http_transport import async_http_client
 from convoeval.llm import (
     STRUCTURED_METHODS,
     LLMError,
@@ -36,7 +37,6 @@ from convoeval.llm import (
     model_info,
     register_model,
 )
-from convoeval.http_transport import async_http_client
 from convoeval.urls import hide_in_logs, safe_url
 
 __all__ = [

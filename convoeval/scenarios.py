@@ -72,17 +72,23 @@ class Persona(StrictModel):
 
 
 class ClinicFixture(StrictModel):
+    """The clinic the agent works for."""
+
     name: NonEmptyStr = "Clínica Exemplo"
     timezone: NonEmptyStr = "America/Sao_Paulo"
 
 
 class ProfessionalFixture(StrictModel):
+    """A professional whose agenda the agent may book."""
+
     id: NonEmptyStr
     name: NonEmptyStr
     specialty: NonEmptyStr | None = None
 
 
 class ServiceFixture(StrictModel):
+    """A service the clinic offers (duration and price)."""
+
     id: NonEmptyStr
     name: NonEmptyStr
     duration_min: Annotated[StrictInt, Field(gt=0)] = 30
@@ -90,6 +96,8 @@ class ServiceFixture(StrictModel):
 
 
 class SlotFixture(StrictModel):
+    """An agenda slot of one professional."""
+
     id: NonEmptyStr
     professional_id: NonEmptyStr
     service_id: NonEmptyStr | None = None
@@ -98,6 +106,8 @@ class SlotFixture(StrictModel):
 
 
 class AppointmentFixture(StrictModel):
+    """An appointment the patient already has."""
+
     id: NonEmptyStr
     professional_id: NonEmptyStr
     service_id: NonEmptyStr | None = None
@@ -106,6 +116,8 @@ class AppointmentFixture(StrictModel):
 
 
 class InvoiceFixture(StrictModel):
+    """An invoice of the patient (amount in cents, due date)."""
+
     id: NonEmptyStr
     amount_cents: Annotated[StrictInt, Field(gt=0)]
     due_date: NonEmptyStr
@@ -236,6 +248,8 @@ class TurnExpectations(StrictModel):
 
 
 class ScriptedTurn(StrictModel):
+    """One user turn of a scripted scenario and what the agent's reply must show."""
+
     user: NonEmptyStr
     expect: TurnExpectations = Field(default_factory=TurnExpectations)
     judge: bool = True
@@ -615,6 +629,7 @@ def _scenario_files(paths: Iterable[Path | str]) -> list[Path]:
 
 
 def scenario_type(scenario: Scenario) -> ScenarioType:
+    """``"conversational"`` or ``"scripted"``: the kind of ``scenario``."""
     return "conversational" if isinstance(scenario, ConversationalScenario) else "scripted"
 
 

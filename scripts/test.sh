@@ -10,6 +10,11 @@ if [ -z "${CONVOEVAL_TEST_POSTGRES_URL:-}" ] && command -v pg_ctlcluster >/dev/n
         echo "note: could not start the local PostgreSQL (see /tmp/convoeval-ci-postgres.log); Postgres tests will be skipped" >&2
     fi
 fi
+# Lint first: ruff (pyflakes, import order, docstrings; configured in pyproject.toml) fails fast and cheap.
+if ! .venv/bin/ruff check .; then
+    echo "error: ruff check failed (fix the lines above, or 'ruff check --fix .' for import order)" >&2
+    exit 1
+fi
 .venv/bin/python -m pytest "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then

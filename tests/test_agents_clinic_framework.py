@@ -19,13 +19,14 @@ from convoeval.agents.clinic import (
     ClinicAgent,
     Fault,
     Turn,
+    _format,
+    _registry,
     agent_names,
     faults_for,
     make_clinic_agent,
     register_agent,
     understand,
 )
-from convoeval.agents.clinic import _format, _registry
 from convoeval.agents.clinic._nlu import extract_choice, extract_date, extract_time, matches
 from convoeval.agents.clinic._texts import COMMON_FAULT_TEXTS, COMMON_TEXTS
 from convoeval.scenarios import ConversationalScenario, load_scenarios

@@ -12,6 +12,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
 from convoeval.agreement import (
     ALL,
+    _nominal,
     binary_agreement,
     fleiss_kappa,
     gwet_ac1,
@@ -19,7 +20,6 @@ from convoeval.agreement import (
     multi_rater_agreement,
     rubric_ratings,
 )
-from convoeval.agreement import _nominal
 
 
 def test_irrcac_published_values_on_raw_4raters():

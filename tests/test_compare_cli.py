@@ -4,10 +4,9 @@ one-line usage errors."""
 from __future__ import annotations
 
 import pytest
+from compare_support import env, fake_models, run_baseline  # noqa: F401 - env is a fixture
 
 from convoeval.cli import main
-
-from compare_support import env, fake_models, run_baseline  # noqa: F401 - env is a fixture
 
 HAPPY = "billing-conv-happy-payment"
 

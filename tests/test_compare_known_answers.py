@@ -10,12 +10,11 @@
 from __future__ import annotations
 
 import pytest
+from compare_support import env, fake_models, run_baseline  # noqa: F401 - env is a fixture
 
 from convoeval.agents.clinic import FAULTS
 from convoeval.compare import REGRESSED, compare, run_candidate
 from convoeval.scenarios import load_scenarios
-
-from compare_support import env, fake_models, run_baseline  # noqa: F401 - env is a fixture
 
 #: Faults whose symptoms the test judge reads (amounts, link tool, URLs); rude_tone etc. need a real judge.
 FAULTS_READ = ("wrong_amount", "invented_payment_url", "never_finishes")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from compare_support import env, fake_models, run_baseline  # noqa: F401 - env is a fixture
 from scipy.stats import binom
 
 from convoeval.agreement import ALL, pass_hat_k
@@ -20,8 +21,6 @@ from convoeval.compare.verdict import (
 )
 from convoeval.frames import RUN_SCHEMA, SCORE_SCHEMA, typed_frame
 from convoeval.pipeline.results import merge_frames
-
-from compare_support import env, fake_models, run_baseline  # noqa: F401 - env is a fixture
 
 ALPHA = 0.05
 

@@ -9,7 +9,6 @@ import pytest
 
 from convoeval import frames as F
 from convoeval.batch import arun_batch, load_results, plan
-from convoeval.pipeline.conversation import RunOptions
 from convoeval.fidelity import (
     CHECKS,
     FIDELITY_SCHEMA,
@@ -21,6 +20,7 @@ from convoeval.fidelity import (
     fidelity_summary,
     flagged_runs,
 )
+from convoeval.pipeline.conversation import RunOptions
 from convoeval.scenarios import load_scenarios, parse_scenario
 from convoeval.store import open_store
 from convoeval.testing import FakeChatModel

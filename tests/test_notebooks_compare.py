@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import papermill
 import pytest
+from compare_support import env, fake_models, run_baseline  # noqa: F401 - env is a fixture
+from conftest import ROOT
 from papermill.exceptions import PapermillExecutionError
 
 from convoeval.compare import CompareError, compare, run_candidate
 from convoeval.compare.notebook import RegressionError, check_regressions, configure
-
-from compare_support import env, fake_models, run_baseline  # noqa: F401 - env is a fixture
-from conftest import ROOT
 
 HAPPY = "billing-conv-happy-payment"
 

@@ -12,8 +12,8 @@ import papermill
 import pytest
 
 from convoeval.agreement.study import STUDY_PARAMETERS
-from convoeval.forking.views import DEBUG_PARAMETERS
 from convoeval.compare.notebook import COMPARE_PARAMETERS
+from convoeval.forking.views import DEBUG_PARAMETERS
 from convoeval.report import NOTEBOOK_PARAMETERS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,6 +18,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from store_support import PG_URL, require_postgres
+from test_reliability_support import SCENARIOS, fake_responder, record_figures
 
 from convoeval.agents.base import AgentReply, AgentSession, ToolCall
 from convoeval.batch import arun_batch, load_results, plan
@@ -25,8 +27,6 @@ from convoeval.pipeline.conversation import RunOptions
 from convoeval.scenarios import load_scenarios
 from convoeval.store import TABLES, open_store
 from convoeval.testing import FakeChatModel
-from store_support import PG_URL, require_postgres
-from test_reliability_support import SCENARIOS, fake_responder, record_figures
 
 #: Integration tests (subprocesses, local servers): select or skip them with -m reliability.
 pytestmark = pytest.mark.reliability

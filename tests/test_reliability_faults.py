@@ -34,9 +34,9 @@ from test_reliability_support import (
 
 from convoeval import llm
 from convoeval.batch import arun_batch, load_results, plan
-from convoeval.pipeline.conversation import RunOptions
 from convoeval.fake_server import FakeOpenAIServer
 from convoeval.pipeline import EvalConfig, execute
+from convoeval.pipeline.conversation import RunOptions
 from convoeval.pipeline.execute import select_scenarios
 from convoeval.scenarios import parse_scenario
 from convoeval.store import TABLES, open_store

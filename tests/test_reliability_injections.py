@@ -23,18 +23,18 @@ from typing import Any
 
 import pytest
 import yaml
+from test_reliability_support import fake_responder
 
 from convoeval.agents.base import AgentReply, ToolCall
-from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.frames import transcript_frame
 from convoeval.judges import prompts
 from convoeval.judges.holistic import ajudge_holistic
 from convoeval.judges.rubric import ajudge_rubric
 from convoeval.judges.turn import ajudge_turn
+from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.scenarios import parse_scenario
 from convoeval.store import TABLES, open_store
 from convoeval.testing import FakeChatModel
-from test_reliability_support import fake_responder
 
 CASES_DIR = Path(__file__).parent / "data" / "injections"
 CASES = {p.stem: yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted(CASES_DIR.glob("*.yaml"))}

@@ -20,13 +20,6 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-
-from convoeval.pipeline.conversation import RunOptions, arun_any
-from convoeval.pipeline import ConfigError, EvalConfig
-from convoeval.pipeline.execute import select_scenarios
-from convoeval.scenarios import MAX_SCENARIO_BYTES, ScenarioError, load_scenario_file, parse_scenario, validate_paths
-from convoeval.store import TABLES, open_store
-from convoeval.testing import FakeChatModel
 from test_reliability_support import (
     SCENARIOS,
     FaultyAgent,
@@ -36,6 +29,13 @@ from test_reliability_support import (
     fake_responder,
     run_args,
 )
+
+from convoeval.pipeline import ConfigError, EvalConfig
+from convoeval.pipeline.conversation import RunOptions, arun_any
+from convoeval.pipeline.execute import select_scenarios
+from convoeval.scenarios import MAX_SCENARIO_BYTES, ScenarioError, load_scenario_file, parse_scenario, validate_paths
+from convoeval.store import TABLES, open_store
+from convoeval.testing import FakeChatModel
 
 #: Integration tests (subprocesses, local servers): select or skip them with -m reliability.
 pytestmark = pytest.mark.reliability

@@ -18,11 +18,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-
-from convoeval.batch import finished_keys, load_results
-from convoeval.fake_server import FakeOpenAIServer
-from convoeval.scenarios import load_scenarios
-from convoeval.store import TABLES, cleanup_run, open_store, seed_run
 from store_support import PG_URL, require_postgres
 from test_reliability_support import (
     SCENARIOS,
@@ -34,6 +29,11 @@ from test_reliability_support import (
     run_args,
     run_files,
 )
+
+from convoeval.batch import finished_keys, load_results
+from convoeval.fake_server import FakeOpenAIServer
+from convoeval.scenarios import load_scenarios
+from convoeval.store import TABLES, cleanup_run, open_store, seed_run
 
 #: Integration tests (subprocesses, local servers): select or skip them with -m reliability.
 pytestmark = pytest.mark.reliability

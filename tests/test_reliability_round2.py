@@ -28,7 +28,6 @@ import pytest
 from engine_support import CRITERIA, conversation, holistic, isolated_state, verdicts  # noqa: F401 - fixture
 from test_reliability_support import (
     REPO,
-    SCENARIOS,
     assert_no_traceback,
     clean_env,
     cli,
@@ -42,8 +41,14 @@ from convoeval.agents.python_callable import PythonCallableAgent
 from convoeval.conversation import RunOptions, arun_any
 from convoeval.fake_server import FakeOpenAIServer
 from convoeval.fidelity import fidelity_flags
-from convoeval.judges import JudgeParseError, judge_holistic, judge_rubric, judge_turn, parse_holistic_response
-from convoeval.judges import parse_rubric_response
+from convoeval.judges import (
+    JudgeParseError,
+    judge_holistic,
+    judge_rubric,
+    judge_turn,
+    parse_holistic_response,
+    parse_rubric_response,
+)
 from convoeval.judges.holistic import HolisticAnswer
 from convoeval.judges.rubric import rubric_schema
 from convoeval.llm import schema_json

@@ -18,12 +18,12 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 import inspect
 import json
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-import datetime as dt
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator

@@ -13,12 +13,11 @@ Example:
     >>> result.verdict, result.regressions()                                                   # doctest: +SKIP
 """
 
+from convoeval.compare import notebook  # noqa: E402 - the notebook's steps, after what they use
 from convoeval.compare.candidate import baseline_target, candidate_jobs, run_candidate
 from convoeval.compare.comparison import Comparison, compare
 from convoeval.compare.pairing import CompareError, Pairing, Side, find_result_folders, load_side, pair_sides
 from convoeval.compare.verdict import IMPROVED, NO_CHANGE, REGRESSED
-
-from convoeval.compare import notebook  # noqa: E402 - the notebook's steps, after what they use
 
 __all__ = [
     "IMPROVED",

@@ -26,8 +26,14 @@ import numpy as np
 import pandas as pd
 
 from convoeval.agreement import ALL, pass_hat_k, resample_weights, rubric_ratings
-from convoeval.agreement.bootstrap import LEVEL, N_BOOT, canonical_codes, cluster_codes, cluster_sums, \
-    percentile_interval
+from convoeval.agreement.bootstrap import (
+    LEVEL,
+    N_BOOT,
+    canonical_codes,
+    cluster_codes,
+    cluster_sums,
+    percentile_interval,
+)
 from convoeval.agreement.probes import mcnemar_p, wilcoxon_p
 from convoeval.agreement.sample_size import ci_too_wide
 from convoeval.compare.pairing import Pairing

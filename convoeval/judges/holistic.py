@@ -60,6 +60,8 @@ Issue = Annotated[str, Field(max_length=ISSUE_MAX_CHARS)]
 
 
 class HolisticScores(BaseModel):
+    """The six 0–10 scores of the holistic judge."""
+
     correctness: Score
     helpfulness: Score
     tone: Score

@@ -24,6 +24,8 @@ DEFAULT_MAX_TOKENS = 800
 
 
 class TurnScores(BaseModel):
+    """The six 0–10 scores the turn judge gives one agent turn."""
+
     correctness: Score
     helpfulness: Score
     tone: Score

@@ -572,7 +572,6 @@ async def arun_conversation(
 ) -> ConversationResult:
     """Async ``run_conversation``; the same arguments."""
     from convoeval.accounting import record_calls
-
     from convoeval.models import as_chat_model
 
     resolved = _scenario(scenario)

@@ -9,6 +9,7 @@ from convoeval.report import load_run, save_html
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Write a results folder's HTML report; returns the exit code."""
     parser = argparse.ArgumentParser(prog="python -m convoeval.report", description=__doc__)
     parser.add_argument("folder", help="a results folder (holding runs/*.json)")
     parser.add_argument("--out", metavar="FILE", help="where to write the page (default: FOLDER/report.html)")
