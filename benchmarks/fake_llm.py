@@ -1,4 +1,4 @@
-"""The benchmarks' LLM: ``convoeval.fake_server.FakeOpenAIServer`` in a process of its own, on 127.0.0.1.
+"""The benchmarks' LLM: ``convoeval.testing.FakeOpenAIServer`` in a process of its own, on 127.0.0.1.
 
 Run by ``benchmarks.common.FakeLLM``, never by hand. It answers the simulator with a patient who needs ``--turns``
 messages to reach ``[GOAL_COMPLETE]`` and the judges with generated, schema-valid tool calls, after ``--latency``
@@ -21,7 +21,7 @@ import threading
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-from convoeval.fake_server import FakeOpenAIServer, example_from_schema
+from convoeval.testing import FakeOpenAIServer, example_from_schema
 
 #: The patient's lines, in order; the last one a patient sends carries the stop signal.
 PATIENT_LINES = (

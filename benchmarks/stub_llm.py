@@ -7,7 +7,7 @@
 keep-alive), a timer per request for the latency. Its answers are ``fake_llm``'s: the simulator gets a patient who
 needs ``--turns`` messages, the last carrying ``[GOAL_COMPLETE]``; a judge gets a schema-valid answer as a tool call
 (when the request forces a tool) or as JSON content (``response_format`` ``json_schema``). Nothing else of the
-OpenAI API is served (no streaming, no faults: ``convoeval.fake_server`` is for those).
+OpenAI API is served (no streaming, no faults: ``convoeval.testing.FakeOpenAIServer`` is for those).
 
 Protocol on standard input/output, the same as ``fake_llm.py``: it prints ``READY <base_url>``; ``stats`` is
 answered with one JSON line (``requests``, ``replies``, ``by_kind`` — ``simulator``, ``judge_tool``,
@@ -33,7 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.fake_llm import judge_reply, patient_reply  # noqa: E402
-from convoeval.fake_server import FakeOpenAIServer  # noqa: E402  (only its reply builder; no server is started)
+from convoeval.testing import FakeOpenAIServer  # noqa: E402  (only its reply builder; no server is started)
 
 _REASONS = {200: b"OK", 400: b"Bad Request", 404: b"Not Found"}
 

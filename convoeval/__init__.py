@@ -40,7 +40,7 @@ _EXPORTS = {
     "fork": "convoeval.forking",
     "fork_profile": "convoeval.forking",
     "locate_failure": "convoeval.forking",
-    "pin": "convoeval.pinning",
+    "pin": "convoeval.forking.pinning",
     # building blocks
     "get_model": "convoeval.models",
     "get_agent": "convoeval.agents",

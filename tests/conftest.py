@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from convoeval.fake_server import FakeOpenAIServer
+from convoeval.testing import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
 

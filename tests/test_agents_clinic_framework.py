@@ -24,7 +24,7 @@ from convoeval.agents.clinic import (
     agent_names,
     faults_for,
     make_clinic_agent,
-    register_agent,
+    register_clinic_agent,
     understand,
 )
 from convoeval.agents.clinic._nlu import extract_choice, extract_date, extract_time, matches
@@ -127,7 +127,7 @@ class ToyAgent(ClinicAgent):
 
 @pytest.fixture
 def toy() -> Iterator[type[ClinicAgent]]:
-    cls = register_agent("toy-test", faults=[TOY_FAULT])(ToyAgent)
+    cls = register_clinic_agent("toy-test", faults=[TOY_FAULT])(ToyAgent)
     yield cls
     _registry._AGENTS.pop("toy-test")
     FAULTS.pop(TOY_FAULT.key)
@@ -151,9 +151,9 @@ def test_registry_builds_agents_and_lists_valid_names(toy) -> None:
 
 def test_registry_rejects_bad_declarations() -> None:
     with pytest.raises(ValueError, match="belongs to 'other'"):
-        register_agent("toy-bad", faults=[Fault("x", "other", "d")])(type("A", (ClinicAgent,), {}))
+        register_clinic_agent("toy-bad", faults=[Fault("x", "other", "d")])(type("A", (ClinicAgent,), {}))
     with pytest.raises(ValueError, match="unknown assertion"):
-        register_agent("toy-bad", faults=[Fault("x", "toy-bad", "d", breaks_assertions=("payment_made",))])(
+        register_clinic_agent("toy-bad", faults=[Fault("x", "toy-bad", "d", breaks_assertions=("payment_made",))])(
             type("B", (ClinicAgent,), {})
         )
     assert "toy-bad" not in agent_names()

@@ -10,7 +10,7 @@ from agreement_support import rubric
 from sklearn.metrics import cohen_kappa_score
 
 from convoeval.agreement import ALL, RESULT_COLUMNS, binary_agreement, confusion_counts, rubric_ratings
-from convoeval.agreement.binary import table_statistics
+from convoeval.stats.binary import table_statistics
 
 T, F = True, False
 # A against reference B, one item per conversation: n11 = 4, n10 = 2, n01 = 1, n00 = 3.

@@ -15,7 +15,6 @@ from engine_support import conversation, isolated_state, scenario  # noqa: F401
 from scipy.stats import wilcoxon
 from statsmodels.stats.contingency_tables import mcnemar
 
-from convoeval.agreement._result import ALL
 from convoeval.agreement.probes import (
     EFFECT_COLUMNS,
     INJECTIONS,
@@ -31,6 +30,7 @@ from convoeval.agreement.probes import (
     translate_transcripts,
 )
 from convoeval.frames import HOLISTIC_DIMENSIONS, TRANSCRIPT_COLUMNS
+from convoeval.stats._result import ALL
 from convoeval.testing import FakeChatModel
 
 pytestmark = pytest.mark.usefixtures("isolated_state")

@@ -10,7 +10,7 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
 from convoeval.agreement import holistic_ratings, icc, score_agreement
-from convoeval.agreement.scores import _weighted
+from convoeval.stats.scores import _weighted
 
 # Shrout & Fleiss (1979), Table 2: 6 targets × 4 judges. Table 4: ICC(2,1) = .29, ICC(3,1) = .71.
 SHROUT_FLEISS = [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]]

@@ -13,9 +13,8 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
 from convoeval.cache import ResponseCache, cache_key, default_cache, resolve_cache, use_cache
-from convoeval.fake_server import FakeOpenAIServer
 from convoeval.llm import CacheMissError, ModelInfo, SampleIdentity, call_model, register_model
-from convoeval.testing import FakeChatModel, ScriptExhaustedError
+from convoeval.testing import FakeChatModel, FakeOpenAIServer, ScriptExhaustedError
 
 FAKE_KEY = "sk-test-CACHE-LEAK-CANARY-9f8e7d6c5b4a"
 IDENTITY = SampleIdentity(scenario="billing-happy", seed=42, trial=1, role="simulator", turn=2)

@@ -8,7 +8,7 @@ from pathlib import Path
 from test_reliability_support import llm_responder
 
 from convoeval import models
-from convoeval.fake_server import FakeOpenAIServer
+from convoeval.testing import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
 

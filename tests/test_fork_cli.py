@@ -8,11 +8,11 @@ from test_reliability_support import llm_responder
 
 from convoeval import models as model_registry
 from convoeval.cli import main
-from convoeval.fake_server import FakeOpenAIServer
 from convoeval.pipeline.conversation import RunOptions, run_any
 from convoeval.pipeline.results import load_results, write_conversation
 from convoeval.scenarios import load_scenarios
 from convoeval.store import open_store
+from convoeval.testing import FakeOpenAIServer
 
 
 @pytest.fixture

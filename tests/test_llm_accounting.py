@@ -20,9 +20,8 @@ from convoeval.accounting import (
     usage_summary,
 )
 from convoeval.cache import ResponseCache
-from convoeval.fake_server import FakeOpenAIServer
 from convoeval.llm import LLMCallError, ModelInfo, RetryPolicy, SampleIdentity, call_model, register_model
-from convoeval.testing import FakeChatModel
+from convoeval.testing import FakeChatModel, FakeOpenAIServer
 
 IDENTITY = SampleIdentity(scenario="billing", seed=3, trial=1, role="judge", turn=None, extra="rubric")
 

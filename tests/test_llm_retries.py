@@ -6,7 +6,6 @@ import pytest
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
-from convoeval.fake_server import FakeOpenAIServer, Fault
 from convoeval.llm import (
     LLMCallError,
     ModelInfo,
@@ -16,6 +15,7 @@ from convoeval.llm import (
     call_model,
     register_model,
 )
+from convoeval.testing import FakeOpenAIServer, ServerFault
 
 FAKE_KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"
 IDENTITY = SampleIdentity(scenario="billing", seed=1, trial=1, role="simulator", turn=1)
@@ -77,7 +77,7 @@ async def test_transient_fault_is_retried_then_succeeds(server, fault):
 
 
 async def test_timeout_is_retried(server):
-    server.fail_next(Fault("timeout", hang_s=10)).enqueue("after timeout")
+    server.fail_next(ServerFault("timeout", hang_s=10)).enqueue("after timeout")
     sleeps = Sleeps()
     result = await call_model(make_model(server, timeout=0.3), [("user", "hi")], identity=IDENTITY,
                               retry=policy(sleeps))
@@ -86,7 +86,7 @@ async def test_timeout_is_retried(server):
 
 
 async def test_retry_after_is_honoured_and_capped(server):
-    server.fail_next(Fault("429", retry_after=7), Fault("429", retry_after=500)).enqueue("ok")
+    server.fail_next(ServerFault("429", retry_after=7), ServerFault("429", retry_after=500)).enqueue("ok")
     sleeps = Sleeps()
     result = await call_model(make_model(server), [("user", "hi")], identity=IDENTITY, retry=policy(sleeps, cap=30))
     assert result.text == "ok"

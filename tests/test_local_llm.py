@@ -419,9 +419,9 @@ def local_models(tmp_path, monkeypatch):
 
 async def test_a_replayed_run_never_starts_the_local_server(local_models, tmp_path):
     from convoeval.cache import ResponseCache
-    from convoeval.fake_server import FakeOpenAIServer
     from convoeval.llm import SampleIdentity, call_model, model_info
     from convoeval.models import get_model
+    from convoeval.testing import FakeOpenAIServer
 
     starts, urls = local_models
     identity = SampleIdentity(scenario="lazy", seed=1, trial=1, role="judge")

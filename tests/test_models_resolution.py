@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from langchain_openai import ChatOpenAI
 
-from convoeval.fake_server import FakeOpenAIServer
 from convoeval.llm import model_info
 from convoeval.models import ModelConfigError, clear_model_cache, get_model, resolve_model
+from convoeval.testing import FakeOpenAIServer
 
 FAKE_KEY = "sk-test-MODELS-LEAK-CANARY-abcdef012345"
 ENV = [

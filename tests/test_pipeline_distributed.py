@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from distributed_support import _RANDOM_TOKENS, KILL_MARKER_ENV, varied_responder
 
-from convoeval.fake_server import FakeOpenAIServer
 from convoeval.pipeline import ConfigError, EvalConfig, execute
+from convoeval.testing import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent

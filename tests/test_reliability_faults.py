@@ -1,7 +1,7 @@
 """Faults survived: sweeps where LLM and agent calls fail end every conversation finished or ``error`` with its
 reason — none lost, none silently passed — and permanent failures give a clear error and a non-zero exit.
 
-The LLM side is ``convoeval.fake_server.FakeOpenAIServer`` (429 with Retry-After, 500, timeouts, dropped
+The LLM side is ``convoeval.testing.FakeOpenAIServer`` (429 with Retry-After, 500, timeouts, dropped
 connections, malformed or truncated JSON, empty replies, refusals), the agent side ``FaultyAgent`` (a webhook on
 127.0.0.1). Figures of each sweep are printed and, with ``$CONVOEVAL_RELIABILITY_FIGURES`` set, appended there.
 """
@@ -34,13 +34,12 @@ from test_reliability_support import (
 
 from convoeval import llm
 from convoeval.batch import arun_batch, load_results, plan
-from convoeval.fake_server import FakeOpenAIServer
 from convoeval.pipeline import EvalConfig, execute
 from convoeval.pipeline.conversation import RunOptions
 from convoeval.pipeline.execute import select_scenarios
 from convoeval.scenarios import parse_scenario
 from convoeval.store import TABLES, open_store
-from convoeval.testing import FakeChatModel
+from convoeval.testing import FakeChatModel, FakeOpenAIServer
 
 #: Integration tests (subprocesses, local servers): select or skip them with -m reliability.
 pytestmark = pytest.mark.reliability

@@ -31,9 +31,9 @@ from test_reliability_support import (
 )
 
 from convoeval.batch import finished_keys, load_results
-from convoeval.fake_server import FakeOpenAIServer
 from convoeval.scenarios import load_scenarios
 from convoeval.store import TABLES, cleanup_run, open_store, seed_run
+from convoeval.testing import FakeOpenAIServer
 
 #: Integration tests (subprocesses, local servers): select or skip them with -m reliability.
 pytestmark = pytest.mark.reliability

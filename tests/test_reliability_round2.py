@@ -39,7 +39,6 @@ from test_reliability_support import (
 from convoeval.agents.base import AgentError, AgentSession
 from convoeval.agents.python_callable import PythonCallableAgent
 from convoeval.conversation import RunOptions, arun_any
-from convoeval.fake_server import FakeOpenAIServer
 from convoeval.fidelity import fidelity_flags
 from convoeval.judges import (
     JudgeParseError,
@@ -55,7 +54,7 @@ from convoeval.llm import schema_json
 from convoeval.scenarios import parse_scenario
 from convoeval.simulator import KICKOFF_MESSAGE, parse_simulator_response
 from convoeval.store import TABLES, StoreError, open_store
-from convoeval.testing import FakeChatModel
+from convoeval.testing import FakeChatModel, FakeOpenAIServer
 
 #: Integration tests (subprocesses, local servers): select or skip them with -m reliability.
 pytestmark = pytest.mark.reliability

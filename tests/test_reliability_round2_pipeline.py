@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from test_reliability_support import SCENARIOS, assert_no_traceback, clean_env, cli, llm_responder, run_args
 
-from convoeval.fake_server import FakeOpenAIServer
 from convoeval.pipeline import EvalConfig
 from convoeval.pipeline.results import FolderInUseError, results_lock
+from convoeval.testing import FakeOpenAIServer
 
 pytestmark = pytest.mark.reliability
 

@@ -32,7 +32,7 @@ from test_reliability_support import (
     run_args,
 )
 
-from convoeval.fake_server import FakeOpenAIServer
+from convoeval.testing import FakeOpenAIServer
 
 #: Integration tests (subprocesses, local servers): select or skip them with -m reliability.
 pytestmark = pytest.mark.reliability

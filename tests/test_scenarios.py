@@ -426,3 +426,35 @@ def test_every_agent_has_a_scripted_and_two_conversational_scenarios_across_all_
 def test_shipped_json_schema_matches_the_models():
     shipped = json.loads((REPO / "convoeval" / "schemas" / "scenario.schema.json").read_text(encoding="utf-8"))
     assert shipped == json_schema(), "regenerate with: convoeval schema --out convoeval/schemas/scenario.schema.json"
+
+
+# ── The agent names a scenario may use: one registry ──
+
+
+def test_the_reference_agent_names_are_the_registered_clinic_agents():
+    from convoeval.agents.clinic import agent_names as clinic_agents
+    from convoeval.scenarios import REFERENCE_AGENTS
+
+    assert sorted(REFERENCE_AGENTS) == clinic_agents()
+
+
+def test_a_registered_agent_name_is_accepted_by_scenarios_and_filters(tmp_path):
+    from convoeval.scenarios import agent_names, agent_registry, register_agent_name
+
+    raw = {**SEED_SCENARIO, "agent": "dental-test"}
+    with pytest.raises(ScenarioError, match="unknown agent 'dental-test'"):
+        parse_scenario(raw)
+    register_agent_name("dental-test")
+    try:
+        assert parse_scenario(raw).agent == "dental-test"
+        assert "dental-test" in agent_names()
+        assert load_scenarios(tmp_path, agent="dental-test") == []
+    finally:
+        agent_registry._NAMES.pop("dental-test")  # leave the registry as other tests expect it
+
+
+def test_an_invalid_agent_name_cannot_be_registered():
+    from convoeval.scenarios import register_agent_name
+
+    with pytest.raises(ValueError, match="invalid agent name"):
+        register_agent_name("clinic:billing")

@@ -1,4 +1,6 @@
-"""How far the judges' numbers can be trusted: agreement statistics with conversation-bootstrap CIs.
+"""How far the judges' numbers can be trusted: the studies (fault study, re-judging, probes, the agreement study).
+
+The statistics they report live in ``convoeval.stats`` (pure, no LLM) and are re-exported here.
 
 Every statistic function takes tidy frames (the runs' frames, or the long *ratings* frames built from them) and
 returns a tidy table: grouping columns (criterion, rater_a, rater_b, dimension, ...) then
@@ -11,19 +13,6 @@ Example:
     >>> binary_agreement(rubric_ratings(frames["rubric"], rater=("judge_model", "prompt_version")))  # doctest: +SKIP
 """
 
-from convoeval.agreement._result import ALL, RESULT_COLUMNS
-from convoeval.agreement.binary import binary_agreement, cohen_kappa, confusion_counts
-from convoeval.agreement.bootstrap import (
-    bootstrap_ci,
-    bootstrap_statistic,
-    percentile_interval,
-    resample_weights,
-)
-from convoeval.agreement.consistency import (
-    flip_rates,
-    score_consistency,
-    self_consistency,
-)
 from convoeval.agreement.faults import (
     KNOWN_FAULTS,
     fault_confusion,
@@ -33,8 +22,22 @@ from convoeval.agreement.faults import (
     fault_truth,
     run_fault_study,
 )
-from convoeval.agreement.interpret import interpret
-from convoeval.agreement.labels import (
+from convoeval.agreement.rejudge import rejudge
+from convoeval.stats._result import ALL, RESULT_COLUMNS
+from convoeval.stats.binary import binary_agreement, cohen_kappa, confusion_counts
+from convoeval.stats.bootstrap import (
+    bootstrap_ci,
+    bootstrap_statistic,
+    percentile_interval,
+    resample_weights,
+)
+from convoeval.stats.consistency import (
+    flip_rates,
+    score_consistency,
+    self_consistency,
+)
+from convoeval.stats.interpret import interpret
+from convoeval.stats.labels import (
     LabelError,
     calibrated_pass_rates,
     corrected_pass_rate,
@@ -43,13 +46,13 @@ from convoeval.agreement.labels import (
     read_labels,
     score_against_labels,
 )
-from convoeval.agreement.multi import (
+from convoeval.stats.multi import (
     fleiss_kappa,
     gwet_ac1,
     krippendorff_alpha,
     multi_rater_agreement,
 )
-from convoeval.agreement.noise import (
+from convoeval.stats.noise import (
     InsideNoiseWarning,
     compare_targets,
     minimum_detectable_difference,
@@ -58,16 +61,15 @@ from convoeval.agreement.noise import (
     run_outcomes,
     trial_flip_rate,
 )
-from convoeval.agreement.ratings import holistic_ratings, rubric_ratings
-from convoeval.agreement.rejudge import rejudge
-from convoeval.agreement.sample_size import (
+from convoeval.stats.ratings import holistic_ratings, rubric_ratings
+from convoeval.stats.sample_size import (
     CI_HALF_WIDTH_LIMIT,
     ci_too_wide,
     required_sample_size,
     sample_size_for_half_width,
 )
-from convoeval.agreement.scores import icc, score_agreement
-from convoeval.agreement.truth import (
+from convoeval.stats.scores import icc, score_agreement
+from convoeval.stats.truth import (
     DATABASE,
     GOAL_THRESHOLD,
     database_agreement,

@@ -1,73 +1,10 @@
-"""Long ratings to an items × raters table, rater pairs, and the per-group (plus pooled) iteration."""
+"""Deprecated path of ``convoeval.stats._wide`` (the pure statistics moved to ``convoeval.stats``); this alias goes after one release.
 
-from __future__ import annotations
+The old module name is the same module object as the new one, so every name (and a test's monkeypatch) reaches it.
+"""
 
-from collections.abc import Iterator, Sequence
-from itertools import combinations
-from typing import Any
+import sys
 
-import pandas as pd
+from convoeval.stats import _wide as _moved
 
-from convoeval.agreement._result import ALL
-
-
-def as_tuple(columns: str | Sequence[str] | None) -> tuple[str, ...]:
-    if columns is None:
-        return ()
-    return (columns,) if isinstance(columns, str) else tuple(columns)
-
-
-def pivot(ratings: pd.DataFrame, *, value: str, item: Sequence[str], by: Sequence[str]) -> pd.DataFrame:
-    """``items × raters`` values; the index holds ``run_id``, the item columns and the grouping columns.
-
-    Raises:
-        ValueError: a missing column, or two ratings of one item by one rater (pick one sample first).
-    """
-    index = list(dict.fromkeys(["run_id", *item, *by]))
-    missing = [c for c in [*index, "rater", value] if c not in ratings]
-    if missing:
-        raise ValueError(f"the ratings frame needs column(s) {missing}; it has {list(ratings.columns)}")
-    dup = ratings.duplicated([*index, "rater"], keep=False)
-    if dup.any():
-        example = ratings.loc[dup, [*index, "rater"]].iloc[0].to_dict()
-        raise ValueError(
-            f"{int(dup.sum())} ratings share an item and rater (e.g. {example}); keep one verdict per item and rater "
-            "(rubric_ratings(samples='majority' | 'first' | n), or samples='each' to make every sample a rater)"
-        )
-    frame = ratings[[*index, "rater", value]].copy()
-    return frame.pivot(index=index, columns="rater", values=value)
-
-
-def resolve_pairs(
-    raters: Sequence[str],
-    pairs: Sequence[tuple[str, str]] | None,
-    reference: str | None,
-) -> list[tuple[str, str]]:
-    """Which (rater_a, rater_b) pairs to compare: given, every rater against ``reference``, or all unordered pairs."""
-    known = list(raters)
-    if pairs is not None:
-        out = [tuple(p) for p in pairs]
-        unknown = sorted({r for p in out for r in p} - set(known))
-        if unknown:
-            raise ValueError(f"unknown rater(s) {unknown}; the ratings hold {known}")
-        return out  # type: ignore[return-value]
-    if reference is not None:
-        if reference not in known:
-            raise ValueError(f"reference rater {reference!r} is not in the ratings ({known})")
-        return [(r, reference) for r in known if r != reference]
-    return list(combinations(sorted(known), 2))
-
-
-def iter_groups(frame: pd.DataFrame, by: Sequence[str], overall: bool) -> Iterator[tuple[dict[str, Any], pd.DataFrame]]:
-    """``(group values, rows)`` per group of ``by`` (index levels), then the pooled group when there are several."""
-    if not by:
-        yield {}, frame
-        return
-    levels = list(by)
-    keys = frame.index.to_frame(index=False)[levels]
-    grouped = list(frame.groupby([keys[c].to_numpy() for c in levels], sort=True, dropna=False))
-    for key, rows in grouped:
-        key = key if isinstance(key, tuple) else (key,)
-        yield dict(zip(levels, key, strict=True)), rows
-    if overall and len(grouped) > 1:
-        yield {c: ALL for c in levels}, frame
+sys.modules[__name__] = _moved

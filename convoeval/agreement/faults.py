@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from convoeval.agreement.binary import binary_agreement, confusion_counts
-from convoeval.agreement.bootstrap import LEVEL, N_BOOT
-from convoeval.agreement.ratings import RATING_COLUMNS, rubric_ratings
+from convoeval.stats.binary import binary_agreement, confusion_counts
+from convoeval.stats.bootstrap import LEVEL, N_BOOT
+from convoeval.stats.ratings import RATING_COLUMNS, rubric_ratings
 
 if TYPE_CHECKING:
     from convoeval.agents.clinic import Fault

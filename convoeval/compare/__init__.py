@@ -1,7 +1,7 @@
 """Compare two versions of an agent: is the candidate better than the baseline, and can we trust the difference?
 
 Conversations are paired by scenario, seed and trial (``pairing``); the statistics are paired differences with
-bootstrap CIs and exact tests (``stats``, built on ``convoeval.agreement``); each scenario, criterion, assertion and
+bootstrap CIs and exact tests (``stats``, built on ``convoeval.stats``); each scenario, criterion, assertion and
 the whole comparison get a verdict — improved, regressed or no detectable change — with the minimum detectable
 difference at this sample size (``verdict``). ``run_candidate`` runs a candidate now on exactly the baseline's
 conversations, optionally replaying the baseline's patient. See ``docs/compare.md``.

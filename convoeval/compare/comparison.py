@@ -12,11 +12,11 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.agreement import ALL
-from convoeval.agreement.bootstrap import LEVEL, N_BOOT
 from convoeval.compare import stats
 from convoeval.compare.pairing import Pairing, Side, load_side, pair_sides
 from convoeval.compare.verdict import IMPROVED, REGRESSED
+from convoeval.stats import ALL
+from convoeval.stats.bootstrap import LEVEL, N_BOOT
 
 __all__ = ["Comparison", "compare"]
 

@@ -14,7 +14,7 @@
 * ``pass_k_changes`` — pass^k of each side and the difference, resampling scenarios.
 * ``usage_changes`` — evaluation cost, agent tokens and latency, messages and duration per conversation.
 
-The bootstrap, McNemar and Wilcoxon code is ``convoeval.agreement``'s.
+The bootstrap, McNemar and Wilcoxon code is ``convoeval.stats``'s.
 """
 
 from __future__ import annotations
@@ -25,17 +25,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from convoeval.agreement import ALL, pass_hat_k, resample_weights, rubric_ratings
-from convoeval.agreement.bootstrap import (
-    LEVEL,
-    N_BOOT,
-    canonical_codes,
-    cluster_codes,
-    cluster_sums,
-    percentile_interval,
-)
-from convoeval.agreement.probes import mcnemar_p, wilcoxon_p
-from convoeval.agreement.sample_size import ci_too_wide
 from convoeval.compare.pairing import Pairing
 from convoeval.compare.verdict import (
     decide,
@@ -44,6 +33,17 @@ from convoeval.compare.verdict import (
     minimum_detectable_difference,
     pairs_needed,
 )
+from convoeval.stats import ALL, pass_hat_k, resample_weights, rubric_ratings
+from convoeval.stats.bootstrap import (
+    LEVEL,
+    N_BOOT,
+    canonical_codes,
+    cluster_codes,
+    cluster_sums,
+    percentile_interval,
+)
+from convoeval.stats.effects import mcnemar_p, wilcoxon_p
+from convoeval.stats.sample_size import ci_too_wide
 
 __all__ = ["USAGE_METRICS", "assertion_flips", "criterion_changes", "holistic_changes", "pair_table",
            "pass_k_changes", "pass_rate_changes", "score_changes", "usage_changes"]

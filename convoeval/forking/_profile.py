@@ -18,6 +18,7 @@ import pandas as pd
 from convoeval._aio import run_sync
 from convoeval.forking._run import DEFAULT_MAX_CALLS, Fork, afork_turns
 from convoeval.forking._source import ConversationSource, load_conversation, patient_turns
+from convoeval.report import HTML, Chart
 from convoeval.scenarios import Scenario
 
 __all__ = ["FAILING", "PROFILE_COLUMNS", "FailureProfile", "afork_profile", "failure_table", "fork_profile",
@@ -115,9 +116,7 @@ class FailureProfile:
                 f"fail; forked before it, {before:.0%}")
 
     def plot(self) -> Any:
-        """The profile as a chart (``convoeval.forking.views.plot_profile``)."""
-        from convoeval.forking.views import plot_profile
-
+        """The profile as a chart (``plot_profile``)."""
         return plot_profile(self)
 
     def _repr_html_(self) -> str:
@@ -167,3 +166,28 @@ def fork_profile(run: ConversationSource, *, n: int = 5, turns: Iterable[int] | 
                                   judge_model=judge_model, judge_samples=judge_samples, store=store,
                                   scenario=scenario, scenarios_dir=scenarios_dir, concurrency=concurrency,
                                   confirm=confirm, max_calls=max_calls, out=out))
+
+
+def plot_profile(profile: FailureProfile) -> Chart | HTML:
+    """Failure rate of the continuations per fork point, with its interval; the located turn is marked."""
+    from matplotlib.figure import Figure  # matplotlib loads only when a profile is drawn
+
+    table = profile.table.dropna(subset=["failure_rate"])
+    if table.empty:
+        return HTML("<p><i>No continuation was scored: nothing to plot.</i></p>", text="no profile")
+    fig = Figure(figsize=(8, 3.2), layout="constrained")
+    ax = fig.add_subplot()
+    x, y = table["fork_turn"].to_numpy(), table["failure_rate"].to_numpy()
+    errors = [y - table["ci_low"].to_numpy(), table["ci_high"].to_numpy() - y]
+    ax.errorbar(x, y, yerr=errors, fmt="o-", color="#0969da", ecolor="#8c959f", capsize=3, label="failure rate")
+    ax.axhline(profile.threshold, color="#d4a72c", linestyle="--", linewidth=1, label="likely")
+    located = profile.located
+    if located is not None:
+        ax.axvline(located, color="#cf222e", linewidth=1.2, label=f"went wrong: turn {located}")
+    ax.set_xticks(x, [str(int(k)) for k in x])
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_xlabel("fork point (turns replayed from the original; 0 = a fresh start)")
+    ax.set_ylabel("continuations failing")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title(profile.summary()[:110], fontsize=9)
+    return Chart(fig, f"failure profile: {profile.summary()}")

@@ -13,13 +13,13 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.forking._profile import FAILING, FailureProfile, fork_profile
+from convoeval.forking._profile import FAILING, FailureProfile, fork_profile, plot_profile  # noqa: F401 - a step of the notebook
 from convoeval.forking._run import DEFAULT_MAX_CALLS, ForkCost, fork_cost
 from convoeval.forking._source import load_conversation, patient_turns, scenario_of
 from convoeval.pipeline.config import ConfigError, _is_parameter_like
 from convoeval.pipeline.conversation import ConversationResult
 from convoeval.pipeline.results import EvalResult, frames_from_payloads
-from convoeval.report import HTML, Chart
+from convoeval.report import HTML
 
 __all__ = ["DEBUG_PARAMETERS", "DebugParameters", "check_debug_parameters", "continuations", "contrast", "load",
            "pin_preview", "plot_profile", "profile_cost", "run_profile", "show_transcript", "summary"]
@@ -94,31 +94,6 @@ def load(params: Mapping[str, Any]) -> ConversationResult:
     return load_conversation(params["results_dir"], params.get("conversation"))
 
 
-def plot_profile(profile: FailureProfile) -> Chart | HTML:
-    """Failure rate of the continuations per fork point, with its interval; the located turn is marked."""
-    from matplotlib.figure import Figure
-
-    table = profile.table.dropna(subset=["failure_rate"])
-    if table.empty:
-        return HTML("<p><i>No continuation was scored: nothing to plot.</i></p>", text="no profile")
-    fig = Figure(figsize=(8, 3.2), layout="constrained")
-    ax = fig.add_subplot()
-    x, y = table["fork_turn"].to_numpy(), table["failure_rate"].to_numpy()
-    errors = [y - table["ci_low"].to_numpy(), table["ci_high"].to_numpy() - y]
-    ax.errorbar(x, y, yerr=errors, fmt="o-", color="#0969da", ecolor="#8c959f", capsize=3, label="failure rate")
-    ax.axhline(profile.threshold, color="#d4a72c", linestyle="--", linewidth=1, label="likely")
-    located = profile.located
-    if located is not None:
-        ax.axvline(located, color="#cf222e", linewidth=1.2, label=f"went wrong: turn {located}")
-    ax.set_xticks(x, [str(int(k)) for k in x])
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_xlabel("fork point (turns replayed from the original; 0 = a fresh start)")
-    ax.set_ylabel("continuations failing")
-    ax.legend(fontsize=8, loc="lower right")
-    ax.set_title(profile.summary()[:110], fontsize=9)
-    return Chart(fig, f"failure profile: {profile.summary()}")
-
-
 def run_profile(conversation: ConversationResult, params: DebugParameters) -> FailureProfile:
     """``fork_profile`` of the conversation with the notebook's parameters (refused above ``max_calls`` unless
     ``confirm``)."""
@@ -165,7 +140,7 @@ def _first(profile: FailureProfile, turn: int, *, failed: bool) -> ConversationR
 
 def pin_preview(conversation: ConversationResult, params: Mapping[str, Any]) -> HTML:
     """The scripted regression test ``convoeval pin`` would write for this conversation, and the command."""
-    from convoeval.pinning import pin
+    from convoeval.forking.pinning import pin
 
     pinned = pin(conversation, scenarios_dir=params.get("scenarios_dir"))
     command = f"convoeval pin {params['results_dir']}/runs/<this conversation>.json"

@@ -3,7 +3,7 @@ judge, and the composite score. Prompts are versioned constants in ``prompts``; 
 through ``render.render_transcript``.
 """
 
-from convoeval.judges._common import JudgeParseError
+from convoeval.judges._common import JudgeParseError, error_text, is_judge_error
 from convoeval.judges.holistic import ajudge_holistic, judge_holistic, parse_holistic_response
 from convoeval.judges.rubric import ajudge_rubric, judge_rubric, parse_rubric_response
 from convoeval.judges.scoring import ScoreResult, calculate_score, score_frame, score_scripted
@@ -17,6 +17,8 @@ __all__ = [
     "ajudge_turn",
     "calculate_score",
     "check_turn",
+    "error_text",
+    "is_judge_error",
     "judge_holistic",
     "judge_rubric",
     "judge_turn",

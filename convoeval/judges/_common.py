@@ -1,27 +1,27 @@
-"""What the judges share: model resolution, which failures become error rows, scenario look-ups, JSON clean-up."""
+"""What the judges share: the judge's chat model, which failures become error rows, scenario look-ups, JSON clean-up."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from convoeval.llm import CacheMissError, LLMError, LLMResult, SampleIdentity, model_info
+from convoeval.models import as_chat_model
+from convoeval.scenarios import scenarios_by_id as by_id  # noqa: F401 - the judges' short name
 
 
 class JudgeParseError(ValueError):
     """A judge's reply could not be turned into verdicts or scores. Never replaced by a default."""
 
 
-def resolve_model(model: Any) -> Any:
+def judge_chat_model(model: Any) -> Any:
     """A chat model for the judges: ``model`` itself when it is one, else ``get_model("judge", model)``.
 
     ``model`` may be ``None`` (the environment decides), a model name, ``"local"``, a mapping of model settings or a
     ``ModelSpec`` — the one model builder resolves them all — or a chat model object.
     """
-    from convoeval.models import as_chat_model
-
     return as_chat_model("judge", model)
 
 
@@ -37,6 +37,7 @@ def is_judge_error(exc: BaseException) -> bool:
 
 
 def error_text(exc: BaseException) -> str:
+    """The error column's text for a failed call: the exception's type and message, at most 500 characters."""
     return f"{type(exc).__name__}: {exc}"[:500]
 
 
@@ -57,40 +58,6 @@ def judge_seed(keys: Mapping[str, Any], sample: int) -> int | None:
     """A seeded conversation gets seeded judge samples (reproducible); sample ``k`` uses ``seed + k``."""
     seed = keys.get("seed")
     return None if seed is None else int(seed) + sample
-
-
-def by_id(scenarios: Iterable[Any] | Mapping[str, Any] | None) -> dict[str, Any]:
-    """Scenarios indexed by id, from a list of scenario objects or an id -> scenario mapping.
-
-    ``None`` means the project's scenarios (``load_scenarios()``), so a transcript from ``run_conversation`` can be
-    judged without passing its scenario again; none when there is no project folder.
-    """
-    if scenarios is None:
-        return _project_scenarios()
-    if isinstance(scenarios, Mapping):
-        return dict(scenarios)
-    return {s.id: s for s in scenarios}
-
-
-def _project_scenarios() -> dict[str, Any]:
-    from convoeval.paths import default_scenarios_dir
-
-    folder = default_scenarios_dir()
-    if not folder.is_dir():
-        return {}
-    stamp = max((p.stat().st_mtime_ns for p in folder.rglob("*.y*ml")), default=0)
-    key = (str(folder), stamp)
-    if key not in _LOADED:
-        from convoeval.scenarios import ScenarioError, load_scenarios
-
-        try:
-            _LOADED[key] = {s.id: s for s in load_scenarios(folder)}
-        except ScenarioError:
-            _LOADED[key] = {}
-    return dict(_LOADED[key])
-
-
-_LOADED: dict[tuple[str, int], dict[str, Any]] = {}
 
 
 def conversation_row(keys: Mapping[str, Any]) -> dict[str, Any]:

@@ -32,10 +32,10 @@ from convoeval.judges._common import (
     error_text,
     identity_for,
     is_judge_error,
+    judge_chat_model,
     judge_columns,
     judge_seed,
     load_json,
-    resolve_model,
 )
 from convoeval.judges.prompts import HOLISTIC_PROMPT_VERSION, HOLISTIC_SYSTEM_PROMPT, HOLISTIC_USER_TEMPLATE
 from convoeval.judges.render import render_transcript
@@ -218,7 +218,7 @@ async def aholistic_rows(
     """
     if samples < 1:
         raise ValueError("samples must be at least 1")
-    model = resolve_model(model)
+    model = judge_chat_model(model)
     lookup = by_id(scenarios)
     prepared = []
     for keys, entries in conversations:

@@ -27,10 +27,10 @@ from convoeval.judges._common import (
     error_text,
     identity_for,
     is_judge_error,
+    judge_chat_model,
     judge_columns,
     judge_seed,
     load_json,
-    resolve_model,
 )
 from convoeval.judges.prompts import RUBRIC_PROMPT_VERSION, RUBRIC_SYSTEM_PROMPT, RUBRIC_USER_TEMPLATE, numbered
 from convoeval.judges.render import render_transcript
@@ -333,7 +333,7 @@ async def arubric_rows(
     """
     if samples < 1:
         raise ValueError("samples must be at least 1")
-    model = resolve_model(model)
+    model = judge_chat_model(model)
     lookup = by_id(scenarios)
     prepared = []
     for keys, entries in conversations:

@@ -13,7 +13,14 @@ from pydantic import BaseModel, Field
 
 from convoeval._aio import run_sync
 from convoeval.frames import TURN_DIMENSIONS, as_entries
-from convoeval.judges._common import error_text, identity_for, is_judge_error, judge_columns, judge_seed, resolve_model
+from convoeval.judges._common import (
+    error_text,
+    identity_for,
+    is_judge_error,
+    judge_chat_model,
+    judge_columns,
+    judge_seed,
+)
 from convoeval.judges.holistic import SUGGESTION_MAX_CHARS, Issue, Score, mean_score
 from convoeval.judges.prompts import TURN_PROMPT_VERSION, TURN_SYSTEM_PROMPT, TURN_USER_TEMPLATE
 from convoeval.judges.render import render_transcript
@@ -150,7 +157,7 @@ async def ajudge_turn(
         raise ValueError("judge_turn needs a transcript that ends with the agent's reply to judge")
     if samples < 1:
         raise ValueError("samples must be at least 1")
-    model = resolve_model(model)
+    model = judge_chat_model(model)
     turn = (len(entries) - 1) // 2 + 1  # the seed's numbering, as rendered
     user = TURN_USER_TEMPLATE.format(agent_type=agent_type, transcript=render_transcript(entries), turn=turn)
     messages = [("system", TURN_SYSTEM_PROMPT), ("user", user)]

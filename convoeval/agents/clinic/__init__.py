@@ -5,7 +5,7 @@
 lists one agent's. See ``docs/agents.md``.
 
 Adding an agent: write ``convoeval/agents/clinic/<name>.py`` with a ``ClinicAgent`` subclass decorated by
-``@register_agent("<name>", faults=[...])``. Every public (non-underscore) module of this package is imported
+``@register_clinic_agent("<name>", faults=[...])``. Every public (non-underscore) module of this package is imported
 here, so the new agent registers itself; the framework lives in the underscore modules.
 """
 
@@ -15,8 +15,16 @@ import importlib
 import pkgutil
 
 from convoeval.agents.clinic._agent import HANDED_OFF, ClinicAgent, Conversation, Turn
+from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._nlu import Understanding, understand
-from convoeval.agents.clinic._registry import FAULTS, Fault, agent_names, faults_for, make_clinic_agent, register_agent
+from convoeval.agents.clinic._registry import (
+    FAULTS,
+    agent_names,
+    faults_for,
+    make_clinic_agent,
+    register_agent,  # the old name of register_clinic_agent, kept for one release
+    register_clinic_agent,
+)
 
 __all__ = [
     "FAULTS",
@@ -30,6 +38,7 @@ __all__ = [
     "faults_for",
     "make_clinic_agent",
     "register_agent",
+    "register_clinic_agent",
     "understand",
 ]
 

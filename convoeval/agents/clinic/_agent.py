@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 
 from convoeval.agents.base import AgentError, AgentReply, AgentSession
 from convoeval.agents.clinic import _format
+from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._nlu import Lexicon, Understanding, understand
-from convoeval.agents.clinic._registry import Fault
 from convoeval.agents.clinic._texts import COMMON_FAULT_TEXTS, COMMON_TEXTS, TextTable, render
 from convoeval.agents.tools import ClinicTools, ToolError
 
@@ -111,7 +111,7 @@ class Turn:
 
 
 class ClinicAgent:
-    """Base class of the reference clinic agents. Subclass it, then register with ``@register_agent``.
+    """Base class of the reference clinic agents. Subclass it, then register with ``@register_clinic_agent``.
 
     Class attributes a subclass sets:
         TEXTS: its text table (``locale -> key -> template``), every key in every locale.
@@ -119,7 +119,7 @@ class ClinicAgent:
         LEXICON: its own intents (``locale -> intent -> phrases``), added to the shared ones.
         START: the state of a new conversation (default ``"start"``: implement ``on_start``).
 
-    ``register_agent`` sets ``agent`` (the name) and ``known_faults``.
+    ``register_clinic_agent`` sets ``agent`` (the name) and ``known_faults``.
     """
 
     agent: ClassVar[str] = ""

@@ -3,43 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
-from convoeval.scenarios import Assertions
-
-if TYPE_CHECKING:
-    from convoeval.agents.clinic._agent import ClinicAgent
-
-
-@dataclass(frozen=True)
-class Fault:
-    """A deliberate, deterministic defect a reference agent can be started with.
-
-    These are the ground truth the judge-agreement study measures judges against: a judge that passes a criterion
-    in ``breaks_criteria`` on a conversation with this fault is wrong.
-
-    Attributes:
-        name: short name, unique per agent (``invented_payment_url``); used in ``clinic:billing?faults=...``.
-        agent: the agent it belongs to (``billing``).
-        description: what the agent does wrong, precisely.
-        breaks_criteria: exact rubric criterion texts, from this agent's scenarios, that the fault makes fail
-            whenever the conversation reaches the step the criterion is about.
-        breaks_assertions: assertion keys (``payment_link_created``) the fault makes fail where a scenario sets
-            them to the value the healthy agent reaches.
-    """
-
-    name: str
-    agent: str
-    description: str
-    breaks_criteria: tuple[str, ...] = ()
-    breaks_assertions: tuple[str, ...] = ()
-
-    @property
-    def key(self) -> str:
-        """``agent:name``, the key in ``FAULTS``."""
-        return f"{self.agent}:{self.name}"
-
+from convoeval.agents.clinic._agent import ClinicAgent
+from convoeval.agents.clinic._fault import Fault
+from convoeval.scenarios import Assertions, register_agent_name
 
 #: Every known fault of every registered agent, keyed ``agent:name`` (``billing:rude_tone``).
 FAULTS: dict[str, Fault] = {}
@@ -48,7 +16,7 @@ _AGENTS: dict[str, type[ClinicAgent]] = {}
 A = TypeVar("A", bound="type[ClinicAgent]")
 
 
-def register_agent(name: str, *, faults: Sequence[Fault] = ()) -> Callable[[A], A]:
+def register_clinic_agent(name: str, *, faults: Sequence[Fault] = ()) -> Callable[[A], A]:
     """Class decorator: make ``ClinicAgent`` subclass available as ``clinic:<name>``, with its known faults.
 
     Raises:
@@ -72,6 +40,7 @@ def register_agent(name: str, *, faults: Sequence[Fault] = ()) -> Callable[[A], 
         cls.agent = name
         cls.known_faults = known
         _AGENTS[name] = cls
+        register_agent_name(name)  # scenarios may now name it as their agent
         FAULTS.update({f.key: f for f in known.values()})
         return cls
 
@@ -122,3 +91,8 @@ def make_clinic_agent(name: str, faults: Iterable[str] = (), **options: object) 
     if options:
         raise ValueError(f"clinic agents take no options, got: {', '.join(sorted(options))}")
     return cls(faults)
+
+
+#: The decorator's name before ``register_clinic_agent``; it clashed with ``convoeval.agents.register_agent`` (a
+#: transport scheme). Kept for one release.
+register_agent = register_clinic_agent

@@ -11,8 +11,9 @@ import hashlib
 from typing import Any
 
 from convoeval.agents.clinic._agent import ClinicAgent, Turn
+from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._nlu import extract_choice
-from convoeval.agents.clinic._registry import Fault, register_agent
+from convoeval.agents.clinic._registry import register_clinic_agent
 
 OPEN_STATUSES = ("pending", "overdue")
 METHODS = ("pix", "boleto", "card")
@@ -60,7 +61,7 @@ FAULTS = [
 ]
 
 
-@register_agent("billing", faults=FAULTS)
+@register_clinic_agent("billing", faults=FAULTS)
 class BillingAgent(ClinicAgent):
     """Billing over WhatsApp: invoice → method → confirmation → link, in pt-BR, en and es."""
 

@@ -17,9 +17,10 @@ from dataclasses import replace
 from typing import Any
 
 from convoeval.agents.clinic._agent import ClinicAgent, Turn
+from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._handoff_nlu import asks_for_person
 from convoeval.agents.clinic._nlu import extract_choice, understand
-from convoeval.agents.clinic._registry import Fault, register_agent
+from convoeval.agents.clinic._registry import register_clinic_agent
 from convoeval.agents.clinic._slot_nlu import SlotRequest, candidates, fits, pick_by_time, read_request
 
 OPEN_STATUSES = ("scheduled", "confirmed")
@@ -83,7 +84,7 @@ FAULTS = [
 ]
 
 
-@register_agent("confirmation", faults=FAULTS)
+@register_clinic_agent("confirmation", faults=FAULTS)
 class ConfirmationAgent(ClinicAgent):
     """Appointment confirmation over WhatsApp: confirm, reschedule or cancel, in pt-BR, en and es."""
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from convoeval.agents.clinic._agent import ClinicAgent, Turn
+from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._handoff_nlu import asks_for_person
 from convoeval.agents.clinic._nps_nlu import comment_of, content_words, parse_score
-from convoeval.agents.clinic._registry import Fault, register_agent
+from convoeval.agents.clinic._registry import register_clinic_agent
 
 LOW = 6  # 0-6: a detractor, in NPS terms
 HIGH = 9  # 9-10: a promoter
@@ -65,7 +66,7 @@ FAULTS = [
 ]
 
 
-@register_agent("nps", faults=FAULTS)
+@register_clinic_agent("nps", faults=FAULTS)
 class NpsAgent(ClinicAgent):
     """The after-visit NPS survey over WhatsApp, in pt-BR, en and es."""
 

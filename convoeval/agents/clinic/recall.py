@@ -15,7 +15,8 @@ import datetime as dt
 from typing import Any
 
 from convoeval.agents.clinic._agent import ClinicAgent, Turn
-from convoeval.agents.clinic._registry import Fault, register_agent
+from convoeval.agents.clinic._fault import Fault
+from convoeval.agents.clinic._registry import register_clinic_agent
 from convoeval.agents.clinic._slot_dialogue import SLOT_LEXICON, SLOT_RUDE_TEXTS, SLOT_TEXTS, SlotBooking, merge_tables
 from convoeval.agents.clinic._slot_nlu import SlotRequest, calendar_today, candidates
 
@@ -62,7 +63,7 @@ FAULTS = [
 ]
 
 
-@register_agent("recall", faults=FAULTS)
+@register_clinic_agent("recall", faults=FAULTS)
 class RecallAgent(SlotBooking, ClinicAgent):
     """Answers a patient replying to a recall message: remind, offer, book on a yes, accept a no."""
 

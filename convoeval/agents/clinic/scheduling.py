@@ -14,8 +14,9 @@ import re
 from typing import Any
 
 from convoeval.agents.clinic._agent import ClinicAgent, Turn
+from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._nlu import extract_choice
-from convoeval.agents.clinic._registry import Fault, register_agent
+from convoeval.agents.clinic._registry import register_clinic_agent
 from convoeval.agents.clinic._slot_dialogue import SLOT_LEXICON, SLOT_RUDE_TEXTS, SLOT_TEXTS, SlotBooking, merge_tables
 from convoeval.agents.clinic._slot_nlu import match_service, read_request, read_weekday
 
@@ -83,7 +84,7 @@ FAULTS = [
 ]
 
 
-@register_agent("scheduling", faults=FAULTS)
+@register_clinic_agent("scheduling", faults=FAULTS)
 class SchedulingAgent(SlotBooking, ClinicAgent):
     """Booking, rescheduling and cancelling over WhatsApp, in pt-BR, en and es."""
 

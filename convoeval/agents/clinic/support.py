@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from convoeval.agents.clinic._agent import ClinicAgent, Turn
+from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._nlu import matches, normalize
-from convoeval.agents.clinic._registry import Fault, register_agent
+from convoeval.agents.clinic._registry import register_clinic_agent
 
 INSURERS = ("Unimed", "Bradesco Saúde", "SulAmérica", "Amil")
 _INSURER_PHRASES = {"Unimed": "unimed", "Bradesco Saúde": "bradesco", "SulAmérica": "sulamerica|sul america", "Amil": "amil"}
@@ -69,7 +70,7 @@ FAULTS = [
 TOPICS = ("hours", "address", "prices", "insurance")
 
 
-@register_agent("support", faults=FAULTS)
+@register_clinic_agent("support", faults=FAULTS)
 class SupportAgent(ClinicAgent):
     """General questions over WhatsApp, in pt-BR, en and es; a human when asked or when it cannot help."""
 

@@ -11,7 +11,6 @@ Example:
     >>> plot_probe_effects(result.effects)                                         # doctest: +SKIP
 """
 
-from convoeval.agreement.probes.effects import EFFECT_COLUMNS, PAIR_COLUMNS, mcnemar_p, probe_effects, wilcoxon_p
 from convoeval.agreement.probes.perturb import (
     INJECTIONS,
     LANGUAGES,
@@ -21,9 +20,10 @@ from convoeval.agreement.probes.perturb import (
     pad_verbosity,
     shuffle_criteria,
 )
-from convoeval.agreement.probes.plot import plot_probe_effects
 from convoeval.agreement.probes.run import PROBES, ProbeResult, arun_probes, run_probes
 from convoeval.agreement.probes.translate import atranslate_transcripts, translate_transcripts
+from convoeval.stats.effects import EFFECT_COLUMNS, PAIR_COLUMNS, mcnemar_p, probe_effects, wilcoxon_p
+from convoeval.stats.effects_plot import plot_probe_effects
 
 __all__ = [
     "EFFECT_COLUMNS", "INJECTIONS", "LANGUAGES", "PADDING", "PAIR_COLUMNS", "PROBES", "ProbeResult",

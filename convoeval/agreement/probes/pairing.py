@@ -11,8 +11,8 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.agreement.probes.effects import PAIR_COLUMNS
 from convoeval.frames import HOLISTIC_DIMENSIONS
+from convoeval.stats.effects import PAIR_COLUMNS
 
 
 def rubric_pairs(probe: str, before: pd.DataFrame, after: pd.DataFrame | None, *, skipped: Mapping[Any, str],

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from convoeval.frames import ROLES
-from convoeval.judges._common import by_id
+from convoeval.scenarios import scenarios_by_id
 
 T = TypeVar("T")
 
@@ -117,7 +117,7 @@ def conversation_locales(
         >>> conversation_locales(frame, locales={"s": "en"})
         {'r1': 'en'}
     """
-    lookup = by_id(scenarios)
+    lookup = scenarios_by_id(scenarios)
     given = dict(locales or {})
     out: dict[Any, str] = {}
     for run_id, scenario in _conversations(transcripts):

@@ -15,14 +15,15 @@ from typing import Any
 import pandas as pd
 
 from convoeval._aio import run_sync
-from convoeval.agreement.bootstrap import N_BOOT
-from convoeval.agreement.probes.effects import probe_effects
 from convoeval.agreement.probes.pairing import holistic_pairs, pair_frame_of, rubric_pairs
 from convoeval.agreement.probes.perturb import conversation_locales, inject, pad_verbosity, shuffle_criteria
 from convoeval.agreement.probes.translate import ERROR_COLUMN, atranslate_transcripts
-from convoeval.judges._common import by_id, resolve_model
 from convoeval.judges.holistic import ajudge_holistic
 from convoeval.judges.rubric import ajudge_rubric
+from convoeval.models import as_chat_model
+from convoeval.scenarios import scenarios_by_id
+from convoeval.stats.bootstrap import N_BOOT
+from convoeval.stats.effects import probe_effects
 
 #: The probes, by name: what each one changes between ``before`` and ``after``.
 PROBES: dict[str, str] = {
@@ -72,7 +73,7 @@ class ProbeResult:
 
     def plot(self) -> Any:
         """The forest plot of the pooled effects (``plot_probe_effects``)."""
-        from convoeval.agreement.probes.plot import plot_probe_effects
+        from convoeval.stats.effects_plot import plot_probe_effects
 
         return plot_probe_effects(self.effects)
 
@@ -104,9 +105,9 @@ async def arun_probes(
     probes = _check_probes(probes)
     if transcripts.empty:
         raise ValueError("no conversation to probe: the transcript frame is empty")
-    lookup = by_id(scenarios)
+    lookup = scenarios_by_id(scenarios)
     rubrics = _rubrics(transcripts, lookup)
-    model = resolve_model(model)
+    model = as_chat_model("judge", model)
     needs_language = any(p in ("verbosity", "language") for p in probes)
     languages = conversation_locales(transcripts, locales=locales, scenarios=lookup) if needs_language else {}
 

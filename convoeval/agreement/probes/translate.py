@@ -20,8 +20,9 @@ from pydantic import BaseModel, Field, create_model
 
 from convoeval._aio import run_sync
 from convoeval.agreement.probes.perturb import LANGUAGES, _bubbles, _positions, _text, conversation_locales
-from convoeval.judges._common import error_text, is_judge_error, resolve_model
+from convoeval.judges import error_text, is_judge_error
 from convoeval.llm import SampleIdentity, call_model
+from convoeval.models import as_chat_model
 
 TRANSLATE_PROMPT_VERSION = "translate-v1"
 #: The column that says why a conversation could not be translated (missing when it was).
@@ -77,7 +78,7 @@ async def atranslate_transcripts(
         raise ValueError("a transcript frame needs run_id and text columns (convoeval.frames.TRANSCRIPT_SCHEMA)")
     sources = (conversation_locales(transcripts, locales=locales, scenarios=scenarios)
                if locales is not None or scenarios is not None else {})
-    model = resolve_model(model)
+    model = as_chat_model("judge", model)
     groups = list(_positions(transcripts).items())
     answers = await asyncio.gather(*(
         _translate_one(model, transcripts.iloc[positions], sources.get(run_id), to, temperature)

@@ -1,0 +1,102 @@
+"""Scenarios: the pydantic models and the YAML loader.
+
+``models`` declares what a scenario file may hold (strict: an unknown field is an error); ``loader`` reads files
+and folders into them (``load_scenarios``, ``validate_paths``); ``errors`` words what is wrong with a file;
+``agent_registry`` holds the agent names a scenario's ``agent`` is checked against.
+
+Example:
+    >>> from convoeval.scenarios import load_scenarios
+    >>> [s.id for s in load_scenarios(agent="billing")][:1]  # doctest: +SKIP
+    ['billing-overdue-pix']
+"""
+
+from convoeval.scenarios._yaml import MAX_NESTING
+from convoeval.scenarios.agent_registry import REFERENCE_AGENTS, agent_names, check_agent_name, register_agent_name
+from convoeval.scenarios.errors import MAX_PROBLEMS, ScenarioError
+from convoeval.scenarios.loader import (
+    DEFAULT_SCENARIOS_DIR,
+    MAX_SCENARIO_BYTES,
+    LoadReport,
+    load_scenario_file,
+    load_scenarios,
+    parse_scenario,
+    scenarios_by_id,
+    validate_paths,
+)
+from convoeval.scenarios.models import (
+    LOCALES,
+    AppointmentFixture,
+    AppointmentStatus,
+    Assertions,
+    ClinicFixture,
+    ConversationalScenario,
+    Fixtures,
+    InvoiceFixture,
+    InvoiceStatus,
+    Locale,
+    NonEmptyStr,
+    PaymentMethod,
+    Persona,
+    ProfessionalFixture,
+    RubricCriterion,
+    Scenario,
+    ScenarioType,
+    ScriptedScenario,
+    ScriptedTurn,
+    ServiceFixture,
+    SlotFixture,
+    StrictModel,
+    TurnExpectations,
+    is_conversational,
+    json_schema,
+    scenario_type,
+)
+
+#: The reference agents' names, as a tuple: the name before ``agent_names()`` (which also holds the agents other
+#: packages register). Kept for one release.
+AGENTS = REFERENCE_AGENTS
+
+__all__ = [
+    "AGENTS",
+    "DEFAULT_SCENARIOS_DIR",
+    "LOCALES",
+    "MAX_NESTING",
+    "MAX_PROBLEMS",
+    "MAX_SCENARIO_BYTES",
+    "REFERENCE_AGENTS",
+    "AppointmentFixture",
+    "AppointmentStatus",
+    "Assertions",
+    "ClinicFixture",
+    "ConversationalScenario",
+    "Fixtures",
+    "InvoiceFixture",
+    "InvoiceStatus",
+    "LoadReport",
+    "Locale",
+    "NonEmptyStr",
+    "PaymentMethod",
+    "Persona",
+    "ProfessionalFixture",
+    "RubricCriterion",
+    "Scenario",
+    "ScenarioError",
+    "ScenarioType",
+    "ScriptedScenario",
+    "ScriptedTurn",
+    "ServiceFixture",
+    "SlotFixture",
+    "StrictModel",
+    "TurnExpectations",
+    "agent_names",
+    "check_agent_name",
+    "is_conversational",
+    "json_schema",
+    "load_scenario_file",
+    "load_scenarios",
+    "parse_scenario",
+    "register_agent_name",
+    "scenario_type",
+    "scenarios_by_id",
+    "validate_paths",
+]

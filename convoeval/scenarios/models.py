@@ -1,0 +1,291 @@
+"""The scenario models (pydantic): persona, fixtures, assertions, rubric, and the two scenario types.
+
+Two scenario types live side by side in ``evals/scenarios/<agent>/*.yaml``:
+
+* **conversational** (``type: conversational``): a simulated patient with a goal talks to the agent until a
+  stop signal or ``max_turns``; judged by a rubric and a holistic judge, checked by database assertions.
+* **scripted** (the default when ``type`` is absent): fixed user turns with per-turn expectations.
+
+Every model forbids unknown fields: a typo in a YAML key is an error, never a silently dropped field.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, field_validator
+
+from convoeval.scenarios.agent_registry import agent_names, check_agent_name
+from convoeval.scenarios.errors import _shown
+
+LOCALES = ("pt-BR", "en", "es")
+
+Locale = Literal["pt-BR", "en", "es"]
+PaymentMethod = Literal["pix", "boleto", "card"]
+InvoiceStatus = Literal["pending", "paid", "overdue", "cancelled"]
+AppointmentStatus = Literal["scheduled", "confirmed", "cancelled", "rescheduled", "completed", "no_show"]
+
+NonEmptyStr = Annotated[str, Field(min_length=1)]
+
+
+class StrictModel(BaseModel):
+    """Base for everything read from YAML: unknown fields are errors.
+
+    Integer fields are ``StrictInt``: YAML 1.1 reads ``yes``/``on``/``true`` as a boolean, which pydantic's lax ``int``
+    would silently take as 1 (``max_turns: yes``). A YAML integer is already an ``int``; anything else is refused.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# ── Persona ──
+
+
+class Persona(StrictModel):
+    """The patient: who they are and what they may reveal."""
+
+    name: NonEmptyStr
+    phone: Annotated[str, Field(pattern=r"^\+?\d{8,15}$")]
+    cpf: Annotated[str, Field(pattern=r"^\d{11}$")] | None = None
+    traits: list[NonEmptyStr] | None = None
+    knows: dict[str, str] | None = Field(
+        default=None,
+        description="Facts the simulated user may reveal when asked (e.g. cpf, preferred payment method). "
+        "The simulator is told not to invent any other fact.",
+    )
+
+    @field_validator("phone", "cpf", mode="before")
+    @classmethod
+    def _digits_as_text(cls, value: Any) -> Any:
+        # YAML reads an unquoted 11987650020 as an int; a phone number is text, keep it so.
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+# ── Fixtures: rows seeded into the store for one run ──
+
+
+class ClinicFixture(StrictModel):
+    """The clinic the agent works for."""
+
+    name: NonEmptyStr = "Clínica Exemplo"
+    timezone: NonEmptyStr = "America/Sao_Paulo"
+
+
+class ProfessionalFixture(StrictModel):
+    """A professional whose agenda the agent may book."""
+
+    id: NonEmptyStr
+    name: NonEmptyStr
+    specialty: NonEmptyStr | None = None
+
+
+class ServiceFixture(StrictModel):
+    """A service the clinic offers (duration and price)."""
+
+    id: NonEmptyStr
+    name: NonEmptyStr
+    duration_min: Annotated[StrictInt, Field(gt=0)] = 30
+    price_cents: Annotated[StrictInt, Field(ge=0)] = 0
+
+
+class SlotFixture(StrictModel):
+    """An agenda slot of one professional."""
+
+    id: NonEmptyStr
+    professional_id: NonEmptyStr
+    service_id: NonEmptyStr | None = None
+    starts_at: NonEmptyStr = Field(description="ISO 8601 local date-time, e.g. 2026-03-10T09:00")
+    available: bool = True
+
+
+class AppointmentFixture(StrictModel):
+    """An appointment the patient already has."""
+
+    id: NonEmptyStr
+    professional_id: NonEmptyStr
+    service_id: NonEmptyStr | None = None
+    starts_at: NonEmptyStr
+    status: AppointmentStatus = "scheduled"
+
+
+class InvoiceFixture(StrictModel):
+    """An invoice of the patient (amount in cents, due date)."""
+
+    id: NonEmptyStr
+    amount_cents: Annotated[StrictInt, Field(gt=0)]
+    due_date: NonEmptyStr
+    status: InvoiceStatus = "pending"
+    description: str | None = None
+
+    @field_validator("due_date", mode="before")
+    @classmethod
+    def _date_as_text(cls, value: Any) -> Any:
+        # YAML parses an unquoted 2026-02-20 as a date; the store keeps ISO text.
+        return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+class Fixtures(StrictModel):
+    """Rows to seed for a run. Ids are the scenario's own names; the store maps them to per-run keys."""
+
+    clinic: ClinicFixture = Field(default_factory=ClinicFixture)
+    professionals: list[ProfessionalFixture] = Field(default_factory=list)
+    services: list[ServiceFixture] = Field(default_factory=list)
+    slots: list[SlotFixture] = Field(default_factory=list)
+    appointments: list[AppointmentFixture] = Field(default_factory=list)
+    invoices: list[InvoiceFixture] = Field(default_factory=list)
+
+
+# ── Assertions: database queries after the conversation ──
+
+
+class Assertions(StrictModel):
+    """What the database must show after the run. Each key is checked by ``convoeval.store.assertions``.
+
+    Unset keys are not checked. An unknown key is a validation error.
+    """
+
+    payment_link_created: bool | None = None
+    payment_method: PaymentMethod | None = None
+    invoice_status: InvoiceStatus | None = None
+    appointment_created: bool | None = None
+    appointment_confirmed: bool | None = None
+    appointment_cancelled: bool | None = None
+    appointment_rescheduled: bool | None = None
+    nps_score_recorded: bool | None = None
+    nps_score: Annotated[StrictInt, Field(ge=0, le=10)] | None = None
+    escalated_to_human: bool | None = None
+    tools_called: list[NonEmptyStr] | None = None
+    tools_not_called: list[NonEmptyStr] | None = None
+
+    def active(self) -> dict[str, Any]:
+        """The assertions this scenario actually sets, in declaration order."""
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
+# ── Rubric ──
+
+
+class RubricCriterion(StrictModel):
+    """A rubric criterion in its long form; a plain string in YAML is shorthand for ``{text: ...}``."""
+
+    text: NonEmptyStr
+    assertion: str | None = Field(
+        default=None,
+        description="The assertion key this criterion corresponds to (database truth for judge agreement).",
+    )
+
+    @field_validator("assertion")
+    @classmethod
+    def _known_assertion(cls, value: str | None) -> str | None:
+        if value is not None and value not in Assertions.model_fields:
+            raise ValueError(f"unknown assertion {_shown(value)}; expected one of {', '.join(Assertions.model_fields)}")
+        return value
+
+
+def _criterion(value: Any) -> Any:
+    return {"text": value} if isinstance(value, str) else value
+
+
+# ── Scenario types ──
+
+
+class _ScenarioHeader(StrictModel):
+    id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="Unique scenario id")]
+    agent: Annotated[NonEmptyStr, AfterValidator(check_agent_name)]
+    locale: Locale = "pt-BR"
+    description: NonEmptyStr
+    persona: Persona
+    assertions: Assertions = Field(default_factory=Assertions)
+    fixtures: Fixtures = Field(default_factory=Fixtures)
+
+
+class ConversationalScenario(_ScenarioHeader):
+    """A simulated patient pursues ``goal`` against the agent; see the README for every field."""
+
+    type: Literal["conversational"]
+    goal: NonEmptyStr
+    max_turns: Annotated[StrictInt, Field(gt=0)] = 15
+    seed: StrictInt | None = None
+    rubric: Annotated[list[RubricCriterion], Field(min_length=1)]
+
+    @field_validator("rubric", mode="before")
+    @classmethod
+    def _expand_shorthand(cls, value: Any) -> Any:
+        return [_criterion(v) for v in value] if isinstance(value, list) else value
+
+    @property
+    def criteria(self) -> list[str]:
+        """The rubric criteria as plain text, in order."""
+        return [c.text for c in self.rubric]
+
+
+class TurnExpectations(StrictModel):
+    """Per-turn checks of a scripted scenario."""
+
+    tools_called: list[NonEmptyStr] = Field(default_factory=list)
+    tools_not_called: list[NonEmptyStr] = Field(default_factory=list)
+    response_contains: list[NonEmptyStr] = Field(default_factory=list)
+    response_not_contains: list[NonEmptyStr] = Field(default_factory=list)
+    response_matches: str | None = Field(default=None, description="A regular expression (Python syntax).")
+    max_tool_calls: Annotated[StrictInt, Field(ge=0)] | None = None
+
+    @field_validator("response_matches")
+    @classmethod
+    def _valid_regex(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"invalid regular expression: {exc}") from None
+        return value
+
+
+class ScriptedTurn(StrictModel):
+    """One user turn of a scripted scenario and what the agent's reply must show."""
+
+    user: NonEmptyStr
+    expect: TurnExpectations = Field(default_factory=TurnExpectations)
+    judge: bool = True
+
+
+class ScriptedScenario(_ScenarioHeader):
+    """Fixed user turns with per-turn expectations (the original mode)."""
+
+    type: Literal["scripted"] = "scripted"
+    turns: Annotated[list[ScriptedTurn], Field(min_length=1)]
+
+
+Scenario: TypeAlias = ConversationalScenario | ScriptedScenario
+ScenarioType = Literal["scripted", "conversational"]
+
+
+def is_conversational(scenario: object) -> bool:
+    """Type guard: a loaded conversational scenario, or a raw mapping with ``type: conversational``."""
+    if isinstance(scenario, ConversationalScenario):
+        return True
+    if isinstance(scenario, dict):
+        return scenario.get("type") == "conversational"
+    return False
+
+
+def scenario_type(scenario: Scenario) -> ScenarioType:
+    """``"conversational"`` or ``"scripted"``: the kind of ``scenario``."""
+    return "conversational" if isinstance(scenario, ConversationalScenario) else "scripted"
+
+
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of a scenario file (either type), for editors' YAML autocompletion."""
+    schema = TypeAdapter(Annotated[ConversationalScenario | ScriptedScenario, Field()]).json_schema()
+    # A criterion may be written as a plain string (the seed's form) or as {text, assertion}.
+    rubric = schema["$defs"]["ConversationalScenario"]["properties"]["rubric"]
+    rubric["items"] = {"anyOf": [{"type": "string", "minLength": 1}, {"$ref": "#/$defs/RubricCriterion"}]}
+    # Editors complete the agent from the agents registered when the schema is written.
+    header = schema["$defs"]
+    for kind in ("ConversationalScenario", "ScriptedScenario"):
+        header[kind]["properties"]["agent"] = {"enum": agent_names(), "title": "Agent", "type": "string"}
+    schema["$schema"] = "http://json-schema.org/draft-07/schema#"
+    schema["title"] = "convoeval scenario"
+    return schema

@@ -1,0 +1,340 @@
+"""Human labels: read ``evals/labels/*.csv``, score any judge against them, and correct a judge's pass rate.
+
+The CSV format is documented in ``evals/labels/README.md``: columns ``conversation`` (a ``run_id``, or
+``scenario/seed/trial``), ``criterion`` (the criterion's text, or its 0-based ``criterion_index``), ``label``
+(``pass``/``fail``) and ``rater``; an optional ``note``. Every error names the file and line.
+
+**Corrected pass rate** (Rogan & Gladen 1978). A judge with sensitivity ``q1`` (P(judge passes | human passes)) and
+specificity ``q0`` (P(judge fails | human fails)) that passes a share ``p`` of conversations implies a true pass
+rate ``theta = (p + q0 - 1) / (q0 + q1 - 1)``, clipped to [0, 1]. It is NaN when ``q0 + q1 <= 1``: such a judge
+is no better than a coin and its verdicts carry no information about the true rate. ``q0``/``q1`` come from the
+labelled conversations, ``p`` from every conversation the judge rated; the bootstrap resamples conversations once
+for all three, so the CI carries the uncertainty of the calibration too.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from convoeval.stats._result import result_frame
+from convoeval.stats._wide import as_tuple, iter_groups
+from convoeval.stats.binary import binary_agreement
+from convoeval.stats.bootstrap import (
+    LEVEL,
+    N_BOOT,
+    canonical_codes,
+    ci_label,
+    cluster_codes,
+    cluster_sums,
+    resample_weights,
+    summarize,
+)
+from convoeval.stats.ratings import RATING_COLUMNS, rubric_ratings
+
+#: Required CSV columns, in the documented order.
+LABEL_COLUMNS = ("conversation", "criterion", "label", "rater")
+#: The folder ``load_labels`` reads by default (relative to the working directory, i.e. the project root).
+LABELS_DIR = Path("evals/labels")
+_PASS = frozenset({"pass", "passed", "true", "yes", "1"})
+_FAIL = frozenset({"fail", "failed", "false", "no", "0"})
+_KEY = re.compile(r"^(?P<scenario>[^/]+)/(?P<seed>-?\d+)/(?P<trial>-?\d+)$")
+
+
+class LabelError(ValueError):
+    """A human-label file is malformed or does not match the runs; the message names the file and line."""
+
+
+def read_labels(path: str | Path) -> pd.DataFrame:
+    """Read and validate one label CSV.
+
+    Returns:
+        ``conversation, criterion, label (boolean), rater, note, file, line`` (``line`` is the 1-based line in the
+        file; the header is line 1).
+
+    Raises:
+        LabelError: a missing column, an empty cell, or a label that is not pass/fail.
+    """
+    path = Path(path)
+    try:
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise LabelError(f"{path}: cannot read as CSV ({exc})") from exc
+    raw.columns = [str(c).strip().lower() for c in raw.columns]
+    missing = [c for c in LABEL_COLUMNS if c not in raw]
+    if missing:
+        raise LabelError(f"{path}: missing column(s) {missing}; expected {list(LABEL_COLUMNS)} (+ optional note)")
+    rows = []
+    for i, rec in enumerate(raw.to_dict("records")):
+        line = i + 2
+        values = {c: str(rec[c]).strip() for c in LABEL_COLUMNS}
+        empty = [c for c, v in values.items() if not v]
+        if empty:
+            raise LabelError(f"{path}, line {line}: empty {', '.join(empty)}")
+        label = values["label"].lower()
+        if label not in _PASS | _FAIL:
+            raise LabelError(f"{path}, line {line}: label must be pass or fail, got {values['label']!r}")
+        rows.append({**values, "label": label in _PASS, "note": str(rec.get("note", "")).strip(),
+                     "file": str(path), "line": line})
+    frame = pd.DataFrame(rows, columns=[*LABEL_COLUMNS, "note", "file", "line"])
+    return frame.astype({"label": "boolean", "line": "int64"})
+
+
+def load_labels(source: str | Path | Iterable[str | Path] = LABELS_DIR) -> pd.DataFrame:
+    """Read every label CSV of a folder (or the given files) and check that no item is labelled twice by one rater.
+
+    In a folder, files named ``example*.csv`` are documentation and skipped (name the file to read it).
+
+    Returns:
+        The concatenated ``read_labels`` frames.
+
+    Raises:
+        LabelError: a malformed file, or one rater labelling the same conversation and criterion twice.
+    """
+    if isinstance(source, (str, Path)) and Path(source).is_dir():
+        paths = sorted(p for p in Path(source).glob("*.csv") if not p.name.lower().startswith("example"))
+    else:
+        paths = [Path(source)] if isinstance(source, (str, Path)) else [Path(p) for p in source]
+    frames = [read_labels(p) for p in paths]
+    labels = pd.concat(frames, ignore_index=True) if frames else read_labels_empty()
+    dup = labels.duplicated(["conversation", "criterion", "rater"], keep=False)
+    if dup.any():
+        first = labels[dup].iloc[0]
+        same = labels[dup & (labels["conversation"] == first["conversation"])
+                      & (labels["criterion"] == first["criterion"]) & (labels["rater"] == first["rater"])]
+        where = "; ".join(f"{r.file}, line {r.line}" for r in same.itertuples())
+        raise LabelError(f"rater {first['rater']!r} labelled conversation {first['conversation']!r}, criterion "
+                         f"{first['criterion']!r} more than once ({where})")
+    return labels
+
+
+def read_labels_empty() -> pd.DataFrame:
+    """A zero-row labels frame."""
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in {
+        "conversation": "object", "criterion": "object", "label": "boolean", "rater": "object", "note": "object",
+        "file": "object", "line": "int64"}.items()})
+
+
+def _norm(text: str) -> str:
+    return " ".join(str(text).split()).casefold()
+
+
+def label_ratings(labels: pd.DataFrame, rubric: pd.DataFrame) -> pd.DataFrame:
+    """Resolve labels against the runs' rubric frame into a pass/fail ratings frame (rater = the label's rater).
+
+    A label whose conversation is not among the rubric's runs is left out (label files may cover other sweeps), with
+    a warning counting them.
+
+    Raises:
+        LabelError: a ``scenario/seed/trial`` key that matches several runs, or a criterion the conversation's rubric
+        does not have.
+    """
+    needed = ["run_id", "scenario", "seed", "trial", "criterion_index", "criterion", "assertion"]
+    missing = [c for c in needed if c not in rubric]
+    if missing:
+        raise ValueError(f"label_ratings needs a rubric frame (RUBRIC_SCHEMA); missing column(s) {missing}")
+    items = rubric.drop_duplicates(["run_id", "criterion"])
+    run_ids = set(items["run_id"].astype(str))
+    by_key: dict[tuple[str, int, int], list[str]] = {}
+    for rec in items.drop_duplicates("run_id").itertuples():
+        if pd.notna(rec.seed) and pd.notna(rec.trial):
+            by_key.setdefault((str(rec.scenario), int(rec.seed), int(rec.trial)), []).append(str(rec.run_id))
+    criteria: dict[str, list[tuple[int | None, str]]] = {}
+    for rec in items.itertuples():
+        index = int(rec.criterion_index) if pd.notna(rec.criterion_index) else None
+        criteria.setdefault(str(rec.run_id), []).append((index, str(rec.criterion)))
+    first = items.drop_duplicates("run_id").set_index(items.drop_duplicates("run_id")["run_id"].astype(str))
+    rows, unmatched = [], 0
+    for rec in labels.itertuples():
+        where = f"{rec.file}, line {rec.line}"
+        run_id = _run_of(str(rec.conversation), run_ids, by_key, where)
+        if run_id is None:
+            unmatched += 1
+            continue
+        text = _criterion_of(str(rec.criterion), criteria[run_id], where, run_id)
+        conv = first.loc[run_id]
+        rows.append({"run_id": run_id, "scenario": conv["scenario"], "seed": conv["seed"], "trial": conv["trial"],
+                     "criterion": text, "rater": rec.rater, "passed": rec.label})
+    if unmatched:
+        warnings.warn(f"{unmatched} label(s) name conversations that are not in these runs; left out", stacklevel=2)
+    out = pd.DataFrame(rows).reindex(columns=list(RATING_COLUMNS))
+    meta = items[["run_id", "criterion", "criterion_index", "assertion"]].astype({"run_id": str})
+    out = out.drop(columns=["criterion_index", "assertion"]).merge(meta, on=["run_id", "criterion"], how="left")
+    out["passed"] = out["passed"].astype("boolean")
+    return out.reindex(columns=list(RATING_COLUMNS))
+
+
+def _run_of(key: str, run_ids: set[str], by_key: dict, where: str) -> str | None:
+    if key in run_ids:
+        return key
+    match = _KEY.match(key)
+    if not match:
+        return None
+    found = by_key.get((match["scenario"], int(match["seed"]), int(match["trial"])), [])
+    if len(found) > 1:
+        raise LabelError(f"{where}: conversation {key!r} matches {len(found)} runs (several targets?); use the run_id")
+    return found[0] if found else None
+
+
+def _criterion_of(criterion: str, options: list[tuple[int | None, str]], where: str, run_id: str) -> str:
+    if criterion.isdigit():
+        for index, text in options:
+            if index == int(criterion):
+                return text
+        raise LabelError(f"{where}: run {run_id} has no criterion_index {criterion} (0-based; it has "
+                         f"{sorted(i for i, _ in options if i is not None)})")
+    for _, text in options:
+        if _norm(text) == _norm(criterion):
+            return text
+    raise LabelError(f"{where}: run {run_id} has no criterion {criterion!r}; its criteria are "
+                     f"{[t for _, t in options]}")
+
+
+def score_against_labels(
+    rubric: pd.DataFrame,
+    labels: pd.DataFrame,
+    *,
+    rater: str | Sequence[str] = "judge_model",
+    samples: str | int = "majority",
+    by: str | Sequence[str] = ("criterion",),
+    overall: bool = True,
+    n_boot: int = N_BOOT,
+    level: float = LEVEL,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Every judge (A) against every human rater (B, the reference): the ``binary_agreement`` table.
+
+    Args:
+        rubric: The rubric frame of the runs the labels refer to.
+        labels: From ``load_labels``.
+        rater: Column(s) naming the judge configuration.
+        samples: How several judge samples become one verdict.
+        by: Grouping columns.
+        overall: Also pool the criteria.
+        n_boot: Bootstrap replicates (resampling conversations).
+        level: Confidence level.
+        seed: Bootstrap seed.
+    """
+    judges = rubric_ratings(rubric, rater=rater, samples=samples)
+    humans = label_ratings(labels, rubric)
+    clash = sorted(set(judges["rater"]) & set(humans["rater"]))
+    if clash:
+        raise LabelError(f"human rater name(s) {clash} equal judge names; rename the raters in the label files")
+    pairs = [(j, h) for j in sorted(judges["rater"].unique()) for h in sorted(humans["rater"].unique())]
+    return binary_agreement(pd.concat([judges, humans], ignore_index=True), pairs=pairs, by=by, overall=overall,
+                            n_boot=n_boot, level=level, seed=seed)
+
+
+def corrected_pass_rate(p: float | np.ndarray, sensitivity: float | np.ndarray,
+                        specificity: float | np.ndarray) -> float | np.ndarray:
+    """Rogan–Gladen: ``theta = (p + q0 - 1) / (q0 + q1 - 1)``, clipped to [0, 1]; NaN when ``q0 + q1 <= 1``.
+
+    Args:
+        p: The judge's observed pass rate.
+        sensitivity: q1 = P(judge passes | truly passes).
+        specificity: q0 = P(judge fails | truly fails).
+
+    Example:
+        >>> round(corrected_pass_rate(0.62, 0.9, 0.8), 4)   # (0.62 + 0.8 - 1) / (0.8 + 0.9 - 1)
+        0.6
+        >>> corrected_pass_rate(0.5, 0.5, 0.5)
+        nan
+    """
+    p, q1, q0 = (np.asarray(v, dtype=float) for v in (p, sensitivity, specificity))
+    denominator = q0 + q1 - 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        theta = np.where(denominator > 0, np.clip((p + q0 - 1) / denominator, 0, 1), np.nan)
+    return float(theta) if theta.ndim == 0 else theta
+
+
+def _human_reference(humans: pd.DataFrame, human: str | None) -> pd.DataFrame:
+    """One human verdict per item: the named rater's, or the strict majority of all human raters (ties left out)."""
+    if human is not None:
+        if human not in set(humans["rater"]):
+            raise LabelError(f"no labels by rater {human!r}; raters: {sorted(humans['rater'].unique())}")
+        return humans[humans["rater"] == human][["run_id", "criterion", "passed"]]
+    votes = humans.assign(_p=humans["passed"].astype("Float64")).groupby(["run_id", "criterion"])["_p"]
+    tally = votes.agg(["sum", "count"]).reset_index()
+    tally = tally[tally["sum"] * 2 != tally["count"]]
+    return tally.assign(passed=tally["sum"] * 2 > tally["count"])[["run_id", "criterion", "passed"]]
+
+
+def calibrated_pass_rates(
+    rubric: pd.DataFrame,
+    labels: pd.DataFrame,
+    *,
+    rater: str | Sequence[str] = "judge_model",
+    samples: str | int = "majority",
+    human: str | None = None,
+    by: str | Sequence[str] = ("criterion",),
+    overall: bool = True,
+    n_boot: int = N_BOOT,
+    level: float = LEVEL,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Each judge's pass rate corrected for its sensitivity and specificity measured against human labels.
+
+    Args:
+        rubric: The rubric frame: the judge's verdicts on every conversation (labelled or not).
+        labels: From ``load_labels``.
+        rater: Column(s) naming the judge configuration.
+        samples: How several judge samples become one verdict.
+        human: Use this human rater as truth; default the strict majority of the human raters per item.
+        by: Grouping columns.
+        overall: Also pool the criteria.
+        n_boot: Bootstrap replicates (resampling conversations).
+        level: Confidence level.
+        seed: Bootstrap seed.
+
+    Returns:
+        ``rater, *by`` and rows ``pass_rate`` (observed, all judged conversations), ``sensitivity`` and
+        ``specificity`` (labelled conversations), ``corrected_pass_rate``.
+    """
+    by = as_tuple(by)
+    judges = rubric_ratings(rubric, rater=rater, samples=samples).dropna(subset=["passed"])
+    truth = _human_reference(label_ratings(labels, rubric), human).rename(columns={"passed": "_human"})
+    ci = ci_label("run_id", n_boot, level)
+    rows = []
+    for judge, mine in judges.groupby("rater", sort=True):
+        items = mine.merge(truth, on=["run_id", "criterion"], how="left").set_index(
+            list(dict.fromkeys(["run_id", "criterion", *by])))
+        for group, part in iter_groups(items, by, overall):
+            codes, n_conv = cluster_codes(part.index.get_level_values("run_id"))
+            j = part["passed"].astype(float).to_numpy()
+            h = part["_human"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
+            lab = ~np.isnan(h)
+            cols = np.column_stack([j, np.ones_like(j), lab & (j == 1) & (h == 1), lab & (h == 1),
+                                    lab & (j == 0) & (h == 0), lab & (h == 0)])
+            codes = canonical_codes(codes, n_conv, cols)  # the same CI whatever the run ids
+            per = cluster_sums(codes, n_conv, cols)
+            stats_point = _calibration(per.sum(axis=0)[None])
+            stats_reps = _calibration(resample_weights(n_conv, n_boot=n_boot, seed=seed) @ per)
+            n_lab = len(set(part.index.get_level_values("run_id")[lab]))
+            for stat, how in _CALIBRATION_METHODS.items():
+                labelled = stat in ("sensitivity", "specificity")
+                rows.append(summarize(stat, stats_point[stat][0], stats_reps[stat], level=level,
+                                      n=n_lab if labelled else n_conv,
+                                      n_items=int(lab.sum()) if labelled else len(part), method=f"{how}; {ci}",
+                                      groups={"rater": judge, **group}))
+    return result_frame(rows, ["rater", *by])
+
+
+_CALIBRATION_METHODS = {
+    "pass_rate": "judge's observed pass rate p, all judged conversations",
+    "sensitivity": "q1 = P(judge passes | human passes), labelled conversations",
+    "specificity": "q0 = P(judge fails | human fails), labelled conversations",
+    "corrected_pass_rate": "Rogan-Gladen (p + q0 - 1)/(q0 + q1 - 1), clipped to [0, 1], NaN if q0 + q1 <= 1",
+}
+
+
+def _calibration(sums: np.ndarray) -> dict[str, np.ndarray]:
+    passes, judged, tp, pos, tn, neg = (sums[:, i] for i in range(6))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p, q1, q0 = passes / judged, tp / pos, tn / neg
+    return {"pass_rate": p, "sensitivity": q1, "specificity": q0,
+            "corrected_pass_rate": np.atleast_1d(corrected_pass_rate(p, q1, q0))}

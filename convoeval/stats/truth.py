@@ -1,0 +1,204 @@
+"""Database truth: ground truth that costs nothing, because every run already checks the database.
+
+* **Rubric criteria.** A criterion may declare the assertion it corresponds to (``RubricCriterion.assertion``; the
+  rubric frame's ``assertion`` column), e.g. "Agent generated a payment link" ↔ ``payment_link_created``. The
+  criterion is phrased so that it holds exactly when the assertion passes (the assertion frame's ``passed`` means
+  "the database shows what the scenario expects"), so the database's verdict on the criterion is that ``passed``.
+* **Goal.** The database says the goal was met when every *outcome* assertion of the run passed. Process assertions
+  (``tools_called``, ``tools_not_called``: which tools the agent used) are left out by default: a holistic judge
+  reads the conversation's outcome, not the agent's tool log. The holistic judge says the goal was met when its
+  ``goal_completion`` score is ``>= threshold`` (default 5, the midpoint of 0–10; a parameter). The simulator's own
+  ``[GOAL_COMPLETE]`` claim (``runs.goal_completed``) can be scored the same way.
+
+Missing values stay missing: an assertion whose check errored (``passed`` NA) gives no verdict, never a fail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from convoeval.stats._result import result_frame
+from convoeval.stats.binary import binary_agreement
+from convoeval.stats.bootstrap import LEVEL, N_BOOT
+from convoeval.stats.ratings import RATING_COLUMNS, holistic_ratings, rubric_ratings
+
+#: The rater name of database verdicts.
+DATABASE = "database"
+#: The rater name of the simulator's ``[GOAL_COMPLETE]`` claim.
+SIMULATOR = "simulator"
+#: The ``criterion`` of goal verdicts.
+GOAL = "goal_completion"
+#: Default ``goal_completion`` score at or above which the holistic judge counts the goal as met.
+GOAL_THRESHOLD = 5.0
+#: Assertions about the agent's process rather than the outcome; not part of the database's goal verdict by default.
+PROCESS_ASSERTIONS = ("tools_called", "tools_not_called")
+
+
+def _passed(values: pd.Series) -> pd.Series:
+    return values.astype("boolean")
+
+
+def truth_ratings(rubric: pd.DataFrame, assertions: pd.DataFrame) -> pd.DataFrame:
+    """The database's verdict on every rubric criterion that declares an assertion, as a ratings frame.
+
+    Args:
+        rubric: A rubric frame (only ``run_id``, ``criterion``, ``assertion`` and the conversation keys are used).
+        assertions: The assertion frame (``ASSERTION_SCHEMA``).
+
+    Returns:
+        ``RATING_COLUMNS`` with ``rater = "database"``; one row per run × criterion with a declared assertion that was
+        checked for that run (``passed`` NA when the check itself failed).
+    """
+    if "assertion" not in rubric:
+        raise ValueError("the rubric frame has no 'assertion' column (RUBRIC_SCHEMA declares one)")
+    declared = rubric[rubric["assertion"].notna()]
+    keys = [c for c in RATING_COLUMNS if c in declared and c not in ("rater", "sample", "passed")]
+    items = declared[keys].drop_duplicates(["run_id", "criterion"])
+    checks = assertions[["run_id", "assertion", "passed"]].drop_duplicates(["run_id", "assertion"])
+    merged = items.merge(checks, on=["run_id", "assertion"], how="inner")
+    merged["rater"] = DATABASE
+    merged["sample"] = pd.NA
+    merged["passed"] = _passed(merged["passed"])
+    return merged.reindex(columns=list(RATING_COLUMNS))
+
+
+def truth_pairs(
+    rubric: pd.DataFrame,
+    assertions: pd.DataFrame,
+    *,
+    rater: str | Sequence[str] = "judge_model",
+    samples: str | int = "majority",
+) -> pd.DataFrame:
+    """Judge verdict beside database verdict, for every run × criterion that declares an assertion (for reports).
+
+    Returns:
+        ``run_id, scenario, seed, trial, criterion, assertion, rater, judge_passed, database_passed, agree``
+        (``agree`` NA when either verdict is missing).
+    """
+    judge = rubric_ratings(rubric, rater=rater, samples=samples)
+    judge = judge[judge["assertion"].notna()]
+    truth = truth_ratings(rubric, assertions)[["run_id", "criterion", "passed"]]
+    out = judge.merge(truth.rename(columns={"passed": "database_passed"}), on=["run_id", "criterion"], how="inner")
+    out = out.rename(columns={"passed": "judge_passed"})
+    out["agree"] = (out["judge_passed"] == out["database_passed"]).astype("boolean")
+    columns = ["run_id", "scenario", "seed", "trial", "criterion", "assertion", "rater", "judge_passed",
+               "database_passed", "agree"]
+    return out[columns].reset_index(drop=True)
+
+
+def goal_truth(assertions: pd.DataFrame, *, exclude: Sequence[str] = PROCESS_ASSERTIONS) -> pd.DataFrame:
+    """The database's goal verdict per run: every outcome assertion passed.
+
+    Args:
+        assertions: The assertion frame.
+        exclude: Assertion keys that are not about the outcome (default: the tool-use checks).
+
+    Returns:
+        ``run_id, scenario, goal_met, n_assertions``; ``goal_met`` is False when any outcome assertion failed, NA
+        when none failed but one could not be checked, True otherwise. Runs without outcome assertions are left out.
+    """
+    rows = assertions[~assertions["assertion"].isin(list(exclude))]
+    passed = rows["passed"].astype("boolean")
+    frame = pd.DataFrame({"run_id": rows["run_id"], "scenario": rows["scenario"],
+                          "_fail": (passed == False).fillna(False),  # noqa: E712 (nullable boolean)
+                          "_unknown": passed.isna()})
+    per = frame.groupby("run_id", sort=False).agg(scenario=("scenario", "first"), _fail=("_fail", "any"),
+                                                  _unknown=("_unknown", "any"), n_assertions=("_fail", "size"))
+    goal = [False if f else (None if u else True) for f, u in zip(per["_fail"], per["_unknown"], strict=True)]
+    per["goal_met"] = pd.array(goal, dtype="boolean")
+    return per.reset_index()[["run_id", "scenario", "goal_met", "n_assertions"]]
+
+
+def goal_ratings(
+    holistic: pd.DataFrame,
+    assertions: pd.DataFrame,
+    *,
+    runs: pd.DataFrame | None = None,
+    threshold: float = GOAL_THRESHOLD,
+    rater: str | Sequence[str] = "judge_model",
+    samples: str | int = "mean",
+    exclude: Sequence[str] = PROCESS_ASSERTIONS,
+) -> pd.DataFrame:
+    """Goal verdicts of the holistic judge (``goal_completion >= threshold``), the database and (given ``runs``) the
+    simulator, as one pass/fail ratings frame with ``criterion = "goal_completion"``.
+
+    Args:
+        holistic: A holistic frame.
+        assertions: The assertion frame.
+        runs: The runs frame; adds the simulator's ``goal_completed`` as rater ``"simulator"``.
+        threshold: ``goal_completion`` at or above which the judge counts the goal as met.
+        rater: Column(s) naming the judge configuration.
+        samples: How several holistic samples become one score (see ``holistic_ratings``).
+        exclude: Assertions left out of the database's goal verdict.
+    """
+    scores = holistic_ratings(holistic, rater=rater, samples=samples, dimensions=(GOAL,))
+    met = scores["score"].to_numpy(dtype=float)
+    judge = scores.drop(columns=["dimension", "score"]).assign(
+        criterion=GOAL, passed=pd.array([None if np.isnan(v) else bool(v >= threshold) for v in met], "boolean"))
+    database = goal_truth(assertions, exclude=exclude).rename(columns={"goal_met": "passed"})
+    parts = [judge, database.drop(columns=["n_assertions"]).assign(criterion=GOAL, rater=DATABASE)]
+    if runs is not None:
+        # Only a simulated patient can claim [GOAL_COMPLETE]; scripted runs have no such claim to score.
+        talked = runs[runs["type"] == "conversational"] if "type" in runs else runs
+        sim = talked[["run_id", "scenario", "seed", "trial"]].assign(
+            criterion=GOAL, rater=SIMULATOR, passed=talked["goal_completed"].astype("boolean"))
+        parts.append(sim)
+    out = pd.concat([p.reindex(columns=list(RATING_COLUMNS)) for p in parts], ignore_index=True)
+    out["passed"] = out["passed"].astype("boolean")
+    return out
+
+
+def database_agreement(
+    frames: Mapping[str, pd.DataFrame],
+    *,
+    threshold: float = GOAL_THRESHOLD,
+    rater: str | Sequence[str] = "judge_model",
+    rubric_samples: str | int = "majority",
+    holistic_samples: str | int = "mean",
+    exclude: Sequence[str] = PROCESS_ASSERTIONS,
+    simulator: bool = True,
+    n_boot: int = N_BOOT,
+    level: float = LEVEL,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Agreement of the rubric judge and of the holistic ``goal_completion`` with the database, for a results folder.
+
+    Args:
+        frames: ``convoeval.batch.load_results(folder)`` (needs ``rubric``, ``holistic``, ``assertions``; ``runs``
+            for the simulator).
+        threshold: ``goal_completion`` threshold for "goal met".
+        rater: Column(s) naming the judge configuration.
+        rubric_samples: How rubric samples become one verdict.
+        holistic_samples: How holistic samples become one score.
+        exclude: Assertions left out of the database's goal verdict.
+        simulator: Also score the simulator's ``[GOAL_COMPLETE]`` against the database.
+        n_boot: Bootstrap replicates.
+        level: Confidence level.
+        seed: Bootstrap seed.
+
+    Returns:
+        The ``binary_agreement`` table with ``rater_b = "database"`` and an ``instrument`` column first:
+        ``"rubric"`` (per criterion with a declared assertion, and pooled) or ``"goal"`` (criterion
+        ``goal_completion``: the holistic judge and the simulator).
+    """
+    opts = {"reference": DATABASE, "n_boot": n_boot, "level": level, "seed": seed}
+    parts = []
+    rubric, holistic = frames.get("rubric"), frames.get("holistic")
+    if rubric is not None and len(rubric) and rubric["assertion"].notna().any():
+        truth = truth_ratings(rubric, frames["assertions"])
+        judged = rubric_ratings(rubric[rubric["assertion"].notna()], rater=rater, samples=rubric_samples)
+        ratings = pd.concat([judged, truth], ignore_index=True)
+        parts.append(binary_agreement(ratings, **opts).assign(instrument="rubric"))
+    if holistic is not None and len(holistic):
+        goals = goal_ratings(holistic, frames["assertions"], threshold=threshold, rater=rater,
+                             samples=holistic_samples, exclude=exclude,
+                             runs=frames.get("runs") if simulator else None)
+        if (goals["rater"] == DATABASE).any():
+            parts.append(binary_agreement(goals, **opts).assign(instrument="goal"))
+    if not parts:
+        return result_frame([], ["instrument", "criterion", "rater_a", "rater_b"])
+    out = pd.concat(parts, ignore_index=True)
+    return out[["instrument", *[c for c in out.columns if c != "instrument"]]]
