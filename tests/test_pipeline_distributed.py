@@ -71,6 +71,8 @@ def test_two_worker_processes_give_the_same_results_as_one_process(env, tmp_path
 
 def test_a_killed_worker_loses_no_conversation_and_duplicates_none(env, tmp_path, monkeypatch):
     marker = tmp_path / "killed"
+    # Set after the earlier tests' clusters: the workers must see this run's environment (their fork server is
+    # started per run; a server kept from an earlier run would fork workers without this variable).
     monkeypatch.setenv(KILL_MARKER_ENV, str(marker))
     config = EvalConfig(agent="billing", type="conversational", seed=[1, 2, 3], concurrency=4, workers=2,
                         target="distributed_support:respond", output_dir=str(tmp_path / "out"))

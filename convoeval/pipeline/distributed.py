@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import multiprocessing
 import threading
 import uuid
 from collections.abc import Callable, Mapping
@@ -141,6 +142,38 @@ def _describe(config: EvalConfig) -> dict[str, dict[str, Any]]:
     return out
 
 
+#: What a local worker imports before its first conversation (LangChain and the openai SDK are most of it).
+WORKER_PRELOAD = ("distributed", "convoeval.pipeline.worker_imports")
+
+
+def _preload_workers() -> None:
+    """Start local workers from a fork server that has already imported what they need.
+
+    Spawned workers each import convoeval, LangChain and the openai SDK afresh, ~2.5 s of CPU apiece before their
+    first conversation, on the cores they are meant to share out. Forked from one server that imported them once,
+    they start with the modules in memory. (Forking the client itself is not safe: it runs threads.)
+
+    The server is started afresh for each run and stopped after it (``_stop_fork_server``): workers inherit the
+    server's environment, which must be this run's (a notebook may have changed ``OPENAI_BASE_URL`` since).
+    """
+    import dask
+    from distributed.utils import get_mp_context
+
+    if dask.config.get("distributed.worker.multiprocessing-method") != "forkserver":
+        return
+    _stop_fork_server()
+    get_mp_context().set_forkserver_preload(list(WORKER_PRELOAD))  # after Dask's own call, which it makes once
+
+
+def _stop_fork_server() -> None:
+    """Stop multiprocessing's fork server if one runs (its next user starts a new one with the current env)."""
+    from multiprocessing import forkserver
+
+    stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)  # private since 3.4, kept through 3.13
+    if callable(stop):
+        stop()
+
+
 def run_distributed(
     jobs: list[Job],
     config: EvalConfig,
@@ -175,7 +208,10 @@ def run_distributed(
                           "set it there instead of --store")
     # Dask's statistical profiler samples every thread of a worker every 10 ms: with a thread per conversation in
     # flight it took a fifth of the workers' CPU (py-spy, benchmarks/RESULTS.md). Off on the clusters we start.
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1, "distributed.worker.profile.enabled": False}):
+    settings_for_dask = {"distributed.scheduler.allowed-failures": 1, "distributed.worker.profile.enabled": False}
+    if "forkserver" in multiprocessing.get_all_start_methods():  # not on Windows: Dask's default spawn there
+        settings_for_dask["distributed.worker.multiprocessing-method"] = "forkserver"
+    with dask.config.set(settings_for_dask):
         if scheduler:
             cluster = None
             try:
@@ -190,6 +226,7 @@ def run_distributed(
             env = {"CONVOEVAL_STORE_URL": store_url} if store_url else {}
             env["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] = "False"  # the worker processes read their own config
             try:
+                _preload_workers()
                 cluster = LocalCluster(n_workers=workers, threads_per_worker=per_worker, processes=True,
                                        dashboard_address=None, env=env)
             except Exception as exc:  # noqa: BLE001 - whatever stopped the processes, said in one line
@@ -207,6 +244,7 @@ def run_distributed(
         client.close()
         if cluster is not None:
             cluster.close()
+            _stop_fork_server()
     return _describe(config), workers
 
 
