@@ -19,6 +19,7 @@ from distributed_support import _RANDOM_TOKENS, KILL_MARKER_ENV, varied_responde
 
 from convoeval.fake_server import FakeOpenAIServer
 from convoeval.pipeline import ConfigError, EvalConfig, execute
+from convoeval.pipeline.distributed import chunk_size
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent
@@ -67,6 +68,11 @@ def test_two_worker_processes_give_the_same_results_as_one_process(env, tmp_path
     texts = lambda r: sorted(_RANDOM_TOKENS.sub("…", t) for t in r.frames["transcripts"]["text"])  # noqa: E731
     assert texts(two) == texts(one)
     assert two.meta["workers"] == 2 and one.meta["workers"] == 1
+    # Many in flight: several conversations per Dask task (chunk_size), the same results, each conversation once.
+    chunked = execute(_config(tmp_path, "chunked", workers=2, concurrency=16), progress=False, allow_errors=True)
+    assert chunk_size(16, 2) == 2
+    assert _scores(chunked) == _scores(one)
+    assert len(list((tmp_path / "chunked" / "runs").glob("*.json"))) == 12
 
 
 def test_a_killed_worker_loses_no_conversation_and_duplicates_none(env, tmp_path, monkeypatch):
