@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing
 import threading
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from convoeval import _fork_server
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.conversation import ConversationResult, RunOptions, failed_result
 from convoeval.pipeline.jobs import Job
@@ -162,36 +162,14 @@ def _describe(config: EvalConfig) -> dict[str, dict[str, Any]]:
     return out
 
 
-#: What a local worker imports before its first conversation (LangChain and the openai SDK are most of it).
-WORKER_PRELOAD = ("distributed", "convoeval.pipeline.worker_imports")
-
-
 def _preload_workers() -> None:
-    """Start local workers from a fork server that has already imported what they need.
+    """Local workers fork from a server that imported what they need (``convoeval._fork_server``)."""
+    import distributed.utils
 
-    Spawned workers each import convoeval, LangChain and the openai SDK afresh, ~2.5 s of CPU apiece before their
-    first conversation, on the cores they are meant to share out. Forked from one server that imported them once,
-    they start with the modules in memory. (Forking the client itself is not safe: it runs threads.)
-
-    The server is started afresh for each run and stopped after it (``_stop_fork_server``): workers inherit the
-    server's environment, which must be this run's (a notebook may have changed ``OPENAI_BASE_URL`` since).
-    """
-    import dask
-    from distributed.utils import get_mp_context
-
-    if dask.config.get("distributed.worker.multiprocessing-method") != "forkserver":
-        return
-    _stop_fork_server()
-    get_mp_context().set_forkserver_preload(list(WORKER_PRELOAD))  # after Dask's own call, which it makes once
-
-
-def _stop_fork_server() -> None:
-    """Stop multiprocessing's fork server if one runs (its next user starts a new one with the current env)."""
-    from multiprocessing import forkserver
-
-    stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)  # private since 3.4, kept through 3.13
-    if callable(stop):
-        stop()
+    # Dask, on its first forkserver use, imports every optional package it knows in this process to choose its own
+    # preload list, which ours replaces anyway: mark that choice as made.
+    distributed.utils._forkserver_preload_set = True
+    _fork_server.start()
 
 
 def run_distributed(
@@ -229,7 +207,7 @@ def run_distributed(
     # Dask's statistical profiler samples every thread of a worker every 10 ms: with a thread per conversation in
     # flight it took a fifth of the workers' CPU (py-spy, benchmarks/RESULTS.md). Off on the clusters we start.
     settings_for_dask = {"distributed.scheduler.allowed-failures": 1, "distributed.worker.profile.enabled": False}
-    if "forkserver" in multiprocessing.get_all_start_methods():  # not on Windows: Dask's default spawn there
+    if _fork_server.available():  # not on Windows: Dask's default spawn there
         settings_for_dask["distributed.worker.multiprocessing-method"] = "forkserver"
     with dask.config.set(settings_for_dask):
         if scheduler:
@@ -265,7 +243,7 @@ def run_distributed(
         client.close()
         if cluster is not None:
             cluster.close()
-            _stop_fork_server()
+            _fork_server.stop()
     return _describe(config), workers
 
 
