@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -76,6 +77,10 @@ def _seeds(text: str | None) -> int | list[int] | None:
 
 @command("run")
 def _run(args: argparse.Namespace) -> int:
+    if (args.workers or 0) > 1 and not (args.cluster or os.environ.get("CONVOEVAL_DASK_SCHEDULER")):
+        from convoeval import _fork_server
+
+        _fork_server.start()  # the workers' imports run in the background while this process loads the pipeline
     from convoeval.llm import LLMError
     from convoeval.pipeline import ConfigError, EvalConfig, execute
     from convoeval.store import StoreError

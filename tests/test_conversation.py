@@ -311,3 +311,25 @@ async def test_verbose_lines_of_concurrent_conversations_each_name_their_convers
         mine = [line for line in lines if line.startswith(label)]
         assert mine[0].startswith(f"{label} goal: ") and "traits:" in mine[0] and "max turns: 15" in mine[0]
         assert any("[Turn 1] Patient:" in line for line in mine)
+
+
+async def test_messages_reach_the_store_only_when_an_assertion_may_read_them(store, monkeypatch):
+    written: list[str] = []
+    original = type(store).insert
+
+    def spy(self, table, rows):
+        written.append(table)
+        return original(self, table, rows)
+
+    monkeypatch.setattr(type(store), "insert", spy)
+    with_assertions = scenario()
+    fields = {k: v for k, v in with_assertions.model_dump(exclude_none=True).items() if k != "assertions"}
+    without = parse_scenario({**fields, "id": "no-assertions"})
+    for sc in (with_assertions, without):
+        written.clear()
+        simulator = FakeChatModel(replies=["Oi, quero pagar minha fatura", "Pix", "Sim", "Obrigada! [GOAL_COMPLETE]"])
+        result = await arun_any(sc, seed=42, options=RunOptions(simulator_model=simulator, judge_model=judge_for(sc),
+                                                                store=store))
+        assert result.status == "pass", result.error
+        assert ("messages" in written) is bool(sc.assertions)
+    assert leftover_rows(store) == 0

@@ -117,3 +117,17 @@ def test_the_renamed_names_are_the_old_objects():
     assert register_agent is register_clinic_agent
     assert Fault is ServerFault and FAULTS is SERVER_FAULTS
     assert AGENTS == REFERENCE_AGENTS
+
+
+def test_every_module_of_the_package_is_in_a_layer():
+    """A new top-level module or package must be placed in the layers, or the contract would not see it."""
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    layers = config["tool"]["importlinter"]["contracts"][0]["layers"]
+    placed = {name.strip() for layer in layers for name in layer.replace("|", ":").split(":")}
+    package = REPO / "convoeval"
+    top = {p.stem for p in package.glob("*.py") if p.stem != "__init__"}
+    top |= {p.name for p in package.iterdir() if (p / "__init__.py").is_file()}
+    assert top - placed == set()
+    assert placed - top == set()

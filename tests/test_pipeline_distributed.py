@@ -18,6 +18,7 @@ import pytest
 from distributed_support import _RANDOM_TOKENS, KILL_MARKER_ENV, varied_responder
 
 from convoeval.pipeline import ConfigError, EvalConfig, execute
+from convoeval.pipeline.distributed import chunk_size
 from convoeval.testing import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,10 +68,17 @@ def test_two_worker_processes_give_the_same_results_as_one_process(env, tmp_path
     texts = lambda r: sorted(_RANDOM_TOKENS.sub("…", t) for t in r.frames["transcripts"]["text"])  # noqa: E731
     assert texts(two) == texts(one)
     assert two.meta["workers"] == 2 and one.meta["workers"] == 1
+    # Many in flight: several conversations per Dask task (chunk_size), the same results, each conversation once.
+    chunked = execute(_config(tmp_path, "chunked", workers=2, concurrency=16), progress=False, allow_errors=True)
+    assert chunk_size(16, 2) == 2
+    assert _scores(chunked) == _scores(one)
+    assert len(list((tmp_path / "chunked" / "runs").glob("*.json"))) == 12
 
 
 def test_a_killed_worker_loses_no_conversation_and_duplicates_none(env, tmp_path, monkeypatch):
     marker = tmp_path / "killed"
+    # Set after the earlier tests' clusters: the workers must see this run's environment (their fork server is
+    # started per run; a server kept from an earlier run would fork workers without this variable).
     monkeypatch.setenv(KILL_MARKER_ENV, str(marker))
     config = EvalConfig(agent="billing", type="conversational", seed=[1, 2, 3], concurrency=4, workers=2,
                         target="distributed_support:respond", output_dir=str(tmp_path / "out"))

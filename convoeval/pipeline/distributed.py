@@ -26,11 +26,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from convoeval import _fork_server
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.conversation import ConversationResult, RunOptions, failed_result
 from convoeval.pipeline.jobs import Job
 
-__all__ = ["Task", "WorkerSettings", "run_distributed", "run_task"]
+__all__ = ["Task", "WorkerSettings", "chunk_size", "run_distributed", "run_task", "run_tasks"]
 
 
 @dataclass(frozen=True)
@@ -87,16 +88,36 @@ def run_task(task: Task) -> dict[str, Any]:
     Never raises for a failure of the agent, a model or a judge (the payload says ``error``); a failure to set the
     worker up (its store or models) becomes an error payload too.
     """
+    return run_tasks([task])[0]
+
+
+def run_tasks(tasks: list[Task]) -> list[dict[str, Any]]:
+    """Run several conversations at once on this worker's event loop; their payloads, in order (see ``run_task``)."""
+    import asyncio
+
     from convoeval._aio import run_sync
     from convoeval.pipeline.local import arun_job
 
     try:
-        options = _worker_options(task.settings)
-    except Exception as exc:  # noqa: BLE001 - a worker that cannot start this conversation reports it
-        return failed_result(task.scenario, task.seed, task.trial, task.settings.target,
-                             f"worker setup failed: {type(exc).__name__}: {exc}").payload()
-    result = run_sync(arun_job(Job(task.scenario, task.seed, task.trial, task.replay), options))
-    return result.payload()
+        options = _worker_options(tasks[0].settings)
+    except Exception as exc:  # noqa: BLE001 - a worker that cannot start these conversations reports it
+        reason = f"worker setup failed: {type(exc).__name__}: {exc}"
+        return [failed_result(t.scenario, t.seed, t.trial, t.settings.target, reason).payload() for t in tasks]
+
+    async def all_of_them() -> list[Any]:
+        return await asyncio.gather(*(arun_job(Job(t.scenario, t.seed, t.trial, t.replay), options) for t in tasks))
+
+    return [result.payload() for result in run_sync(all_of_them())]
+
+
+def chunk_size(concurrency: int, workers: int) -> int:
+    """Conversations per Dask task: one, unless there are enough in flight to share several tasks per worker.
+
+    Each task costs the worker's event loop ~7 ms of CPU in Dask's own messaging (py-spy, benchmarks/RESULTS.md),
+    as much as a fifth of a conversation; a task of 16 conversations pays it once. A killed worker then re-runs a
+    whole task elsewhere, so small runs keep one conversation per task (and progress per conversation).
+    """
+    return max(1, min(16, concurrency // (4 * workers)))
 
 
 def _check_secrets(config: EvalConfig) -> None:
@@ -141,6 +162,16 @@ def _describe(config: EvalConfig) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _preload_workers() -> None:
+    """Local workers fork from a server that imported what they need (``convoeval._fork_server``)."""
+    import distributed.utils
+
+    # Dask, on its first forkserver use, imports every optional package it knows in this process to choose its own
+    # preload list, which ours replaces anyway: mark that choice as made.
+    distributed.utils._forkserver_preload_set = True
+    _fork_server.start()
+
+
 def run_distributed(
     jobs: list[Job],
     config: EvalConfig,
@@ -175,7 +206,10 @@ def run_distributed(
                           "set it there instead of --store")
     # Dask's statistical profiler samples every thread of a worker every 10 ms: with a thread per conversation in
     # flight it took a fifth of the workers' CPU (py-spy, benchmarks/RESULTS.md). Off on the clusters we start.
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1, "distributed.worker.profile.enabled": False}):
+    settings_for_dask = {"distributed.scheduler.allowed-failures": 1, "distributed.worker.profile.enabled": False}
+    if _fork_server.available():  # not on Windows: Dask's default spawn there
+        settings_for_dask["distributed.worker.multiprocessing-method"] = "forkserver"
+    with dask.config.set(settings_for_dask):
         if scheduler:
             cluster = None
             try:
@@ -190,6 +224,7 @@ def run_distributed(
             env = {"CONVOEVAL_STORE_URL": store_url} if store_url else {}
             env["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] = "False"  # the worker processes read their own config
             try:
+                _preload_workers()
                 cluster = LocalCluster(n_workers=workers, threads_per_worker=per_worker, processes=True,
                                        dashboard_address=None, env=env)
             except Exception as exc:  # noqa: BLE001 - whatever stopped the processes, said in one line
@@ -202,41 +237,51 @@ def run_distributed(
                               judge_model=config.judge_model, judge_samples=config.judge_samples,
                               budget_share=workers)
     try:
-        _stream(client, jobs, settings, window=config.concurrency + workers, on_result=on_result)
+        _stream(client, jobs, settings, window=config.concurrency + workers, on_result=on_result,
+                chunk=chunk_size(config.concurrency, workers))
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+            _fork_server.stop()
     return _describe(config), workers
 
 
 def _stream(client: Any, jobs: list[Job], settings: WorkerSettings, *, window: int,
-            on_result: Callable[[Job, ConversationResult], None]) -> None:
-    """Keep ``window`` tasks submitted; hand each result on as it completes, then submit the next job."""
+            on_result: Callable[[Job, ConversationResult], None], chunk: int = 1) -> None:
+    """Keep ``window`` conversations submitted, ``chunk`` per task; hand each result on as its task completes."""
     from distributed import as_completed
 
     pending = iter(jobs)
-    by_key: dict[str, Job] = {}
+    by_key: dict[str, list[Job]] = {}
     run = uuid.uuid4().hex[:8]
     completed = as_completed()
 
-    def submit(job: Job) -> None:
-        task = Task(job.scenario, job.seed, job.trial, job.label, settings, job.replay)
-        future = client.submit(run_task, task, key=f"conversation-{run}-{job.key}", pure=False)
-        by_key[future.key] = job
+    def submit(group: list[Job]) -> None:
+        tasks = [Task(job.scenario, job.seed, job.trial, job.label, settings, job.replay) for job in group]
+        future = client.submit(run_tasks, tasks, key=f"conversations-{run}-{group[0].key}", pure=False)
+        by_key[future.key] = group
         completed.add(future)
 
-    for job in (j for _, j in zip(range(window), pending, strict=False)):
-        submit(job)
+    def next_group() -> list[Job]:
+        return [job for _, job in zip(range(chunk), pending, strict=False)]
+
+    for _ in range(max(1, math.ceil(window / chunk))):
+        group = next_group()
+        if not group:
+            break
+        submit(group)
     for future in completed:
-        job = by_key.pop(future.key)
+        group = by_key.pop(future.key)
         try:
-            result = ConversationResult.from_payload(future.result())
-        except Exception as exc:  # noqa: BLE001 - a task that failed on the cluster is this conversation's error
+            payloads = future.result()
+            results = [ConversationResult.from_payload(p) for p in payloads]
+        except Exception as exc:  # noqa: BLE001 - a task that failed on the cluster is its conversations' error
             reason = f"worker failed: {type(exc).__name__}: {exc}".strip()
-            result = failed_result(job.scenario, job.seed, job.trial, settings.target, reason)
+            results = [failed_result(job.scenario, job.seed, job.trial, settings.target, reason) for job in group]
         future.release()
-        on_result(job, result)
-        following = next(pending, None)
-        if following is not None:
+        for job, result in zip(group, results, strict=True):
+            on_result(job, result)
+        following = next_group()
+        if following:
             submit(following)
