@@ -10,7 +10,8 @@ A target string picks an adapter through a registry keyed by the target's scheme
 =============================================  =================================================================
 
 A registered scheme wins over a Python module of the same name. Adapters import their heavy dependencies lazily,
-so importing this package stays cheap. ``register_agent`` adds a scheme (e.g. a team's in-house transport).
+so importing this package stays cheap. ``register_agent`` adds a scheme (e.g. a team's in-house transport); another
+package can add one without code here through a ``convoeval.agents`` entry point (``convoeval.plugins``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+from convoeval import plugins
 from convoeval.agents.base import Agent, AgentError, AgentReply, AgentSession, ToolCall
 
 __all__ = [
@@ -172,7 +174,7 @@ def get_agent(target: str, **options: Any) -> Agent:
     target = target.strip()
     scheme, _, rest = target.partition(":")
     parsed = AgentTarget(raw=target, scheme=scheme, rest=rest)
-    factory = _FACTORIES.get(scheme)
+    factory = _FACTORIES.get(scheme) or _plugin_factory(scheme)
     if factory is None and TARGET_RE.match(target):
         factory = _python_callable
     if factory is None:
@@ -180,6 +182,21 @@ def get_agent(target: str, **options: Any) -> Agent:
         shown = f"{scheme}://…" if "://" in target else target[:80]
         raise ValueError(
             f"unknown agent target {shown!r}; accepted forms: {', '.join(ACCEPTED_FORMS)} "
-            f"(registered schemes: {', '.join(sorted(_FACTORIES))})"
+            f"(registered schemes: {', '.join(sorted({*_FACTORIES, *plugins.plugin_names(plugins.AGENTS)}))})"
         )
     return factory(parsed, **options)
+
+
+def _plugin_factory(scheme: str) -> AgentFactory | None:
+    """The factory another package declares for ``scheme`` (a ``convoeval.agents`` entry point), registered once found.
+
+    Raises:
+        ValueError: the entry point cannot be loaded, or what it names is not callable.
+    """
+    factory = plugins.load_plugin(plugins.AGENTS, scheme)
+    if factory is None:
+        return None
+    if not callable(factory):
+        raise ValueError(f"the convoeval.agents entry point {scheme!r} names {type(factory).__name__}, not a factory")
+    register_agent(scheme, factory)
+    return factory

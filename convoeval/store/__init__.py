@@ -1,5 +1,8 @@
 """The fixtures store: open one by URL, seed a run's fixtures, check assertions, clean up.
 
+``register_backend`` adds a URL scheme; another package can add one through a ``convoeval.stores`` entry point
+(``convoeval.plugins``).
+
 Example:
     >>> from convoeval.scenarios import load_scenario_file
     >>> from convoeval.store import open_store, seed_run, check_assertions, cleanup_run
@@ -19,6 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from convoeval import plugins
 from convoeval.paths import state_dir
 from convoeval.store.assertions import AssertionResult, check_assertions
 from convoeval.store.base import TABLES, Store, StoreError
@@ -82,6 +86,26 @@ def register_backend(scheme: str, factory: StoreFactory) -> None:
     _BACKENDS[scheme] = factory
 
 
+def _backend(scheme: str) -> StoreFactory | None:
+    """The factory for ``scheme``: registered here, else a ``convoeval.stores`` entry point (then registered).
+
+    Raises:
+        StoreError: the entry point cannot be loaded, or what it names is not callable.
+    """
+    if scheme in _BACKENDS:
+        return _BACKENDS[scheme]
+    try:
+        factory = plugins.load_plugin(plugins.STORES, scheme)
+    except plugins.PluginError as exc:
+        raise StoreError(str(exc)) from None
+    if factory is None:
+        return None
+    if not callable(factory):
+        raise StoreError(f"the convoeval.stores entry point {scheme!r} names {type(factory).__name__}, not a factory")
+    register_backend(scheme, factory)
+    return factory
+
+
 def default_store_url() -> str:
     """``$CONVOEVAL_STORE_URL``, else a SQLite file in the local state folder."""
     return os.environ.get("CONVOEVAL_STORE_URL") or f"sqlite:///{state_dir() / 'store.db'}"
@@ -104,10 +128,11 @@ def open_store(url: str | None = None) -> Store:
     url = url or default_store_url()
     scheme, sep, _ = url.partition("://")
     # Never echo the URL itself: it may carry a password.
-    factory = _BACKENDS.get(scheme.split("+")[0].lower()) if sep else None
+    factory = _backend(scheme.split("+")[0].lower()) if sep else None
     if factory is None:
         shown = repr(scheme.split("+")[0]) if sep else "none"
-        raise StoreError(f"unknown store URL scheme {shown}; expected one of {', '.join(sorted(_BACKENDS))}")
+        known = sorted({*_BACKENDS, *plugins.plugin_names(plugins.STORES)})
+        raise StoreError(f"unknown store URL scheme {shown}; expected one of {', '.join(known)}")
     try:
         store = factory(url)
     except ValueError:
