@@ -1,4 +1,4 @@
-"""The holistic judge: the seed's parsing tests (failing closed), our overall, error rows, samples, prompt layout."""
+"""The holistic judge: parsing (failing closed), our overall, error rows, samples, prompt layout."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ SEED_JSON = json.dumps({
 def test_parses_valid_holistic_json_with_goal_completion():
     result = parse_holistic_response(SEED_JSON)
     assert result.scores["goal_completion"] == 9
-    assert result.judge_overall == 8.7  # the seed's expectation, kept as the judge's own figure
+    assert result.judge_overall == 8.7  # the judge's own overall, kept beside ours
     assert result.overall == pytest.approx(52 / 6)  # ours: the mean of the six scores
     assert result.issues == ["minor verbosity"] and result.suggestion == "be more concise"
 

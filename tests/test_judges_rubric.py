@@ -1,4 +1,4 @@
-"""The rubric judge: the seed's parsing tests (failing closed), matching by position, error rows, samples, injection."""
+"""The rubric judge: parsing (failing closed), matching by position, error rows, samples, injection."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from convoeval.testing import FakeChatModel
 pytestmark = pytest.mark.usefixtures("isolated_state")
 
 
-# ── The seed's parseRubricResponse tests, failing closed ──
+# ── Parsing a rubric reply, failing closed ──
 
 
 def test_parses_valid_rubric_json():
@@ -39,7 +39,7 @@ def test_strips_markdown_fences():
 
 
 def test_unparseable_reply_raises_instead_of_returning_empty():
-    # The seed returned [], which its score formula turned into a perfect rubric score.
+    # An empty list would make the score formula's rubric part perfect: it is an error instead.
     with pytest.raises(JudgeParseError):
         parse_rubric_response("not json", ["a"])
 

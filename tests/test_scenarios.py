@@ -1,4 +1,4 @@
-"""Scenario models and loader: the seed's Task 1/2 tests plus the error contract (file, field, problem)."""
+"""Scenario models and loader: schema, loading, filters, and the error contract (file, field, problem)."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
-# ── the seed's schema tests ──
+# ── the schema ──
 
 
 def test_validates_a_conversational_scenario():
@@ -179,7 +179,7 @@ def test_unquoted_phone_and_date_are_kept_as_text(tmp_path):
     assert scenario.fixtures.invoices[0].due_date == "2026-02-20"
 
 
-# ── the seed's loader tests ──
+# ── the loader ──
 
 
 def test_parses_valid_conversational_yaml(tmp_path):

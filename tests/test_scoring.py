@@ -1,4 +1,4 @@
-"""The composite score: the seed's examples (6.5 with a failed assertion is fail, as its code says) and score frames."""
+"""The composite score: worked examples (6.5 with a failed assertion is fail) and score frames."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from convoeval.frames import (
 )
 from convoeval.judges.scoring import calculate_score, score_frame, score_scripted
 
-# ── The seed's calculateConversationalScore examples ──
+# ── calculate_score: worked examples ──
 
 
 def test_uses_min_of_rubric_and_judge_minus_penalty():
@@ -29,7 +29,7 @@ def test_uses_min_of_rubric_and_judge_minus_penalty():
 def test_penalizes_assertion_failures_and_fails_on_them():
     score = calculate_score(1, 1, 8, ["invoice_status: expected paid, got pending"])
     assert score.overall == 6.5  # min(10, 8) - 1.5
-    # The seed's test said "warn"; its code (and issue 4) say a failed database assertion fails the scenario.
+    # A failed database assertion fails the scenario, whatever the judges' scores (not warn).
     assert score.status == "fail"
     assert score.assertion_failures == 1 and score.penalty == 1.5
 

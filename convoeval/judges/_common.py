@@ -69,7 +69,7 @@ _FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*|\s*```\s*$")
 
 
 def load_json(text: str) -> Any:
-    """Parse a judge's JSON reply, tolerating a surrounding markdown fence (as the seed's ``cleanJson``).
+    """Parse a judge's JSON reply, tolerating a surrounding markdown fence (small models add one).
 
     Raises:
         JudgeParseError: the text is not JSON.

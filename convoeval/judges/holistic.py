@@ -2,7 +2,7 @@
 
 ``overall`` is the mean of the six dimensions, computed here: the judge is not asked for its own arithmetic (a
 small local model got it wrong). A reply that cannot be validated (after the LLM layer's retry) is an error row
-with NaN scores — never the seed's silent 5.
+with NaN scores — never a default score such as 5.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def mean_score(scores: Mapping[str, float], dimensions: Iterable[str]) -> float:
 
 
 def validate_scored(data: Any, schema: type[BaseModel]) -> BaseModel:
-    """Validate a scores/issues/suggestion object as the seed's parser accepted it: missing or non-list issues
+    """Validate a scores/issues/suggestion object leniently where it does not matter: missing or non-list issues
     mean none, a missing suggestion means none; the scores themselves are required.
 
     Raises:

@@ -7,14 +7,14 @@ Layout, for prefix caching on hosted providers: the system prompt is constant an
 puts what varies least first (criteria, goal) and the transcript last, followed only by a short constant
 reminder that helps small models stay on task.
 
-Changes from the seed's prompts, all deliberate:
+What the prompts do, and why:
 * the transcript is declared to be data, framed by a tag the messages cannot close (see ``render.py``);
 * the judge writes its evidence (and, for the rubric, its reasoning) before each verdict;
 * rubric verdicts are keyed by the criteria's numbers (``criterion_1`` …) and matched by them, never by the judge's
   wording; with one required key per criterion a judge cannot skip one (the local 0.5B model, given a list,
   answered only the first criterion of three on 2 of 3 transcripts);
-* the holistic example shows ``N`` instead of the seed's sample scores (8, 9, 9, 10, 7, 9), which small models
-  copy verbatim; ``overall`` is no longer asked for: convoeval computes it as the mean of the dimensions.
+* the holistic example shows ``N`` instead of sample scores, which small models copy verbatim; ``overall`` is not
+  asked for: convoeval computes it as the mean of the dimensions.
 """
 
 from __future__ import annotations
@@ -125,5 +125,5 @@ Score the agent's reply in Turn {turn} as the JSON object described."""
 
 
 def numbered(criteria: list[str]) -> str:
-    """Criteria as the seed numbers them: ``1. text`` per line (a criterion's own line breaks become spaces)."""
+    """Criteria numbered from 1: ``1. text`` per line (a criterion's own line breaks become spaces)."""
     return "\n".join(f"{i}. {' '.join(c.split())}" for i, c in enumerate(criteria, 1))

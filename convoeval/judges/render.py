@@ -1,6 +1,6 @@
 """Render a transcript for a judge so that nothing inside it can pose as instructions or close its frame.
 
-Each message becomes one line, numbered as the seed numbers turns (``[Turn i // 2 + 1]``)::
+Each message becomes one line, numbered by turn, a patient message and the agent's reply sharing one (``[Turn i // 2 + 1]``)::
 
     <transcript-5f0c2a9e1b7d>
     [Turn 1] Patient: "Oi, quero pagar minha fatura"

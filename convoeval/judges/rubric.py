@@ -55,7 +55,7 @@ class Verdict(BaseModel):
 
 
 class CriterionVerdict(Verdict):
-    """A verdict naming its criterion by number: the list form of an answer (the seed's), parsed from text."""
+    """A verdict naming its criterion by number: the list form of an answer, parsed from text."""
 
     index: int = Field(ge=1, le=MAX_CRITERIA, description="The criterion's number, as given")
 
@@ -179,7 +179,7 @@ def match_verdicts(verdicts: Sequence[CriterionVerdict], criteria: Sequence[str]
 def parse_rubric_response(text: str, criteria: Sequence[str]) -> list[CriterionResult]:
     """Parse a rubric judge's JSON text, failing closed.
 
-    Accepted forms: the seed's array of verdicts, ``{"verdicts": [...]}``, and the structured form
+    Accepted forms: an array of verdicts, ``{"verdicts": [...]}``, and the structured form
     ``{"criterion_1": {...}, ...}``.
 
     Items may carry ``index`` (matched by it) or not (matched by list position); any ``criterion`` text the judge

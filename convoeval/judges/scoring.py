@@ -1,6 +1,6 @@
-"""The composite score of a conversational run, as the seed computes it, plus ``error`` when a judge failed.
+"""The composite score of a conversational run, plus ``error`` when a judge failed.
 
-    rubric_score = passed / total × 10                    (10 when there are no criteria, as the seed)
+    rubric_score = passed / total × 10                    (10 when there are no criteria)
     score        = min(rubric_score, holistic_overall) − 1.5 × failed assertions, clamped to 0–10, rounded to 0.1
     status       = fail  if score < 5 or any assertion failed
                    warn  if score < 7 or any criterion failed
@@ -9,10 +9,10 @@
 
 Scripted runs (``score_scripted``) use the same rule with the scripted run's own instruments: a turn "passes" when
 all its fixed checks hold (``rubric_passed`` / ``rubric_total`` count turns), and the per-turn judge's mean overall
-stands in for the holistic score (10 when no turn asks for the judge, as the seed's empty rubric).
+stands in for the holistic score (10 when no turn asks for the judge, as for an empty rubric).
 
-The seed's own test expected ``warn`` for 6.5 with one failed assertion while its code says ``fail``; we follow the
-code: the database is ground truth.
+A failed database assertion fails the run whatever the judges say (6.5 with one failed assertion is ``fail``, not
+``warn``): the database is ground truth.
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ class ScoreResult:
 
 
 def _round1(x: float) -> float:
-    # JavaScript's Math.round (half up), as the seed; Python's round() would send 6.25 to 6.2.
+    # Half up (JavaScript's Math.round): scores must round the same in every implementation; Python's round() would
+    # send 6.25 to 6.2.
     return math.floor(x * 10 + 0.5) / 10
 
 
@@ -63,7 +64,7 @@ def calculate_score(
     *,
     errors: Sequence[str] = (),
 ) -> ScoreResult:
-    """The seed's ``calculateConversationalScore``, failing closed.
+    """The composite score of one conversational run from its parts, failing closed.
 
     Args:
         rubric_passed: Criteria passed.

@@ -158,7 +158,7 @@ async def ajudge_turn(
     if samples < 1:
         raise ValueError("samples must be at least 1")
     model = judge_chat_model(model)
-    turn = (len(entries) - 1) // 2 + 1  # the seed's numbering, as rendered
+    turn = (len(entries) - 1) // 2 + 1  # the turn numbering of render_transcript
     user = TURN_USER_TEMPLATE.format(agent_type=agent_type, transcript=render_transcript(entries), turn=turn)
     messages = [("system", TURN_SYSTEM_PROMPT), ("user", user)]
     keys = {"run_id": run_id, "scenario": scenario, "agent": agent_type, "seed": seed, "trial": trial}

@@ -279,7 +279,7 @@ def scenario_type(scenario: Scenario) -> ScenarioType:
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a scenario file (either type), for editors' YAML autocompletion."""
     schema = TypeAdapter(Annotated[ConversationalScenario | ScriptedScenario, Field()]).json_schema()
-    # A criterion may be written as a plain string (the seed's form) or as {text, assertion}.
+    # A criterion may be written as a plain string (the short form) or as {text, assertion}.
     rubric = schema["$defs"]["ConversationalScenario"]["properties"]["rubric"]
     rubric["items"] = {"anyOf": [{"type": "string", "minLength": 1}, {"$ref": "#/$defs/RubricCriterion"}]}
     # Editors complete the agent from the agents registered when the schema is written.
