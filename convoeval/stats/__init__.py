@@ -25,6 +25,8 @@ from convoeval.stats.consistency import (
     score_consistency,
     self_consistency,
 )
+from convoeval.stats.effects import EFFECT_COLUMNS, PAIR_COLUMNS, mcnemar_p, probe_effects, wilcoxon_p
+from convoeval.stats.effects_plot import plot_probe_effects
 from convoeval.stats.interpret import interpret
 from convoeval.stats.labels import (
     LabelError,
@@ -67,24 +69,6 @@ from convoeval.stats.truth import (
     truth_pairs,
     truth_ratings,
 )
-
-# The paired-effect tests load statsmodels and the plot loads matplotlib: imported on first use.
-_LAZY = {
-    **dict.fromkeys(("EFFECT_COLUMNS", "PAIR_COLUMNS", "mcnemar_p", "probe_effects", "wilcoxon_p"), "convoeval.stats.effects"),
-    "plot_probe_effects": "convoeval.stats.effects_plot",
-}
-
-
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'convoeval.stats' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
 
 __all__ = [
     "ALL",
