@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from engine_support import CallRecorder, conversation, holistic, isolated_state, scenario  # noqa: F401 - fixture
 
-import convoeval.judges.holistic as holistic_module
+import convoeval.judges.scored as scored_module
 from convoeval.frames import HOLISTIC_COLUMNS, HOLISTIC_DIMENSIONS
 from convoeval.judges import JudgeParseError, judge_holistic, parse_holistic_response
 from convoeval.judges.prompts import HOLISTIC_PROMPT_VERSION, HOLISTIC_SYSTEM_PROMPT
@@ -81,7 +81,7 @@ def test_out_of_range_structured_scores_are_rejected():
 
 
 def test_samples_get_distinct_identities(monkeypatch):
-    recorder = CallRecorder(monkeypatch, holistic_module)
+    recorder = CallRecorder(monkeypatch, scored_module)  # the holistic judge calls the model there
     model = FakeChatModel(replies=[holistic(), holistic(tone=3)])
     df = judge_holistic(conversation(), goals="Pay", model=model, samples=2)
     assert df["sample"].tolist() == [0, 1]

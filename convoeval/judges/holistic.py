@@ -8,13 +8,12 @@ with NaN scores — never a default score such as 5.
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Any
 
 import pandas as pd
-from pydantic import BaseModel, BeforeValidator, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from convoeval._aio import run_sync
 from convoeval.frames import (
@@ -25,38 +24,20 @@ from convoeval.frames import (
     transcript_to_entries,
     typed_frame,
 )
-from convoeval.judges._common import (
-    JudgeParseError,
-    by_id,
-    conversation_row,
-    error_text,
-    identity_for,
-    is_judge_error,
-    judge_chat_model,
-    judge_columns,
-    judge_seed,
-    load_json,
-)
+from convoeval.judges._common import by_id, conversation_row, identity_for, judge_chat_model, judge_seed, load_json
 from convoeval.judges.prompts import HOLISTIC_PROMPT_VERSION, HOLISTIC_SYSTEM_PROMPT, HOLISTIC_USER_TEMPLATE
 from convoeval.judges.render import render_transcript
-from convoeval.llm import call_model
+from convoeval.judges.scored import (  # noqa: F401 - Score, Issue, mean_score: their names here before scored.py
+    SUGGESTION_MAX_CHARS,
+    Issue,
+    Score,
+    mean_score,
+    scored_call,
+    validate_scored,
+)
 
-ISSUE_MAX_CHARS = 300
 MAX_ISSUES = 10
-SUGGESTION_MAX_CHARS = 500
 DEFAULT_MAX_TOKENS = 1200
-
-
-def _not_a_boolean(value: Any) -> Any:
-    # pydantic reads true as 1.0 and false as 0.0: a judge answering a score with a boolean has not scored.
-    if isinstance(value, bool):
-        raise ValueError(f"a score is a number from 0 to 10, not the boolean {str(value).lower()}")
-    return value
-
-
-#: A 0–10 score. The boolean check runs before validation and adds nothing to the JSON schema the judge is sent.
-Score = Annotated[float, Field(ge=0, le=10), BeforeValidator(_not_a_boolean)]
-Issue = Annotated[str, Field(max_length=ISSUE_MAX_CHARS)]
 
 
 class HolisticScores(BaseModel):
@@ -87,35 +68,6 @@ class HolisticResult:
     issues: list[str] = field(default_factory=list)
     suggestion: str = ""
     judge_overall: float | None = None
-
-
-def mean_score(scores: Mapping[str, float], dimensions: Iterable[str]) -> float:
-    """The mean over ``dimensions`` (NaN if any is missing): the one definition of ``overall``."""
-    values = [scores.get(d) for d in dimensions]
-    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values):
-        return math.nan
-    return sum(values) / len(values)  # type: ignore[arg-type]
-
-
-def validate_scored(data: Any, schema: type[BaseModel]) -> BaseModel:
-    """Validate a scores/issues/suggestion object leniently where it does not matter: missing or non-list issues
-    mean none, a missing suggestion means none; the scores themselves are required.
-
-    Raises:
-        JudgeParseError: not an object, or scores missing / out of range.
-    """
-    if not isinstance(data, dict):
-        raise JudgeParseError(f"expected a JSON object, got {type(data).__name__}")
-    normalised = {
-        "issues": data["issues"] if isinstance(data.get("issues"), list) else [],
-        "scores": data.get("scores"),
-        "suggestion": data["suggestion"] if isinstance(data.get("suggestion"), str) else "",
-    }
-    try:
-        return schema.model_validate(normalised)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise JudgeParseError(f"invalid answer: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
 
 
 def parse_holistic_response(text: str) -> HolisticResult:
@@ -164,29 +116,11 @@ async def _judge_sample(
     model: Any, messages: list[tuple[str, str]], keys: Mapping[str, Any], sample: int,
     temperature: float | None, max_tokens: int | None,
 ) -> dict[str, Any]:
-    row: dict[str, Any] = {**conversation_row(keys), "sample": sample, "prompt_version": HOLISTIC_PROMPT_VERSION}
-    result = None
-    try:
-        result = await call_model(
-            model,
-            messages,
-            identity=identity_for(keys, sample=sample, extra="holistic"),
-            schema=HolisticAnswer,
-            seed=judge_seed(keys, sample),
-            temperature=temperature,
-            max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
-        )
-    except Exception as exc:  # only judge errors become rows; anything else is re-raised
-        if not is_judge_error(exc):
-            raise
-        row.update({d: math.nan for d in HOLISTIC_DIMENSIONS}, overall=math.nan, error=error_text(exc))
-    else:
-        answer: HolisticAnswer = result.parsed  # type: ignore[assignment]
-        scores = answer.scores.model_dump()
-        row.update(scores, overall=mean_score(scores, HOLISTIC_DIMENSIONS), issues=list(answer.issues),
-                   suggestion=answer.suggestion)
-    row.update(judge_columns(model, result))
-    return row
+    row = {**conversation_row(keys), "sample": sample, "prompt_version": HOLISTIC_PROMPT_VERSION}
+    return await scored_call(model, messages, row, answer_type=HolisticAnswer, dimensions=HOLISTIC_DIMENSIONS,
+                             identity=identity_for(keys, sample=sample, extra="holistic"),
+                             seed=judge_seed(keys, sample), temperature=temperature,
+                             max_tokens=max_tokens or DEFAULT_MAX_TOKENS)
 
 
 def holistic_messages(entries: Sequence[Mapping[str, Any]], *, goal: str, agent_type: str | None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -13,25 +12,17 @@ from pydantic import BaseModel, Field
 
 from convoeval._aio import run_sync
 from convoeval.frames import TURN_DIMENSIONS, as_entries
-from convoeval.judges._common import (
-    error_text,
-    identity_for,
-    is_judge_error,
-    judge_chat_model,
-    judge_columns,
-    judge_seed,
-)
-from convoeval.judges.holistic import SUGGESTION_MAX_CHARS, Issue, Score, mean_score
+from convoeval.judges._common import identity_for, judge_chat_model, judge_seed
 from convoeval.judges.prompts import TURN_PROMPT_VERSION, TURN_SYSTEM_PROMPT, TURN_USER_TEMPLATE
 from convoeval.judges.render import render_transcript
-from convoeval.llm import call_model
+from convoeval.judges.scored import SUGGESTION_MAX_CHARS, Issue, Score, scored_call
 
 MAX_ISSUES = 5
 DEFAULT_MAX_TOKENS = 800
 
 
 class TurnScores(BaseModel):
-    """The six 0–10 scores the turn judge gives one agent turn."""
+    """The five 0–10 scores the turn judge gives one agent turn."""
 
     correctness: Score
     helpfulness: Score
@@ -113,29 +104,11 @@ def check_turn(expectations: Any, reply: Any) -> list[str]:
 
 async def _judge_sample(model: Any, messages: list[tuple[str, str]], keys: Mapping[str, Any], turn: int,
                         sample: int, temperature: float | None, max_tokens: int | None) -> dict[str, Any]:
-    row: dict[str, Any] = {**keys, "turn": turn, "sample": sample, "prompt_version": TURN_PROMPT_VERSION}
-    result = None
-    try:
-        result = await call_model(
-            model,
-            messages,
-            identity=identity_for(keys, sample=sample, extra="turn", turn=turn),
-            schema=TurnAnswer,
-            seed=judge_seed(keys, sample),
-            temperature=temperature,
-            max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
-        )
-    except Exception as exc:  # only judge errors become rows; anything else is re-raised
-        if not is_judge_error(exc):
-            raise
-        row.update({d: math.nan for d in TURN_DIMENSIONS}, overall=math.nan, error=error_text(exc))
-    else:
-        answer: TurnAnswer = result.parsed  # type: ignore[assignment]
-        scores = answer.scores.model_dump()
-        row.update(scores, overall=mean_score(scores, TURN_DIMENSIONS), issues=list(answer.issues),
-                   suggestion=answer.suggestion)
-    row.update(judge_columns(model, result))
-    return row
+    row = {**keys, "turn": turn, "sample": sample, "prompt_version": TURN_PROMPT_VERSION}
+    return await scored_call(model, messages, row, answer_type=TurnAnswer, dimensions=TURN_DIMENSIONS,
+                             identity=identity_for(keys, sample=sample, extra="turn", turn=turn),
+                             seed=judge_seed(keys, sample), temperature=temperature,
+                             max_tokens=max_tokens or DEFAULT_MAX_TOKENS)
 
 
 async def ajudge_turn(
