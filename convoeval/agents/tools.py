@@ -20,98 +20,20 @@ from __future__ import annotations
 
 import datetime as dt
 import inspect
-import json
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
+from convoeval.agents import _tool_args as tool_args
+from convoeval.agents._tool_args import ToolError, json_schema, parse_arguments, validation_message
 from convoeval.agents.base import AgentSession, ToolCall
 from convoeval.store.base import Row, Store
 
 PAYMENT_URL_BASE = "https://pay.clinic.example"
 PAYMENT_METHODS = ("pix", "boleto", "card")
-
-
-class ToolError(ValueError):
-    """A tool was called with bad arguments, or with an id outside the session's clinic and patient."""
-
-
-# ── Arguments: one strict model per tool; TOOL_SPECS is generated from them ──
-
-
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class _NoArgs(_Args):
-    pass
-
-
-class _ListInvoices(_Args):
-    status: Literal["pending", "paid", "overdue", "cancelled", "all"] = Field(
-        default="pending", description="Which invoices to list; 'all' lists every status."
-    )
-
-
-class _CreatePaymentLink(_Args):
-    invoice_id: Annotated[str, Field(min_length=1, description="The invoice id from list_invoices.")]
-    method: Literal["pix", "boleto", "card"] = Field(description="The payment method the patient chose.")
-
-    @field_validator("method", mode="before")
-    @classmethod
-    def _lower(cls, value: Any) -> Any:
-        # Models write "Pix" or "PIX" as often as "pix"; the method is the same.
-        return value.strip().lower() if isinstance(value, str) else value
-
-
-class _CheckAvailability(_Args):
-    service_id: str | None = Field(default=None, description="Only slots offered for this service.")
-    professional_id: str | None = Field(default=None, description="Only this professional's slots.")
-    date: dt.date | None = Field(default=None, description="Only slots on this day (YYYY-MM-DD).")
-
-
-class _ListAppointments(_Args):
-    status: Literal["scheduled", "confirmed", "cancelled", "rescheduled", "completed", "no_show"] | None = Field(
-        default=None, description="Only appointments with this status; all when omitted."
-    )
-
-
-class _BookAppointment(_Args):
-    slot_id: Annotated[str, Field(min_length=1, description="A free slot id from check_availability.")]
-    service_id: str | None = Field(default=None, description="The service; defaults to the slot's service.")
-
-
-class _AppointmentId(_Args):
-    appointment_id: Annotated[str, Field(min_length=1, description="The appointment id from list_appointments.")]
-
-
-class _CancelAppointment(_AppointmentId):
-    reason: str | None = Field(default=None, description="Why the patient cancels, in their words.")
-
-
-class _RescheduleAppointment(_AppointmentId):
-    new_slot_id: Annotated[str, Field(min_length=1, description="A free slot id from check_availability.")]
-
-
-class _RecordNps(_Args):
-    score: int = Field(ge=0, le=10, description="The patient's 0-10 answer to 'how likely are you to recommend us'.")
-    comment: str | None = Field(default=None, description="The patient's comment, if any.")
-    appointment_id: str | None = Field(default=None, description="The appointment the score is about, if known.")
-
-    @field_validator("score", mode="before")
-    @classmethod
-    def _no_bool(cls, value: Any) -> Any:
-        # pydantic's lax mode would read True as 1; a score is never a boolean.
-        if isinstance(value, bool):
-            raise ValueError("score must be a number from 0 to 10")
-        return value
-
-
-class _Handoff(_Args):
-    reason: Annotated[str, Field(min_length=1, description="Why the patient needs a human, in one sentence.")]
 
 
 # ── Registry ──
@@ -121,14 +43,14 @@ class _Handoff(_Args):
 class _Tool:
     name: str
     description: str
-    args: type[_Args]
+    args: type[tool_args.Args]
     fn: Callable[..., Any]
 
 
 _TOOLS: dict[str, _Tool] = {}
 
 
-def _tool(args: type[_Args]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def _tool(args: type[tool_args.Args]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a ``ClinicTools`` method as a tool; its docstring's first paragraph is the model-facing description."""
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -184,7 +106,7 @@ class ClinicTools:
             ToolError: unknown tool, bad arguments, or an id outside this clinic/patient. The failed call is
                 recorded too, with ``{"error": message}`` as its result.
         """
-        raw = _parse_arguments(name, arguments)
+        raw = parse_arguments(name, arguments)
         tool = _TOOLS.get(name)
         try:
             if tool is None:
@@ -192,7 +114,7 @@ class ClinicTools:
             try:
                 args = tool.args.model_validate(raw)
             except ValidationError as exc:
-                raise ToolError(f"{name}: {_validation_message(exc)}") from None
+                raise ToolError(f"{name}: {validation_message(exc)}") from None
             result = tool.fn(self, **args.model_dump())
         except ToolError as exc:
             self.calls.append(ToolCall(name, raw, {"error": str(exc)}))
@@ -251,7 +173,7 @@ class ClinicTools:
 
     # ── Tools ──
 
-    @_tool(_NoArgs)
+    @_tool(tool_args.NoArgs)
     def get_patient(self) -> dict[str, Any]:
         """The patient in this conversation: id, name, phone and CPF."""
         rows = self.store.select("patients", {"id": self.session.patient_id, "clinic_id": self.session.clinic_id})
@@ -260,7 +182,7 @@ class ClinicTools:
         row = rows[0]
         return {"id": row["id"], "name": row["name"], "phone": row["phone"], "cpf": row.get("cpf")}
 
-    @_tool(_ListInvoices)
+    @_tool(tool_args.ListInvoices)
     def list_invoices(self, status: str = "pending") -> list[dict[str, Any]]:
         """The patient's invoices (pending ones by default), with amounts in cents and as decimal text."""
         where = {"clinic_id": self.session.clinic_id, "patient_id": self.session.patient_id}
@@ -279,7 +201,7 @@ class ClinicTools:
             for r in rows
         ]
 
-    @_tool(_CreatePaymentLink)
+    @_tool(tool_args.CreatePaymentLink)
     def create_payment_link(self, invoice_id: str, method: str) -> dict[str, Any]:
         """Create a payment link for one of the patient's open invoices, by Pix, boleto or card; returns its URL."""
         invoice = self._find("invoices", invoice_id, "invoice")
@@ -307,7 +229,7 @@ class ClinicTools:
             "url": row["url"],
         }
 
-    @_tool(_NoArgs)
+    @_tool(tool_args.NoArgs)
     def list_services(self) -> list[dict[str, Any]]:
         """The clinic's services with duration and price (cents and decimal text)."""
         rows = self.store.select("services", {"clinic_id": self.session.clinic_id}, order_by="name")
@@ -322,7 +244,7 @@ class ClinicTools:
             for r in rows
         ]
 
-    @_tool(_CheckAvailability)
+    @_tool(tool_args.CheckAvailability)
     def check_availability(
         self, service_id: str | None = None, professional_id: str | None = None, date: dt.date | None = None
     ) -> list[dict[str, Any]]:
@@ -351,7 +273,7 @@ class ClinicTools:
             )
         return slots
 
-    @_tool(_ListAppointments)
+    @_tool(tool_args.ListAppointments)
     def list_appointments(self, status: str | None = None) -> list[dict[str, Any]]:
         """The patient's appointments, soonest first, optionally only those with one status."""
         where = {"clinic_id": self.session.clinic_id, "patient_id": self.session.patient_id}
@@ -379,7 +301,7 @@ class ClinicTools:
         }
         return self.store.insert("appointments", row)[0]
 
-    @_tool(_BookAppointment)
+    @_tool(tool_args.BookAppointment)
     def book_appointment(self, slot_id: str, service_id: str | None = None) -> dict[str, Any]:
         """Book a free slot for the patient; the slot stops being available."""
         return self._appointment_view(self._book(slot_id, service_id))
@@ -396,14 +318,14 @@ class ClinicTools:
             if slots and not slots[0]["available"]:
                 self._set_slot_available(slots[0], True)
 
-    @_tool(_AppointmentId)
+    @_tool(tool_args.AppointmentId)
     def confirm_appointment(self, appointment_id: str) -> dict[str, Any]:
         """Confirm that the patient will attend a scheduled appointment."""
         row = self._open_appointment(appointment_id)
         self.store.update("appointments", {"id": row["id"]}, {"status": "confirmed", "updated_at": _now()})
         return self._appointment_view({**row, "status": "confirmed"})
 
-    @_tool(_CancelAppointment)
+    @_tool(tool_args.CancelAppointment)
     def cancel_appointment(self, appointment_id: str, reason: str | None = None) -> dict[str, Any]:
         """Cancel one of the patient's appointments; its slot becomes free again."""
         row = self._open_appointment(appointment_id)
@@ -411,7 +333,7 @@ class ClinicTools:
         self._free_slot(row["slot_id"])
         return {**self._appointment_view({**row, "status": "cancelled"}), "reason": reason}
 
-    @_tool(_RescheduleAppointment)
+    @_tool(tool_args.RescheduleAppointment)
     def reschedule_appointment(self, appointment_id: str, new_slot_id: str) -> dict[str, Any]:
         """Move an appointment to a free slot: a new appointment replaces it, and its old slot becomes free."""
         old = self._open_appointment(appointment_id)
@@ -424,7 +346,7 @@ class ClinicTools:
         self._free_slot(old["slot_id"])
         return {**self._appointment_view(new), "rescheduled_from": old["id"]}
 
-    @_tool(_RecordNps)
+    @_tool(tool_args.RecordNps)
     def record_nps(self, score: int, comment: str | None = None, appointment_id: str | None = None) -> dict[str, Any]:
         """Record the patient's NPS answer (0-10) and optional comment."""
         appointment = self._find("appointments", appointment_id, "appointment")["id"] if appointment_id else None
@@ -441,7 +363,7 @@ class ClinicTools:
         self.store.insert("nps_responses", row)
         return {"id": row["id"], "score": score, "comment": comment, "appointment_id": appointment}
 
-    @_tool(_Handoff)
+    @_tool(tool_args.Handoff)
     def handoff_to_human(self, reason: str) -> dict[str, Any]:
         """Pass the conversation to the clinic's human team, with the reason; they answer in this chat."""
         row = {
@@ -457,49 +379,9 @@ class ClinicTools:
         return {"id": row["id"], "reason": reason, "conversation_id": row["conversation_id"], "status": "queued"}
 
 
-def _parse_arguments(name: str, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
-    if arguments is None or arguments == "":
-        return {}
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError as exc:
-            raise ToolError(f"{name}: arguments are not valid JSON ({exc.msg})") from None
-    if not isinstance(arguments, Mapping):
-        raise ToolError(f"{name}: arguments must be a JSON object, got {type(arguments).__name__}")
-    return dict(arguments)
-
-
-def _validation_message(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in err["loc"]) or "arguments"
-        message = "unknown argument" if err["type"] == "extra_forbidden" else err["msg"]
-        parts.append(f"{where}: {message}")
-    return "; ".join(parts)
-
-
-def _json_schema(args: type[_Args]) -> dict[str, Any]:
-    """A plain JSON schema for function calling: no titles, optional values without the ``null`` branch."""
-    schema = args.model_json_schema()
-    properties = {}
-    for key, prop in schema.get("properties", {}).items():
-        prop = {k: v for k, v in prop.items() if k not in ("title", "default")}
-        branches = [b for b in prop.pop("anyOf", []) if b.get("type") != "null"]
-        if len(branches) == 1:
-            prop = {**branches[0], **prop}
-        properties[key] = prop
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": schema.get("required", []),
-        "additionalProperties": False,
-    }
-
-
 #: OpenAI function-calling specs of every tool, in registration order.
 TOOL_SPECS: list[dict[str, Any]] = [
-    {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": _json_schema(t.args)}}
+    {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": json_schema(t.args)}}
     for t in _TOOLS.values()
 ]
 
