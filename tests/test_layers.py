@@ -53,7 +53,6 @@ OVER_THE_LIMIT = {
     "convoeval/agreement/study.py",
     # not busy, to split next
     "convoeval/local_llm.py",
-    "convoeval/judges/rubric.py",
 }
 MAX_LINES = 400
 
