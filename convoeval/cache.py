@@ -172,12 +172,22 @@ _DEFAULTS: dict[tuple[str, str], ResponseCache] = {}
 _CURRENT: contextvars.ContextVar[ResponseCache | None] = contextvars.ContextVar("convoeval_cache", default=None)
 
 
+_BY_ENVIRONMENT: dict[tuple[str | None, ...], ResponseCache] = {}
+#: What the default cache's path and mode are made from (``default_cache_path``, ``paths.state_dir``).
+_CACHE_ENV = ("CONVOEVAL_CACHE_PATH", "CONVOEVAL_HOME", "XDG_STATE_HOME", "HOME", "CONVOEVAL_CACHE")
+
+
 def default_cache() -> ResponseCache:
     """The process-wide cache for the current ``CONVOEVAL_CACHE_PATH`` and ``CONVOEVAL_CACHE``."""
-    key = (str(default_cache_path()), normalize_mode(os.environ.get("CONVOEVAL_CACHE") or "rw"))
-    cache = _DEFAULTS.get(key)
+    # Asked once per LLM call: looked up by the variables it depends on, so the path (a mkdir) is made once.
+    inputs = tuple(os.environ.get(name) for name in _CACHE_ENV)
+    cache = _BY_ENVIRONMENT.get(inputs)
     if cache is None:
-        cache = _DEFAULTS[key] = ResponseCache(key[0], key[1])
+        key = (str(default_cache_path()), normalize_mode(os.environ.get("CONVOEVAL_CACHE") or "rw"))
+        cache = _DEFAULTS.get(key)
+        if cache is None:
+            cache = _DEFAULTS[key] = ResponseCache(key[0], key[1])
+        _BY_ENVIRONMENT[inputs] = cache
     return cache
 
 

@@ -140,14 +140,17 @@ def _close_at_exit() -> None:
         transport.close_running_loops()
 
 
-def async_http_client(timeout: float | None) -> Any:
+def async_http_client(timeout: float | None, base_url: str | None = None) -> Any:
     """The ``http_async_client`` for a ``ChatOpenAI``: aiohttp per loop, or ``None`` for the SDK's default.
 
     Args:
         timeout: seconds per request (the SDK's default when ``None``).
+        base_url: the endpoint. One with credentials in it (``http://user:pw@proxy…``) keeps the SDK's default
+            client, which sends them as HTTP basic auth; aiohttp refuses a URL's credentials beside the SDK's
+            ``Authorization`` header.
     """
     make = _transport_factory()
-    if make is None:
+    if make is None or (base_url and "@" in base_url.partition("://")[2].partition("/")[0]):
         return None
     from openai import DefaultAsyncHttpxClient
 

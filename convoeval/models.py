@@ -316,7 +316,7 @@ def _build(resolved: _Resolved, key_value: str) -> Any:
         kwargs["max_tokens"] = resolved.max_tokens
     if resolved.extra_body:
         kwargs["extra_body"] = dict(resolved.extra_body)
-    http_async_client = async_http_client(resolved.timeout)
+    http_async_client = async_http_client(resolved.timeout, resolved.endpoint)
     if http_async_client is not None:
         kwargs["http_async_client"] = http_async_client
     if info.provider == "local":

@@ -9,8 +9,11 @@ logger, which prints every request's full URL at INFO level.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
-import httpx
+# The openai SDK's fork of httpx: the same URL type, without httpx's import of its command line (click, rich,
+# pygments: a tenth of convoeval's start-up).
+import httpx2 as httpx
 
 __all__ = ["hide_in_logs", "safe_url", "url_secrets"]
 
@@ -31,9 +34,9 @@ def safe_url(url: str) -> str:
     return f"{parsed.scheme}://{parsed.host}{port}{parsed.path}{query}"
 
 
-def url_secrets(url: httpx.URL | str) -> set[str]:
-    """Query values and password of a URL, both decoded and as written (logs show the encoded form)."""
-    url = httpx.URL(url) if isinstance(url, str) else url
+def url_secrets(url: Any) -> set[str]:
+    """Query values and password of a URL (a string or an httpx URL), decoded and as written (logs show both)."""
+    url = httpx.URL(str(url))
     values = {v for _, v in url.params.multi_items()} | {url.password or ""}
     raw_query = url.query.decode("ascii", errors="replace")
     values |= {part.partition("=")[2] for part in raw_query.split("&")}
@@ -63,6 +66,6 @@ for _name in ("httpx", "httpx2"):
     logging.getLogger(_name).addFilter(SCRUBBER)
 
 
-def hide_in_logs(url: httpx.URL | str, *extra: str) -> None:
+def hide_in_logs(url: Any, *extra: str) -> None:
     """Register the secrets of ``url`` (and ``extra`` values) so the ``httpx`` log lines show ``***`` instead."""
     SCRUBBER.secrets |= url_secrets(url) | {e for e in extra if e}
