@@ -12,12 +12,14 @@ forever on a loop that stopped (a Python agent calling ``sys.exit()`` used to ha
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 log = logging.getLogger(__name__)
 
@@ -73,3 +75,24 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     except BaseException:
         future.cancel()
         raise
+
+
+def blocking(afn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    """The synchronous twin of the coroutine function ``afn``: the same parameters, run to completion by ``run_sync``.
+
+    The twin is named ``afn``'s name without its leading ``a`` (``ajudge_rubric`` -> ``judge_rubric``), carries its
+    docstring and its signature (``help()``, notebooks' completion and type checkers see the real parameters), so
+    the parameters are declared once, on the coroutine.
+
+    Example:
+        >>> judge_rubric = blocking(ajudge_rubric)  # doctest: +SKIP
+    """
+
+    @functools.wraps(afn)
+    def twin(*args: P.args, **kwargs: P.kwargs) -> T:
+        return run_sync(afn(*args, **kwargs))
+
+    name = afn.__name__.removeprefix("a")
+    twin.__name__ = name
+    twin.__qualname__ = afn.__qualname__.rsplit(".", 1)[0] + "." + name if "." in afn.__qualname__ else name
+    return twin

@@ -54,3 +54,20 @@ def test_sync_verbs_can_be_called_again_with_the_same_client():
                                  cache="off").text for trial in (1, 2, 3)]
     clear_model_cache()
     assert texts == ["Fake reply 1.", "Fake reply 2.", "Fake reply 3."]  # with asyncio.run, calls 2 and 3 failed
+
+
+def test_blocking_twin_has_the_coroutine_functions_parameters_and_runs_it():
+    import inspect
+
+    from convoeval._aio import blocking
+
+    async def ascale(values: list[int], *, factor: int = 2) -> list[int]:
+        """Scale values."""
+        return [v * factor for v in values]
+
+    scale = blocking(ascale)
+    assert scale.__name__ == "scale"
+    assert inspect.signature(scale) == inspect.signature(ascale)
+    assert not inspect.iscoroutinefunction(scale)
+    assert scale([1, 2], factor=3) == [3, 6]
+    assert scale.__doc__ == "Scale values."

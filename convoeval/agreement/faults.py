@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from convoeval._aio import blocking
+
 if TYPE_CHECKING:
     from convoeval.agents.clinic import Fault
     from convoeval.scenarios import Scenario
@@ -198,51 +200,9 @@ async def arun_fault_study(
     progress: bool = True,
     store: Store | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """Async ``run_fault_study`` (await it from a coroutine; the sync form runs it on convoeval's loop)."""
-    from convoeval.batch import arun_batch, load_results, merge_frames, plan
-    from convoeval.conversation import RunOptions
-
-    root = Path(out_dir)
-    parts = []
-    # One batch per target (RunOptions carries one target), one after another: the LLM endpoint, not the number of
-    # batches, limits throughput, and each batch already keeps `concurrency` conversations in flight.
-    for target, (_names, group) in _study_targets(scenarios, agents, faults).items():
-        jobs = plan(group, seeds=seeds, trials=trials)
-        folder = root / target_folder(target)
-        options = RunOptions(target=target, simulator_model=simulator_model, judge_model=judge_model,
-                             judge_samples=judge_samples, store=store)
-        await arun_batch(jobs, options=options, out_dir=folder, concurrency=concurrency, resume=True,
-                         progress=progress)
-        frames = load_results(folder)
-        # A folder may hold runs of an earlier, wider study; return only what this study planned.
-        keys = {(j.scenario.id, j.seed, j.trial) for j in jobs}
-        runs = frames["runs"][_planned(frames["runs"], keys)]
-        ids = set(runs["run_id"])
-        kept = {name: f[f["run_id"].isin(ids)] if "run_id" in f else f for name, f in frames.items()}
-        calls = frames["calls"]
-        if len(calls):
-            # LLM call records carry no run_id; tell the targets apart by a column of their own.
-            calls = calls[_planned(calls, keys)].assign(target=target)
-        parts.append({**kept, "runs": runs, "calls": calls})
-    return {name: frame.reset_index(drop=True) for name, frame in merge_frames(parts).items()}
-
-
-def run_fault_study(
-    scenarios: Iterable[Scenario],
-    out_dir: Path | str,
-    *,
-    agents: Iterable[str] | None = None,
-    faults: Iterable[str] | None = None,
-    seeds: Sequence[int | None] = (None,),
-    trials: int = 1,
-    simulator_model: Any = None,
-    judge_model: Any = None,
-    judge_samples: int = 1,
-    concurrency: int = 4,
-    progress: bool = True,
-    store: Store | None = None,
-) -> dict[str, pd.DataFrame]:
     """Run every conversational scenario against the healthy reference agent and against each relevant known fault.
+
+    ``run_fault_study`` is the blocking form of ``arun_fault_study`` (scripts, notebooks).
 
     Each target's conversations go to ``out_dir/<target_folder(target)>/runs/<key>.json``; conversations already on
     disk are not run again (resume), so an interrupted study continues where it stopped. Scripted scenarios are
@@ -274,10 +234,32 @@ def run_fault_study(
         >>> frames = run_fault_study(load_scenarios(agent="billing"), "reports/faults")   # doctest: +SKIP
         >>> fault_detection(frames)                                                        # doctest: +SKIP
     """
-    from convoeval._aio import run_sync
+    from convoeval.batch import arun_batch, load_results, merge_frames, plan
+    from convoeval.conversation import RunOptions
 
-    return run_sync(arun_fault_study(
-        scenarios, out_dir, agents=agents, faults=faults, seeds=seeds, trials=trials, simulator_model=simulator_model,
-        judge_model=judge_model, judge_samples=judge_samples, concurrency=concurrency, progress=progress, store=store))
+    root = Path(out_dir)
+    parts = []
+    # One batch per target (RunOptions carries one target), one after another: the LLM endpoint, not the number of
+    # batches, limits throughput, and each batch already keeps `concurrency` conversations in flight.
+    for target, (_names, group) in _study_targets(scenarios, agents, faults).items():
+        jobs = plan(group, seeds=seeds, trials=trials)
+        folder = root / target_folder(target)
+        options = RunOptions(target=target, simulator_model=simulator_model, judge_model=judge_model,
+                             judge_samples=judge_samples, store=store)
+        await arun_batch(jobs, options=options, out_dir=folder, concurrency=concurrency, resume=True,
+                         progress=progress)
+        frames = load_results(folder)
+        # A folder may hold runs of an earlier, wider study; return only what this study planned.
+        keys = {(j.scenario.id, j.seed, j.trial) for j in jobs}
+        runs = frames["runs"][_planned(frames["runs"], keys)]
+        ids = set(runs["run_id"])
+        kept = {name: f[f["run_id"].isin(ids)] if "run_id" in f else f for name, f in frames.items()}
+        calls = frames["calls"]
+        if len(calls):
+            # LLM call records carry no run_id; tell the targets apart by a column of their own.
+            calls = calls[_planned(calls, keys)].assign(target=target)
+        parts.append({**kept, "runs": runs, "calls": calls})
+    return {name: frame.reset_index(drop=True) for name, frame in merge_frames(parts).items()}
 
 
+run_fault_study = blocking(arun_fault_study)

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from convoeval._aio import run_sync
+from convoeval._aio import blocking
 from convoeval.frames import (
     HOLISTIC_DIMENSIONS,
     HOLISTIC_SCHEMA,
@@ -182,26 +182,9 @@ async def ajudge_holistic(
     temperature: float | None = None,
     max_tokens: int | None = None,
 ) -> pd.DataFrame:
-    """Async ``judge_holistic``: every conversation × sample is judged concurrently (the LLM layer bounds it)."""
-    frame = as_transcripts(transcripts)
-    conversations = [(keys, transcript_to_entries(rows)) for keys, rows in iter_conversations(frame)]
-    rows = await aholistic_rows(conversations, goals=goals, agent_types=agent_types, scenarios=scenarios,
-                                model=model, samples=samples, temperature=temperature, max_tokens=max_tokens)
-    return typed_frame(rows, HOLISTIC_SCHEMA)
-
-
-def judge_holistic(
-    transcripts: pd.DataFrame | Sequence[Mapping[str, Any]],
-    *,
-    goals: str | Mapping[str, str] | None = None,
-    agent_types: str | Mapping[str, str] | None = None,
-    scenarios: Iterable[Any] | Mapping[str, Any] | None = None,
-    model: Any = None,
-    samples: int = 1,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-) -> pd.DataFrame:
     """Score each whole conversation on six 0–10 dimensions: one row per conversation × sample.
+
+    ``judge_holistic`` is the blocking form of ``ajudge_holistic`` (scripts, notebooks).
 
     Args:
         transcripts: A transcript frame of one or many conversations, or one conversation as a list of message
@@ -227,15 +210,11 @@ def judge_holistic(
     Example:
         >>> judge_holistic(transcripts, scenarios=scenarios)  # doctest: +SKIP
     """
-    return run_sync(
-        ajudge_holistic(
-            transcripts,
-            goals=goals,
-            agent_types=agent_types,
-            scenarios=scenarios,
-            model=model,
-            samples=samples,
-            temperature=temperature,
-            max_tokens=max_tokens,
-        )
-    )
+    frame = as_transcripts(transcripts)
+    conversations = [(keys, transcript_to_entries(rows)) for keys, rows in iter_conversations(frame)]
+    rows = await aholistic_rows(conversations, goals=goals, agent_types=agent_types, scenarios=scenarios,
+                                model=model, samples=samples, temperature=temperature, max_tokens=max_tokens)
+    return typed_frame(rows, HOLISTIC_SCHEMA)
+
+
+judge_holistic = blocking(ajudge_holistic)

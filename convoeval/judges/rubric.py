@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval._aio import run_sync
+from convoeval._aio import blocking
 from convoeval.frames import RUBRIC_SCHEMA, as_transcripts, iter_conversations, transcript_to_entries, typed_frame
 from convoeval.judges._common import (
     by_id,
@@ -175,25 +175,9 @@ async def ajudge_rubric(
     temperature: float | None = None,
     max_tokens: int | None = None,
 ) -> pd.DataFrame:
-    """Async ``judge_rubric``: every conversation × sample is judged concurrently (the LLM layer bounds it)."""
-    frame = as_transcripts(transcripts)
-    conversations = [(keys, transcript_to_entries(rows)) for keys, rows in iter_conversations(frame)]
-    rows = await arubric_rows(conversations, rubric=rubric, scenarios=scenarios, model=model, samples=samples,
-                              temperature=temperature, max_tokens=max_tokens)
-    return typed_frame(rows, RUBRIC_SCHEMA)
-
-
-def judge_rubric(
-    transcripts: pd.DataFrame | Sequence[Mapping[str, Any]],
-    *,
-    rubric: RubricSpec = None,
-    scenarios: Iterable[Any] | Mapping[str, Any] | None = None,
-    model: Any = None,
-    samples: int = 1,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-) -> pd.DataFrame:
     """Judge each conversation against its rubric: one row per conversation × criterion × sample.
+
+    ``judge_rubric`` is the blocking form of ``ajudge_rubric`` (scripts, notebooks).
 
     Args:
         transcripts: A transcript frame (``convoeval.frames.TRANSCRIPT_COLUMNS``) of one or many conversations, or
@@ -218,14 +202,11 @@ def judge_rubric(
     Example:
         >>> judge_rubric(transcripts, scenarios=scenarios, samples=3)  # doctest: +SKIP
     """
-    return run_sync(
-        ajudge_rubric(
-            transcripts,
-            rubric=rubric,
-            scenarios=scenarios,
-            model=model,
-            samples=samples,
-            temperature=temperature,
-            max_tokens=max_tokens,
-        )
-    )
+    frame = as_transcripts(transcripts)
+    conversations = [(keys, transcript_to_entries(rows)) for keys, rows in iter_conversations(frame)]
+    rows = await arubric_rows(conversations, rubric=rubric, scenarios=scenarios, model=model, samples=samples,
+                              temperature=temperature, max_tokens=max_tokens)
+    return typed_frame(rows, RUBRIC_SCHEMA)
+
+
+judge_rubric = blocking(ajudge_rubric)

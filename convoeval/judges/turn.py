@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from convoeval._aio import run_sync
+from convoeval._aio import blocking
 from convoeval.frames import TURN_DIMENSIONS, as_entries
 from convoeval.judges._common import identity_for, judge_chat_model, judge_seed
 from convoeval.judges.prompts import TURN_PROMPT_VERSION, TURN_SYSTEM_PROMPT, TURN_USER_TEMPLATE
@@ -124,38 +124,9 @@ async def ajudge_turn(
     temperature: float | None = None,
     max_tokens: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Async ``judge_turn``."""
-    entries = as_entries(transcript)
-    if not entries or entries[-1]["role"] != "agent":
-        raise ValueError("judge_turn needs a transcript that ends with the agent's reply to judge")
-    if samples < 1:
-        raise ValueError("samples must be at least 1")
-    model = judge_chat_model(model)
-    turn = (len(entries) - 1) // 2 + 1  # the turn numbering of render_transcript
-    user = TURN_USER_TEMPLATE.format(agent_type=agent_type, transcript=render_transcript(entries), turn=turn)
-    messages = [("system", TURN_SYSTEM_PROMPT), ("user", user)]
-    keys = {"run_id": run_id, "scenario": scenario, "agent": agent_type, "seed": seed, "trial": trial}
-    return list(
-        await asyncio.gather(
-            *(_judge_sample(model, messages, keys, turn, k, temperature, max_tokens) for k in range(samples))
-        )
-    )
-
-
-def judge_turn(
-    transcript: pd.DataFrame | Sequence[Any],
-    *,
-    agent_type: str,
-    model: Any = None,
-    samples: int = 1,
-    run_id: str | None = None,
-    scenario: str = "",
-    seed: int | None = None,
-    trial: int = 1,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-) -> list[dict[str, Any]]:
     """Score the agent's last reply of a scripted conversation on five 0–10 dimensions.
+
+    ``judge_turn`` is the blocking form of ``ajudge_turn`` (scripts, notebooks).
 
     Args:
         transcript: The conversation up to and including the reply to judge (frame or entries).
@@ -173,17 +144,21 @@ def judge_turn(
     Example:
         >>> rows = judge_turn(entries, agent_type="billing", scenario="billing-pix")  # doctest: +SKIP
     """
-    return run_sync(
-        ajudge_turn(
-            transcript,
-            agent_type=agent_type,
-            model=model,
-            samples=samples,
-            run_id=run_id,
-            scenario=scenario,
-            seed=seed,
-            trial=trial,
-            temperature=temperature,
-            max_tokens=max_tokens,
+    entries = as_entries(transcript)
+    if not entries or entries[-1]["role"] != "agent":
+        raise ValueError("judge_turn needs a transcript that ends with the agent's reply to judge")
+    if samples < 1:
+        raise ValueError("samples must be at least 1")
+    model = judge_chat_model(model)
+    turn = (len(entries) - 1) // 2 + 1  # the turn numbering of render_transcript
+    user = TURN_USER_TEMPLATE.format(agent_type=agent_type, transcript=render_transcript(entries), turn=turn)
+    messages = [("system", TURN_SYSTEM_PROMPT), ("user", user)]
+    keys = {"run_id": run_id, "scenario": scenario, "agent": agent_type, "seed": seed, "trial": trial}
+    return list(
+        await asyncio.gather(
+            *(_judge_sample(model, messages, keys, turn, k, temperature, max_tokens) for k in range(samples))
         )
     )
+
+
+judge_turn = blocking(ajudge_turn)

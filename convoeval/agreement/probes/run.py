@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval._aio import run_sync
+from convoeval._aio import blocking
 from convoeval.agreement.probes.pairing import holistic_pairs, pair_frame_of, rubric_pairs
 from convoeval.agreement.probes.perturb import conversation_locales, inject, pad_verbosity, shuffle_criteria
 from convoeval.agreement.probes.translate import ERROR_COLUMN, atranslate_transcripts
@@ -101,7 +101,33 @@ async def arun_probes(
     locales: Mapping[str, str] | None = None,
     n_boot: int = N_BOOT,
 ) -> ProbeResult:
-    """Async ``run_probes``: all judge and translation calls run concurrently (the LLM layer bounds them)."""
+    """Judge the transcripts as they are and under each probe; pair the verdicts and measure each probe's effect.
+
+    ``run_probes`` is the blocking form of ``arun_probes`` (scripts, notebooks).
+
+    Args:
+        transcripts: A transcript frame of conversational runs (their scenarios need a rubric and a goal).
+        scenarios: The scenarios (a list or ``{id: scenario}``): rubric, goal and language of each conversation.
+        probes: Names from ``PROBES`` (default: all seven).
+        model: The judge (rubric and holistic); default ``get_model("judge")``.
+        samples: Judge samples per conversation, on both sides; sample ``k`` is paired with sample ``k``.
+        seed: Seeds the perturbations (shuffled order, padding phrases, attack placement) and the bootstrap.
+        translate_model: The language probe's translator; default the judge model.
+        locales: ``{run_id or scenario id: locale}`` overriding the scenarios' ``locale``.
+        n_boot: Bootstrap replicates for the CIs.
+
+    Returns:
+        A ``ProbeResult`` with ``pairs``, ``effects``, ``judged`` and ``transcripts``.
+
+    Raises:
+        ValueError: an unknown probe, an empty frame, or a conversation whose scenario has no rubric or goal —
+            before any call is made.
+
+    Example:
+        >>> result = run_probes(transcripts, scenarios=scenarios, probes=["verbosity", "injection_agent_pt"])  # doctest: +SKIP
+        >>> result.effects[result.effects["item"] == "(all)"]                                      # doctest: +SKIP
+        >>> result.plot()                                                                           # doctest: +SKIP
+    """
     probes = _check_probes(probes)
     if transcripts.empty:
         raise ValueError("no conversation to probe: the transcript frame is empty")
@@ -144,47 +170,7 @@ async def arun_probes(
     )
 
 
-def run_probes(
-    transcripts: pd.DataFrame,
-    *,
-    scenarios: Iterable[Any] | Mapping[str, Any],
-    probes: Sequence[str] = tuple(PROBES),
-    model: Any = None,
-    samples: int = 1,
-    seed: int = 0,
-    translate_model: Any = None,
-    locales: Mapping[str, str] | None = None,
-    n_boot: int = N_BOOT,
-) -> ProbeResult:
-    """Judge the transcripts as they are and under each probe; pair the verdicts and measure each probe's effect.
-
-    Args:
-        transcripts: A transcript frame of conversational runs (their scenarios need a rubric and a goal).
-        scenarios: The scenarios (a list or ``{id: scenario}``): rubric, goal and language of each conversation.
-        probes: Names from ``PROBES`` (default: all seven).
-        model: The judge (rubric and holistic); default ``get_model("judge")``.
-        samples: Judge samples per conversation, on both sides; sample ``k`` is paired with sample ``k``.
-        seed: Seeds the perturbations (shuffled order, padding phrases, attack placement) and the bootstrap.
-        translate_model: The language probe's translator; default the judge model.
-        locales: ``{run_id or scenario id: locale}`` overriding the scenarios' ``locale``.
-        n_boot: Bootstrap replicates for the CIs.
-
-    Returns:
-        A ``ProbeResult`` with ``pairs``, ``effects``, ``judged`` and ``transcripts``.
-
-    Raises:
-        ValueError: an unknown probe, an empty frame, or a conversation whose scenario has no rubric or goal —
-            before any call is made.
-
-    Example:
-        >>> result = run_probes(transcripts, scenarios=scenarios, probes=["verbosity", "injection_agent_pt"])  # doctest: +SKIP
-        >>> result.effects[result.effects["item"] == "(all)"]                                      # doctest: +SKIP
-        >>> result.plot()                                                                           # doctest: +SKIP
-    """
-    return run_sync(
-        arun_probes(transcripts, scenarios=scenarios, probes=probes, model=model, samples=samples, seed=seed,
-                    translate_model=translate_model, locales=locales, n_boot=n_boot)
-    )
+run_probes = blocking(arun_probes)
 
 
 # ── perturbation plans ──

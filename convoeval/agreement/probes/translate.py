@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, Field, create_model
 
-from convoeval._aio import run_sync
+from convoeval._aio import blocking
 from convoeval.agreement.probes.perturb import LANGUAGES, _bubbles, _positions, _text, conversation_locales
 from convoeval.judges import error_text, is_judge_error
 from convoeval.llm import SampleIdentity, call_model
@@ -71,7 +71,37 @@ async def atranslate_transcripts(
     scenarios: Iterable[Any] | Mapping[str, Any] | None = None,
     temperature: float | None = 0.0,
 ) -> pd.DataFrame:
-    """Async ``translate_transcripts``: every conversation is translated concurrently (the LLM layer bounds it)."""
+    """Translate every message of every conversation into ``to`` with an LLM, one call per conversation.
+
+    ``translate_transcripts`` is the blocking form of ``atranslate_transcripts`` (scripts, notebooks).
+
+    Calls go through ``convoeval.llm.call_model`` (cache, retries, accounting); the sample identity is the
+    conversation's (scenario, seed, trial) with role ``judge`` and ``extra="translate:<to>"``.
+
+    Args:
+        transcripts: A transcript frame of one or many conversations.
+        to: The target language: ``"pt-BR"``, ``"en"`` or ``"es"``.
+        model: The translating model; default ``convoeval.models.get_model("judge")``.
+        locales: ``{run_id or scenario id: locale}``: each conversation's language, named in the prompt (small models
+            translate far more reliably when told the source language).
+        scenarios: Scenarios whose ``locale`` is used when ``locales`` does not name the conversation. Without
+            either, the prompt says "from their language".
+        temperature: Sampling temperature (default 0: a translation is not a sample).
+
+    Returns:
+        A new frame with the same rows, run_ids and turns, the translated ``text`` (and ``bubbles``: split on line
+        breaks when the count matches the original bubbles, else one bubble), and a ``translation_error`` column:
+        missing when the conversation was translated, else the reason — its ``text`` is then missing.
+        Filter ``translation_error.isna()`` before judging.
+
+    Raises:
+        ValueError: an unknown target language or a frame without run_id/text.
+        CacheMissError: replay-only cache mode and a translation was never recorded.
+
+    Example:
+        >>> english = translate_transcripts(transcripts, to="en")          # doctest: +SKIP
+        >>> english[english["translation_error"].notna()]                  # doctest: +SKIP
+    """
     if to not in LANGUAGES:
         raise ValueError(f"to must be one of {list(LANGUAGES)}, got {to!r}")
     if "run_id" not in transcripts or "text" not in transcripts:
@@ -104,46 +134,7 @@ async def atranslate_transcripts(
     return out
 
 
-def translate_transcripts(
-    transcripts: pd.DataFrame,
-    *,
-    to: str,
-    model: Any = None,
-    locales: Mapping[str, str] | None = None,
-    scenarios: Iterable[Any] | Mapping[str, Any] | None = None,
-    temperature: float | None = 0.0,
-) -> pd.DataFrame:
-    """Translate every message of every conversation into ``to`` with an LLM, one call per conversation.
-
-    Calls go through ``convoeval.llm.call_model`` (cache, retries, accounting); the sample identity is the
-    conversation's (scenario, seed, trial) with role ``judge`` and ``extra="translate:<to>"``.
-
-    Args:
-        transcripts: A transcript frame of one or many conversations.
-        to: The target language: ``"pt-BR"``, ``"en"`` or ``"es"``.
-        model: The translating model; default ``convoeval.models.get_model("judge")``.
-        locales: ``{run_id or scenario id: locale}``: each conversation's language, named in the prompt (small models
-            translate far more reliably when told the source language).
-        scenarios: Scenarios whose ``locale`` is used when ``locales`` does not name the conversation. Without
-            either, the prompt says "from their language".
-        temperature: Sampling temperature (default 0: a translation is not a sample).
-
-    Returns:
-        A new frame with the same rows, run_ids and turns, the translated ``text`` (and ``bubbles``: split on line
-        breaks when the count matches the original bubbles, else one bubble), and a ``translation_error`` column:
-        missing when the conversation was translated, else the reason — its ``text`` is then missing.
-        Filter ``translation_error.isna()`` before judging.
-
-    Raises:
-        ValueError: an unknown target language or a frame without run_id/text.
-        CacheMissError: replay-only cache mode and a translation was never recorded.
-
-    Example:
-        >>> english = translate_transcripts(transcripts, to="en")          # doctest: +SKIP
-        >>> english[english["translation_error"].notna()]                  # doctest: +SKIP
-    """
-    return run_sync(atranslate_transcripts(transcripts, to=to, model=model, locales=locales, scenarios=scenarios,
-                                           temperature=temperature))
+translate_transcripts = blocking(atranslate_transcripts)
 
 
 async def _translate_one(
