@@ -54,3 +54,17 @@ def result_frame(rows: Iterable[Mapping[str, Any]], group_columns: Sequence[str]
         "statistic": "string", "value": "float64", "ci_low": "float64", "ci_high": "float64",
         "n": "Int64", "n_items": "Int64", "method": "string", "ci_too_wide": "bool",
     }).reset_index(drop=True)
+
+
+def stacked(parts: Sequence[pd.DataFrame], first: str, group_columns: Sequence[str]) -> pd.DataFrame:
+    """Result tables of several raters (or instruments) stacked, with ``first`` as the leading column.
+
+    Args:
+        parts: Result tables, each with a ``first`` column saying whose rows they are.
+        first: The column that tells the parts apart.
+        group_columns: The grouping columns of an empty result, after ``first``.
+    """
+    if not parts:
+        return result_frame([], [first, *group_columns])
+    out = pd.concat(parts, ignore_index=True)
+    return out[[first, *[c for c in out.columns if c != first]]]

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from convoeval.stats._result import result_frame
+from convoeval.stats._result import result_frame, stacked
 from convoeval.stats._wide import as_tuple, iter_groups
 from convoeval.stats.bootstrap import (
     LEVEL,
@@ -149,10 +149,7 @@ def self_consistency(
         alpha = alpha[alpha["statistic"] == "krippendorff_alpha"].drop(columns=["raters", "n_raters"])
         alpha["method"] = alpha["method"].str.replace("krippendorff.alpha", "krippendorff.alpha across samples", n=1)
         parts.append(pd.concat([flips, alpha], ignore_index=True).assign(rater=judge))
-    if not parts:
-        return result_frame([], ["rater", *by])
-    out = pd.concat(parts, ignore_index=True)
-    return out[["rater", *[c for c in out.columns if c != "rater"]]]
+    return stacked(parts, "rater", by)
 
 
 def score_consistency(

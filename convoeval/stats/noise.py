@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from convoeval.stats._result import result_frame, stat_row
+from convoeval.stats._result import result_frame, stacked, stat_row
 from convoeval.stats._wide import as_tuple, iter_groups
 from convoeval.stats.bootstrap import LEVEL, N_BOOT, ci_label, resample_weights, summarize
 from convoeval.stats.consistency import flip_rates
@@ -142,10 +142,7 @@ def trial_flip_rate(
     parts = [flip_rates(rows, item=("scenario", "criterion"), by=by, overall=overall, cluster="scenario",
                         n_boot=n_boot, level=level, seed=seed).assign(rater=judge)
              for judge, rows in ratings.groupby("rater", sort=True)]
-    if not parts:
-        return result_frame([], ["rater", *by])
-    out = pd.concat(parts, ignore_index=True)
-    return out[["rater", *[c for c in out.columns if c != "rater"]]]
+    return stacked(parts, "rater", by)
 
 
 def outcome_flip_rate(

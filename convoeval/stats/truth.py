@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from convoeval.stats._result import result_frame
+from convoeval.stats._result import stacked
 from convoeval.stats.binary import binary_agreement
 from convoeval.stats.bootstrap import LEVEL, N_BOOT
 from convoeval.stats.ratings import RATING_COLUMNS, holistic_ratings, rubric_ratings
@@ -198,7 +198,4 @@ def database_agreement(
                              runs=frames.get("runs") if simulator else None)
         if (goals["rater"] == DATABASE).any():
             parts.append(binary_agreement(goals, **opts).assign(instrument="goal"))
-    if not parts:
-        return result_frame([], ["instrument", "criterion", "rater_a", "rater_b"])
-    out = pd.concat(parts, ignore_index=True)
-    return out[["instrument", *[c for c in out.columns if c != "instrument"]]]
+    return stacked(parts, "instrument", ["criterion", "rater_a", "rater_b"])
