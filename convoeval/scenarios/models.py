@@ -15,8 +15,9 @@ import re
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, field_validator
+from pydantic_core import PydanticCustomError
 
-from convoeval.scenarios.agent_registry import agent_names, check_agent_name
+from convoeval.scenarios.agent_registry import agent_names
 from convoeval.scenarios.errors import _shown
 
 LOCALES = ("pt-BR", "en", "es")
@@ -27,6 +28,15 @@ InvoiceStatus = Literal["pending", "paid", "overdue", "cancelled"]
 AppointmentStatus = Literal["scheduled", "confirmed", "cancelled", "rescheduled", "completed", "no_show"]
 
 NonEmptyStr = Annotated[str, Field(min_length=1)]
+
+
+def _registered_agent(name: str) -> str:
+    # Worded as pydantic words a Literal, so a bad agent reads like every other bad choice in a scenario file.
+    names = agent_names()
+    if name not in names:
+        expected = " or ".join([", ".join(repr(n) for n in names[:-1]), repr(names[-1])]) if len(names) > 1 else repr(names[0])
+        raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+    return name
 
 
 class StrictModel(BaseModel):
@@ -192,7 +202,7 @@ def _criterion(value: Any) -> Any:
 
 class _ScenarioHeader(StrictModel):
     id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="Unique scenario id")]
-    agent: Annotated[NonEmptyStr, AfterValidator(check_agent_name)]
+    agent: Annotated[NonEmptyStr, AfterValidator(_registered_agent)]
     locale: Locale = "pt-BR"
     description: NonEmptyStr
     persona: Persona
