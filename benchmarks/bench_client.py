@@ -7,7 +7,7 @@
 * ``lc_httpx``: ``ChatOpenAI.ainvoke`` with the SDK's default async client (httpx over anyio);
 * ``lc_threads``: ``ChatOpenAI.invoke`` in one thread per conversation (openevals' way);
 * ``lc_aiohttp``: ``ChatOpenAI.ainvoke`` with the SDK's aiohttp client (``openai.DefaultAioHttpClient``);
-* ``convoeval``: the model ``convoeval.models.get_model`` builds (aiohttp per loop, messages in ``extra_body``);
+* ``convoeval``: the model ``convoeval.llm.models.get_model`` builds (aiohttp per loop, messages in ``extra_body``);
 * ``sdk_httpx`` / ``sdk_aiohttp``: the bare ``AsyncOpenAI`` client, no LangChain.
 
 Usage:
@@ -46,7 +46,7 @@ def _caller(way: str, base: str):
                            http_async_client=openai.DefaultAioHttpClient())
         return lambda: model.ainvoke(MESSAGES)
     if way == "convoeval":
-        from convoeval.models import get_model
+        from convoeval.llm.models import get_model
 
         model = get_model("judge", {"model": "stub", "base_url": base})
         return lambda: model.ainvoke(MESSAGES)

@@ -41,7 +41,7 @@ PROMPT = [
 
 def wait_idle(limit: float) -> float:
     """Seconds waited until the local server reports itself idle (``health == ok``), at most ``limit``."""
-    from convoeval.local_llm import server_status
+    from convoeval.llm.local import server_status
 
     started = time.perf_counter()
     while time.perf_counter() - started < limit and server_status().get("health") != "ok":
@@ -66,7 +66,7 @@ async def direct(base_url: str, model: str, max_tokens: int, seed: int) -> tuple
 async def through_convoeval(max_tokens: int, seed: int, trial: int) -> tuple[float, int]:
     """One ``call_model`` with the local model, cache off: (wall seconds, completion tokens)."""
     from convoeval.llm import SampleIdentity, call_model
-    from convoeval.models import get_model
+    from convoeval.llm.models import get_model
 
     model = get_model("simulator", "local")
     identity = SampleIdentity(scenario="bench-local", seed=seed, trial=trial, role="simulator", turn=0)
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.private:
         return measure(args, private=False)
-    from convoeval.local_llm import DEFAULT_WEIGHTS
+    from convoeval.llm.local import DEFAULT_WEIGHTS
     from convoeval.paths import state_dir
 
     weights = state_dir() / "models" / DEFAULT_WEIGHTS.filename  # the user's assembled weights, read only
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def measure(args: argparse.Namespace, *, private: bool) -> int:
     """Alternate direct and ``call_model`` calls on the local server (started here, and then stopped, if needed)."""
-    from convoeval.local_llm import server_status
+    from convoeval.llm.local import server_status
 
     convoeval_cli = str(REPO / ".venv" / "bin" / "convoeval")
     started_here = not server_status().get("running")

@@ -75,10 +75,10 @@ def layers(llm: FakeLLM, folder: Path, calls: int) -> list[dict[str, Any]]:
     import openai
     from langchain_core.messages import convert_to_messages
 
-    from convoeval.cache import ResponseCache
     from convoeval.judges.rubric import rubric_schema
     from convoeval.llm import SampleIdentity, call_model, structured_kwargs
-    from convoeval.models import get_model
+    from convoeval.llm.cache import ResponseCache
+    from convoeval.llm.models import get_model
 
     rows: list[dict[str, Any]] = []
     schema = rubric_schema(JUDGE_CRITERIA)

@@ -66,7 +66,7 @@ def isolated_env(folder: Path, **overrides: str) -> Iterator[dict[str, str]]:
 
 def _forget_process_caches() -> None:
     """Drop clients and caches built under other settings (convoeval keeps one per configuration)."""
-    from convoeval import cache, models
+    from convoeval.llm import cache, models
 
     models.clear_model_cache()
     for stored in cache._DEFAULTS.values():

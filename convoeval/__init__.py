@@ -46,7 +46,7 @@ _EXPORTS = {
     "locate_failure": "convoeval.forking",
     "pin": "convoeval.forking.pinning",
     # building blocks
-    "get_model": "convoeval.models",
+    "get_model": "convoeval.llm.models",
     "get_agent": "convoeval.agents",
     "open_store": "convoeval.store",
 }

@@ -23,6 +23,8 @@ MOVED: dict[str, str] = {
     "convoeval.agreement.probes.effects": "convoeval.stats.effects",
     "convoeval.agreement.probes.plot": "convoeval.stats.effects_plot",
     "convoeval.pinning": "convoeval.forking.pinning",
+    **{f"convoeval.{name}": f"convoeval.llm.{name}" for name in ("accounting", "cache", "http_transport", "models")},
+    "convoeval.local_llm": "convoeval.llm.local",
 }
 
 

@@ -182,7 +182,7 @@ EXIT_CODES = {"ConfigError": 2, "ParameterError": 2, "RunError": 2, "ThresholdEr
 
 @command("llm")
 def _llm(args: argparse.Namespace) -> int:
-    from convoeval import local_llm
+    from convoeval.llm import local as local_llm
 
     if args.action == "serve":
         url = local_llm.ensure_server()

@@ -1,5 +1,5 @@
 """What runs inside the embedded model's server process (``python -m convoeval.local_server``, started by
-``convoeval.local_llm``): llama-cpp-python's OpenAI-compatible server with three changes.
+``convoeval.llm.local``): llama-cpp-python's OpenAI-compatible server with three changes.
 
 * **Replies are a function of the request alone, yet conversations are not re-read from the start.** A prompt's
   key/value cache is reused only in whole ``n_batch`` batches that an earlier request computed as prompt batches
@@ -11,7 +11,7 @@
 * **One line per request in the server log**: prompt tokens, how many were evaluated (the rest reused), tokens
   generated, seconds, and how it ended.
 
-Environment (read by the server process; ``convoeval.local_llm`` passes it on):
+Environment (read by the server process; ``convoeval.llm.local`` passes it on):
     CONVOEVAL_LOCAL_PROMPT_CACHE_MB: memory for prompt snapshots (default 256; 0 re-reads every prompt).
 """
 

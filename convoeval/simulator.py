@@ -383,7 +383,7 @@ async def asimulate(
             (``role`` + ``text``/``message``). Empty means the patient speaks first.
         scenario: A conversational scenario supplying persona, goal, traits, locale, known facts and seed.
         persona_name, goal, traits, locale, knows: The same fields given one by one (they override the scenario's).
-        model: A chat model; default ``convoeval.models.get_model("simulator")``.
+        model: A chat model; default ``convoeval.llm.models.get_model("simulator")``.
         seed: Base seed; seeded calls use temperature 0 and ``seed + turn``. Defaults to the scenario's seed.
         turn: 0-based index of the patient message being written; defaults to the patient messages so far.
         trial: Trial number, part of the sample identity.
@@ -423,7 +423,7 @@ async def asimulate(
         name = scenario.id if scenario is not None else f"persona:{fields['persona_name']}"
         identity = SampleIdentity(scenario=name, seed=seed, trial=trial, role="simulator", turn=turn, extra=framing)
     if model is None:
-        from convoeval.models import get_model
+        from convoeval.llm.models import get_model
 
         model = get_model("simulator")
 
@@ -478,7 +478,7 @@ async def asimulate_next(
         typed_frame,
     )
     from convoeval.judges._common import by_id
-    from convoeval.models import as_chat_model
+    from convoeval.llm.models import as_chat_model
 
     model = as_chat_model("simulator", model)
     fixed = by_id(None).get(scenario) if isinstance(scenario, str) else scenario

@@ -94,7 +94,7 @@ def fake_models(monkeypatch: pytest.MonkeyPatch, *, noisy: bool = False, seed: i
     simulator = FakeChatModel(responder=patient)
     judge = FakeChatModel(responder=make_judge(noisy=noisy, seed=seed))
     models = {"simulator": simulator, "judge": judge}
-    monkeypatch.setattr("convoeval.models.get_model", lambda role, spec=None: models[role])
+    monkeypatch.setattr("convoeval.llm.models.get_model", lambda role, spec=None: models[role])
     yield simulator, judge
 
 

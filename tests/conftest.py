@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="session", autouse=True)
 def _stop_local_servers_at_the_end(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Record every local server started during the session (this process and its children) and stop them after."""
-    from convoeval.local_llm import STARTED_LOG_ENV
+    from convoeval.llm.local import STARTED_LOG_ENV
 
     log = tmp_path_factory.getbasetemp() / "local-servers-started.jsonl"
     previous = os.environ.get(STARTED_LOG_ENV)
@@ -43,7 +43,8 @@ def stop_local_servers(log: Path, base: Path) -> list[int]:
     The second catches servers started by subprocesses run with a scrubbed environment (no ``STARTED_LOG_ENV``)
     but a state folder in a test's tmp_path; servers of other sessions and the user's own are left alone.
     """
-    from convoeval.local_llm import _terminate, stop_started_servers
+    from convoeval.llm.local import stop_started_servers
+    from convoeval.llm.local.server import _terminate
 
     stopped = stop_started_servers(log)
     for pid in _servers_logging_under(base):

@@ -45,7 +45,7 @@ def test_nested_call_on_the_background_loop_is_refused():
 def test_sync_verbs_can_be_called_again_with_the_same_client():
     """A script calling a synchronous verb twice: LangChain's HTTP client per endpoint is bound to one event loop."""
     from convoeval.llm import SampleIdentity, call_model_sync
-    from convoeval.models import clear_model_cache, get_model
+    from convoeval.llm.models import clear_model_cache, get_model
     from convoeval.testing import FakeOpenAIServer
 
     with FakeOpenAIServer() as server:

@@ -12,8 +12,8 @@ import pytest
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
-from convoeval.cache import ResponseCache, cache_key, default_cache, resolve_cache, use_cache
 from convoeval.llm import CacheMissError, ModelInfo, SampleIdentity, call_model, register_model
+from convoeval.llm.cache import ResponseCache, cache_key, default_cache, resolve_cache, use_cache
 from convoeval.testing import FakeChatModel, FakeOpenAIServer, ScriptExhaustedError
 
 FAKE_KEY = "sk-test-CACHE-LEAK-CANARY-9f8e7d6c5b4a"
@@ -296,8 +296,8 @@ async def test_a_rerun_whose_agent_quotes_new_ids_replays(tmp_path):
 def test_prompts_without_ids_keep_the_keys_they_were_recorded_under():
     from langchain_core.messages import convert_to_messages
 
-    from convoeval.cache import _canonical_message
     from convoeval.judges.render import render_transcript
+    from convoeval.llm.cache import _canonical_message
 
     judged = render_transcript([{"role": "patient", "text": "Oi, tudo bem?"}])
     canonical = [_canonical_message(m) for m in convert_to_messages([("system", "Judge."), ("user", judged)])]

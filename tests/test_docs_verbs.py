@@ -7,7 +7,7 @@ from pathlib import Path
 
 from test_reliability_support import llm_responder
 
-from convoeval import models
+from convoeval.llm import models
 from convoeval.testing import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]

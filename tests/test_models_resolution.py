@@ -6,7 +6,7 @@ import pytest
 from langchain_openai import ChatOpenAI
 
 from convoeval.llm import model_info
-from convoeval.models import ModelConfigError, clear_model_cache, get_model, resolve_model
+from convoeval.llm.models import ModelConfigError, clear_model_cache, get_model, resolve_model
 from convoeval.testing import FakeOpenAIServer
 
 FAKE_KEY = "sk-test-MODELS-LEAK-CANARY-abcdef012345"
@@ -216,8 +216,8 @@ def test_one_model_serves_several_event_loops_over_aiohttp():
     """The cached model is used from convoeval's loop, a notebook's and a test's: each loop gets its own session."""
     import asyncio
 
-    from convoeval.http_transport import aiohttp_available
     from convoeval.llm import SampleIdentity, call_model
+    from convoeval.llm.http_transport import aiohttp_available
 
     assert aiohttp_available()  # openai[aiohttp] is a dependency: the slower default client would be a regression
     with FakeOpenAIServer() as server:

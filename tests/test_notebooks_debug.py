@@ -14,7 +14,7 @@ import papermill
 import pytest
 from test_reliability_support import PATIENT_LINES, fake_responder
 
-from convoeval import models as model_registry
+from convoeval.llm import models as model_registry
 from convoeval.pipeline.conversation import RunOptions, run_any
 from convoeval.pipeline.results import write_conversation
 from convoeval.scenarios import load_scenarios

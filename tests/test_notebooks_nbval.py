@@ -3,7 +3,7 @@
 A kernel per test, slow. Each notebook is replayed once per module; what it computed (the run's score table, the
 agreement study's tables) must equal tests/data/nbval-expected/ (tests/nbval_expected.py says how to update it).
 
-Until convoeval/models.py stops starting the embedded server for replay-only runs, these tests need the local model
+Until convoeval/llm/models.py stops starting the embedded server for replay-only runs, these tests need the local model
 installed (``make setup``): the server is started but never asked anything.
 """
 

@@ -34,6 +34,7 @@ from test_reliability_support import (
 
 from convoeval import llm
 from convoeval.batch import arun_batch, load_results, plan
+from convoeval.llm import retries
 from convoeval.pipeline import EvalConfig, execute
 from convoeval.pipeline.conversation import RunOptions
 from convoeval.pipeline.execute import select_scenarios
@@ -63,7 +64,7 @@ def closed_port() -> int:
 def fast_retries(monkeypatch):
     """Real retry semantics with millisecond waits, so a faulty sweep takes seconds, not minutes."""
     policy = llm.RetryPolicy(attempts=3, initial_wait=0.01, max_wait=0.05, retry_after_cap=0.2)
-    monkeypatch.setattr(llm, "_default_policy", lambda: policy)
+    monkeypatch.setattr(retries, "_default_policy", lambda: policy)  # where call_model reads it
     return policy
 
 

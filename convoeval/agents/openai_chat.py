@@ -5,7 +5,7 @@ The model gets a clinic-assistant system prompt for the session's agent role and
 ``ClinicTools(session.store, session).call(name, args)`` and its result fed back, up to ``max_tool_rounds`` rounds.
 The final text is the reply (one bubble) together with every tool call made.
 
-The chat model comes from ``convoeval.models.get_model("agent", spec)``, the one place models are built; pass
+The chat model comes from ``convoeval.llm.models.get_model("agent", spec)``, the one place models are built; pass
 ``model=`` to inject one (``convoeval.testing.FakeChatModel`` in tests). History is kept per conversation id inside
 the adapter, so one adapter serves many concurrent conversations without cross-talk.
 """
@@ -115,7 +115,7 @@ class OpenAIChatAgent:
         """Configure the adapter; the model is built on first use.
 
         Args:
-            spec: Model name or ``{"model", "base_url", ...}`` for ``convoeval.models.get_model("agent", spec)``;
+            spec: Model name or ``{"model", "base_url", ...}`` for ``convoeval.llm.models.get_model("agent", spec)``;
                 ``None`` = the configured agent model.
             model: A LangChain chat model to use as is (skips ``get_model``).
             max_tool_rounds: Most model turns that may end in tool calls before the agent must answer.
@@ -137,7 +137,7 @@ class OpenAIChatAgent:
     def _chat_model(self) -> Any:
         if self._bound is None:
             if self._model is None:
-                from convoeval.models import get_model  # lazy: the models layer pulls in the providers
+                from convoeval.llm.models import get_model  # lazy: the models layer pulls in the providers
 
                 self._model = get_model("agent", self.spec)
             from convoeval.agents.tools import TOOL_SPECS

@@ -215,7 +215,7 @@ async def arun_fault_study(
         faults: Keep only these faults, by key (``["billing:rude_tone"]``); the healthy agent always runs beside them.
         seeds: Simulator seeds; ``None`` is the scenario's own seed.
         trials: Trials per scenario and seed.
-        simulator_model: The patient's model (``None``: the default; see ``convoeval.models``).
+        simulator_model: The patient's model (``None``: the default; see ``convoeval.llm.models``).
         judge_model: The judges' model (``None``: the default).
         judge_samples: Judge calls per conversation.
         concurrency: Conversations in flight within one target's batch.

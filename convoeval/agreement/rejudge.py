@@ -69,7 +69,7 @@ def rejudge(
 
     Args:
         frames: A run's or sweep's frames (``convoeval.batch.load_results``).
-        judges: ``{name: spec}`` (a spec is what ``convoeval.models.get_model("judge", spec)`` takes, or a chat model),
+        judges: ``{name: spec}`` (a spec is what ``convoeval.llm.models.get_model("judge", spec)`` takes, or a chat model),
             or a list of specs named by ``judge_label``.
         scenarios: The scenarios the runs came from (their rubrics and goals).
         samples: Samples per judge and conversation (``samples > 1`` feeds self-consistency).
@@ -113,7 +113,7 @@ async def _arejudge(frames: Mapping[str, pd.DataFrame], judges: dict[str, Any], 
                     rubric: bool, holistic: bool) -> dict[str, pd.DataFrame]:
     from convoeval.judges.holistic import ajudge_holistic
     from convoeval.judges.rubric import ajudge_rubric
-    from convoeval.models import get_model
+    from convoeval.llm.models import get_model
 
     transcripts = judged_transcripts(frames)
     out: dict[str, list[pd.DataFrame]] = {"rubric": [], "holistic": []}

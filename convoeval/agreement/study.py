@@ -239,7 +239,7 @@ def run_study(config: StudyConfig, *, progress: bool = False) -> Study:
     """
     from convoeval.agreement.faults import run_fault_study
     from convoeval.agreement.rejudge import rejudge
-    from convoeval.models import get_model
+    from convoeval.llm.models import get_model
     from convoeval.scenarios import load_scenarios
 
     p = config.params
@@ -319,7 +319,7 @@ def _probe_pairs(frames: dict[str, pd.DataFrame], scenarios: list[Any], p: Mappi
                  ) -> pd.DataFrame:
     from convoeval.agreement.probes import run_probes
     from convoeval.agreement.rejudge import judged_transcripts
-    from convoeval.models import get_model
+    from convoeval.llm.models import get_model
 
     if not p["probes"]:
         return pd.DataFrame(columns=["probe", "run_id", "scenario", "instrument", "item", "before", "after", "error"])

@@ -179,7 +179,7 @@ async def afork_turns(run: ConversationSource, fork_turns: Iterable[int], *, n: 
                       out: Path | str | None = None) -> Fork:
     """Fork a conversation at several turns (``afork`` at one, ``afork_profile`` at every one). Same arguments as
     ``fork``, with ``fork_turns`` the fork points."""
-    from convoeval.models import as_chat_model
+    from convoeval.llm.models import as_chat_model
     from convoeval.store import open_store
 
     original = load_conversation(run, conversation)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from convoeval.llm import CacheMissError, LLMError, LLMResult, SampleIdentity, model_info
-from convoeval.models import as_chat_model
+from convoeval.llm.models import as_chat_model
 from convoeval.scenarios import scenarios_by_id as by_id  # noqa: F401 - the judges' short name
 
 

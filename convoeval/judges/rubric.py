@@ -187,7 +187,7 @@ async def ajudge_rubric(
         scenarios: The scenarios (a list or ``{id: scenario}``), used when ``rubric`` is not given; default the
             project's scenarios, looked up by the transcript's ``scenario`` id.
         model: The judge model: a name, ``"local"``, a mapping of model settings or a chat model; default the
-            environment's (``convoeval.models.get_model("judge")``).
+            environment's (``convoeval.llm.models.get_model("judge")``).
         samples: Ask the judge this many times per conversation (independent samples, distinct cache identities).
         temperature: Sampling temperature (``None`` = the judge model's own).
         max_tokens: Output cap (default grows with the number of criteria).

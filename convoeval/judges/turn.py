@@ -131,7 +131,7 @@ async def ajudge_turn(
     Args:
         transcript: The conversation up to and including the reply to judge (frame or entries).
         agent_type: The agent type shown to the judge (e.g. ``"billing"``).
-        model: The judge model; default ``convoeval.models.get_model("judge")``.
+        model: The judge model; default ``convoeval.llm.models.get_model("judge")``.
         samples: Independent judge samples (distinct cache identities).
         run_id, scenario, seed, trial: The conversation's identity, copied into the rows and the cache identity.
         temperature: Sampling temperature (``None`` = the judge model's own).

@@ -145,7 +145,7 @@ class EvalConfig(BaseModel):
         if isinstance(value, str) and not value.strip():
             raise ValueError("must be a model name, 'local', a mapping of model settings, or None")
         if isinstance(value, Mapping):
-            from convoeval.models import ModelSpec
+            from convoeval.llm.models import ModelSpec
 
             try:
                 ModelSpec(**value)  # unknown or mistyped settings fail here, before any run starts

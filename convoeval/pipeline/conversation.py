@@ -576,8 +576,8 @@ async def arun_conversation(
     verbose: Log | None = None,
 ) -> ConversationResult:
     """Async ``run_conversation``; the same arguments."""
-    from convoeval.accounting import record_calls
-    from convoeval.models import as_chat_model
+    from convoeval.llm.accounting import record_calls
+    from convoeval.llm.models import as_chat_model
 
     resolved = _scenario(scenario)
     options = RunOptions(target=target, simulator_model=as_chat_model("simulator", simulator_model),

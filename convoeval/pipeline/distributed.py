@@ -70,7 +70,7 @@ def _worker_options(settings: WorkerSettings) -> RunOptions:
         options = _OPTIONS.get(settings.cache_key())
         if options is None:
             from convoeval.llm import set_budget_share
-            from convoeval.models import get_model
+            from convoeval.llm.models import get_model
             from convoeval.store import open_store
 
             set_budget_share(settings.budget_share)
@@ -138,7 +138,7 @@ def _check_secrets(config: EvalConfig) -> None:
 
 def _check_budgets(config: EvalConfig, workers: int) -> None:
     """Each worker gets ``budget // workers`` calls in flight per endpoint: a budget below that cannot be shared."""
-    from convoeval.models import resolve_model
+    from convoeval.llm.models import resolve_model
 
     for role, spec in (("simulator", config.simulator_model), ("judge", config.judge_model)):
         info = resolve_model(role, spec).info
@@ -152,7 +152,7 @@ def _check_budgets(config: EvalConfig, workers: int) -> None:
 
 
 def _describe(config: EvalConfig) -> dict[str, dict[str, Any]]:
-    from convoeval.models import resolve_model
+    from convoeval.llm.models import resolve_model
 
     out = {}
     for role, spec in (("simulator", config.simulator_model), ("judge", config.judge_model)):

@@ -226,7 +226,7 @@ def _run_here(todo: list[Job], config: EvalConfig, scenarios: list[Any], *, stor
               on_turn: Callable[[str, int], None]) -> dict[str, dict[str, Any]]:
     """Run ``todo`` on convoeval's event loop in this process; returns the models' descriptions."""
     from convoeval._aio import run_sync
-    from convoeval.models import get_model
+    from convoeval.llm.models import get_model
     from convoeval.pipeline.local import arun_jobs
 
     agents = build_agents(config.target, scenarios)  # before the models: a bad target starts no local model

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from convoeval.accounting import record_calls
+from convoeval.llm.accounting import record_calls
 from convoeval.pipeline.conversation import ConversationResult, RunOptions, arun_any
 from convoeval.pipeline.jobs import Job
 

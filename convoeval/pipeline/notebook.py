@@ -134,7 +134,7 @@ def check_threshold(run: EvalResult, fail_threshold: float | None = None) -> str
 
 
 def _cache_path() -> str:
-    from convoeval.cache import default_cache_path
+    from convoeval.llm.cache import default_cache_path
 
     return str(default_cache_path())
 

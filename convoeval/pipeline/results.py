@@ -187,7 +187,7 @@ class EvalResult:
     exit_code: int = 0
 
     def __post_init__(self) -> None:
-        from convoeval.accounting import CALL_COLUMNS
+        from convoeval.llm.accounting import CALL_COLUMNS
 
         calls = self.frames.get("calls")
         if calls is None or calls.empty:

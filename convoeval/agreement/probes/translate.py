@@ -22,7 +22,7 @@ from convoeval._aio import blocking
 from convoeval.agreement.probes.perturb import LANGUAGES, _bubbles, _positions, _text, conversation_locales
 from convoeval.judges import error_text, is_judge_error
 from convoeval.llm import SampleIdentity, call_model
-from convoeval.models import as_chat_model
+from convoeval.llm.models import as_chat_model
 
 TRANSLATE_PROMPT_VERSION = "translate-v1"
 #: The column that says why a conversation could not be translated (missing when it was).
@@ -81,7 +81,7 @@ async def atranslate_transcripts(
     Args:
         transcripts: A transcript frame of one or many conversations.
         to: The target language: ``"pt-BR"``, ``"en"`` or ``"es"``.
-        model: The translating model; default ``convoeval.models.get_model("judge")``.
+        model: The translating model; default ``convoeval.llm.models.get_model("judge")``.
         locales: ``{run_id or scenario id: locale}``: each conversation's language, named in the prompt (small models
             translate far more reliably when told the source language).
         scenarios: Scenarios whose ``locale`` is used when ``locales`` does not name the conversation. Without

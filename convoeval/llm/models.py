@@ -9,7 +9,7 @@ endpoint is resolved per role, first match wins:
 3. ``OPENAI_BASE_URL``: any OpenAI-compatible server (vLLM, Ollama, LM Studio, llama.cpp), model ``OPENAI_MODEL``
    or else the server's first listed model;
 4. ``OPENAI_API_KEY``: OpenAI, model ``OPENAI_MODEL`` or ``gpt-5-mini``;
-5. the embedded local model (``convoeval.local_llm``), started on demand.
+5. the embedded local model (``convoeval.llm.local``), started on demand.
 
 Fields missing from a mapping spec are filled from the next levels, so ``{"temperature": 0.3}`` changes only that.
 Clients are built once per resolved configuration and reused. API keys are read from the environment when the
@@ -29,8 +29,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from convoeval.http_transport import async_http_client
-from convoeval.llm import (
+from convoeval.llm.http_transport import async_http_client
+from convoeval.llm.types import (
     STRUCTURED_METHODS,
     LLMError,
     ModelInfo,
@@ -261,7 +261,7 @@ def _env_structured_method(provider: str) -> str | None:
 
 def _endpoint(role: str, spec: ModelSpec) -> tuple[str, str, str | None, str | None]:
     """``(provider, model, base_url, api_key_env)`` following the documented precedence."""
-    from convoeval.local_llm import local_model_name
+    from convoeval.llm.local import local_model_name
 
     if spec.provider == "local":
         return "local", local_model_name(), None, None
@@ -401,25 +401,25 @@ def _local_chat_class() -> type:
                 self.openai_api_base = url
 
         def _generate(self, *args: Any, **kwargs: Any) -> Any:
-            from convoeval.local_llm import ensure_server
+            from convoeval.llm.local import ensure_server
 
             self._follow(ensure_server())
             return super()._generate(*args, **kwargs)
 
         async def _agenerate(self, *args: Any, **kwargs: Any) -> Any:
-            from convoeval.local_llm import ensure_server
+            from convoeval.llm.local import ensure_server
 
             self._follow(await asyncio.to_thread(ensure_server))  # the first start can take a minute
             return await super()._agenerate(*args, **kwargs)
 
         def _stream(self, *args: Any, **kwargs: Any) -> Any:
-            from convoeval.local_llm import ensure_server
+            from convoeval.llm.local import ensure_server
 
             self._follow(ensure_server())
             yield from super()._stream(*args, **kwargs)
 
         async def _astream(self, *args: Any, **kwargs: Any) -> Any:
-            from convoeval.local_llm import ensure_server
+            from convoeval.llm.local import ensure_server
 
             self._follow(await asyncio.to_thread(ensure_server))
             async for chunk in super()._astream(*args, **kwargs):

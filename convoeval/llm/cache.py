@@ -37,7 +37,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from convoeval.llm import CacheMissError, ModelInfo, SampleIdentity
+from convoeval.llm.types import CacheMissError, ModelInfo, SampleIdentity
 from convoeval.paths import state_dir
 
 __all__ = ["MODES", "ResponseCache", "cache_key", "default_cache", "resolve_cache", "use_cache"]

@@ -1,0 +1,168 @@
+"""Retrying a call: which failures are transient, how long to wait (Retry-After, backoff), and errors told without secrets."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage
+from pydantic import ValidationError
+
+from convoeval.llm.structured import _short_validation_error
+from convoeval.llm.types import LLMCallError, LLMError, ModelInfo, RetryPolicy, _default_policy
+
+
+class _BadReply(Exception):
+    """A reply that arrived but cannot be a structured answer (e.g. cut off at max_tokens)."""
+
+    def __init__(self, reason: str, attempts: int) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.attempts = attempts
+
+
+async def _invoke_with_retries(
+    model: Any, msgs: list[BaseMessage], kwargs: dict[str, Any], info: ModelInfo, policy: RetryPolicy | None
+) -> tuple[AIMessage, int]:
+    """One model call; transient failures retried with backoff (honouring Retry-After), others raised at once."""
+    import tenacity
+
+    policy = policy or _default_policy()
+
+    retrying = tenacity.AsyncRetrying(
+        stop=tenacity.stop_after_attempt(max(1, policy.attempts)),
+        wait=_Wait(policy),
+        retry=tenacity.retry_if_exception(_is_transient),
+        sleep=policy.sleep or asyncio.sleep,
+        reraise=True,
+    )
+    attempts = 0
+    try:
+        async for attempt in retrying:
+            with attempt:
+                attempts += 1
+                message = await model.ainvoke(msgs, **kwargs)
+    except LLMError:
+        raise
+    except AssertionError:
+        raise  # a broken test script (e.g. FakeChatModel ran out), never an LLM failure
+    except Exception as exc:
+        bad = _bad_reply_reason(exc)
+        if bad is not None:
+            raise _BadReply(bad, attempts) from exc
+        reason = describe_error(exc)
+        if info.provider == "local" and "connection error" in reason:
+            reason += "; is the local model server running? (convoeval llm status)"
+        what = f"after {attempts} attempts" if _is_transient(exc) else "(not retryable)"
+        error = LLMCallError(f"{info.provider}/{info.model} ({info.role}) call failed {what}: {reason}")
+        error.attempts = attempts  # type: ignore[attr-defined]
+        raise error from exc
+    return message, attempts
+
+
+class _Wait:
+    """Exponential backoff with full jitter, or the server's ``Retry-After`` (capped) when it sent one."""
+
+    def __init__(self, policy: RetryPolicy) -> None:
+        import tenacity
+
+        self._policy = policy
+        self._backoff = tenacity.wait_random_exponential(multiplier=policy.initial_wait, max=policy.max_wait)
+
+    def __call__(self, state: Any) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        after = retry_after_seconds(exc)
+        if after is not None:
+            return min(after, self._policy.retry_after_cap)
+        return self._backoff(state)
+
+
+def retry_after_seconds(exc: BaseException | None) -> float | None:
+    """The ``Retry-After`` of an HTTP error, in seconds (``retry-after-ms`` too), or ``None``."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    try:
+        if headers.get("retry-after-ms"):
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        if headers.get("retry-after"):
+            return max(0.0, float(headers["retry-after"]))
+    except ValueError:
+        return None  # an HTTP date; rare from LLM APIs, so fall back to our own backoff
+    return None
+
+
+_TRANSIENT_STATUS = {408, 409, 425, 429}
+
+
+def _is_transient(exc: BaseException) -> bool:
+    """Timeouts, 429, 5xx, dropped connections and garbled bodies: worth another attempt."""
+    import httpx
+    import openai
+
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, asyncio.TimeoutError, httpx.TransportError)):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in _TRANSIENT_STATUS or exc.status_code >= 500
+    if isinstance(exc, ValidationError):
+        return False  # a structured reply that does not validate: handled as a bad reply, not retried here
+    if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError)):
+        return True
+    # langchain-openai raises plain KeyError/TypeError/ValueError for a 200 whose body is not a chat completion
+    # (no "choices", null choices, an "error" field): a garbled reply from a struggling server.
+    return _raised_by_client(exc) and isinstance(exc, (KeyError, TypeError, ValueError))
+
+
+def _raised_by_client(exc: BaseException) -> bool:
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    module = tb.tb_frame.f_globals.get("__name__", "") if tb is not None else ""
+    return module.startswith(("langchain_openai", "openai", "httpx"))
+
+
+def _bad_reply_reason(exc: BaseException) -> str | None:
+    """Why a reply that did arrive cannot be a structured answer, or ``None`` if ``exc`` is not about the reply."""
+    import openai
+
+    if isinstance(exc, openai.LengthFinishReasonError):
+        return "the reply hit max_tokens before the structured answer was complete"
+    if isinstance(exc, openai.ContentFilterFinishReasonError):
+        return "the reply was stopped by the provider's content filter"
+    if isinstance(exc, ValidationError):  # the OpenAI SDK validates json_schema replies itself
+        return _short_validation_error(exc)
+    return None
+
+
+_SECRETISH = re.compile(r"(sk-[A-Za-z0-9_\-\*]{6,}|Bearer\s+\S+|eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-\.]+)")
+
+
+def describe_error(exc: BaseException) -> str:
+    """A one-line, secret-free description of a failed call: HTTP status and a short reason."""
+    import openai
+
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, openai.APITimeoutError):
+        text = "timed out"
+    elif isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__
+        text = f"connection error ({type(cause).__name__ if cause else 'no response'})"
+    elif isinstance(exc, openai.APIStatusError):
+        body = exc.body if isinstance(exc.body, dict) else {}
+        detail = body.get("message") or (body.get("error") or {}).get("message") if body else None
+        text = f"HTTP {status} {type(exc).__name__}" + (f": {detail}" if detail else "")
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    return redact(" ".join(text.split()))[:300]
+
+
+def redact(text: str) -> str:
+    """Remove API keys from a text: every secret-looking environment value, and key/bearer patterns."""
+    for name, value in os.environ.items():
+        if value and len(value) >= 8 and name.upper().endswith(("KEY", "TOKEN", "SECRET", "PASSWORD")):
+            text = text.replace(value, "***")
+    return _SECRETISH.sub("***", text)
