@@ -342,6 +342,8 @@ def _cmd_pin(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     print(f"pinned {len(pinned.scenario.turns)} turn(s) as {pinned.scenario.id}: {pinned.path}")
     return 0
+
+
 # ── compare ──
 
 

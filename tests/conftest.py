@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,6 +67,17 @@ def _servers_logging_under(base: Path) -> list[int]:
         if log.is_relative_to(base.resolve()) and int(proc.name) != os.getpid():
             found.append(int(proc.name))
     return found
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A fresh SQLite store in ``tmp_path``, with convoeval's state there too and the response cache off."""
+    from convoeval.store import open_store
+
+    monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("CONVOEVAL_CACHE", "off")
+    with open_store(f"sqlite:///{tmp_path / 'store.db'}") as s:
+        yield s
 
 
 @pytest.fixture

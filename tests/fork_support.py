@@ -78,3 +78,12 @@ def models() -> dict[str, FakeChatModel]:
 def scripted_patient() -> FakeChatModel:
     """The original conversation's patient: ``PATIENT`` in order, whatever the agent says."""
     return FakeChatModel(replies=list(PATIENT))
+
+
+def converse(store: Any, target: str) -> Any:
+    """The conversation to debug or pin: the patient goes all the way (Oi / Pix / Sim / Obrigada), seed 42."""
+    from convoeval.pipeline.conversation import RunOptions, run_any
+
+    opts = RunOptions(target=target, simulator_model=scripted_patient(), judge_model=models()["judge_model"],
+                      store=store)
+    return run_any(scenario(), seed=42, options=opts)

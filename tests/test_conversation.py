@@ -11,7 +11,7 @@ import pytest
 from convoeval.batch import Job, arun_batch, finished_keys, load_results, plan
 from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.scenarios import load_scenarios, parse_scenario
-from convoeval.store import TABLES, open_store
+from convoeval.store import TABLES
 from convoeval.testing import FakeChatModel
 
 HAPPY = "billing-conv-happy-payment"
@@ -25,14 +25,6 @@ GOOD_HOLISTIC = {
 def verdicts(n: int, passed: bool = True) -> dict:
     return {"verdicts": [{"index": i + 1, "evidence": f"Turn {i + 1}", "reasoning": "seen", "passed": passed}
                          for i in range(n)]}
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("CONVOEVAL_CACHE", "off")
-    with open_store(f"sqlite:///{tmp_path / 'store.db'}") as s:
-        yield s
 
 
 def leftover_rows(store) -> int:

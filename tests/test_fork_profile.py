@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from fork_support import FAULTED, HEALTHY, models, scenario, scripted_patient
+from fork_support import FAULTED, HEALTHY, converse, models, scenario
 
 from convoeval.forking import (
     ForkCostError,
@@ -16,31 +16,14 @@ from convoeval.forking import (
     load_conversation,
     locate_failure,
 )
-from convoeval.pipeline.conversation import RunOptions, run_any
 from convoeval.pipeline.results import write_conversation
-from convoeval.store import open_store
 from convoeval.testing import FakeChatModel
 
 N = 6
 
 
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("CONVOEVAL_CACHE", "off")
-    with open_store(f"sqlite:///{tmp_path / 'store.db'}") as s:
-        yield s
-
-
-def original(store, target):
-    """The conversation to debug: the patient goes all the way (Oi / Pix / Sim / Obrigada)."""
-    opts = RunOptions(target=target, simulator_model=scripted_patient(), judge_model=models()["judge_model"],
-                      store=store)
-    return run_any(scenario(), seed=42, options=opts)
-
-
 def test_the_profile_of_a_faulted_run_jumps_at_the_turn_the_fault_fires_and_not_before(store):
-    failing = original(store, FAULTED)
+    failing = converse(store, FAULTED)
     assert failing.status == "fail"
     profile = fork_profile(failing, n=N, scenario=scenario(), store=store, **models())
     table = profile.table.set_index("fork_turn")
@@ -57,7 +40,7 @@ def test_the_profile_of_a_faulted_run_jumps_at_the_turn_the_fault_fires_and_not_
 
 
 def test_the_healthy_agent_s_profile_is_flat_and_locates_nothing(store):
-    passing = original(store, HEALTHY)
+    passing = converse(store, HEALTHY)
     assert passing.status == "pass"
     profile = fork_profile(passing, n=3, scenario=scenario(), store=store, **models())
     assert (profile.table["failure_rate"] == 0).all()
@@ -65,7 +48,7 @@ def test_the_healthy_agent_s_profile_is_flat_and_locates_nothing(store):
 
 
 def test_a_fork_replays_the_prefix_and_keys_every_frame_by_its_fork_point(store):
-    failing = original(store, FAULTED)
+    failing = converse(store, FAULTED)
     forked = fork(failing, at_turn=2, n=4, scenario=scenario(), store=store, **models())
     frames = forked.frames
     for name in ("runs", "scores", "transcripts", "rubric", "holistic"):
@@ -85,7 +68,7 @@ def test_seeds_are_distinct_repeatable_and_never_the_original():
 
 
 def test_a_big_job_is_refused_before_anything_runs_unless_confirmed(store):
-    failing = original(store, FAULTED)
+    failing = converse(store, FAULTED)
     simulator = FakeChatModel(replies=[])
     with pytest.raises(ForkCostError, match=r"may make \d+ LLM calls, above the bound of 10 .*confirm=True"):
         fork_profile(failing, n=5, scenario=scenario(), store=store, simulator_model=simulator,
@@ -97,7 +80,7 @@ def test_a_big_job_is_refused_before_anything_runs_unless_confirmed(store):
 
 
 def test_bad_fork_points_are_one_clear_error(store):
-    failing = original(store, FAULTED)
+    failing = converse(store, FAULTED)
     with pytest.raises(ValueError, match="between 0 and the conversation's 4 patient turns"):
         fork(failing, at_turn=5, scenario=scenario(), store=store, **models())
 
@@ -114,9 +97,9 @@ def test_continuations_in_error_are_counted_apart_and_left_out_of_the_rate():
 
 
 def test_a_folder_and_a_conversation_id_find_the_conversation(store, tmp_path):
-    failing = original(store, FAULTED)
+    failing = converse(store, FAULTED)
     write_conversation(tmp_path / "res", "billing-conv-fork-known__s42__t1", failing.payload())
-    write_conversation(tmp_path / "res", "other", original(store, HEALTHY).payload())
+    write_conversation(tmp_path / "res", "other", converse(store, HEALTHY).payload())
     assert load_conversation(tmp_path / "res", "billing-conv-fork-known").run_id == failing.run_id
     assert load_conversation(tmp_path / "res", failing.run_id[:10]).run_id == failing.run_id
     with pytest.raises(ValueError, match="holds 2 conversations"):

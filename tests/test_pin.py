@@ -4,31 +4,16 @@ the passing run and fails, at the turn where it went wrong, against one that doe
 from __future__ import annotations
 
 import pytest
-from fork_support import FAULTED, HEALTHY, models, scenario, scripted_patient
+from fork_support import FAULTED, HEALTHY, converse, models, scenario, scripted_patient
 
 from convoeval.cli import main
 from convoeval.pinning import PinError, pin
 from convoeval.pipeline.conversation import RunOptions, run_any
 from convoeval.pipeline.results import write_conversation
 from convoeval.scenarios import load_scenario_file, load_scenarios
-from convoeval.store import open_store
 from convoeval.testing import FakeChatModel
 
 EARLY_LINK = "clinic:billing?faults=link_before_method_confirmed"
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("CONVOEVAL_CACHE", "off")
-    with open_store(f"sqlite:///{tmp_path / 'store.db'}") as s:
-        yield s
-
-
-def converse(store, target):
-    opts = RunOptions(target=target, simulator_model=scripted_patient(), judge_model=models()["judge_model"],
-                      store=store)
-    return run_any(scenario(), seed=42, options=opts)
 
 
 def replay(pinned, store, target):

@@ -9,21 +9,12 @@ import pytest
 from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.pipeline.replay import PatientReplay, RecordedReply, replay_from_transcript, same_reply
 from convoeval.scenarios import load_scenarios
-from convoeval.store import open_store
 from convoeval.testing import FakeChatModel
 
 HAPPY = "billing-conv-happy-payment"
 PATIENT = ["Oi, quero pagar minha fatura", "Pix", "Sim", "Obrigada! [GOAL_COMPLETE]"]
 HOLISTIC = {"issues": [], "suggestion": "ok", "scores": {"correctness": 9, "helpfulness": 9, "tone": 9, "safety": 10,
                                                           "conciseness": 8, "goal_completion": 9}}
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("CONVOEVAL_CACHE", "off")
-    with open_store(f"sqlite:///{tmp_path / 'store.db'}") as s:
-        yield s
 
 
 def judge(sc) -> FakeChatModel:
