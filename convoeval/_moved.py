@@ -25,6 +25,8 @@ MOVED: dict[str, str] = {
     "convoeval.pinning": "convoeval.forking.pinning",
     **{f"convoeval.{name}": f"convoeval.llm.{name}" for name in ("accounting", "cache", "http_transport", "models")},
     "convoeval.local_llm": "convoeval.llm.local",
+    "convoeval.report._html": "convoeval.html_blocks",
+    "convoeval.pipeline.sweep": "convoeval.sweep",
 }
 
 

@@ -324,7 +324,7 @@ def _add_pin_parser(sub: Any) -> None:
 @command("pin")
 def _cmd_pin(args: argparse.Namespace) -> int:
     from convoeval.forking import load_conversation, scenario_of
-    from convoeval.pinning import default_pin_path, pin
+    from convoeval.forking.pinning import default_pin_path, pin
     from convoeval.scenarios import ScenarioError
 
     try:

@@ -24,13 +24,13 @@ from typing import Any
 import pandas as pd
 
 from convoeval import frames as F
-from convoeval.agreement.truth import goal_truth
 from convoeval.scenarios import (
     DEFAULT_SCENARIOS_DIR,
     ScenarioError,
     load_scenarios,
     parse_scenario,
 )
+from convoeval.stats.truth import goal_truth
 
 #: The checks, in report order.
 CHECKS = ("invented_fact", "wrong_language", "false_goal_complete", "parroting")

@@ -14,7 +14,7 @@ import pytest
 from report_support import conversation, merge, write_run_folder
 
 from convoeval.cli import main
-from convoeval.pipeline.sweep import DONE_MARKER, SweepError, default_sweep_dir, run_sweep
+from convoeval.sweep import DONE_MARKER, SweepError, default_sweep_dir, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -108,7 +108,7 @@ def test_killed_sweep_rerun_finishes_only_the_rest(tmp_path):
 import os, signal, sys
 sys.path.insert(0, {str(ROOT / 'tests')!r})
 from test_sweep import FakeExecutor
-from convoeval.pipeline.sweep import run_sweep
+from convoeval.sweep import run_sweep
 
 class Killer(FakeExecutor):
     def __call__(self, notebook, output, parameters, cwd):
@@ -174,7 +174,7 @@ def test_cli_errors_are_one_line(capsys):
 
 
 def test_cli_exit_code_is_1_when_a_combination_fails(tmp_path, monkeypatch, capsys):
-    from convoeval.pipeline import sweep
+    from convoeval import sweep
 
     monkeypatch.setattr(sweep, "papermill_executor", FakeExecutor(fail={"billing-s2"}))
     code = main(["sweep", "--agents", "billing", "--seeds", "1,2", "--out", str(tmp_path), "--no-progress"])

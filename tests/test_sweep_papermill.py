@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from convoeval.pipeline.sweep import DONE_MARKER, run_sweep
+from convoeval.sweep import DONE_MARKER, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.notebook

@@ -110,7 +110,7 @@ class StudyConfig:
         return _resolve(self.project_root, self.params["scenarios_dir"] or "evals/scenarios")
 
     def _repr_html_(self) -> str:
-        from convoeval.report._html import esc, shown_path, table, wrap
+        from convoeval.html_blocks import esc, shown_path, table, wrap
 
         rows = [[f"<code>{esc(k)}</code>", f"<code>{esc(repr(v))}</code>", esc(STUDY_PARAMETERS[k][2])]
                 for k, v in self.params.items()]

@@ -71,7 +71,7 @@ class CompareParams:
         raise AttributeError(name)
 
     def _repr_html_(self) -> str:
-        from convoeval.report._html import esc, table, wrap
+        from convoeval.html_blocks import esc, table, wrap
 
         rows = [[f"<code>{esc(k)}</code>", f"<code>{esc(repr(v))}</code>", esc(COMPARE_PARAMETERS[k][3])]
                 for k, v in self.values.items()]

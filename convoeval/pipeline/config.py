@@ -268,7 +268,7 @@ class EvalConfig(BaseModel):
         return {**self.model_dump(), "target": safe_target(self.target)}
 
     def _repr_html_(self) -> str:
-        from convoeval.report._html import esc, table, wrap
+        from convoeval.html_blocks import esc, table, wrap
 
         rows = [[f"<code>{esc(k)}</code>", f"<code>{esc(repr(v))}</code>"] for k, v in self.recorded().items()]
         return wrap(table(rows, ["setting", "value"]))

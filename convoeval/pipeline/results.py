@@ -207,7 +207,7 @@ class EvalResult:
         return {s: int(counts.get(s, 0)) for s in ("pass", "warn", "fail", "error")}
 
     def _repr_html_(self) -> str:
-        from convoeval.report._html import badge, css, esc, shown_path, wrap
+        from convoeval.html_blocks import badge, css, esc, shown_path, wrap
 
         counts = self.status_counts()
         parts = " ".join(f"{badge(s)} {n}" for s, n in counts.items() if n)

@@ -11,7 +11,7 @@ Example:
     >>> report.transcripts(run, status="fail")
 """
 
-from convoeval.report._html import HTML
+from convoeval.html_blocks import HTML
 from convoeval.report.data import RunData, load_run
 from convoeval.report.execute import (
     ReplayMissError,

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from convoeval.report._html import HTML, box, esc, shown_path, table, wrap
+from convoeval.html_blocks import HTML, box, esc, shown_path, table, wrap
 from convoeval.report.overview import LOCAL_DEMO_WARNING
 from convoeval.report.plots import Chart, _figure, _note
 from convoeval.report.trust import agreement_cells
@@ -279,7 +279,7 @@ def plot_probes(study: Any) -> Chart | HTML:
     frame = _get(study, "probes")
     if frame.empty:
         return _note("No bias probes were run.")
-    from convoeval.agreement.probes import plot_probe_effects
+    from convoeval.stats import plot_probe_effects
 
     return Chart(plot_probe_effects(frame), "bias probe effects")
 
@@ -304,7 +304,7 @@ def fidelity_view(study: Any) -> HTML:
 
 def study_conclusions(study: Any) -> HTML:
     """What an analyst may and may not conclude at this sample size, in words."""
-    from convoeval.agreement import interpret, required_sample_size
+    from convoeval.stats import interpret, required_sample_size
 
     n = len(study.frames["runs"])
     graded = []

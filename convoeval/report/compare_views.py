@@ -12,10 +12,10 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.agreement import ALL
+from convoeval.html_blocks import FONT, HTML, MUTED, badge, box, css, esc, heading, missing, shown_path, table, wrap
 from convoeval.pipeline.replay import RecordedReply, same_reply
-from convoeval.report._html import FONT, HTML, MUTED, badge, box, css, esc, heading, missing, shown_path, table, wrap
 from convoeval.report.plots import Chart
+from convoeval.stats import ALL
 
 __all__ = ["compare_sections", "details", "flipped_conversations", "plot_forest", "render_compare_html",
            "save_compare_html", "unpaired", "changed_items", "verdict_summary"]

@@ -17,8 +17,8 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.report._html import FONT, MUTED, badge, box, css, esc, table
-from convoeval.report._html import heading as _heading
+from convoeval.html_blocks import FONT, MUTED, badge, box, css, esc, table
+from convoeval.html_blocks import heading as _heading
 from convoeval.report.data import RunData, load_run
 from convoeval.report.overview import LOCAL_DEMO_WARNING
 from convoeval.report.plots import Chart
@@ -121,7 +121,7 @@ def _combinations_frame(combinations: Sequence[CombinationRow], data: SweepData)
 
 def _pass_hat_k(scores: pd.DataFrame) -> pd.DataFrame:
     """pass^k per agent for k = 1 … the most conversations any scenario has (``convoeval.agreement``)."""
-    from convoeval.agreement import pass_hat_k
+    from convoeval.stats import pass_hat_k
 
     counted = scores[scores["status"].isin(["pass", "warn", "fail"])] if len(scores) else scores
     if counted.empty:
@@ -132,7 +132,7 @@ def _pass_hat_k(scores: pd.DataFrame) -> pd.DataFrame:
 
 def _flip_rates(rubric: pd.DataFrame) -> pd.DataFrame:
     """Per agent and criterion (and pooled): flip rates across seeds and trials (``convoeval.agreement``)."""
-    from convoeval.agreement import trial_flip_rate
+    from convoeval.stats import trial_flip_rate
 
     parts = []
     judged = rubric[rubric["passed"].notna()] if len(rubric) else rubric

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.report._html import HTML, MUTED, box, css, esc, shown_path, table, wrap
+from convoeval.html_blocks import HTML, MUTED, box, css, esc, shown_path, table, wrap
 from convoeval.report.data import RunData
 
 __all__ = ["LOCAL_DEMO_WARNING", "usage_frame", "what_ran"]

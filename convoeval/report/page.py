@@ -12,8 +12,8 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from convoeval.report._html import FONT, HTML, css, esc, shown_path, wrap
-from convoeval.report._html import heading as _heading
+from convoeval.html_blocks import FONT, HTML, css, esc, shown_path, wrap
+from convoeval.html_blocks import heading as _heading
 from convoeval.report.data import RunData
 
 __all__ = ["render_html", "save_html"]

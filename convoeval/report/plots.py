@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from convoeval.frames import HOLISTIC_DIMENSIONS, TURN_DIMENSIONS
-from convoeval.report._html import HTML, MUTED, STATUS_COLORS, css, esc, wrap
+from convoeval.html_blocks import HTML, MUTED, STATUS_COLORS, css, esc, wrap
 from convoeval.report.data import RunData
 
 __all__ = ["Chart", "criteria_frame", "holistic_frame", "plot_components", "plot_criteria", "plot_holistic"]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.report._html import HTML, box, esc, missing, table, wrap
+from convoeval.html_blocks import HTML, box, esc, missing, table, wrap
 from convoeval.report.data import RunData
 
 __all__ = ["ERROR_COLUMNS", "errors", "errors_frame", "failures"]

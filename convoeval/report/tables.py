@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.report._html import STATUS_COLORS, missing
+from convoeval.html_blocks import STATUS_COLORS, missing
 from convoeval.report.data import RunData
 
 __all__ = ["score_frame", "score_table"]

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from convoeval.frames import HOLISTIC_DIMENSIONS
-from convoeval.report._html import (
+from convoeval.html_blocks import (
     HTML,
     MUTED,
     STATUS_COLORS,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from convoeval.report._html import HTML, box, esc, table, wrap
+from convoeval.html_blocks import HTML, box, esc, table, wrap
 from convoeval.report.data import RunData
 
 __all__ = ["TRUST_STATISTICS", "agreement_cells", "database_truth", "database_truth_frame", "fidelity",
@@ -77,7 +77,7 @@ def agreement_cells(results: pd.DataFrame, *, index: Sequence[str],
 
 def database_truth_frame(run: RunData) -> pd.DataFrame:
     """``convoeval.agreement.database_agreement`` of the run: judges (and the simulator) against the database."""
-    from convoeval.agreement import database_agreement
+    from convoeval.stats import database_agreement
 
     return database_agreement(run.frames)
 
