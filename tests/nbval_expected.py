@@ -5,7 +5,7 @@ deterministic. ``--nbval-lax`` alone only proves that every cell runs; ``tests/t
 what the replayed notebooks saved with the CSV files here, so a change to a scoring rule, a statistic or a judge's
 parsing that moves a number fails CI with the changed lines:
 
-* ``run-scores.csv`` — the run notebook's score table (``convoeval.report.score_frame`` of ``build/nbval/out``);
+* ``run-scores.csv`` — the run notebook's score table (``convoeval.report.score_table_data`` of ``build/nbval/out``);
 * ``agreement-conversations.csv`` — the agreement study's conversations (target and score components);
 * ``agreement-<table>.csv`` — every table of the agreement study (``build/nbval-agreement/out/tables``), without the
   ``method`` text.
@@ -39,9 +39,9 @@ _CONVERSATION_COLUMNS = ["target", "scenario", "seed", "trial", "status", "score
 
 def run_tables(out: Path = RUN_OUT) -> dict[str, pd.DataFrame]:
     """The replayed run notebook's score table, as the notebook and report.html show it."""
-    from convoeval.report import load_run, score_frame
+    from convoeval.report import load_run, score_table_data
 
-    return {"run-scores": score_frame(load_run(out))}
+    return {"run-scores": score_table_data(load_run(out))}
 
 
 def agreement_tables(out: Path = AGREEMENT_OUT) -> dict[str, pd.DataFrame]:

@@ -85,6 +85,7 @@ ALIASES = [
     ("convoeval.fake_server", "Fault", "convoeval.testing.fake_server"),
     ("convoeval.testing", "FakeChatModel", "convoeval.testing.fake_model"),
     ("convoeval.pinning", "pin", "convoeval.forking.pinning"),
+    ("convoeval.report", "score_frame", "convoeval.report.tables"),
     ("convoeval.models", "get_model", "convoeval.llm.models"),
     ("convoeval.cache", "resolve_cache", "convoeval.llm.cache"),
     ("convoeval.accounting", "record_calls", "convoeval.llm.accounting"),
@@ -113,6 +114,10 @@ def test_the_renamed_names_are_the_old_objects():
     assert register_agent is register_clinic_agent
     assert Fault is ServerFault and FAULTS is SERVER_FAULTS
     assert AGENTS == REFERENCE_AGENTS
+
+    from convoeval.report import score_frame, score_table_data
+
+    assert score_frame is score_table_data
 
 
 def test_every_module_of_the_package_is_in_a_layer():

@@ -66,7 +66,7 @@ def test_transcripts_are_collapsible_chats_with_bubbles_and_chips(mixed_run):
 def test_score_table_is_a_styler_with_components_and_status_colours(mixed_run):
     styler = report.score_table(mixed_run)
     assert isinstance(styler, pd.io.formats.style.Styler)
-    frame = report.score_frame(mixed_run)
+    frame = report.score_table_data(mixed_run)
     assert list(frame["Status"]) == ["error", "pass", "fail", "warn"]  # sorted by scenario
     row = frame.set_index("Scenario").loc["billing-conv-impatient-patient"]
     assert row["Rubric"] == "1/2" and row["Assertions passed"] == "0/1" and row["Goal"] == "no"

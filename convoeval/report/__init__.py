@@ -36,7 +36,7 @@ from convoeval.report.plots import (
     plot_holistic,
 )
 from convoeval.report.problems import errors, errors_frame, failures
-from convoeval.report.tables import score_frame, score_table
+from convoeval.report.tables import score_frame, score_table, score_table_data  # score_frame: old name
 from convoeval.report.transcripts import transcripts
 from convoeval.report.trust import (
     agreement_cells,
@@ -77,6 +77,7 @@ __all__ = [
     "save_html",
     "score_frame",
     "score_table",
+    "score_table_data",
     "transcripts",
     "usage_frame",
     "what_ran",

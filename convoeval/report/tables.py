@@ -15,12 +15,12 @@ import pandas as pd
 from convoeval.html_blocks import STATUS_COLORS, missing
 from convoeval.report.data import RunData
 
-__all__ = ["score_frame", "score_table"]
+__all__ = ["score_frame", "score_table", "score_table_data"]
 
 _SCORE_COLUMNS = ["Score", "Rubric score", "Holistic"]
 
 
-def score_frame(run: RunData) -> pd.DataFrame:
+def score_table_data(run: RunData) -> pd.DataFrame:
     """The score table's data: one row per conversation, in reading order.
 
     Columns: Agent, Scenario, Type, Seed, Trial, Status, Score, Rubric (passed/total), Rubric score, Holistic,
@@ -63,7 +63,7 @@ def score_table(run: RunData, *, caption: str | None = None) -> Any:
     Example:
         >>> score_table(run)   # in a notebook cell
     """
-    frame = score_frame(run)
+    frame = score_table_data(run)
     if frame["Agent"].nunique() <= 1:
         frame = frame.drop(columns="Agent")
     if frame["Error"].isna().all():
@@ -128,3 +128,8 @@ def _score_style(value: Any) -> str:
 
 def _goal_style(value: Any) -> str:
     return {"yes": "color:#116329;font-weight:600;", "no": "color:#a40e26;"}.get(str(value), "color:#57606a;")
+
+
+#: The name of ``score_table_data`` before it clashed with ``convoeval.score_frame`` (the judges' composite score
+#: frame); kept for one release.
+score_frame = score_table_data
