@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from convoeval.scenarios import AGENTS, json_schema, validate_paths
+from convoeval.scenarios import agent_names, json_schema, validate_paths
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
@@ -376,7 +376,7 @@ def _add_compare_parser(sub: Any) -> None:
     p.add_argument("--alpha", type=float, default=0.05, metavar="P", help="significance level (default 0.05)")
     p.add_argument("--detect", type=float, default=1.0, metavar="POINTS",
                    help="a score difference to size the sample for (default 1 point)")
-    p.add_argument("--agent", choices=AGENTS, help="only this agent's scenarios")
+    p.add_argument("--agent", choices=agent_names(), help="only this agent's scenarios")
     p.add_argument("--scenario", metavar="ID", help="only the scenario with this id")
     p.add_argument("--type", choices=("scripted", "conversational"), help="only this scenario type")
     p.add_argument("--simulator-model", metavar="SPEC",
@@ -461,7 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "1 a conversation scored under --fail-threshold; 2 a setting that cannot work (nothing ran); "
                     "3 a conversation ended in error (agent down, LLM failed after retries, unusable judge "
                     "answer) unless --allow-errors.")
-    p.add_argument("--agent", choices=(*AGENTS, "all"), help="only this agent's scenarios (default billing; all: every agent)")
+    p.add_argument("--agent", choices=(*agent_names(), "all"), help="only this agent's scenarios (default billing; all: every agent)")
     p.add_argument("--scenario", metavar="ID", help="only the scenario with this id")
     p.add_argument("--type", choices=("scripted", "conversational"), help="only this scenario type")
     p.add_argument("--seed", metavar="N[,N...]", help="simulator seed(s) (default 42)")

@@ -22,11 +22,11 @@ import functools
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-__all__ = ["AGENTS", "PROVIDERS", "STORES", "PluginError", "clear_plugin_cache", "load_plugin", "plugin_names"]
+__all__ = ["AGENT_GROUP", "PROVIDER_GROUP", "STORE_GROUP", "PluginError", "clear_plugin_cache", "load_plugin", "plugin_names"]
 
-AGENTS = "convoeval.agents"
-STORES = "convoeval.stores"
-PROVIDERS = "convoeval.providers"
+AGENT_GROUP = "convoeval.agents"
+STORE_GROUP = "convoeval.stores"
+PROVIDER_GROUP = "convoeval.providers"
 
 
 class PluginError(ValueError):

@@ -183,11 +183,11 @@ def _check(notebook: Path, combos: Sequence[Combination], trials: int, extra: Ma
     clash = sorted(set(extra) & {*_PER_COMBINATION, "trials"})
     if clash:
         raise SweepError(f"{', '.join(clash)} are set by the sweep itself; use --agents/--seeds/--trials/--out")
-    from convoeval.scenarios import AGENTS
+    from convoeval.scenarios import agent_names
 
-    bad = [c.agent for c in combos if c.agent not in AGENTS]
+    bad = [c.agent for c in combos if c.agent not in agent_names()]
     if bad:
-        raise SweepError(f"unknown agent(s) {', '.join(sorted(set(bad)))}; expected some of {', '.join(AGENTS)}")
+        raise SweepError(f"unknown agent(s) {', '.join(sorted(set(bad)))}; expected some of {', '.join(agent_names())}")
     declared = set(papermill.inspect_notebook(str(notebook)))
     for combo in combos:
         values = {"agent": combo.agent, "seed": combo.seed, "trials": trials, "output_dir": "-", **extra}

@@ -63,7 +63,7 @@ def test_an_agent_transport_from_an_entry_point(installed):
         [convoeval.agents]
         fakeagent = fake_convoeval_plugin:make_agent
     """)
-    assert "fakeagent" in plugins.plugin_names(plugins.AGENTS)
+    assert "fakeagent" in plugins.plugin_names(plugins.AGENT_GROUP)
     agent = get_agent("fakeagent:room-7", timeout=3)
     assert type(agent).__module__ == "fake_convoeval_plugin"
     assert (agent.target.scheme, agent.target.rest, agent.options) == ("fakeagent", "room-7", {"timeout": 3})

@@ -182,7 +182,7 @@ def get_agent(target: str, **options: Any) -> Agent:
         shown = f"{scheme}://…" if "://" in target else target[:80]
         raise ValueError(
             f"unknown agent target {shown!r}; accepted forms: {', '.join(ACCEPTED_FORMS)} "
-            f"(registered schemes: {', '.join(sorted({*_FACTORIES, *plugins.plugin_names(plugins.AGENTS)}))})"
+            f"(registered schemes: {', '.join(sorted({*_FACTORIES, *plugins.plugin_names(plugins.AGENT_GROUP)}))})"
         )
     return factory(parsed, **options)
 
@@ -193,7 +193,7 @@ def _plugin_factory(scheme: str) -> AgentFactory | None:
     Raises:
         ValueError: the entry point cannot be loaded, or what it names is not callable.
     """
-    factory = plugins.load_plugin(plugins.AGENTS, scheme)
+    factory = plugins.load_plugin(plugins.AGENT_GROUP, scheme)
     if factory is None:
         return None
     if not callable(factory):

@@ -152,11 +152,11 @@ def check_study_parameters(namespace: Mapping[str, Any], *, defaults: Mapping[st
         raise ParameterError("nothing to study: give results folders in runs, or set fault_study = True")
     if params["labels"] and not _resolve(root, params["labels"]).exists():
         raise ParameterError(f"labels: no such file {params['labels']!r}")
-    from convoeval.scenarios import AGENTS
+    from convoeval.scenarios import agent_names
 
-    bad = [a for a in params["agents"] if a not in AGENTS]
+    bad = [a for a in params["agents"] if a not in agent_names()]
     if bad:
-        raise ParameterError(f"agents: unknown agent(s) {', '.join(bad)}; expected some of {', '.join(AGENTS)}")
+        raise ParameterError(f"agents: unknown agent(s) {', '.join(bad)}; expected some of {', '.join(agent_names())}")
     out = (_resolve(root, params["output_dir"]) if params["output_dir"]
            else root / "reports" / f"agreement-{time.strftime('%Y%m%d-%H%M%S')}")
     return StudyConfig(params=params, output_dir=out, project_root=root)

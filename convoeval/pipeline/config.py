@@ -104,10 +104,10 @@ class EvalConfig(BaseModel):
     @field_validator("agent")
     @classmethod
     def _known_agent(cls, value: str | None) -> str | None:
-        from convoeval.scenarios import AGENTS
+        from convoeval.scenarios import agent_names
 
-        if value is not None and value not in AGENTS:
-            raise ValueError(f"must be one of {', '.join(AGENTS)} (or None for all)")
+        if value is not None and value not in agent_names():
+            raise ValueError(f"must be one of {', '.join(agent_names())} (or None for all)")
         return value
 
     @field_validator("seed", mode="before")

@@ -95,7 +95,7 @@ def _backend(scheme: str) -> StoreFactory | None:
     if scheme in _BACKENDS:
         return _BACKENDS[scheme]
     try:
-        factory = plugins.load_plugin(plugins.STORES, scheme)
+        factory = plugins.load_plugin(plugins.STORE_GROUP, scheme)
     except plugins.PluginError as exc:
         raise StoreError(str(exc)) from None
     if factory is None:
@@ -131,7 +131,7 @@ def open_store(url: str | None = None) -> Store:
     factory = _backend(scheme.split("+")[0].lower()) if sep else None
     if factory is None:
         shown = repr(scheme.split("+")[0]) if sep else "none"
-        known = sorted({*_BACKENDS, *plugins.plugin_names(plugins.STORES)})
+        known = sorted({*_BACKENDS, *plugins.plugin_names(plugins.STORE_GROUP)})
         raise StoreError(f"unknown store URL scheme {shown}; expected one of {', '.join(known)}")
     try:
         store = factory(url)
