@@ -46,6 +46,8 @@ scenarios_dir = None
 workers = 1
 cluster = None
 resume = True
+simulator_gate = True
+resimulate = 0
 
 # %%
 from convoeval import pipeline, report

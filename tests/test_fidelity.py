@@ -374,7 +374,9 @@ async def test_a_real_batch_with_a_fake_simulator_that_breaks_the_scenario(tmp_p
     patient = FakeChatModel(["Hola, quiero pagar mi factura. Mi CPF es 123.456.789-09.",
                              "Perfecto, muchas gracias por todo. [GOAL_COMPLETE]"])
     with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
-        opts = RunOptions(simulator_model=patient, judge_model=FakeChatModel(responder=judge_reply), store=store)
+        # The after-the-fact checks over a whole conversation: the gate (which would stop it at turn 1) is off.
+        opts = RunOptions(simulator_model=patient, judge_model=FakeChatModel(responder=judge_reply), store=store,
+                          gate=None)
         await arun_batch(plan([sc], seeds=[1]), options=opts, out_dir=tmp_path / "out", progress=False)
     frames = load_results(tmp_path / "out")
     flags = fidelity_flags(frames, scenarios=sc).set_index("check")  # one scenario is accepted as is

@@ -33,8 +33,8 @@ from convoeval.pipeline.results import (
     write_conversation,
 )
 
-__all__ = ["EXIT_BELOW_THRESHOLD", "EXIT_EVALUATION_ERRORS", "EXIT_OK", "EXIT_USAGE", "LOCAL_MODEL_NOTE",
-           "execute", "exit_code", "save_outputs"]
+__all__ = ["EXIT_BELOW_THRESHOLD", "EXIT_EVALUATION_ERRORS", "EXIT_OK", "EXIT_SIMULATOR_FAILURES", "EXIT_USAGE",
+           "LOCAL_MODEL_NOTE", "execute", "exit_code", "save_outputs"]
 
 LOCAL_MODEL_NOTE = (
     "Made with the embedded local demo model: these numbers show that the pipeline works, "
@@ -47,6 +47,7 @@ EXIT_OK = 0
 EXIT_BELOW_THRESHOLD = 1  # a conversation scored under --fail-threshold
 EXIT_USAGE = 2  # a setting that cannot work; nothing ran
 EXIT_EVALUATION_ERRORS = 3  # a conversation ended in error: agent down, LLM failed after retries, unusable judge
+EXIT_SIMULATOR_FAILURES = 4  # a conversation ended in simulator_failure: not evaluated, the agent is not blamed
 
 
 def execute(
@@ -65,7 +66,8 @@ def execute(
             Never part of the configuration: it may carry a password.
         verbose: print every turn, each line prefixed with its conversation (or pass a function taking lines).
         progress: ``"bar"`` (terminal), ``"lines"`` (notebooks, logs), ``"off"``; ``True``/``False`` for bar/off.
-        allow_errors: conversations that end in ``error`` do not make the exit code non-zero.
+        allow_errors: conversations that end in ``error`` or ``simulator_failure`` do not make the exit code
+            non-zero.
 
     Returns:
         The ``EvalResult``; its data is already saved under ``result.out_dir``.
@@ -82,6 +84,7 @@ def execute(
 
     mode: Mode = {True: "bar", False: "off"}.get(progress, progress)  # type: ignore[call-overload]
     scenarios = select_scenarios(config)
+    _check_distributed_gate(config)
     out = config.output_path()
     check_writable(out)
     jobs = plan(scenarios, seeds=config.seeds, trials=config.trials)
@@ -149,6 +152,15 @@ def select_scenarios(config: EvalConfig) -> list[Any]:
                            (("agent", config.agent), ("scenario", config.scenario), ("type", config.type)) if v)
         raise ConfigError(f"no scenario in {folder} matches {wanted or 'the selection'}")
     return found
+
+
+def _check_distributed_gate(config: EvalConfig) -> None:
+    """Dask workers build their own run options and know only the default gate: refuse settings they would drop."""
+    default = EvalConfig.model_fields
+    changed = [name for name in ("simulator_gate", "resimulate") if getattr(config, name) != default[name].default]
+    if config.distributed and changed:
+        raise ConfigError(f"{', '.join(changed)} cannot be sent to Dask workers yet (they run the default gate); "
+                          "run with workers = 1 and no cluster, or keep the defaults")
 
 
 def check_writable(out: Path) -> None:
@@ -224,23 +236,32 @@ def _run_here(todo: list[Job], config: EvalConfig, scenarios: list[Any], *, stor
     simulator, judge = get_model("simulator", config.simulator_model), get_model("judge", config.judge_model)
     options = RunOptions(target=config.target, simulator_model=simulator, judge_model=judge,
                          judge_samples=config.judge_samples, store=store, verbose=log, agents=agents,
-                         on_turn=on_turn)
+                         on_turn=on_turn, gate=config.gate_settings(), resimulate=config.resimulate)
     if todo:
         run_sync(arun_jobs(todo, options, concurrency=config.concurrency, on_result=on_result))
     return {"simulator": describe_model(simulator), "judge": describe_model(judge)}
 
 
 def exit_code(scores: pd.DataFrame, fail_threshold: float | None, *, allow_errors: bool = False) -> int:
-    """``EXIT_EVALUATION_ERRORS`` when a conversation ended in error (unless allowed), ``EXIT_BELOW_THRESHOLD`` when
-    a threshold is set and a conversation scored under it, else ``EXIT_OK``."""
-    errors = bool(len(scores)) and bool((scores["status"] == "error").any())
-    if errors and not allow_errors:
+    """The CLI's exit code for a run's scores, the most serious first.
+
+    ``EXIT_EVALUATION_ERRORS`` when a conversation ended in error; ``EXIT_BELOW_THRESHOLD`` when a threshold is set
+    and one of the agent's scores is under it; ``EXIT_SIMULATOR_FAILURES`` when a conversation ended in
+    ``simulator_failure`` (it was not evaluated, so the run cannot vouch for the agent, nor blame it); else
+    ``EXIT_OK``. ``allow_errors`` lets errors and simulator failures through.
+    """
+    from convoeval.frames import SIMULATOR_FAILURE
+
+    statuses = set(scores["status"].dropna()) if len(scores) else set()
+    if "error" in statuses and not allow_errors:
         return EXIT_EVALUATION_ERRORS
     if fail_threshold is not None:
         from convoeval.summary import below_threshold
 
         if len(below_threshold(scores, fail_threshold)):
             return EXIT_BELOW_THRESHOLD
+    if SIMULATOR_FAILURE in statuses and not allow_errors:
+        return EXIT_SIMULATOR_FAILURES
     return EXIT_OK
 
 

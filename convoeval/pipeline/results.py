@@ -202,9 +202,9 @@ class EvalResult:
         return self.out_dir / "data"
 
     def status_counts(self) -> dict[str, int]:
-        """How many conversations ended pass / warn / fail / error."""
+        """How many conversations ended pass / warn / fail / error / simulator_failure."""
         counts = self.scores["status"].value_counts().to_dict() if len(self.scores) else {}
-        return {s: int(counts.get(s, 0)) for s in ("pass", "warn", "fail", "error")}
+        return {s: int(counts.get(s, 0)) for s in F.STATUSES}
 
     def _repr_html_(self) -> str:
         from convoeval.report._html import badge, css, esc, shown_path, wrap
