@@ -42,7 +42,7 @@ from convoeval.fidelity import (
 
 __all__ = ["DEFAULT_GATE_CHECKS", "GATE_CHECKS", "RESIMULATION_TEMPERATURE", "SIMULATOR_FAILURE_SCHEMA",
            "GateSettings", "SimulatorFailure", "SimulatorGate", "exclude_simulator_failures", "gate_settings",
-           "simulator_failures"]
+           "simulator_failures", "stopped_run_ids"]
 
 GateCheck = Literal["parroting", "loop", "wrong_language", "invented_fact", "false_goal_complete"]
 #: Every check the gate can run, in the order a message is checked.
@@ -305,7 +305,7 @@ def exclude_simulator_failures(frames: Mapping[str, pd.DataFrame]) -> dict[str, 
 
     Every frame with a ``run_id`` column loses those runs' rows; ``calls`` is returned unchanged.
     """
-    dropped = _stopped(frames)
+    dropped = stopped_run_ids(frames)
     out = {}
     for name, frame in frames.items():
         if dropped and isinstance(frame, pd.DataFrame) and "run_id" in frame.columns:
@@ -314,7 +314,7 @@ def exclude_simulator_failures(frames: Mapping[str, pd.DataFrame]) -> dict[str, 
     return out
 
 
-def _stopped(frames: Mapping[str, pd.DataFrame]) -> set[str]:
+def stopped_run_ids(frames: Mapping[str, pd.DataFrame]) -> set[str]:
     """Run ids of simulator failures: by the runs frame (superseded attempts included) and by the scores frame."""
     ids: set[str] = set()
     runs, scores = frames.get("runs"), frames.get("scores")

@@ -27,7 +27,7 @@ import pandas as pd
 
 from convoeval.agreement.probes.run import PROBES as _PROBES
 from convoeval.frames import SIMULATOR_FAILURE
-from convoeval.gate import exclude_simulator_failures, simulator_failures
+from convoeval.gate import exclude_simulator_failures, simulator_failures, stopped_run_ids
 from convoeval.llm import CacheMissError
 from convoeval.report.execute import ReplayMissError
 from convoeval.report.params import (
@@ -383,9 +383,13 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
     from convoeval.fidelity import exclude_flagged, fidelity_summary
 
     opts = {"n_boot": n_boot}
-    stopped = simulator_failures(study.frames)
-    # The gate's stopped conversations were never judged and never the agent's: counted apart, in no table.
+    stopped, dropped = simulator_failures(study.frames), stopped_run_ids(study.frames)
+    # The gate's stopped conversations were never judged and never the agent's: counted apart, in no table but the
+    # fidelity summary (which checks every conversation).
     frames, judged = exclude_simulator_failures(study.frames), dict(study.judged)
+    for name in ("rubric", "holistic", "pairs"):
+        if dropped and len(judged[name]):
+            judged[name] = judged[name][~judged[name]["run_id"].astype(str).isin(dropped)]
     flags = judged["fidelity"]
     if exclude_unfaithful and len(flags):
         frames = exclude_flagged(frames, flags)
