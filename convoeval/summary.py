@@ -71,6 +71,9 @@ def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float |
     msgs = dict(zip(runs["run_id"], runs["n_messages"], strict=False)) if len(runs) else {}
     types = dict(zip(runs["run_id"], runs["type"], strict=False)) if len(runs) else {}
     checked = asr.groupby("run_id").size().to_dict() if len(asr) else {}
+    # Counted from the assertions, not the score: a simulator failure's score has no components, yet its database
+    # was checked and must not read as passed.
+    failed_by_run = asr[asr["passed"] == False].groupby("run_id").size().to_dict() if len(asr) else {}  # noqa: E712
     header = (f"  {'STATUS':<7} {'SCORE':>5} {'RUBRIC':>6} {'HOLIST':>6} {'ASSERTS PASSED':>14} {'GOAL':>4} "
               f"{'MSGS':>4}  RUN")
     lines = [header]
@@ -81,7 +84,7 @@ def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float |
         rubric = f"{row['rubric_passed']}/{row['rubric_total']}" if _value(row["rubric_total"]) else "-"
         holistic = "-" if pd.isna(row["holistic_overall"]) else f"{row['holistic_overall']:.1f}"
         n_checked = checked.get(run_id, 0)
-        failed = _value(row["assertion_failures"]) or 0
+        failed = failed_by_run.get(run_id, 0)
         assertions = f"{n_checked - failed}/{n_checked}" if n_checked else "-"
         goal = {True: "yes", False: "no"}.get(_value(row["goal_completed"]), "-")
         label = f"{row['scenario']} (seed {_value(row['seed'])}, trial {row['trial']})"

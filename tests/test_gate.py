@@ -299,6 +299,9 @@ async def test_simulator_failures_are_kept_out_of_every_aggregate_of_the_agent(s
                                             "scored")
     table = score_frame(run).set_index("Seed")
     assert table.loc[2, "Stopped"] == "simulator_failure (parroting, turn 3)" and pd.isna(table.loc[2, "Score"])
+    # Its database was checked all the same: the unpaid invoice reads as a failed assertion, never a passed one.
+    assert table.loc[2, "Assertions passed"] == "0/1"
+    assert next(line for line in lines if line.split()[:1] == ["SIMFAIL"]).split()[4] == "0/1"
     html = str(fidelity(run))
     assert "Stopped by the simulator-failure gate" in html and "not scored" in html
 

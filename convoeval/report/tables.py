@@ -31,11 +31,13 @@ def score_frame(run: RunData) -> pd.DataFrame:
     scores, runs, asr = run.scores, run.frames["runs"], run.frames["assertions"]
     by_run = runs.set_index("run_id") if len(runs) else pd.DataFrame()
     totals = asr.groupby("run_id").size() if len(asr) else pd.Series(dtype=int)
+    # From the assertions, not the score: a simulator failure's score has no components, yet its database was checked.
+    failures = asr[asr["passed"] == False].groupby("run_id").size() if len(asr) else pd.Series(dtype=int)  # noqa: E712
     rows = []
     for s in scores.sort_values(["agent", "scenario", "seed", "trial"], na_position="first").itertuples():
         r = by_run.loc[s.run_id] if s.run_id in by_run.index else None
         n_asr = int(totals.get(s.run_id, 0))
-        failed = 0 if missing(s.assertion_failures) else int(s.assertion_failures)
+        failed = int(failures.get(s.run_id, 0))
         rows.append({
             "Agent": s.agent,
             "Scenario": s.scenario,
