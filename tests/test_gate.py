@@ -390,8 +390,14 @@ def test_execute_passes_the_gate_and_re_simulations_from_the_config(tmp_path, mo
         monkeypatch.setenv("CONVOEVAL_CACHE", "off")
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
         store = f"sqlite:///{tmp_path / 'store.db'}"
+        first = execute(EvalConfig.checked(scenario=HAPPY, output_dir=str(tmp_path / "a")), store_url=store,
+                        progress="off")
+        assert first.frames["runs"]["attempt"].tolist() == [1] and first.scores["status"].tolist() == [
+            "simulator_failure"]
+        # The same folder asked for a re-simulation: the saved simulator failure is not "finished" any more.
         gated = execute(EvalConfig.checked(scenario=HAPPY, output_dir=str(tmp_path / "a"), resimulate=1),
                         store_url=store, progress="off")
+        assert gated.meta["runs_now"] == 1 and gated.meta["runs_resumed"] == 0
         assert gated.exit_code == EXIT_SIMULATOR_FAILURES
         runs = gated.frames["runs"].sort_values("attempt")
         assert runs["attempt"].tolist() == [1, 2] and runs["superseded"].tolist() == [True, False]
@@ -404,3 +410,15 @@ def test_execute_passes_the_gate_and_re_simulations_from_the_config(tmp_path, mo
         with pytest.raises(ConfigError, match="cannot be sent to Dask workers"):
             execute(EvalConfig.checked(scenario=HAPPY, output_dir=str(tmp_path / "c"), resimulate=1, workers=2),
                     store_url=store, progress="off")
+
+
+async def test_the_run_conversation_verb_takes_the_gate_setting(store):
+    from convoeval.pipeline.conversation import arun_conversation
+
+    sc = parse_scenario({**scenario().model_dump(exclude_none=True), "max_turns": 4})
+    gated = await arun_conversation(sc, seed=42, simulator_model=FakeChatModel(responder=parrot),
+                                    judge_model=FakeChatModel(), store=store)
+    assert gated.status == "simulator_failure"
+    off = await arun_conversation(sc, seed=42, simulator_model=FakeChatModel(responder=parrot), judge_model=judge(),
+                                  store=store, simulator_gate=False)
+    assert off.run["stop_reason"].iloc[0] == "max_turns" and off.status == "fail"

@@ -66,7 +66,8 @@ class EvalConfig(BaseModel):
         workers: worker processes (1: this process; more: a local Dask cluster).
         cluster: a Dask scheduler address (``tcp://host:8786``) to run on instead; default from
             ``CONVOEVAL_DASK_SCHEDULER``.
-        resume: keep conversations already saved in ``output_dir`` (those that ended in ``error`` are run again).
+        resume: keep conversations already saved in ``output_dir`` (those that ended in ``error`` are run again, and
+            with ``resimulate`` those that ended ``simulator_failure`` with fewer attempts).
         simulator_gate: stop a conversation whose simulated patient breaks (``simulator_failure``, never scored):
             ``True`` (the default checks and thresholds), ``False`` (off) or a mapping of ``convoeval.gate``'s
             ``GateSettings`` (e.g. ``{"parrot_turns": 3}``).

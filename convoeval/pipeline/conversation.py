@@ -638,16 +638,17 @@ async def arun_conversation(
     judge_samples: int = 1,
     store: Store | None = None,
     verbose: Log | None = None,
+    simulator_gate: bool | Mapping[str, Any] | GateSettings = True,
 ) -> ConversationResult:
     """Async ``run_conversation``; the same arguments."""
     from convoeval.accounting import record_calls
-
+    from convoeval.gate import gate_settings
     from convoeval.models import as_chat_model
 
     resolved = _scenario(scenario)
     options = RunOptions(target=target, simulator_model=as_chat_model("simulator", simulator_model),
                          judge_model=as_chat_model("judge", judge_model), judge_samples=judge_samples, store=store,
-                         verbose=verbose)
+                         verbose=verbose, gate=gate_settings(simulator_gate))
     with record_calls() as records:
         result = await arun_any(resolved, seed=seed, trial=trial, options=options)
     result.calls = [r.to_dict() for r in records]
@@ -665,6 +666,7 @@ def run_conversation(
     judge_samples: int = 1,
     store: Store | None = None,
     verbose: Log | None = None,
+    simulator_gate: bool | Mapping[str, Any] | GateSettings = True,
 ) -> ConversationResult:
     """Run one scenario: simulate the patient against the agent (or play a scripted one), check, clean up, judge.
 
@@ -679,6 +681,8 @@ def run_conversation(
         judge_samples: independent samples per judge.
         store: the fixtures store (default ``open_store()``).
         verbose: a function receiving every turn as a line (e.g. ``print``).
+        simulator_gate: stop the conversation when the simulated patient breaks (``simulator_failure``, not
+            judged; ``convoeval.gate``): ``True``, ``False`` or a mapping of ``GateSettings`` thresholds.
 
     Returns:
         A ``ConversationResult``: ``.transcript``, ``.rubric``, ``.holistic``, ``.assertions``, ``.score`` (DataFrames
@@ -690,7 +694,7 @@ def run_conversation(
     """
     return run_sync(arun_conversation(scenario, target=target, seed=seed, trial=trial, simulator_model=simulator_model,
                                       judge_model=judge_model, judge_samples=judge_samples, store=store,
-                                      verbose=verbose))
+                                      verbose=verbose, simulator_gate=simulator_gate))
 
 
 def model_label(model: Any) -> str:

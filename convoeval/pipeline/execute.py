@@ -90,7 +90,7 @@ def execute(
     jobs = plan(scenarios, seeds=config.seeds, trials=config.trials)
     started = time.time()
     with open_store(store_url) as store, _locked(out):
-        todo, skipped = _todo(jobs, out, config.resume)
+        todo, skipped = _todo(jobs, out, config.resume, config.resimulate)
         log = verbose if callable(verbose) else (print if verbose else None)
         report = Progress(len(todo), skipped=skipped, mode=mode)
 
@@ -183,11 +183,12 @@ def _locked(out: Path) -> Iterator[None]:
         raise ConfigError(str(exc)) from None
 
 
-def _todo(jobs: list[Job], out: Path, resume: bool) -> tuple[list[Job], int]:
-    """The jobs still to run: without ``resume`` all of them; with it, all but those saved without an error."""
+def _todo(jobs: list[Job], out: Path, resume: bool, resimulate: int = 0) -> tuple[list[Job], int]:
+    """The jobs still to run: without ``resume`` all of them; with it, all but those saved without an error (and
+    but simulator failures saved with fewer attempts than ``resimulate`` asks now)."""
     if not resume:
         return jobs, 0
-    done = finished(out)
+    done = finished(out, resimulate=resimulate)
     todo = [j for j in jobs if j.key not in done]
     return todo, len(jobs) - len(todo)
 
