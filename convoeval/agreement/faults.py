@@ -210,10 +210,12 @@ async def arun_fault_study(
     concurrency: int = 4,
     progress: bool = True,
     store: Store | None = None,
+    simulator_gate: Any = True,
 ) -> dict[str, pd.DataFrame]:
     """Async ``run_fault_study`` (await it from a coroutine; the sync form runs it on convoeval's loop)."""
     from convoeval.batch import arun_batch, load_results, merge_frames, plan
     from convoeval.conversation import RunOptions
+    from convoeval.gate import gate_settings
 
     root = Path(out_dir)
     parts = []
@@ -223,7 +225,7 @@ async def arun_fault_study(
         jobs = plan(group, seeds=seeds, trials=trials)
         folder = root / target_folder(target)
         options = RunOptions(target=target, simulator_model=simulator_model, judge_model=judge_model,
-                             judge_samples=judge_samples, store=store)
+                             judge_samples=judge_samples, store=store, gate=gate_settings(simulator_gate))
         await arun_batch(jobs, options=options, out_dir=folder, concurrency=concurrency, resume=True,
                          progress=progress)
         frames = load_results(folder)
@@ -254,6 +256,7 @@ def run_fault_study(
     concurrency: int = 4,
     progress: bool = True,
     store: Store | None = None,
+    simulator_gate: Any = True,
 ) -> dict[str, pd.DataFrame]:
     """Run every conversational scenario against the healthy reference agent and against each relevant known fault.
 
@@ -274,6 +277,8 @@ def run_fault_study(
         concurrency: Conversations in flight within one target's batch.
         progress: Show a progress bar per target.
         store: The fixtures store (``None``: ``$CONVOEVAL_STORE_URL`` or the local SQLite file).
+        simulator_gate: The simulator-failure gate (``convoeval.gate.gate_settings``: ``True``, ``False`` or a
+            mapping of thresholds); a conversation it stops ends ``simulator_failure`` and is not judged.
 
     Returns:
         The frames of ``convoeval.batch.load_results`` (runs, scores, transcripts, rubric, holistic, turns,
@@ -291,7 +296,8 @@ def run_fault_study(
 
     return run_sync(arun_fault_study(
         scenarios, out_dir, agents=agents, faults=faults, seeds=seeds, trials=trials, simulator_model=simulator_model,
-        judge_model=judge_model, judge_samples=judge_samples, concurrency=concurrency, progress=progress, store=store))
+        judge_model=judge_model, judge_samples=judge_samples, concurrency=concurrency, progress=progress, store=store,
+        simulator_gate=simulator_gate))
 
 
 # ── Truth and judge scores ──
