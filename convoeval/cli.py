@@ -93,7 +93,8 @@ def _run(args: argparse.Namespace) -> int:
              # a shell user means a folder relative to where they stand
              "output_dir": str(Path(args.out).expanduser().absolute()) if args.out else None,
              "scenarios_dir": str(Path(args.scenarios_dir).expanduser().absolute()) if args.scenarios_dir else None,
-             "concurrency": args.concurrency, "workers": args.workers, "cluster": args.cluster}
+             "concurrency": args.concurrency, "workers": args.workers, "cluster": args.cluster,
+             "resimulate": args.resimulate}
     try:
         chosen = {k: v for k, v in given.items() if v is not None}
         if chosen.get("agent") == "all":
@@ -460,7 +461,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run scenarios against an agent, judge them and print the summary. Exit codes: 0 done; "
                     "1 a conversation scored under --fail-threshold; 2 a setting that cannot work (nothing ran); "
                     "3 a conversation ended in error (agent down, LLM failed after retries, unusable judge "
-                    "answer) unless --allow-errors.")
+                    "answer) unless --allow-errors; 4 a conversation ended in simulator_failure (the simulated "
+                    "patient broke: not scored) unless --allow-errors.")
     p.add_argument("--agent", choices=(*agent_names(), "all"), help="only this agent's scenarios (default billing; all: every agent)")
     p.add_argument("--scenario", metavar="ID", help="only the scenario with this id")
     p.add_argument("--type", choices=("scripted", "conversational"), help="only this scenario type")
@@ -491,7 +493,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run again every conversation saved in --out (by default finished ones are kept and those "
                         "that ended in error are run again)")
     p.add_argument("--allow-errors", action="store_true",
-                   help="conversations that ended in error do not make the exit code 3")
+                   help="conversations that ended in error (or simulator_failure) do not make the exit code 3 (or 4)")
+    p.add_argument("--resimulate", type=_int, metavar="K",
+                   help="simulate a conversation whose simulated patient broke (simulator_failure) again with the "
+                        "next seed, up to K times (default 0)")
 
     p = sub.add_parser(
         "notebook", help="execute a notebook with papermill, its progress in this terminal, errors in one line",

@@ -324,15 +324,26 @@ def _false_goal_complete(run: _Run) -> _Verdict:
 _WORD = re.compile(r"\w+")
 
 
-def _words(text: str) -> list[str]:
+def message_words(text: str) -> list[str]:
+    """A message's lower-case words, as ``parroting`` (and the simulator-failure gate) compare them."""
     return _WORD.findall(text.lower())
 
 
-def _copied_share(agent: list[str], patient: list[str], min_run: int) -> float:
-    """Share of the patient's words that sit in runs of >= min_run words copied, in order, from the agent."""
-    matcher = difflib.SequenceMatcher(None, agent, patient, autojunk=False)
+def copied_share(source: list[str], words: list[str], min_run: int) -> float:
+    """Share of ``words`` that sit in runs of >= ``min_run`` words copied, in order, from ``source``.
+
+    Example:
+        >>> agent = message_words("Você pode pagar por Pix ou boleto")
+        >>> copied_share(agent, message_words("Pix, por favor, pode ser"), 3)
+        0.0
+        >>> copied_share(agent, message_words("Quero pagar por Pix"), 3)
+        0.75
+    """
+    if not words:
+        return 0.0
+    matcher = difflib.SequenceMatcher(None, source, words, autojunk=False)
     copied = sum(block.size for block in matcher.get_matching_blocks() if block.size >= min_run)
-    return copied / len(patient)
+    return copied / len(words)
 
 
 def _parroting(run: _Run) -> _Verdict:
@@ -340,14 +351,14 @@ def _parroting(run: _Run) -> _Verdict:
     agent_words: list[str] | None = None
     checked, hits = 0, []
     for message in run.messages:
-        words = _words(message["text"])
+        words = message_words(message["text"])
         if message["role"] == "agent":
             agent_words = words
             continue
         if agent_words is None or len(words) < limits["parrot_min_words"]:
             continue
         checked += 1
-        share = _copied_share(agent_words, words, int(limits["parrot_min_run"]))
+        share = copied_share(agent_words, words, int(limits["parrot_min_run"]))
         if share >= limits["parrot_ratio"]:
             hits.append((message, share))
     if not checked:
@@ -471,7 +482,7 @@ def _date_key(text: str) -> tuple[int, ...] | None:
     return tuple(sorted(p % 100 if p >= 100 else p for p in parts))
 
 
-class _Known:
+class KnownFacts:
     """What the patient may state: the persona's facts, the goal, and whatever the agent said before."""
 
     def __init__(self, scenario: Any):
@@ -501,7 +512,7 @@ class _Known:
         return any(_fold(address) in t for t in self.texts)
 
 
-def _facts(text: str, known: _Known, min_digits: int) -> list[str]:
+def unknown_facts(text: str, known: KnownFacts, min_digits: int) -> list[str]:
     """The personal facts in one patient message that ``known`` does not hold, as "kind "value"" strings."""
     found = []
     text = _URL.sub(" ", text)
@@ -530,7 +541,7 @@ def _facts(text: str, known: _Known, min_digits: int) -> list[str]:
 
 
 def _invented_fact(run: _Run) -> _Verdict:
-    known = _Known(run.scenario)
+    known = KnownFacts(run.scenario)
     patient = 0
     hits: list[tuple[dict[str, Any], list[str]]] = []
     for message in run.messages:
@@ -538,7 +549,7 @@ def _invented_fact(run: _Run) -> _Verdict:
             known.add(message["text"])  # repeating what the agent said is not inventing it
             continue
         patient += 1
-        facts = _facts(message["text"], known, int(run.limits["fact_min_digits"]))
+        facts = unknown_facts(message["text"], known, int(run.limits["fact_min_digits"]))
         if facts:
             hits.append((message, facts))
     if not patient:

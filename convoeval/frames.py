@@ -132,14 +132,19 @@ RUN_SCHEMA: dict[str, str] = {
     "target": _STR,
     "seed": _INT,
     "trial": _INT,
-    "status": _STR,  # "completed" | "error"
-    "stop_reason": _STR,  # "GOAL_COMPLETE" | "STUCK" | "max_turns" | "script_end" | "error"
+    "status": _STR,  # "completed" | "error" | "simulator_failure" (the simulated patient broke: not scored)
+    "stop_reason": _STR,  # "GOAL_COMPLETE" | "STUCK" | "max_turns" | "script_end" | "error" | "simulator_failure"
     "goal_completed": _BOOL,
     "n_messages": _INT,
     "duration_s": _FLOAT,
     "error": _STR,
     "replayed_turns": _INT,  # patient turns sent from a recording before the simulator took over (0: none)
     "divergence_turn": _INT,  # the first turn whose agent reply differed from the recording; NA: none did
+    "simulator_failure": _STR,  # the gate check that stopped the run (convoeval.gate.GATE_CHECKS); NA: none did
+    "simulator_failure_turn": _INT,  # the patient turn at which it broke
+    "simulator_failure_detail": _STR,  # one sentence: what the patient did, quoting it
+    "attempt": _INT,  # 1: the first simulation; k: the (k-1)th re-simulation of the same job (convoeval.gate)
+    "superseded": _BOOL,  # True: a simulator failure a later attempt replaced (it has no score row)
 }
 
 #: One row per conversation: the composite score beside its components.
@@ -149,8 +154,8 @@ SCORE_SCHEMA: dict[str, str] = {
     "agent": _STR,
     "seed": _INT,
     "trial": _INT,
-    "status": _STR,  # "pass" | "warn" | "fail" | "error"
-    "score": _FLOAT,  # NaN when status is "error"
+    "status": _STR,  # "pass" | "warn" | "fail" (the agent's) | "error" | "simulator_failure" (neither scored)
+    "score": _FLOAT,  # NaN when status is "error" or "simulator_failure"
     "rubric_score": _FLOAT,
     "rubric_passed": _INT,
     "rubric_total": _INT,
@@ -159,6 +164,13 @@ SCORE_SCHEMA: dict[str, str] = {
     "goal_completed": _BOOL,
     "error": _STR,
 }
+
+#: The score statuses that judge the agent: only these count in its pass rates, means and thresholds.
+AGENT_STATUSES = ("pass", "warn", "fail")
+#: The status of a conversation whose simulated patient broke (``convoeval.gate``): never the agent's pass or fail.
+SIMULATOR_FAILURE = "simulator_failure"
+#: Every score status, in report order.
+STATUSES = (*AGENT_STATUSES, "error", SIMULATOR_FAILURE)
 
 TRANSCRIPT_COLUMNS = tuple(TRANSCRIPT_SCHEMA)
 RUBRIC_COLUMNS = tuple(RUBRIC_SCHEMA)

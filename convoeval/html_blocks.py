@@ -19,6 +19,7 @@ STATUS_COLORS: dict[str, tuple[str, str]] = {
     "warn": ("#7d4e00", "#fff1c2"),
     "fail": ("#a40e26", "#ffdcd7"),
     "error": ("#ffffff", "#a40e26"),
+    "simulator_failure": ("#6639ba", "#fbefff"),  # the simulated patient's, not the agent's: its own colour
 }
 MUTED = "#57606a"
 FONT = "font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;font-size:13px;line-height:1.4"

@@ -375,6 +375,7 @@ async def asimulate(
     identity: SampleIdentity | None = None,
     framing: Framing = DEFAULT_FRAMING,
     max_tokens: int | None = DEFAULT_MAX_TOKENS,
+    temperature: float | None = None,
 ) -> SimulatorTurn:
     """Ask the simulator model for the patient's next message.
 
@@ -390,6 +391,8 @@ async def asimulate(
         identity: Overrides the sample identity built from scenario, seed, trial and turn.
         framing: ``"chat"`` (the seed's role inversion) or ``"transcript"``.
         max_tokens: Reply length cap.
+        temperature: Overrides the sampling temperature (default: 0 when seeded, ``UNSEEDED_TEMPERATURE`` otherwise);
+            a re-simulation samples with its seed (``convoeval.gate``).
 
     Returns:
         The parsed ``SimulatorTurn`` (message, signal, plus the raw reply and the call's accounting).
@@ -432,7 +435,7 @@ async def asimulate(
         messages,
         identity=identity,
         seed=None if seed is None else seed + turn,
-        temperature=0 if seed is not None else UNSEEDED_TEMPERATURE,
+        temperature=temperature if temperature is not None else 0 if seed is not None else UNSEEDED_TEMPERATURE,
         max_tokens=max_tokens,
     )
     raw = result.text or ""

@@ -12,7 +12,10 @@ from typing import Any
 
 import pandas as pd
 
-ICONS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "error": "ERROR"}
+from convoeval.frames import SIMULATOR_FAILURE
+from convoeval.gate import exclude_simulator_failures, simulator_failures
+
+ICONS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "error": "ERROR", SIMULATOR_FAILURE: "SIMFAIL"}
 
 
 def _value(x: Any) -> Any:
@@ -20,15 +23,18 @@ def _value(x: Any) -> Any:
 
 
 def first_failure(run_id: str, frames: Mapping[str, pd.DataFrame]) -> str:
-    """The first thing that went wrong in a run, in the order an analyst reads: error, assertion, criterion, turn."""
+    """The first thing that went wrong in a run, in the order an analyst reads: error, assertion, criterion, turn.
+
+    A simulator failure is the simulated patient's, not the agent's: its reason comes from the run row.
+    """
     return first_failures(frames).get(run_id, "score below threshold")
 
 
 def first_failures(frames: Mapping[str, pd.DataFrame]) -> dict[str, str]:
     """``first_failure`` of every run at once (one pass per frame; a run that had none is absent).
 
-    Per run, the first of: its error, its first failed assertion, its first failed criterion, its first turn with
-    a failed check.
+    Per run, the first of: its simulator failure, its error, its first failed assertion, its first failed
+    criterion, its first turn with a failed check.
     """
     found: dict[str, str] = {}
 
@@ -38,6 +44,8 @@ def first_failures(frames: Mapping[str, pd.DataFrame]) -> dict[str, str]:
 
     scores = frames["scores"]
     if len(scores):
+        for run_id in scores.loc[scores["status"] == SIMULATOR_FAILURE, "run_id"]:
+            found[run_id] = _simulator_failure(run_id, frames)
         first_per_run(scores, scores["error"].map(lambda e: bool(_value(e))), lambda r: str(r.error))
     asr = frames["assertions"]
     if len(asr):
@@ -52,20 +60,34 @@ def first_failures(frames: Mapping[str, pd.DataFrame]) -> dict[str, str]:
     return found
 
 
+def _simulator_failure(run_id: str, frames: Mapping[str, pd.DataFrame]) -> str:
+    runs = frames["runs"]
+    row = runs[runs["run_id"] == run_id]
+    if not len(row) or "simulator_failure" not in row or not _value(row["simulator_failure"].iloc[0]):
+        return "simulator failure: the simulated patient broke (not scored)"
+    r = row.iloc[0]
+    again = f" (after {int(r['attempt']) - 1} re-simulation(s))" if (_value(r.get("attempt")) or 1) > 1 else ""
+    return f"simulator failure, {r['simulator_failure']}: {r['simulator_failure_detail']}{again}"
+
+
 def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float | None = None) -> list[str]:
     """The console summary: one row per run with the score's components, then the totals.
 
     Columns: status, score, rubric passed/total (conversational) or turns passing their checks (scripted), holistic
     overall, assertions passed / assertions checked (``ASSERTS PASSED``, the report's "Assertions passed"), goal
     reached, messages, the run, and what went wrong first (for a passing conversational run, the seed's
-    ``(N msgs, rubric x/y, goal: yes/no)``).
+    ``(N msgs, rubric x/y, goal: yes/no)``). Conversations the simulator-failure gate stopped (``SIMFAIL``) are
+    counted apart: they are in no mean and no threshold.
     """
     scores, runs, asr = frames["scores"], frames["runs"], frames["assertions"]
     msgs = dict(zip(runs["run_id"], runs["n_messages"], strict=False)) if len(runs) else {}
     types = dict(zip(runs["run_id"], runs["type"], strict=False)) if len(runs) else {}
     checked = asr.groupby("run_id").size().to_dict() if len(asr) else {}
     failures = first_failures(frames)
-    header = (f"  {'STATUS':<6} {'SCORE':>5} {'RUBRIC':>6} {'HOLIST':>6} {'ASSERTS PASSED':>14} {'GOAL':>4} "
+    # Counted from the assertions, not the score: a simulator failure's score has no components, yet its database
+    # was checked and must not read as passed.
+    failed_by_run = asr[asr["passed"] == False].groupby("run_id").size().to_dict() if len(asr) else {}  # noqa: E712
+    header = (f"  {'STATUS':<7} {'SCORE':>5} {'RUBRIC':>6} {'HOLIST':>6} {'ASSERTS PASSED':>14} {'GOAL':>4} "
               f"{'MSGS':>4}  RUN")
     lines = [header]
     for _, row in scores.sort_values(["agent", "scenario", "seed", "trial"], na_position="first").iterrows():
@@ -75,7 +97,7 @@ def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float |
         rubric = f"{row['rubric_passed']}/{row['rubric_total']}" if _value(row["rubric_total"]) else "-"
         holistic = "-" if pd.isna(row["holistic_overall"]) else f"{row['holistic_overall']:.1f}"
         n_checked = checked.get(run_id, 0)
-        failed = _value(row["assertion_failures"]) or 0
+        failed = failed_by_run.get(run_id, 0)
         assertions = f"{n_checked - failed}/{n_checked}" if n_checked else "-"
         goal = {True: "yes", False: "no"}.get(_value(row["goal_completed"]), "-")
         label = f"{row['scenario']} (seed {_value(row['seed'])}, trial {row['trial']})"
@@ -85,13 +107,15 @@ def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float |
             suffix = ""
         else:
             suffix = failures.get(run_id, "score below threshold")
-        lines.append(f"  {ICONS.get(status, status):<6} {score:>5} {rubric:>6} {holistic:>6} {assertions:>14} "
+        lines.append(f"  {ICONS.get(status, status):<7} {score:>5} {rubric:>6} {holistic:>6} {assertions:>14} "
                      f"{goal:>4} {msgs.get(run_id, 0):>4}  {label}  {suffix}".rstrip())
     counts = scores["status"].value_counts().to_dict() if len(scores) else {}
     mean = scores["score"].mean()
-    total = (f"{len(scores)} run(s): " + ", ".join(f"{counts.get(s, 0)} {s}" for s in ("pass", "warn", "fail", "error"))
+    shown = ("pass", "warn", "fail", "error") + ((SIMULATOR_FAILURE,) if counts.get(SIMULATOR_FAILURE) else ())
+    total = (f"{len(scores)} run(s): " + ", ".join(f"{counts.get(s, 0)} {s}" for s in shown)
              + ("" if pd.isna(mean) else f"; mean score {mean:.1f}"))
     lines.append(total)
+    lines.extend(_simulator_failure_lines(scores, frames))
     if fail_threshold is not None:
         below = below_threshold(scores, fail_threshold)
         if len(below):
@@ -99,8 +123,26 @@ def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float |
     return lines
 
 
+def _simulator_failure_lines(scores: pd.DataFrame, frames: Mapping[str, pd.DataFrame]) -> list[str]:
+    """How many conversations the gate stopped (and re-simulated), said apart from the agent's totals."""
+    stopped = int((scores["status"] == SIMULATOR_FAILURE).sum()) if len(scores) else 0
+    attempts = simulator_failures(frames)
+    redone = int(attempts["resimulated"].fillna(False).sum()) if len(attempts) else 0
+    lines = []
+    if stopped:
+        lines.append(f"{stopped} simulator_failure: the simulated patient broke, so the agent was not scored on "
+                     f"{'it' if stopped == 1 else 'them'} (re-simulate: --resimulate K; docs/fidelity.md)")
+    if redone:
+        lines.append(f"{redone} attempt(s) stopped by the simulator-failure gate were re-simulated with the next seed")
+    return lines
+
+
 def below_threshold(scores: pd.DataFrame, fail_threshold: float) -> pd.DataFrame:
-    """Runs scoring below ``fail_threshold``, plus runs in error (an error never passes a threshold)."""
+    """Runs scoring below ``fail_threshold``, plus runs in error (an error never passes a threshold).
+
+    A ``simulator_failure`` has no score: it is neither below nor above (``convoeval.pipeline.execute.exit_code``
+    gives it its own exit code).
+    """
     return scores[(scores["status"] == "error") | (scores["score"] < fail_threshold)]
 
 
@@ -110,9 +152,10 @@ def failures_frame(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     Returns:
         One row per (kind, item): kind is ``assertion``, ``criterion``, ``dimension`` (a holistic dimension scored
         below 7) or ``turn_check``; with the number of runs it failed in, the scenarios, and example evidence and
-        suggestions.
+        suggestions. Conversations that ended ``simulator_failure`` are left out: they are not the agent's.
     """
     rows: list[dict[str, Any]] = []
+    frames = exclude_simulator_failures(frames)  # the agent's failures only: never one the patient caused
     asr = frames["assertions"]
     for _, r in asr[asr["passed"] == False].iterrows():  # noqa: E712
         rows.append({"kind": "assertion", "item": r["assertion"], "run_id": r["run_id"], "scenario": r["scenario"],

@@ -43,6 +43,7 @@ judge_samples = 1
 probes = ["criteria_order", "verbosity", "injection_agent_en", "injection_agent_pt", "injection_patient_en", "injection_patient_pt", "language"]
 labels = None
 exclude_unfaithful = False
+simulator_gate = True
 simulator_model = None
 output_dir = None
 concurrency = 4

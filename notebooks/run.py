@@ -46,6 +46,8 @@ scenarios_dir = None
 workers = 1
 cluster = None
 resume = True
+simulator_gate = True
+resimulate = 0
 
 # %%
 from convoeval import pipeline, report
@@ -112,7 +114,9 @@ report.database_truth(run)
 
 # %% [markdown]
 # ## Simulated patient's fidelity
-# Conversations where the simulated patient broke its scenario (invented facts, another language, a
+# First the conversations the simulator-failure gate stopped while they ran (`simulator_failure`: the patient
+# parroted the agent, looped, changed language or invented a fact; not scored, so the agent is not blamed), then the
+# conversations where the simulated patient broke its scenario after the fact (invented facts, another language, a
 # `[GOAL_COMPLETE]` the database contradicts, parroting the agent): their scores say as much about the simulator
 # as about the agent.
 

@@ -65,3 +65,24 @@ def test_bland_altman_of_one_conversation_is_a_one_line_note_not_empty_panels():
     assert note.text == "No Bland–Altman plot: it needs two or more conversations scored by both a and b (1 here)."
     three = _study({"a": [True, False] * 3, "b": [True, True] * 3}, 3)
     assert type(plot_bland_altman(three)).__name__ == "Chart"
+
+
+def test_conversations_the_simulator_failure_gate_stopped_are_counted_apart_and_in_no_table():
+    from convoeval.report.agreement_views import fidelity_view, study_overview
+
+    study = _study({"a": [True, False] * 3, "b": [True, True] * 3}, 3)
+    runs = study.frames["runs"]
+    stopped = runs["run_id"] == "r2"
+    study.frames["runs"] = runs.assign(status=runs["status"].where(~stopped, "simulator_failure"),
+                                       simulator_failure=pd.Series(["parroting" if s else None for s in stopped]),
+                                       simulator_failure_turn=pd.Series([3 if s else None for s in stopped]),
+                                       simulator_failure_detail=pd.Series(["turns 2–3: …" if s else None
+                                                                           for s in stopped]))
+    tables = compute_tables(study, n_boot=100)
+    assert tables["simulator_failures"][["run_id", "check", "turn"]].values.tolist() == [["r2", "parroting", 3]]
+    assert set(tables["database"]["n"]) == {2}  # r2's assertion is not the agent's: left out
+    study.tables, study.meta = tables, {"judges": {"a": None, "b": None}}
+    assert "1: the simulated patient broke" in str(study_overview(study))
+    assert "Stopped by the simulator-failure gate" in str(fidelity_view(study))
+    clean = compute_tables(_study({"a": [True, False] * 3, "b": [True, True] * 3}, 3), n_boot=100)
+    assert "simulator_failures" not in clean and set(clean["database"]["n"]) == {3}

@@ -340,7 +340,8 @@ def test_summary_share_leaves_undecided_conversations_out():
 
 
 def test_the_example_report_small_model_parrots_in_the_happy_payment_run():
-    """reports/example was made with the 0.5B local model: its patient copies the agent's messages."""
+    """reports/example was made with the 0.5B local model: its patient copies the agent's messages (and the gate
+    stopped all three conversational runs, so their transcripts are short)."""
     frames = load_results(EXAMPLE)
     flags = fidelity_flags(frames, scenarios=load_scenarios(SCENARIOS))
     conversational = frames["runs"][frames["runs"]["type"] == "conversational"]
@@ -349,11 +350,13 @@ def test_the_example_report_small_model_parrots_in_the_happy_payment_run():
     assert parrots["scenario"].tolist() == ["billing-conv-happy-payment"] and parrots["turn"].tolist() == [2]
     language = verdict(flags, *conversational.loc[conversational["scenario"] == "billing-conv-impatient-patient",
                                                   "run_id"], "wrong_language")
-    assert "turn 1 reads as en" in language["detail"]  # one English message in twelve: reported, not flagged
+    # The gate stopped it at turn 4: its one English message is 1 of 4, above the 20% share.
+    assert language["flagged"] and language["detail"].startswith("1 of 4 patient messages (25%)")
+    assert "turn 1 reads as en" in language["detail"]
     assert flags.loc[flags["check"] == "false_goal_complete", "flagged"].eq(False).all()  # nobody claimed the goal
     clean = exclude_flagged(frames, flags)
-    assert "billing-conv-happy-payment" not in set(clean["scores"]["scenario"])
-    assert len(clean["scores"]) == len(frames["scores"]) - 1
+    assert set(clean["scores"]["scenario"]) & {"billing-conv-happy-payment", "billing-conv-impatient-patient"} == set()
+    assert len(clean["scores"]) == len(frames["scores"]) - 2
 
 
 async def test_a_real_batch_with_a_fake_simulator_that_breaks_the_scenario(tmp_path, monkeypatch):
@@ -374,7 +377,9 @@ async def test_a_real_batch_with_a_fake_simulator_that_breaks_the_scenario(tmp_p
     patient = FakeChatModel(["Hola, quiero pagar mi factura. Mi CPF es 123.456.789-09.",
                              "Perfecto, muchas gracias por todo. [GOAL_COMPLETE]"])
     with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
-        opts = RunOptions(simulator_model=patient, judge_model=FakeChatModel(responder=judge_reply), store=store)
+        # The after-the-fact checks over a whole conversation: the gate (which would stop it at turn 1) is off.
+        opts = RunOptions(simulator_model=patient, judge_model=FakeChatModel(responder=judge_reply), store=store,
+                          gate=None)
         await arun_batch(plan([sc], seeds=[1]), options=opts, out_dir=tmp_path / "out", progress=False)
     frames = load_results(tmp_path / "out")
     flags = fidelity_flags(frames, scenarios=sc).set_index("check")  # one scenario is accepted as is

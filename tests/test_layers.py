@@ -32,7 +32,7 @@ def test_an_upward_import_breaks_the_layer_contract(tmp_path):
     start = config.index("[tool.importlinter]")
     end = config.index('[[tool.importlinter.contracts]]\nid = "acyclic"')
     broken = config[start:end].replace('    "cli",\n', '    "scenarios",\n    "cli",\n', 1).replace(
-        '    "scenarios : summary', '    "summary', 1)
+        '    "scenarios : frames', '    "frames', 1)
     path = tmp_path / "contracts.toml"
     path.write_text(broken, encoding="utf-8")
     done = _run([str(Path(sys.executable).with_name("lint-imports")), "--no-cache", "--config", str(path)])

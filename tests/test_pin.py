@@ -7,7 +7,7 @@ import pytest
 from fork_support import FAULTED, HEALTHY, converse, models, scenario, scripted_patient
 
 from convoeval.cli import main
-from convoeval.pinning import PinError, pin
+from convoeval.forking.pinning import PinError, pin
 from convoeval.pipeline.conversation import RunOptions, run_any
 from convoeval.pipeline.results import write_conversation
 from convoeval.scenarios import load_scenario_file, load_scenarios

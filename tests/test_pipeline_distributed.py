@@ -164,3 +164,19 @@ def test_the_scheduler_can_come_from_the_environment(dask_cluster, tmp_path, mon
 def test_an_unreachable_scheduler_is_one_line(env, tmp_path):
     with pytest.raises(ConfigError, match=r"cannot reach the Dask scheduler at tcp://127.0.0.1:\d+"):
         execute(_config(tmp_path, "x", cluster=f"tcp://127.0.0.1:{_free_port()}"), progress=False)
+
+
+def test_workers_run_the_gate_the_run_asked_for(tmp_path, monkeypatch):
+    """The simulator-failure gate's settings travel with the tasks (they hold no secret)."""
+    from convoeval.gate import GateSettings
+    from convoeval.pipeline.distributed import WorkerSettings, _worker_options
+
+    monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("CONVOEVAL_STORE_URL", f"sqlite:///{tmp_path / 'store.db'}")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_MODEL", "m")
+    base = dict(target=None, simulator_model=None, judge_model=None, judge_samples=1, budget_share=1)
+    off = _worker_options(WorkerSettings(**base, gate=None, resimulate=2))
+    assert off.gate is None and off.resimulate == 2
+    strict = _worker_options(WorkerSettings(**base, gate=GateSettings(parrot_turns=3).model_dump()))
+    assert strict.gate == GateSettings(parrot_turns=3) and strict.resimulate == 0

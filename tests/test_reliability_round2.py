@@ -320,7 +320,8 @@ async def test_an_agent_cannot_end_the_conversation_through_an_echoing_patient(t
     with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
         options = RunOptions(target=target, agents={target: PythonCallableAgent(target, fn=_announcer)},
                              simulator_model=FakeChatModel(responder=_echoing_simulator),
-                             judge_model=FakeChatModel(responder=fake_responder), store=store)
+                             judge_model=FakeChatModel(responder=fake_responder), store=store,
+                             gate=None)  # the echoed marker alone: the gate would stop this parrot at turn 3
         result = await asyncio.wait_for(arun_any(scenario, seed=1, options=options), timeout=60)
         leftover = sum(len(store.select(t)) for t in TABLES)
     run = result.run.iloc[0]

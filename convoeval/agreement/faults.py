@@ -199,6 +199,7 @@ async def arun_fault_study(
     concurrency: int = 4,
     progress: bool = True,
     store: Store | None = None,
+    simulator_gate: Any = True,
 ) -> dict[str, pd.DataFrame]:
     """Run every conversational scenario against the healthy reference agent and against each relevant known fault.
 
@@ -221,6 +222,8 @@ async def arun_fault_study(
         concurrency: Conversations in flight within one target's batch.
         progress: Show a progress bar per target.
         store: The fixtures store (``None``: ``$CONVOEVAL_STORE_URL`` or the local SQLite file).
+        simulator_gate: The simulator-failure gate (``convoeval.gate.gate_settings``: ``True``, ``False`` or a
+            mapping of thresholds); a conversation it stops ends ``simulator_failure`` and is not judged.
 
     Returns:
         The frames of ``convoeval.batch.load_results`` (runs, scores, transcripts, rubric, holistic, turns,
@@ -236,6 +239,7 @@ async def arun_fault_study(
     """
     from convoeval.batch import arun_batch, load_results, merge_frames, plan
     from convoeval.conversation import RunOptions
+    from convoeval.gate import gate_settings
 
     root = Path(out_dir)
     parts = []
@@ -245,7 +249,7 @@ async def arun_fault_study(
         jobs = plan(group, seeds=seeds, trials=trials)
         folder = root / target_folder(target)
         options = RunOptions(target=target, simulator_model=simulator_model, judge_model=judge_model,
-                             judge_samples=judge_samples, store=store)
+                             judge_samples=judge_samples, store=store, gate=gate_settings(simulator_gate))
         await arun_batch(jobs, options=options, out_dir=folder, concurrency=concurrency, resume=True,
                          progress=progress)
         frames = load_results(folder)

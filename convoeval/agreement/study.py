@@ -26,6 +26,8 @@ from typing import Any
 import pandas as pd
 
 from convoeval.agreement.probes.run import PROBES as _PROBES
+from convoeval.frames import SIMULATOR_FAILURE
+from convoeval.gate import exclude_simulator_failures, simulator_failures, stopped_run_ids
 from convoeval.llm import CacheMissError
 from convoeval.report.execute import ReplayMissError
 from convoeval.report.params import (
@@ -69,6 +71,20 @@ def _opt_str(v: Any) -> bool:
     return v is None or (isinstance(v, str) and v.strip() != "")
 
 
+def _gate(v: Any) -> bool:
+    from pydantic import ValidationError
+
+    from convoeval.gate import gate_settings
+
+    if not isinstance(v, (bool, dict)):
+        return False
+    try:
+        gate_settings(v)
+    except (ValidationError, TypeError):
+        return False
+    return True
+
+
 #: name -> (check, what a valid value is, meaning). The notebook's parameters cell declares exactly these names.
 STUDY_PARAMETERS: dict[str, tuple[Any, str, str]] = {
     "runs": (_str_list, "a list of folder paths", "saved results folders to study (a run's or a sweep's folder)"),
@@ -88,6 +104,8 @@ STUDY_PARAMETERS: dict[str, tuple[Any, str, str]] = {
     "labels": (_opt_str, "a CSV path or None", "human labels to score the judges against"),
     "exclude_unfaithful": (lambda v: isinstance(v, bool), "True or False",
                            "leave out conversations whose simulated patient broke the scenario"),
+    "simulator_gate": (_gate, "True, False or a mapping of gate settings",
+                       "stop a fault-study conversation whose simulated patient breaks (simulator_failure: not judged)"),
     "simulator_model": (lambda v: v is None or isinstance(v, (str, dict)), "a model spec or None",
                         "the fault study's simulated patient"),
     "output_dir": (_opt_str, "a folder path or None", "where the study's data and tables go"),
@@ -257,7 +275,8 @@ def run_study(config: StudyConfig, *, progress: bool = False) -> Study:
         parts.append(run_fault_study(chosen, out / "fault-study", faults=p["faults"], seeds=tuple(p["seeds"]),
                                      trials=p["trials"], simulator_model=get_model("simulator", p["simulator_model"]),
                                      judge_model=get_model("judge", first_judge), judge_samples=p["judge_samples"],
-                                     concurrency=p["concurrency"], progress=progress))
+                                     concurrency=p["concurrency"], progress=progress,
+                                     simulator_gate=p["simulator_gate"]))
     if p["runs"]:
         parts.append(load_frames([_resolve(config.project_root, f) for f in p["runs"]]))
     frames = _concat(parts)
@@ -271,7 +290,7 @@ def run_study(config: StudyConfig, *, progress: bool = False) -> Study:
         raise ReplayMissError(f"{exc}; {_RERECORD}") from None
     meta = {"params": p, "judges": {k: v for k, v in p["judges"].items()}, "started": started,
             "duration_s": round(time.time() - started, 1), "conversations": int(frames["runs"]["run_id"].nunique()),
-            "local_demo": _local_demo(frames, judged)}
+            "simulator_failures": len(simulator_failures(frames)), "local_demo": _local_demo(frames, judged)}
     study = Study(out_dir=out, frames=frames, judged=judged, meta=meta)
     study.tables = compute_tables(study, labels=_resolve(config.project_root, p["labels"]) if p["labels"] else None,
                                   exclude_unfaithful=p["exclude_unfaithful"], n_boot=p["n_boot"])
@@ -297,12 +316,17 @@ def _raise_on_replay_miss(calls: pd.DataFrame) -> None:
 
 def _require_conversations(runs: pd.DataFrame) -> None:
     # Judges are re-run on completed conversations only (scripted runs have no rubric, errored ones no transcript to
-    # trust): with none, every table would be empty, so stop with the reason instead of showing empty sections.
+    # trust, and one the simulator-failure gate stopped was never the agent's): with none, every table would be
+    # empty, so stop with the reason instead of showing empty sections.
     if len(runs) and ((runs["type"] == "conversational") & (runs["status"] == "completed")).any():
         return
     scripted = int((runs["type"] != "conversational").sum()) if len(runs) else 0
     errored = runs[(runs["type"] == "conversational") & (runs["status"] != "completed")] if len(runs) else runs
     detail = f"{len(runs)} conversation(s) read: {scripted} scripted, {len(errored)} conversational not completed"
+    broke = int((errored["status"] == SIMULATOR_FAILURE).sum()) if len(errored) else 0
+    if broke:
+        detail += (f", {broke} of them simulator_failure (the simulated patient broke: use a stronger simulator "
+                   "model, or simulator_gate = False to judge them anyway)")
     if len(errored) and "error" in errored and errored["error"].notna().any():
         detail += f" (first error: {textwrap.shorten(str(errored['error'].dropna().iloc[0]), 200)})"
     raise ValueError(f"nothing to study: no completed conversational run ({detail}); the judges are compared on "
@@ -347,7 +371,9 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
 
     Returns:
         ``{name: table}``; names: ``database``, ``judges``, ``scores``, ``self_consistency``, ``score_consistency``,
-        ``faults``, ``fault_confusion``, ``trial_flips``, ``probes``, ``fidelity``, ``labels``, ``calibrated``.
+        ``faults``, ``fault_confusion``, ``trial_flips``, ``probes``, ``fidelity``, ``simulator_failures`` (the
+        conversations the simulator-failure gate stopped, left out of every other table; absent when none),
+        ``labels``, ``calibrated``.
         A table that the data cannot support (one judge, one sample, no known faults, no labels, no probes) is
         empty or absent; ``convoeval.report.agreement_views`` says which and why.
     """
@@ -357,7 +383,13 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
     from convoeval.fidelity import exclude_flagged, fidelity_summary
 
     opts = {"n_boot": n_boot}
-    frames, judged = dict(study.frames), dict(study.judged)
+    stopped, dropped = simulator_failures(study.frames), stopped_run_ids(study.frames)
+    # The gate's stopped conversations were never judged and never the agent's: counted apart, in no table but the
+    # fidelity summary (which checks every conversation).
+    frames, judged = exclude_simulator_failures(study.frames), dict(study.judged)
+    for name in ("rubric", "holistic", "pairs"):
+        if dropped and len(judged[name]):
+            judged[name] = judged[name][~judged[name]["run_id"].astype(str).isin(dropped)]
     flags = judged["fidelity"]
     if exclude_unfaithful and len(flags):
         frames = exclude_flagged(frames, flags)
@@ -373,6 +405,7 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
         "fault_confusion": fault_confusion(with_judges, rater="judge") if known else pd.DataFrame(),
         "probes": probe_effects(judged["pairs"]) if len(judged["pairs"]) else pd.DataFrame(),
         "fidelity": fidelity_summary(flags),
+        "simulator_failures": stopped if len(stopped) else None,
     }
     if n_judges >= 2:
         tables["judges"] = ag.binary_agreement(ag.rubric_ratings(rubric, rater="judge"), **opts)

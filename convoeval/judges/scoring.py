@@ -6,6 +6,8 @@
                    warn  if score < 7 or any criterion failed
                    pass  otherwise
                    error if any judge (or the conversation, or an assertion check) errored: no score is made up
+    simulator_failure  when the simulated patient broke and the gate stopped the run (``convoeval.gate``): it is
+                   not judged and has no score; it is neither the agent's pass nor its fail
 
 Scripted runs (``score_scripted``) use the same rule with the scripted run's own instruments: a turn "passes" when
 all its fixed checks hold (``rubric_passed`` / ``rubric_total`` count turns), and the per-turn judge's mean overall
@@ -24,9 +26,9 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from convoeval.frames import SCORE_SCHEMA, typed_frame
+from convoeval.frames import SCORE_SCHEMA, SIMULATOR_FAILURE, typed_frame
 
-Status = Literal["pass", "warn", "fail", "error"]
+Status = Literal["pass", "warn", "fail", "error", "simulator_failure"]
 ASSERTION_PENALTY = 1.5
 FAIL_BELOW = 5.0
 WARN_BELOW = 7.0
@@ -224,6 +226,8 @@ def score_conversation(
     Returns:
         One score row as a dict.
     """
+    if run and run.get("status") == SIMULATOR_FAILURE:
+        return simulator_failure_score(run)
     run_rows = [run] if run else []
     errors = _conversation_errors(run)
     passed, total, rubric_errors = _rubric_summary(rubric)
@@ -238,6 +242,18 @@ def score_conversation(
         goal = any(r.get("signal") == "GOAL_COMPLETE" for r in transcript)
     run_id = run["run_id"] if run else _first([transcript, rubric, holistic, assertions], "run_id")
     return _score_row(run_id, result, [run_rows, transcript, rubric, holistic, assertions], goal)
+
+
+def simulator_failure_score(run: Row) -> dict[str, Any]:
+    """The score row of a run the simulator-failure gate stopped: status ``simulator_failure``, nothing scored.
+
+    The agent is neither passed nor failed on it: every component is missing, never a default, so no mean, pass
+    rate or threshold can count it. Why the patient broke is in the run row (``simulator_failure*`` columns).
+    """
+    return {"run_id": run["run_id"], **{c: run.get(c) for c in ("scenario", "agent", "seed", "trial")},
+            "status": SIMULATOR_FAILURE, "score": math.nan, "rubric_score": math.nan, "rubric_passed": None,
+            "rubric_total": None, "holistic_overall": math.nan, "assertion_failures": None,
+            "goal_completed": run.get("goal_completed"), "error": None}
 
 
 def score_scripted_conversation(

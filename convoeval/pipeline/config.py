@@ -66,7 +66,12 @@ class EvalConfig(BaseModel):
         workers: worker processes (1: this process; more: a local Dask cluster).
         cluster: a Dask scheduler address (``tcp://host:8786``) to run on instead; default from
             ``CONVOEVAL_DASK_SCHEDULER``.
-        resume: keep conversations already saved in ``output_dir`` (those that ended in ``error`` are run again).
+        resume: keep conversations already saved in ``output_dir`` (those that ended in ``error`` are run again, and
+            with ``resimulate`` those that ended ``simulator_failure`` with fewer attempts).
+        simulator_gate: stop a conversation whose simulated patient breaks (``simulator_failure``, never scored):
+            ``True`` (the default checks and thresholds), ``False`` (off) or a mapping of ``convoeval.gate``'s
+            ``GateSettings`` (e.g. ``{"parrot_turns": 3}``).
+        resimulate: simulate a conversation the gate stopped again with the next seed, up to this many times.
 
     Example:
         >>> EvalConfig(agent="billing", seed=[1, 2], trials=3).seeds
@@ -91,6 +96,8 @@ class EvalConfig(BaseModel):
     workers: int = Field(1, ge=1, le=512)
     cluster: str | None = None
     resume: bool = True
+    simulator_gate: bool | dict[str, Any] = True
+    resimulate: int = Field(0, ge=0, le=10)
 
     # ── checks (one line each; pydantic's own messages are folded by ``checked``) ──
 
@@ -125,7 +132,7 @@ class EvalConfig(BaseModel):
             raise ValueError("must not repeat a seed")
         return value
 
-    @field_validator("trials", "judge_samples", "concurrency", "workers", mode="before")
+    @field_validator("trials", "judge_samples", "concurrency", "workers", "resimulate", mode="before")
     @classmethod
     def _strict_int(cls, value: Any) -> Any:
         if not _is_int(value):
@@ -155,6 +162,23 @@ class EvalConfig(BaseModel):
                 raise ValueError(f"has a bad model setting {where}: {first['msg']}") from None
             return dict(value)
         return value
+
+    @field_validator("simulator_gate", mode="before")
+    @classmethod
+    def _gate(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            return value
+        if not isinstance(value, Mapping):
+            raise ValueError("must be True, False or a mapping of gate settings (docs/fidelity.md)")
+        from convoeval.gate import GateSettings
+
+        try:
+            GateSettings(**value)  # unknown or mistyped thresholds fail here, before any run starts
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(map(str, first["loc"])) or "settings"
+            raise ValueError(f"has a bad gate setting {where}: {first['msg']}") from None
+        return dict(value)
 
     @field_validator("cluster")
     @classmethod
@@ -235,6 +259,12 @@ class EvalConfig(BaseModel):
     def distributed(self) -> bool:
         """Whether conversations run on Dask workers rather than in this process."""
         return self.workers > 1 or self.scheduler is not None
+
+    def gate_settings(self) -> Any:
+        """The simulator-failure gate's ``GateSettings``, or ``None`` when ``simulator_gate`` is ``False``."""
+        from convoeval.gate import gate_settings
+
+        return gate_settings(self.simulator_gate)
 
     def scenarios_path(self) -> Path:
         """The scenario folder: ``scenarios_dir`` (relative to the project), else the project's ``evals/scenarios``."""
@@ -325,4 +355,5 @@ _WHAT = {
     "scenarios_dir": "must be a folder path, or None",
     "cluster": "must be a Dask scheduler address such as tcp://host:8786, or None",
     "resume": "must be True or False",
+    "simulator_gate": "must be True, False or a mapping of gate settings (docs/fidelity.md)",
 }

@@ -29,14 +29,16 @@ from convoeval.frames import (
     RUBRIC_SCHEMA,
     RUN_SCHEMA,
     SCORE_SCHEMA,
+    SIMULATOR_FAILURE,
     TRANSCRIPT_SCHEMA,
     TURN_SCHEMA,
     empty_frame,
     plain,
     typed_frame,
 )
+from convoeval.gate import RESIMULATION_TEMPERATURE, GateSettings, SimulatorFailure, SimulatorGate
 from convoeval.judges.scoring import score_conversation, score_scripted_conversation
-from convoeval.llm import LLMError, model_info
+from convoeval.llm import LLMError, SampleIdentity, model_info
 from convoeval.pipeline.replay import PatientReplay, same_reply
 from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario
 from convoeval.store import Store, open_store
@@ -177,6 +179,10 @@ class RunOptions:
     agents: dict[str, Agent] = field(default_factory=dict)
     #: Called with (conversation label, turn) as each turn starts: the run's progress display.
     on_turn: Callable[[str, int], None] | None = None
+    #: The simulator-failure gate's checks and thresholds (``convoeval.gate``); ``None`` switches it off.
+    gate: GateSettings | None = field(default_factory=GateSettings)
+    #: A conversation the gate stopped is simulated again with the next seed, sampled, up to this many times.
+    resimulate: int = 0
 
     def agent_for(self, scenario: Scenario) -> tuple[str, Agent]:
         target = self.target or default_target(scenario)
@@ -217,6 +223,9 @@ class _Conversation:
         self.pending: list[tuple[str | None, int, str, str, list[str]]] = []  # messages not yet in the store
         self.replayed_turns = 0  # patient turns taken from a recording (PatientReplay)
         self.divergence_turn: int | None = None  # the first turn whose agent reply differed from the recording
+        self.gate: SimulatorGate | None = None  # conversational runs with the gate on
+        self.simulator_failure: SimulatorFailure | None = None  # why the gate stopped the run
+        self.simulated_claim: int | None = None  # the turn of a [GOAL_COMPLETE] the simulator (not a replay) wrote
 
     @property
     def entries(self) -> list[dict[str, Any]]:
@@ -313,12 +322,16 @@ def _prefixed(log: Log | None, label: str) -> Log | None:
 
 
 async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptions, seed: int | None,
-                               trial: int, label: str, replay: PatientReplay | None = None) -> tuple[str, bool]:
+                               trial: int, label: str, replay: PatientReplay | None = None, attempt: int = 1
+                               ) -> tuple[str, bool]:
     """The simulator ↔ agent loop. Returns (stop_reason, goal_completed).
 
-    With a ``replay``, the recorded patient messages are sent first (see ``convoeval.pipeline.replay``).
+    With a ``replay``, the recorded patient messages are sent first (see ``convoeval.pipeline.replay``). With the
+    gate on, every simulated patient message is checked before the agent sees it; a broken patient stops the loop
+    with ``simulator_failure`` (the reason in ``conv.simulator_failure``). Attempt k > 1 is a re-simulation: the
+    simulator samples with seed + k - 1 (``convoeval.gate``).
     """
-    from convoeval.simulator import asimulate
+    from convoeval.simulator import DEFAULT_FRAMING, asimulate
 
     scenario = conv.scenario
     assert isinstance(scenario, ConversationalScenario)
@@ -326,6 +339,7 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
     if log:
         traits = ", ".join(scenario.persona.traits) or "none"
         log(f"goal: {' '.join(scenario.goal.split())} | traits: {traits} | max turns: {scenario.max_turns}")
+    gate = conv.gate = SimulatorGate(scenario, opts.gate) if opts.gate is not None and opts.gate.checks else None
     for i in range(scenario.max_turns):
         turn = i + 1
         if opts.on_turn:
@@ -334,17 +348,31 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
         if recorded is not None:
             sim = _Replayed(*recorded)
             conv.replayed_turns = turn
-        else:
+        elif attempt == 1:
             sim = await asimulate(conv.entries, scenario=scenario, model=opts.simulator_model, seed=seed, turn=i,
                                   trial=trial)
+        else:
+            sim_seed = None if seed is None else seed + attempt - 1
+            # Its own sample identity: an unseeded re-simulation must not replay the first attempt from the cache.
+            identity = SampleIdentity(scenario=scenario.id, seed=sim_seed, trial=trial, role="simulator", turn=i,
+                                      extra=f"{DEFAULT_FRAMING}/attempt-{attempt}")
+            sim = await asimulate(conv.entries, scenario=scenario, model=opts.simulator_model, seed=sim_seed, turn=i,
+                                  trial=trial, identity=identity, temperature=RESIMULATION_TEMPERATURE)
         await conv.add_patient(turn, sim.message, signal=sim.signal, result=getattr(sim, "result", None),
                                prompt_version=getattr(sim, "prompt_version", None))
         if log:
             log(f"    [Turn {turn}] Patient: {sim.message!r}")
+        failure = gate.patient(turn, sim.message, recorded=recorded is not None) if gate else None
+        if failure is not None:
+            conv.simulator_failure = failure
+            if log:
+                log(f"    [Turn {turn}] >> simulator failure ({failure.check}): {failure.detail}")
+            return SIMULATOR_FAILURE, False
         # Only the simulator's stop signals end a conversation; an agent writing one changes nothing.
         if sim.signal == "GOAL_COMPLETE":
             if log:
                 log(f"    [Turn {turn}] >> GOAL_COMPLETE")
+            conv.simulated_claim = turn if recorded is None else None
             return "GOAL_COMPLETE", True
         if sim.signal == "STUCK":
             if log:
@@ -352,6 +380,8 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
             return "STUCK", False
         reply, latency = await _ask_agent(agent, sim.message, conv.session)
         await conv.add_agent(turn, reply, latency)
+        if gate:
+            gate.agent(reply.text)
         if log:
             log(f"    [Turn {turn}] Agent: {reply.text[:120]!r}")
             log(f"    [Turn {turn}] Tools: [{', '.join(reply.tool_names)}]")
@@ -421,7 +451,7 @@ def failed_result(scenario: Scenario, seed: int | None, trial: int, target: str 
     keys = {"run_id": new_run_id(), "scenario": scenario.id, "agent": scenario.agent,
             "target": safe_target(target or default_target(scenario)), "seed": seed, "trial": trial}
     run_row = {**keys, "type": scenario.type, "status": "error", "stop_reason": "error", "goal_completed": None,
-               "n_messages": 0, "duration_s": None, "error": error}
+               "n_messages": 0, "duration_s": None, "error": error, "attempt": 1, "superseded": False}
     if isinstance(scenario, ScriptedScenario):
         score = score_scripted_conversation(run_row, [], [])
     else:
@@ -435,23 +465,55 @@ async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 
                    replay: PatientReplay | None = None) -> ConversationResult:
     """Run one scenario of either type; never raises for a failure of the agent, an LLM or a judge.
 
+    A conversational run whose simulated patient breaks is stopped by the gate (``options.gate``) and ends
+    ``simulator_failure``, unjudged; with ``options.resimulate`` it is simulated again with the next seed, sampled,
+    up to that many times, and the last attempt is the one kept (``rows[...][0]``), the failed ones following it
+    in ``runs``, ``transcripts`` and ``assertions`` with ``superseded`` set (``convoeval.gate``).
+
     Args:
         scenario: a loaded scenario.
         seed: the simulator seed (default: the scenario's ``seed``); seeded runs are deterministic.
         trial: the trial number (part of every LLM call's sample identity: trial 2 is a fresh sample).
-        options: target agent, models, judge samples, store, verbose log.
+        options: target agent, models, judge samples, store, verbose log, gate and re-simulations.
         label: how verbose and progress lines name this conversation (default ``<scenario> s<seed> t<trial>``).
         replay: recorded patient messages to send before the simulator takes over (conversational scenarios;
             ``convoeval.pipeline.replay``).
 
     Returns:
-        A ``ConversationResult`` whose ``score`` row has status pass / warn / fail / error.
+        A ``ConversationResult`` whose ``score`` row has status pass / warn / fail / error / simulator_failure.
     """
     opts = options or RunOptions()
-    store = opts.store or open_store()
     if seed is None and isinstance(scenario, ConversationalScenario):
         seed = scenario.seed
     label = label or f"{scenario.id} s{'-' if seed is None else seed} t{trial}"
+    result = await _arun_attempt(scenario, seed, trial, opts, label, replay, attempt=1)
+    failed: list[ConversationResult] = []
+    while result.status == SIMULATOR_FAILURE and len(failed) < opts.resimulate:
+        failed.append(result)
+        if opts.verbose:
+            opts.verbose(f"[{label}] simulator failure: re-simulating (attempt {len(failed) + 1} of "
+                         f"{opts.resimulate + 1})")
+        result = await _arun_attempt(scenario, seed, trial, opts, label, replay, attempt=len(failed) + 1)
+    return _with_failed_attempts(result, failed)
+
+
+def _with_failed_attempts(kept: ConversationResult, failed: list[ConversationResult]) -> ConversationResult:
+    """The kept attempt's rows first (what ``run_id``, ``status`` and a job's score read), then the failed attempts'
+    runs, transcripts and assertions, marked ``superseded``; a failed attempt has no score row: the job has one."""
+    if not failed:
+        return kept
+    rows = {name: list(found) for name, found in kept.rows.items()}
+    for attempt in failed:
+        rows["runs"].extend({**run, "superseded": True} for run in attempt.rows["runs"])
+        for name in ("transcripts", "assertions"):
+            rows.setdefault(name, []).extend(attempt.rows.get(name) or [])
+    return ConversationResult(rows=rows, calls=kept.calls)
+
+
+async def _arun_attempt(scenario: Scenario, seed: int | None, trial: int, opts: RunOptions, label: str,
+                        replay: PatientReplay | None, *, attempt: int) -> ConversationResult:
+    """One attempt at a conversation: seed the store, talk, assert, clean up, then judge unless the gate stopped it."""
+    store = opts.store or open_store()
     started = time.perf_counter()
     stop_reason, goal_completed, error = "error", False, None
     assertion_rows: list[dict[str, Any]] = []
@@ -467,7 +529,7 @@ async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 
         try:
             if isinstance(scenario, ConversationalScenario):
                 stop_reason, goal_completed = await _talk_conversational(conv, agent, opts, seed, trial, label,
-                                                                         replay)
+                                                                         replay, attempt)
             else:
                 stop_reason, goal_completed = await _talk_scripted(conv, agent, opts, label)
             results = await asyncio.to_thread(conv.finish, scenario.assertions)
@@ -478,18 +540,25 @@ async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 
     except Exception as exc:  # noqa: BLE001 - every failure becomes this run's error, never a crash of the sweep
         error = _describe(exc)
         stop_reason = "error"
+    if error is None and conv is not None and conv.gate is not None and conv.simulated_claim is not None:
+        # A claimed goal is checked against the database only now, after the assertions.
+        conv.simulator_failure = conv.gate.goal_claim(conv.simulated_claim, assertion_rows)
+        stop_reason = SIMULATOR_FAILURE if conv.simulator_failure else stop_reason
     keys = conv.keys if conv else {"run_id": run_id, "scenario": scenario.id, "agent": scenario.agent,
                                    "target": target, "seed": seed, "trial": trial}
     transcript = conv.rows if conv else []
-    run_row = {**keys, "type": scenario.type, "status": "error" if error else "completed",
+    broke = conv.simulator_failure if conv is not None and error is None else None
+    status = "error" if error else SIMULATOR_FAILURE if broke else "completed"
+    run_row = {**keys, "type": scenario.type, "status": status,
                "stop_reason": stop_reason, "goal_completed": goal_completed if not error else None,
                "n_messages": len(transcript), "duration_s": time.perf_counter() - started, "error": error,
                "replayed_turns": conv.replayed_turns if conv else 0,
-               "divergence_turn": conv.divergence_turn if conv else None}
+               "divergence_turn": conv.divergence_turn if conv else None,
+               **(broke.run_fields() if broke else {}), "attempt": attempt, "superseded": False}
     rubric: list[dict[str, Any]] = []
     holistic: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
-    if error is None and conv is not None:
+    if error is None and conv is not None and broke is None:  # a broken patient's conversation is not judged
         try:
             rubric, holistic, turns = await _judge(conv, opts)
         except Exception as exc:  # noqa: BLE001 - a judge that cannot even start is this run's error
@@ -574,15 +643,17 @@ async def arun_conversation(
     judge_samples: int = 1,
     store: Store | None = None,
     verbose: Log | None = None,
+    simulator_gate: bool | Mapping[str, Any] | GateSettings = True,
 ) -> ConversationResult:
     """Async ``run_conversation``; the same arguments."""
+    from convoeval.gate import gate_settings
     from convoeval.llm.accounting import record_calls
     from convoeval.llm.models import as_chat_model
 
     resolved = _scenario(scenario)
     options = RunOptions(target=target, simulator_model=as_chat_model("simulator", simulator_model),
                          judge_model=as_chat_model("judge", judge_model), judge_samples=judge_samples, store=store,
-                         verbose=verbose)
+                         verbose=verbose, gate=gate_settings(simulator_gate))
     with record_calls() as records:
         result = await arun_any(resolved, seed=seed, trial=trial, options=options)
     result.calls = [r.to_dict() for r in records]
@@ -600,6 +671,7 @@ def run_conversation(
     judge_samples: int = 1,
     store: Store | None = None,
     verbose: Log | None = None,
+    simulator_gate: bool | Mapping[str, Any] | GateSettings = True,
 ) -> ConversationResult:
     """Run one scenario: simulate the patient against the agent (or play a scripted one), check, clean up, judge.
 
@@ -614,6 +686,8 @@ def run_conversation(
         judge_samples: independent samples per judge.
         store: the fixtures store (default ``open_store()``).
         verbose: a function receiving every turn as a line (e.g. ``print``).
+        simulator_gate: stop the conversation when the simulated patient breaks (``simulator_failure``, not
+            judged; ``convoeval.gate``): ``True``, ``False`` or a mapping of ``GateSettings`` thresholds.
 
     Returns:
         A ``ConversationResult``: ``.transcript``, ``.rubric``, ``.holistic``, ``.assertions``, ``.score`` (DataFrames
@@ -625,7 +699,7 @@ def run_conversation(
     """
     return run_sync(arun_conversation(scenario, target=target, seed=seed, trial=trial, simulator_model=simulator_model,
                                       judge_model=judge_model, judge_samples=judge_samples, store=store,
-                                      verbose=verbose))
+                                      verbose=verbose, simulator_gate=simulator_gate))
 
 
 def model_label(model: Any) -> str:

@@ -43,6 +43,8 @@ class WorkerSettings:
     judge_model: str | dict[str, Any] | None
     judge_samples: int
     budget_share: int
+    gate: dict[str, Any] | None = None  # GateSettings as a mapping; None: the simulator-failure gate is off
+    resimulate: int = 0
 
     def cache_key(self) -> str:
         return json.dumps(asdict(self), sort_keys=True, default=str)
@@ -69,6 +71,7 @@ def _worker_options(settings: WorkerSettings) -> RunOptions:
     with _OPTIONS_LOCK:
         options = _OPTIONS.get(settings.cache_key())
         if options is None:
+            from convoeval.gate import GateSettings
             from convoeval.llm import set_budget_share
             from convoeval.llm.models import get_model
             from convoeval.store import open_store
@@ -77,7 +80,9 @@ def _worker_options(settings: WorkerSettings) -> RunOptions:
             options = RunOptions(target=settings.target,
                                  simulator_model=get_model("simulator", settings.simulator_model),
                                  judge_model=get_model("judge", settings.judge_model),
-                                 judge_samples=settings.judge_samples, store=open_store())
+                                 judge_samples=settings.judge_samples, store=open_store(),
+                                 gate=None if settings.gate is None else GateSettings(**settings.gate),
+                                 resimulate=settings.resimulate)
             _OPTIONS[settings.cache_key()] = options
     return options
 
@@ -235,7 +240,8 @@ def run_distributed(
         _check_budgets(config, workers)
     settings = WorkerSettings(target=config.target, simulator_model=config.simulator_model,
                               judge_model=config.judge_model, judge_samples=config.judge_samples,
-                              budget_share=workers)
+                              budget_share=workers, resimulate=config.resimulate,
+                              gate=None if (gate := config.gate_settings()) is None else gate.model_dump())
     try:
         _stream(client, jobs, settings, window=config.concurrency + workers, on_result=on_result,
                 chunk=chunk_size(config.concurrency, workers))

@@ -33,8 +33,8 @@ from convoeval.pipeline.results import (
     write_conversation,
 )
 
-__all__ = ["EXIT_BELOW_THRESHOLD", "EXIT_EVALUATION_ERRORS", "EXIT_OK", "EXIT_USAGE", "LOCAL_MODEL_NOTE",
-           "execute", "exit_code", "save_outputs"]
+__all__ = ["EXIT_BELOW_THRESHOLD", "EXIT_EVALUATION_ERRORS", "EXIT_OK", "EXIT_SIMULATOR_FAILURES", "EXIT_USAGE",
+           "LOCAL_MODEL_NOTE", "execute", "exit_code", "save_outputs"]
 
 LOCAL_MODEL_NOTE = (
     "Made with the embedded local demo model: these numbers show that the pipeline works, "
@@ -47,6 +47,7 @@ EXIT_OK = 0
 EXIT_BELOW_THRESHOLD = 1  # a conversation scored under --fail-threshold
 EXIT_USAGE = 2  # a setting that cannot work; nothing ran
 EXIT_EVALUATION_ERRORS = 3  # a conversation ended in error: agent down, LLM failed after retries, unusable judge
+EXIT_SIMULATOR_FAILURES = 4  # a conversation ended in simulator_failure: not evaluated, the agent is not blamed
 
 
 def execute(
@@ -66,7 +67,8 @@ def execute(
             Never part of the configuration: it may carry a password.
         verbose: print every turn, each line prefixed with its conversation (or pass a function taking lines).
         progress: ``"bar"`` (terminal), ``"lines"`` (notebooks, logs), ``"off"``; ``True``/``False`` for bar/off.
-        allow_errors: conversations that end in ``error`` do not make the exit code non-zero.
+        allow_errors: conversations that end in ``error`` or ``simulator_failure`` do not make the exit code
+            non-zero.
         jobs: run exactly these conversations instead of the scenarios × seeds × trials ``config`` selects (e.g.
             a candidate on a baseline's conversations, each with its patient replay); the other settings apply.
 
@@ -96,7 +98,7 @@ def execute(
     check_writable(out)
     started = time.time()
     with open_store(store_url) as store, _locked(out):
-        todo, skipped = _todo(jobs, out, config.resume)
+        todo, skipped = _todo(jobs, out, config.resume, config.resimulate)
         log = verbose if callable(verbose) else (print if verbose else None)
         report = Progress(len(todo), skipped=skipped, mode=mode)
 
@@ -180,11 +182,12 @@ def _locked(out: Path) -> Iterator[None]:
         raise ConfigError(str(exc)) from None
 
 
-def _todo(jobs: list[Job], out: Path, resume: bool) -> tuple[list[Job], int]:
-    """The jobs still to run: without ``resume`` all of them; with it, all but those saved without an error."""
+def _todo(jobs: list[Job], out: Path, resume: bool, resimulate: int = 0) -> tuple[list[Job], int]:
+    """The jobs still to run: without ``resume`` all of them; with it, all but those saved without an error (and
+    but simulator failures saved with fewer attempts than ``resimulate`` asks now)."""
     if not resume:
         return jobs, 0
-    done = finished(out)
+    done = finished(out, resimulate=resimulate)
     todo = [j for j in jobs if j.key not in done]
     return todo, len(jobs) - len(todo)
 
@@ -233,23 +236,32 @@ def _run_here(todo: list[Job], config: EvalConfig, scenarios: list[Any], *, stor
     simulator, judge = get_model("simulator", config.simulator_model), get_model("judge", config.judge_model)
     options = RunOptions(target=config.target, simulator_model=simulator, judge_model=judge,
                          judge_samples=config.judge_samples, store=store, verbose=log, agents=agents,
-                         on_turn=on_turn)
+                         on_turn=on_turn, gate=config.gate_settings(), resimulate=config.resimulate)
     if todo:
         run_sync(arun_jobs(todo, options, concurrency=config.concurrency, on_result=on_result))
     return {"simulator": describe_model(simulator), "judge": describe_model(judge)}
 
 
 def exit_code(scores: pd.DataFrame, fail_threshold: float | None, *, allow_errors: bool = False) -> int:
-    """``EXIT_EVALUATION_ERRORS`` when a conversation ended in error (unless allowed), ``EXIT_BELOW_THRESHOLD`` when
-    a threshold is set and a conversation scored under it, else ``EXIT_OK``."""
-    errors = bool(len(scores)) and bool((scores["status"] == "error").any())
-    if errors and not allow_errors:
+    """The CLI's exit code for a run's scores, the most serious first.
+
+    ``EXIT_EVALUATION_ERRORS`` when a conversation ended in error; ``EXIT_BELOW_THRESHOLD`` when a threshold is set
+    and one of the agent's scores is under it; ``EXIT_SIMULATOR_FAILURES`` when a conversation ended in
+    ``simulator_failure`` (it was not evaluated, so the run cannot vouch for the agent, nor blame it); else
+    ``EXIT_OK``. ``allow_errors`` lets errors and simulator failures through.
+    """
+    from convoeval.frames import SIMULATOR_FAILURE
+
+    statuses = set(scores["status"].dropna()) if len(scores) else set()
+    if "error" in statuses and not allow_errors:
         return EXIT_EVALUATION_ERRORS
     if fail_threshold is not None:
         from convoeval.summary import below_threshold
 
         if len(below_threshold(scores, fail_threshold)):
             return EXIT_BELOW_THRESHOLD
+    if SIMULATOR_FAILURE in statuses and not allow_errors:
+        return EXIT_SIMULATOR_FAILURES
     return EXIT_OK
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval.frames import SIMULATOR_FAILURE
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.results import EvalResult
 
@@ -130,6 +131,10 @@ def check_threshold(run: EvalResult, fail_threshold: float | None = None) -> str
         names = ", ".join(f"{r.scenario} (seed {r.seed}, trial {r.trial}: {r.status})" for r in below.itertuples())
         raise ThresholdError(f"{len(below)} conversation(s) below fail_threshold {fail_threshold:g} or in error: "
                              f"{names}")
+    broke = int((run.scores["status"] == SIMULATOR_FAILURE).sum()) if len(run.scores) else 0
+    if broke:  # not scored, so neither below nor above: said, never counted as a pass
+        return (f"every scored conversation scored at least {fail_threshold:g}; {broke} ended simulator_failure "
+                "(the simulated patient broke) and were not scored")
     return f"every conversation scored at least {fail_threshold:g}"
 
 

@@ -75,30 +75,38 @@ def write_conversation(out_dir: Path, key: str, payload: Mapping[str, Any]) -> P
     return final
 
 
-def finished(out_dir: Path, *, keep_errors: bool = False) -> set[str]:
+def finished(out_dir: Path, *, keep_errors: bool = False, resimulate: int = 0) -> set[str]:
     """Keys of the conversations already saved under ``out_dir`` (partial temporary files never count).
 
     Args:
         out_dir: the results folder.
         keep_errors: count conversations that ended in ``error`` as finished too (by default they are not, so
             a resumed run retries them).
+        resimulate: a run that asks for this many re-simulations does not count a saved ``simulator_failure`` made
+            with fewer attempts as finished (so ``--resimulate K`` on a finished folder re-simulates them).
     """
     runs = out_dir / "runs"
     if not runs.is_dir():
         return set()
     keys = set()
     for path in runs.glob("*.json"):
-        if keep_errors or not _ended_in_error(path):
+        if keep_errors or not _to_run_again(path, resimulate):
             keys.add(path.stem)
     return keys
 
 
-def _ended_in_error(path: Path) -> bool:
+def _to_run_again(path: Path, resimulate: int) -> bool:
+    """Whether a saved conversation ended in error, or in a simulator failure with fewer attempts than asked now."""
     try:
-        scores = json.loads(path.read_text(encoding="utf-8")).get("scores") or []
+        payload = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return True  # unreadable: run it again
-    return any(s.get("status") == "error" for s in scores)
+    scores, runs = payload.get("scores") or [], payload.get("runs") or []
+    if any(s.get("status") == "error" for s in scores):
+        return True
+    stopped = any(s.get("status") == F.SIMULATOR_FAILURE for s in scores)
+    attempts = (runs[0].get("attempt") or 1) if runs else 1
+    return stopped and attempts < resimulate + 1
 
 
 def read_payloads(out_dir: Path | str) -> Iterator[dict[str, Any]]:
@@ -202,9 +210,9 @@ class EvalResult:
         return self.out_dir / "data"
 
     def status_counts(self) -> dict[str, int]:
-        """How many conversations ended pass / warn / fail / error."""
+        """How many conversations ended pass / warn / fail / error / simulator_failure."""
         counts = self.scores["status"].value_counts().to_dict() if len(self.scores) else {}
-        return {s: int(counts.get(s, 0)) for s in ("pass", "warn", "fail", "error")}
+        return {s: int(counts.get(s, 0)) for s in F.STATUSES}
 
     def _repr_html_(self) -> str:
         from convoeval.html_blocks import badge, css, esc, shown_path, wrap

@@ -79,6 +79,7 @@ def study_overview(study: Any) -> HTML:
     rows = [
         ["conversations", esc(f"{len(runs)} ({len(runs) - faulted} healthy or external, {faulted} with known faults)")],
         ["scenarios", esc(", ".join(sorted(runs["scenario"].dropna().unique())) if len(runs) else "—")],
+        ["simulator failures", esc(_stopped_text(study))],
         ["judges", esc("; ".join(f"{k} = {v!r}" for k, v in study.meta.get("judges", {}).items()))],
         ["samples per judge", esc(params.get("judge_samples", 1))],
         ["judge errors", _judge_errors(study)],
@@ -91,6 +92,15 @@ def study_overview(study: Any) -> HTML:
     if study.meta.get("local_demo"):
         body = box(esc(LOCAL_DEMO_WARNING), tone="warning") + body
     return HTML(wrap(body), text=f"study of {len(runs)} conversations")
+
+
+def _stopped_text(study: Any) -> str:
+    """How many conversations the simulator-failure gate stopped (left out of every table but their own)."""
+    stopped = _get(study, "simulator_failures")
+    if stopped.empty:
+        return "none"
+    return (f"{len(stopped)}: the simulated patient broke and the gate stopped them; not judged, in no table but "
+            "the fidelity section's")
 
 
 def _judge_errors(study: Any) -> str:
@@ -291,6 +301,10 @@ def fidelity_view(study: Any) -> HTML:
     if summary.empty:
         return _empty("No conversational runs to check.")
     parts = [_table(summary)]
+    stopped = _get(study, "simulator_failures")
+    if len(stopped):
+        parts += ["<h4>Stopped by the simulator-failure gate (not judged, left out of every other table)</h4>",
+                  _table(stopped.drop(columns=[c for c in ("run_id",) if c in stopped.columns]))]
     flagged = flags[flags["flagged"].fillna(False).astype(bool)] if len(flags) else flags
     if len(flagged):
         rows = flagged[["scenario", "run_id", "check", "turn", "detail"]]

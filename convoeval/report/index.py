@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval.frames import AGENT_STATUSES, SIMULATOR_FAILURE, STATUSES
 from convoeval.html_blocks import FONT, MUTED, badge, box, css, esc, table
 from convoeval.html_blocks import heading as _heading
 from convoeval.report.data import RunData, load_run
@@ -114,7 +115,7 @@ def _combinations_frame(combinations: Sequence[CombinationRow], data: SweepData)
         mean = run.scores["score"].mean() if run else float("nan")
         rows.append({"combination": c.name, "agent": c.agent, "seed": c.seed, "status": c.status,
                      "conversations": len(run.scores) if run else 0,
-                     **{s: counts.get(s, 0) for s in ("pass", "warn", "fail", "error")}, "mean_score": mean,
+                     **{s: counts.get(s, 0) for s in STATUSES}, "mean_score": mean,
                      "seconds": c.seconds, "reason": c.error, "folder": str(c.folder)})
     return pd.DataFrame(rows)
 
@@ -123,7 +124,7 @@ def _pass_hat_k(scores: pd.DataFrame) -> pd.DataFrame:
     """pass^k per agent for k = 1 … the most conversations any scenario has (``convoeval.agreement``)."""
     from convoeval.stats import pass_hat_k
 
-    counted = scores[scores["status"].isin(["pass", "warn", "fail"])] if len(scores) else scores
+    counted = scores[scores["status"].isin(AGENT_STATUSES)] if len(scores) else scores
     if counted.empty:
         return pd.DataFrame(columns=["agent", "k", "statistic", "value", "ci_low", "ci_high", "n", "n_items"])
     most = int(counted.groupby(["agent", "scenario"]).size().max())
@@ -148,13 +149,17 @@ def _flip_rates(rubric: pd.DataFrame) -> pd.DataFrame:
 
 
 def _by_agent_seed(scores: pd.DataFrame) -> pd.DataFrame:
-    cols = ["agent", "sweep_seed", "conversations", "passed", "errors", "mean_score"]
+    """Per agent and seed: conversations, those that scored the agent (pass/warn/fail), passes, errors, simulator
+    failures and the mean score (of the scored ones only)."""
+    cols = ["agent", "sweep_seed", "conversations", "scored", "passed", "errors", "simulator_failures", "mean_score"]
     if scores.empty:
         return pd.DataFrame(columns=cols)
-    frame = scores.assign(ok=scores["status"] == "pass", is_error=scores["status"] == "error")
+    scored = scores["status"].isin(AGENT_STATUSES)
+    frame = scores.assign(ok=scores["status"] == "pass", is_error=scores["status"] == "error", scored=scored,
+                          broke=scores["status"] == SIMULATOR_FAILURE, score=scores["score"].where(scored))
     out = frame.groupby(["agent", "sweep_seed"], sort=True).agg(
-        conversations=("status", "size"), passed=("ok", "sum"), errors=("is_error", "sum"),
-        mean_score=("score", "mean")).reset_index()
+        conversations=("status", "size"), scored=("scored", "sum"), passed=("ok", "sum"),
+        errors=("is_error", "sum"), simulator_failures=("broke", "sum"), mean_score=("score", "mean")).reset_index()
     return out[cols]
 
 
@@ -165,6 +170,12 @@ def _render(folder: Path, combinations: Sequence[CombinationRow], data: SweepDat
              f"<div{css(color=MUTED)}>generated {esc(stamp)}; settings: {esc(_settings(settings))}</div>"]
     if any(r.meta.get("local_demo") for r in data.runs.values()):
         parts.append(box(esc(LOCAL_DEMO_WARNING), tone="warning", title="Local demo model"))
+    broke = int((data.scores["status"] == SIMULATOR_FAILURE).sum()) if len(data.scores) else 0
+    if broke:
+        parts.append(box(f"{broke} conversation(s) ended simulator_failure: the simulated patient broke and the gate "
+                         "stopped them. They are counted apart and left out of every score, pass rate and pass^k "
+                         "below (each combination's report lists them with the reason).", tone="warning",
+                         title="Simulated patient broke"))
     failed = [c for c in combinations if c.status == "failed"]
     if failed:
         parts.append(box("<br>".join(f"<b>{esc(c.name)}</b>: {esc(c.error)}" for c in failed), tone="danger",
@@ -207,7 +218,7 @@ def _combinations_html(folder: Path, frame: pd.DataFrame) -> str:
         link = (f"<a href=\"{esc(report.relative_to(folder.resolve()).as_posix())}\">report</a>"
                 if report.exists() and report.is_relative_to(folder.resolve()) else "—")
         tone = {"done": "pass", "skipped": "pass", "failed": "error"}.get(r["status"], "warn")
-        counts = " ".join(f"{badge(s)} {int(r[s])}" for s in ("pass", "warn", "fail", "error")
+        counts = " ".join(f"{badge(s)} {int(r[s])}" for s in STATUSES
                           if not pd.isna(r.get(s)) and int(r[s]))
         rows.append([esc(r["combination"]), badge(tone, r["status"]), esc(r["conversations"]), counts or "—",
                      _score_cell(r["mean_score"]), _num(r["seconds"], "{:.0f} s"), link,
@@ -230,14 +241,16 @@ def _scores_by_seed_html(frame: pd.DataFrame) -> str:
                 continue
             r = hit.iloc[0]
             cells.append(f"{_score_cell(r['mean_score'])} <span{css(color=MUTED)}>{int(r['passed'])}/"
-                         f"{int(r['conversations'])} pass" + (f", {int(r['errors'])} error" if r["errors"] else "")
+                         f"{int(r['scored'])} pass" + (f", {int(r['errors'])} error" if r["errors"] else "")
+                         + (f", {int(r['simulator_failures'])} simulator failure" if r["simulator_failures"] else "")
                          + "</span>")
         means = group["mean_score"]
         cells.append(f"{_num(means.mean())} ± {_num(means.std(), '{:.2f}')}")
         rows.append(cells)
     head = ["agent", *[f"seed {esc(s)}" for s in seeds], "mean ± SD across seeds"]
-    return (table(rows, head) + f"<div{css(color=MUTED)}>Mean composite score per combination (errors have no "
-            "score and are counted apart); pass = conversations whose status is pass.</div>")
+    return (table(rows, head) + f"<div{css(color=MUTED)}>Mean composite score per combination (errors and "
+            "simulator failures have no score and are counted apart); x/y pass = passing conversations among those "
+            "that scored the agent (pass, warn or fail).</div>")
 
 
 def _pass_hat_k_html(frame: pd.DataFrame) -> str:
@@ -250,7 +263,8 @@ def _pass_hat_k_html(frame: pd.DataFrame) -> str:
         rows.append([f"<b>{esc(agent)}</b>", *[_estimate(by_k.get(k)) for k in ks]])
     return (table(rows, ["agent", *[f"pass^{k}" for k in ks]])
             + f"<div{css(color=MUTED)}>pass^k = mean over scenarios of C(c,k)/C(n,k), n conversations of a "
-            "scenario across seeds and trials (errors left out), c of them passing: the chance that k tries in a row "
+            "scenario across seeds and trials (errors and simulator failures left out), c of them passing: the "
+            "chance that k tries in a row "
             "all pass. In brackets the 95% bootstrap interval over scenarios; grey when it is too wide to conclude "
             "anything.</div>")
 
@@ -267,9 +281,11 @@ def _estimate(row: dict[str, Any] | None, fmt: str = "{:.2f}") -> str:
 def _spread_html(frame: pd.DataFrame) -> str:
     if frame.empty:
         return _empty()
-    rows = [[esc(r.agent), esc(r.scenario), esc(r.conversations), esc(r.errors), _score_cell(r.mean),
-             _num(r.std, "{:.2f}"), _num(r.min), _num(r.max), _num(r.range)] for r in frame.itertuples()]
-    return table(rows, ["agent", "scenario", "conversations", "errors", "mean", "SD", "min", "max", "range"])
+    rows = [[esc(r.agent), esc(r.scenario), esc(r.conversations), esc(r.errors), esc(r.simulator_failures),
+             _score_cell(r.mean), _num(r.std, "{:.2f}"), _num(r.min), _num(r.max), _num(r.range)]
+            for r in frame.itertuples()]
+    return table(rows, ["agent", "scenario", "conversations", "errors", "simulator failures", "mean", "SD", "min",
+                        "max", "range"])
 
 
 def _flips_html(frame: pd.DataFrame) -> str:

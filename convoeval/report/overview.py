@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval.frames import SIMULATOR_FAILURE
 from convoeval.html_blocks import HTML, MUTED, box, css, esc, shown_path, table, wrap
 from convoeval.report.data import RunData
 
@@ -68,7 +69,7 @@ def what_ran(run: RunData) -> HTML:
         ("Simulator model", _model(models.get("simulator"))),
         ("Judge model", _model(models.get("judge"))),
         ("Scenarios", f"{scores['scenario'].nunique()} scenario(s), {len(scores)} conversation(s)"
-                      + _selection(config)),
+                      + _simulator_failures(scores) + _selection(config)),
         ("Seed(s)", _values(scores["seed"]) or esc(_seeds(config))),
         ("Trials", esc(config.get("trials", "?"))),
         ("Judge samples", esc(config.get("judge_samples", "?"))),
@@ -83,11 +84,24 @@ def what_ran(run: RunData) -> HTML:
     body = table([[f"<b>{label}</b>", value] for label, value in rows], ["", ""])
     if _local_demo(run):
         body = box(esc(LOCAL_DEMO_WARNING), tone="warning", title="Local demo model") + body
+    n_broken = int((scores["status"] == SIMULATOR_FAILURE).sum()) if len(scores) else 0
+    if n_broken:
+        body = box(f"{n_broken} conversation(s) ended <b>simulator_failure</b>: the simulated patient broke "
+                   "(parroted the agent, looped, changed language or invented facts), so the gate stopped them. They "
+                   "are not scored and count in no pass rate, mean or threshold: the agent is not blamed for them. "
+                   "Each is listed with its reason under <b>Simulated patient's fidelity</b>; re-simulate them "
+                   "(<code>resimulate</code>) or use a stronger simulator model.", tone="warning",
+                   title="Simulated patient broke") + body
     n_errors = _error_count(run)
     if n_errors:
         body = box(f"{n_errors} error(s): these conversations have no score and none counts as a pass. "
                    "Every one is listed under <b>Errors</b> below.", tone="danger", title="Errors") + body
     return HTML(wrap(body), text=f"what ran: {len(scores)} conversation(s)")
+
+
+def _simulator_failures(scores: pd.DataFrame) -> str:
+    n = int((scores["status"] == SIMULATOR_FAILURE).sum()) if len(scores) else 0
+    return f", {n} of them simulator_failure (not scored)" if n else ""
 
 
 def _local_demo(run: RunData) -> bool:

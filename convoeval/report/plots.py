@@ -72,7 +72,8 @@ def _label(scenario: Any, seed: Any, trial: Any, *, many_trials: bool) -> str:
 def plot_components(run: RunData) -> Chart | HTML:
     """Grouped horizontal bars per conversation: rubric score, holistic overall and the composite score (0–10).
 
-    Dashed lines mark the warn (7) and fail (5) thresholds; a conversation in error has no composite and says so.
+    Dashed lines mark the warn (7) and fail (5) thresholds; a conversation in error or stopped by the
+    simulator-failure gate has no composite and says so.
     """
     scores = run.scores.sort_values(["agent", "scenario", "seed", "trial"], na_position="first")
     if scores.empty:
@@ -90,7 +91,8 @@ def plot_components(run: RunData) -> Chart | HTML:
         positions = [y + (1 - i) * bar for y in range(n)]
         ax.barh(positions, [0 if pd.isna(v) else v for v in values], height=bar, color=color, label=name)
     for y, row in enumerate(scores.itertuples()):
-        text = "error" if row.status == "error" else f"{row.score:.1f}  {row.status}"
+        text = {"error": "error", "simulator_failure": "simulator failure: not scored"}.get(
+            row.status, f"{row.score:.1f}  {row.status}")
         failed = 0 if pd.isna(row.assertion_failures) else int(row.assertion_failures)
         text += f"  (−{1.5 * failed:g}: {failed} failed assertion{'s' if failed > 1 else ''})" if failed else ""
         fg = STATUS_COLORS.get(row.status, (MUTED, ""))[0]

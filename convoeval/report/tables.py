@@ -25,16 +25,19 @@ def score_table_data(run: RunData) -> pd.DataFrame:
 
     Columns: Agent, Scenario, Type, Seed, Trial, Status, Score, Rubric (passed/total), Rubric score, Holistic,
     Assertions passed (passed/checked, as on the console), Goal, Messages, Stopped, Error. For scripted scenarios
-    "Rubric" counts turns whose fixed checks held and "Holistic" is the per-turn judge's mean.
+    "Rubric" counts turns whose fixed checks held and "Holistic" is the per-turn judge's mean. A conversation the
+    simulator-failure gate stopped has status ``simulator_failure``, no score, and its reason under "Stopped".
     """
     scores, runs, asr = run.scores, run.frames["runs"], run.frames["assertions"]
     by_run = runs.set_index("run_id") if len(runs) else pd.DataFrame()
     totals = asr.groupby("run_id").size() if len(asr) else pd.Series(dtype=int)
+    # From the assertions, not the score: a simulator failure's score has no components, yet its database was checked.
+    failures = asr[asr["passed"] == False].groupby("run_id").size() if len(asr) else pd.Series(dtype=int)  # noqa: E712
     rows = []
     for s in scores.sort_values(["agent", "scenario", "seed", "trial"], na_position="first").itertuples():
         r = by_run.loc[s.run_id] if s.run_id in by_run.index else None
         n_asr = int(totals.get(s.run_id, 0))
-        failed = 0 if missing(s.assertion_failures) else int(s.assertion_failures)
+        failed = int(failures.get(s.run_id, 0))
         rows.append({
             "Agent": s.agent,
             "Scenario": s.scenario,
@@ -49,7 +52,7 @@ def score_table_data(run: RunData) -> pd.DataFrame:
             "Assertions passed": f"{n_asr - failed}/{n_asr}" if n_asr else "—",
             "Goal": _goal(s.goal_completed),
             "Messages": None if r is None else r["n_messages"],
-            "Stopped": None if r is None else r["stop_reason"],
+            "Stopped": None if r is None else _stopped(r),
             "Error": _short(s.error),
         })
     columns = ["Agent", "Scenario", "Type", "Seed", "Trial", "Status", *_SCORE_COLUMNS[:1], "Rubric",
@@ -77,7 +80,8 @@ def score_table(run: RunData, *, caption: str | None = None) -> Any:
     styler = styler.hide(axis="index")
     styler = styler.set_caption(caption or (
         "One row per conversation. Score = min(rubric score, holistic) − 1.5 × failed assertions; "
-        "fail below 5 or on a failed assertion, warn below 7 or on a failed criterion. "
+        "fail below 5 or on a failed assertion, warn below 7 or on a failed criterion; simulator_failure: the "
+        "simulated patient broke, so the agent is not scored. "
         "Scripted scenarios: Rubric counts turns whose checks held, Holistic is the per-turn judge's mean."))
     styler = styler.set_table_styles([
         {"selector": "", "props": "border-collapse:collapse;font-size:13px;"},
@@ -88,6 +92,17 @@ def score_table(run: RunData, *, caption: str | None = None) -> Any:
         {"selector": "td", "props": "border-bottom:1px solid #eaeef2;padding:4px 8px;"},
     ])
     return styler
+
+
+def _stopped(run: Any) -> Any:
+    """How the conversation ended; for a simulator failure, which check stopped it and at which turn."""
+    check = run.get("simulator_failure") if hasattr(run, "get") else None
+    if missing(check):
+        return run["stop_reason"]
+    turn = run.get("simulator_failure_turn")
+    attempt = run.get("attempt")
+    again = f", attempt {int(attempt)}" if not missing(attempt) and int(attempt) > 1 else ""
+    return f"simulator_failure ({check}, turn {'?' if missing(turn) else int(turn)}{again})"
 
 
 def _ratio(passed: Any, total: Any) -> str:

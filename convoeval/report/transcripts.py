@@ -74,6 +74,8 @@ def transcript_html(run: RunData, run_id: str, *, open: bool = False) -> str:
     chat = "".join(_message(m, checks.get(_int(m["turn"])) if m["role"] == "agent" else None)
                    for _, m in messages.iterrows())
     stop = meta.get("stop_reason")
+    if not missing(meta.get("simulator_failure_detail")):
+        stop = f"{stop}: {meta['simulator_failure_detail']}"
     if not missing(stop):
         end = _chip(f"conversation ended: {stop}", "#57606a", "#ffffff")
         chat += f"<div{css(text_align='center', margin='8px 0 2px')}>{end}</div>"
@@ -107,7 +109,10 @@ def _summary(score: dict[str, Any], meta: dict[str, Any]) -> str:
     ]
     if meta:
         parts.append(f"{esc(meta.get('n_messages'))} messages")
-        if not missing(meta.get("stop_reason")):
+        if not missing(meta.get("simulator_failure")):
+            parts.append(f"ended: simulator_failure ({esc(meta['simulator_failure'])}, turn "
+                         f"{esc(_int(meta.get('simulator_failure_turn')))})")
+        elif not missing(meta.get("stop_reason")):
             parts.append(f"ended: {esc(meta.get('stop_reason'))}")
         if not missing(meta.get("target")):
             parts.append(f"<span{css(color=MUTED)}>{esc(meta.get('target'))}</span>")

@@ -135,24 +135,49 @@ def fidelity_frame(run: RunData) -> pd.DataFrame:
     return fidelity_flags(run.frames, scenarios=_scenarios_dir(run))
 
 
-def fidelity(run: RunData) -> HTML:
-    """The simulated patient's fidelity: conversations where it broke the scenario, so their scores are suspect.
+def simulator_failures_html(run: RunData) -> str:
+    """The conversations (attempts) the simulator-failure gate stopped, as an HTML table; empty when none."""
+    from convoeval.gate import simulator_failures
 
-    Checks (``docs/fidelity.md``): facts the persona does not hold, another language than the scenario's, a
-    ``[GOAL_COMPLETE]`` the database contradicts, and parroting the agent. A flagged conversation says more about
-    the simulator than about the agent; ``convoeval.fidelity.exclude_flagged`` recomputes any aggregate without it.
+    stopped = simulator_failures(run.frames)
+    if stopped.empty:
+        return ""
+    rows = [[esc(r.scenario), esc(r.seed), esc(r.trial), esc(r.attempt), esc(r.check.replace("_", " ")),
+             esc("" if pd.isna(r.turn) else int(r.turn)),
+             "re-simulated" if r.resimulated else "<b>not scored</b>", esc(r.detail)]
+            for r in stopped.itertuples()]
+    kept = int((~stopped["resimulated"].fillna(False).astype(bool)).sum())
+    text = (f"The simulator-failure gate stopped {len(stopped)} attempt(s) while they ran: {kept} conversation(s) "
+            f"ended <b>simulator_failure</b> (not scored, in no pass rate or mean: the agent is not blamed) and "
+            f"{len(stopped) - kept} attempt(s) were re-simulated with the next seed (the later attempt is the one "
+            "scored). Thresholds and how to switch the gate off: docs/fidelity.md.")
+    head = ["scenario", "seed", "trial", "attempt", "check", "turn", "outcome", "detail"]
+    return box(text, tone="warning", title="Stopped by the simulator-failure gate") + table(rows, head)
+
+
+def fidelity(run: RunData) -> HTML:
+    """The simulated patient's fidelity: conversations the gate stopped, and those where it broke the scenario.
+
+    First the attempts the simulator-failure gate stopped while they ran (``convoeval.gate``: not scored), then
+    the after-the-fact checks (``docs/fidelity.md``): facts the persona does not hold, another language than the
+    scenario's, a ``[GOAL_COMPLETE]`` the database contradicts, and parroting the agent. A flagged conversation says
+    more about the simulator than about the agent; ``convoeval.fidelity.exclude_flagged`` recomputes any aggregate
+    without it.
     """
+    stopped = simulator_failures_html(run)
     try:
         flags = fidelity_frame(run)
     except ValueError as exc:  # the scenarios (personas, locales) are needed and could not be read
-        return HTML(wrap(box(esc(f"Fidelity not checked: {exc}"), tone="warning")), text="fidelity not checked")
+        return HTML(wrap(stopped + box(esc(f"Fidelity not checked: {exc}"), tone="warning")),
+                    text="fidelity not checked")
     if flags.empty:
-        return HTML(wrap(box("No conversational runs: nothing to check.")), text="no fidelity checks")
+        return HTML(wrap(stopped + box("No conversational runs: nothing to check.")), text="no fidelity checks")
     flagged = flags[flags["flagged"].fillna(False).astype(bool)]
     runs = flags["run_id"].nunique()
     if flagged.empty:
-        text = f"No flags: in all {runs} conversation(s) the simulated patient kept to its scenario."
-        return HTML(wrap(box(esc(text), tone="ok")), text="no fidelity flags")
+        text = (f"No flags: in all {runs} conversation(s) the simulated patient kept to its scenario." if not stopped
+                else f"The after-the-fact checks flag none of the {runs} conversation(s) beyond what the gate stopped.")
+        return HTML(wrap(stopped + box(esc(text), tone="ok")), text="no fidelity flags")
     keys = run.frames["runs"].set_index("run_id")[["seed", "trial"]]
     rows = []
     for r in flagged.itertuples():
@@ -164,4 +189,4 @@ def fidelity(run: RunData) -> HTML:
     warning = box(esc(f"{n_flagged} of {runs} conversation(s) flagged: their scores reflect the simulated patient as "
                       "much as the agent. Read them with care, or leave them out of aggregates "
                       "(convoeval.fidelity.exclude_flagged)."), tone="warning")
-    return HTML(wrap(warning + table(rows, head)), text=f"{n_flagged} flagged conversation(s)")
+    return HTML(wrap(stopped + warning + table(rows, head)), text=f"{n_flagged} flagged conversation(s)")

@@ -6,7 +6,8 @@ two targets can be read against it. The unit of resampling here is the **scenari
 task), not the conversation.
 
 A run's *outcome* is, by default, success = ``status == "pass"`` in a score frame (``SCORE_SCHEMA``); a run whose
-status is ``"error"`` (or missing) has no outcome and is left out — it is neither a success nor a failure.
+status is ``"error"``, ``"simulator_failure"`` (the simulated patient broke) or missing has no outcome and is left
+out — it is neither a success nor a failure of the agent.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from convoeval.frames import AGENT_STATUSES
 from convoeval.stats._result import result_frame, stacked, stat_row
 from convoeval.stats._wide import as_tuple, iter_groups
 from convoeval.stats.bootstrap import LEVEL, N_BOOT, ci_label, resample_weights, summarize
@@ -38,8 +40,8 @@ def run_outcomes(scores: pd.DataFrame, *, metric: str = "pass_rate", success: Su
     Args:
         scores: A score frame (one row per run).
         metric: ``"pass_rate"`` (1.0 success / 0.0 failure) or ``"score"`` (the 0–10 composite).
-        success: For ``"pass_rate"``: ``None`` = ``status == "pass"`` (``"error"`` → NaN); a column name holding
-            booleans (e.g. ``"goal_completed"``); or a function ``frame -> boolean Series``.
+        success: For ``"pass_rate"``: ``None`` = ``status == "pass"`` (``"error"``, ``"simulator_failure"`` → NaN);
+            a column name holding booleans (e.g. ``"goal_completed"``); or a function ``frame -> boolean Series``.
     """
     if metric == "score":
         return scores["score"].astype(float)
@@ -47,7 +49,7 @@ def run_outcomes(scores: pd.DataFrame, *, metric: str = "pass_rate", success: Su
         raise ValueError(f"metric must be 'pass_rate' or 'score', got {metric!r}")
     if success is None:
         status = scores["status"].astype("string")
-        valid = status.notna() & (status != "error")
+        valid = status.isin(AGENT_STATUSES).fillna(False)
         return pd.Series(np.where(valid, (status == "pass").fillna(False), np.nan), index=scores.index, dtype=float)
     flags = scores[success] if isinstance(success, str) else success(scores)
     return pd.Series(flags.astype("boolean").astype("Float64").to_numpy(dtype=float, na_value=np.nan),
