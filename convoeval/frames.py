@@ -68,7 +68,7 @@ RUBRIC_SCHEMA: dict[str, str] = {
     "error": _STR,  # NA when the verdict is valid
 }
 
-#: The holistic judge's dimensions, in the order of the seed's prompt.
+#: The holistic judge's dimensions, in the order its prompt asks for them.
 HOLISTIC_DIMENSIONS = ("correctness", "helpfulness", "tone", "safety", "conciseness", "goal_completion")
 #: The scripted per-turn judge's dimensions.
 TURN_DIMENSIONS = HOLISTIC_DIMENSIONS[:5]
@@ -288,7 +288,7 @@ def _is_missing(value: Any) -> bool:
 def _entry_text(entry: Mapping[str, Any]) -> str:
     text = entry.get("text")
     if text is None:
-        text = entry.get("message")  # the seed's TranscriptEntry field name
+        text = entry.get("message")  # the field name of transcripts written by other tools
     if text is None and entry.get("bubbles"):
         text = "\n".join(entry["bubbles"])
     return "" if text is None else str(text)
@@ -308,12 +308,12 @@ def transcript_frame(entries: Iterable[Any], **conversation: Any) -> pd.DataFram
     """Turn a list of transcript entries (one conversation) into a transcript frame.
 
     Args:
-        entries: Mappings (or objects) with ``role`` ("patient" | "agent") and ``text`` (or the seed's
+        entries: Mappings (or objects) with ``role`` ("patient" | "agent") and ``text`` (or
             ``message``, or ``bubbles``); any other ``TRANSCRIPT_COLUMNS`` key is kept.
         **conversation: Columns shared by every row, e.g. ``run_id``, ``scenario``, ``agent``, ``seed``, ``trial``.
 
     Returns:
-        A frame with ``TRANSCRIPT_COLUMNS``; ``turn`` defaults to the seed's numbering (``i // 2 + 1``).
+        A frame with ``TRANSCRIPT_COLUMNS``; ``turn`` defaults to a patient message and its reply sharing one (``i // 2 + 1``).
 
     Raises:
         ValueError: an unknown role or column.

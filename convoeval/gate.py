@@ -51,7 +51,7 @@ GATE_CHECKS: tuple[GateCheck, ...] = ("invented_fact", "parroting", "loop", "wro
 #: wrong. An agent that tells the patient "done" without doing it (the reference agent's known fault
 #: ``invented_payment_url``) gets a correct ``[GOAL_COMPLETE]`` from a good simulator, and must be scored ``fail``.
 DEFAULT_GATE_CHECKS: tuple[GateCheck, ...] = ("invented_fact", "parroting", "loop", "wrong_language")
-#: A re-simulation samples (the seed's temperature for unseeded runs): at temperature 0 the next seed would replay
+#: A re-simulation samples (at the temperature of unseeded runs): at temperature 0 the next seed would replay
 #: the same greedy conversation.
 RESIMULATION_TEMPERATURE = 0.7
 _QUOTE = 60

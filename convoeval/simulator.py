@@ -1,14 +1,14 @@
 """The simulated patient: given the conversation so far, write the patient's next WhatsApp message.
 
-The prompt is the seed's (persona, goal, traits, locale and its rules) plus the persona's known facts and a rule
+The prompt states the persona, goal, traits, locale and the rules of the role, plus the persona's known facts and a rule
 not to invent any other fact. Two framings of the conversation are offered (see ``FRAMINGS``):
 
-* ``"chat"`` (the seed's): role inversion — the patient's own messages are ``assistant`` turns and the agent's are
+* ``"chat"`` (the default): role inversion — the patient's own messages are ``assistant`` turns and the agent's are
   ``user`` turns, so the model simply continues the chat;
 * ``"transcript"``: the whole dialogue so far in one ``user`` message, labelled by speaker, ending with "write only
   <name>'s next message". Small local models that parrot the agent's last line in chat framing do better with it.
 
-Seeded runs are deterministic: temperature 0 and ``seed + turn`` on every call (as the seed does), with a sample
+Seeded runs are deterministic: temperature 0 and ``seed + turn`` on every call, with a sample
 identity that makes trial 2 a fresh sample rather than a cache replay of trial 1.
 
 Only the patient ends a conversation. A stop marker the agent wrote and the patient merely repeated — a small model
@@ -49,11 +49,11 @@ SIMULATOR_PROMPT_VERSION = "simulator-v1"
 
 Framing = Literal["chat", "transcript"]
 FRAMINGS: tuple[Framing, ...] = ("chat", "transcript")
-#: The seed's role-inverted chat stays the default: it is what hosted models were tuned for and what the seed's
-#: numbers came from. Pass ``framing="transcript"`` for small local models (see the module docstring).
+#: The role-inverted chat is the default: it is what hosted chat models are tuned for, and earlier results were
+#: made with it. Pass ``framing="transcript"`` for small local models (see the module docstring).
 DEFAULT_FRAMING: Framing = "chat"
 
-#: The seed's sampling temperature for unseeded runs; seeded runs use 0.
+#: The sampling temperature of unseeded runs (varied patients); seeded runs use 0.
 UNSEEDED_TEMPERATURE = 0.7
 #: A patient writes 1–3 sentences; the cap stops a small model that never stops.
 DEFAULT_MAX_TOKENS = 200
@@ -103,8 +103,8 @@ The WhatsApp conversation so far between you ({persona_name}) and the clinic's c
 Write only {persona_name}'s next message to the chatbot, in {locale}: one short WhatsApp message, nothing else (no \
 name label, no quotes). Add [GOAL_COMPLETE] at the end only if the chatbot has already done everything your goal \
 needs; add [STUCK] only if it keeps failing to help."""
-#: Transcript framing's own kick-off: the seed's ("Send your first message to the clinic chatbot") reads, to a small
-#: model, like a cue to greet as the chatbot.
+#: Transcript framing's own kick-off: the chat framing's ("Send your first message to the clinic chatbot") reads, to a
+#: small model, like a cue to greet as the chatbot.
 TRANSCRIPT_KICKOFF = """\
 You are {persona_name}, a patient. Your goal: {goal}
 
@@ -144,12 +144,12 @@ def build_simulator_prompt(
     locale: str,
     knows: Mapping[str, Any] | None = None,
 ) -> str:
-    """The simulator's system prompt: the seed's text plus known facts and the rule not to invent others.
+    """The simulator's system prompt: the role, goal and traits, plus known facts and the rule not to invent others.
 
     Args:
         persona_name: The patient's name.
         goal: What the patient wants from the conversation.
-        traits: Personality traits; without any, the seed's default sentence is used.
+        traits: Personality traits; without any, a default sentence is used.
         locale: The language to write in, e.g. ``"pt-BR"``.
         knows: Facts the patient may reveal (label -> value), e.g. ``{"cpf": "12345678901"}``.
 
@@ -179,7 +179,7 @@ def build_simulator_prompt(
 
 
 def parse_simulator_response(raw: str, *, agent_said: Sequence[str] = ()) -> SimulatorTurn:
-    """Split the model's reply into the message and a stop signal, as the seed does, minus the agent's echoes.
+    """Split the model's reply into the message and a stop signal, minus the agent's echoes.
 
     The first signal found (in ``STOP_SIGNALS`` order) wins; its first ``[TAG]`` is removed and the rest trimmed.
     A marker that is also in ``agent_said`` (the agent's messages since the patient last spoke), in a reply that
@@ -297,7 +297,7 @@ def build_simulator_messages(
         persona_name: Used to label the patient's lines in transcript framing.
         goal: Restated in transcript framing's request.
         locale: Restated in transcript framing's request.
-        framing: ``"chat"`` (role inversion, the seed's) or ``"transcript"``.
+        framing: ``"chat"`` (role inversion, the default) or ``"transcript"``.
 
     Returns:
         ``(role, text)`` pairs, system prompt first.
@@ -389,7 +389,7 @@ async def asimulate(
         turn: 0-based index of the patient message being written; defaults to the patient messages so far.
         trial: Trial number, part of the sample identity.
         identity: Overrides the sample identity built from scenario, seed, trial and turn.
-        framing: ``"chat"`` (the seed's role inversion) or ``"transcript"``.
+        framing: ``"chat"`` (role inversion, the default) or ``"transcript"``.
         max_tokens: Reply length cap.
         temperature: Overrides the sampling temperature (default: 0 when seeded, ``UNSEEDED_TEMPERATURE`` otherwise);
             a re-simulation samples with its seed (``convoeval.gate``).
@@ -480,11 +480,11 @@ async def asimulate_next(
         transcript_to_entries,
         typed_frame,
     )
-    from convoeval.judges._common import by_id
     from convoeval.llm.models import as_chat_model
+    from convoeval.scenarios import scenarios_by_id
 
     model = as_chat_model("simulator", model)
-    fixed = by_id(None).get(scenario) if isinstance(scenario, str) else scenario
+    fixed = scenarios_by_id(None).get(scenario) if isinstance(scenario, str) else scenario
     if isinstance(scenario, str) and fixed is None:
         raise ValueError(f"no scenario with id {scenario!r} in the project's scenarios")
     frame = as_transcripts(transcript) if len(transcript) else None
@@ -499,7 +499,7 @@ async def asimulate_next(
         for keys, rows in iter_conversations(frame):
             turns = [t for t in rows["turn"].tolist() if t is not None and t == t] if "turn" in rows else []
             conversations.append((keys, transcript_to_entries(rows), int(max(turns)) if turns else 0))
-    lookup = None if fixed is not None else by_id(None)
+    lookup = None if fixed is not None else scenarios_by_id(None)
 
     async def one(keys: dict[str, Any], entries: list[dict[str, Any]], last_turn: int) -> dict[str, Any]:
         chosen = fixed if fixed is not None else lookup.get(keys.get("scenario"))  # type: ignore[union-attr]

@@ -1,4 +1,4 @@
-"""The console summary and the saved JSON report of a run (the seed's reporter), over the tidy frames.
+"""The console summary and the saved JSON report of a run, over the tidy frames.
 
 No LLM calls here: everything is read from the frames ``convoeval.batch.load_results`` returns.
 """
@@ -75,7 +75,7 @@ def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float |
 
     Columns: status, score, rubric passed/total (conversational) or turns passing their checks (scripted), holistic
     overall, assertions passed / assertions checked (``ASSERTS PASSED``, the report's "Assertions passed"), goal
-    reached, messages, the run, and what went wrong first (for a passing conversational run, the seed's
+    reached, messages, the run, and what went wrong first (for a passing conversational run,
     ``(N msgs, rubric x/y, goal: yes/no)``). Conversations the simulator-failure gate stopped (``SIMFAIL``) are
     counted apart: they are in no mean and no threshold.
     """

@@ -1,4 +1,4 @@
-"""The simulated patient: the seed's prompt and parsing tests, role inversion, seeding, framings, failures."""
+"""The simulated patient: prompt and parsing, role inversion, seeding, framings, failures."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ HISTORY = [
 ]
 
 
-# ── The seed's tests ──
+# ── Prompt and parsing ──
 
 
 def test_prompt_includes_persona_name_goal_traits_and_locale():
@@ -72,7 +72,7 @@ def test_stop_signals_contain_both():
     assert "GOAL_COMPLETE" in STOP_SIGNALS and "STUCK" in STOP_SIGNALS
 
 
-# ── Beyond the seed ──
+# ── Role inversion, seeding, framings, failures ──
 
 
 def test_prompt_keeps_the_seed_rules():

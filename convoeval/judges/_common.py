@@ -9,7 +9,6 @@ from typing import Any
 
 from convoeval.llm import CacheMissError, LLMError, LLMResult, SampleIdentity, model_info
 from convoeval.llm.models import as_chat_model
-from convoeval.scenarios import scenarios_by_id as by_id  # noqa: F401 - the judges' short name
 
 
 class JudgeParseError(ValueError):

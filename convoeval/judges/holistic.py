@@ -24,7 +24,7 @@ from convoeval.frames import (
     transcript_to_entries,
     typed_frame,
 )
-from convoeval.judges._common import by_id, conversation_row, identity_for, judge_chat_model, judge_seed, load_json
+from convoeval.judges._common import conversation_row, identity_for, judge_chat_model, judge_seed, load_json
 from convoeval.judges.prompts import HOLISTIC_PROMPT_VERSION, HOLISTIC_SYSTEM_PROMPT, HOLISTIC_USER_TEMPLATE
 from convoeval.judges.render import render_transcript
 from convoeval.judges.scored import (  # noqa: F401 - Score, Issue, mean_score: their names here before scored.py
@@ -35,6 +35,7 @@ from convoeval.judges.scored import (  # noqa: F401 - Score, Issue, mean_score: 
     scored_call,
     validate_scored,
 )
+from convoeval.scenarios import scenarios_by_id
 
 MAX_ISSUES = 10
 DEFAULT_MAX_TOKENS = 1200
@@ -153,7 +154,7 @@ async def aholistic_rows(
     if samples < 1:
         raise ValueError("samples must be at least 1")
     model = judge_chat_model(model)
-    lookup = by_id(scenarios)
+    lookup = scenarios_by_id(scenarios)
     prepared = []
     for keys, entries in conversations:
         scenario = lookup.get(keys["scenario"])

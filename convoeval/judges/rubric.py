@@ -17,7 +17,6 @@ import pandas as pd
 from convoeval._aio import blocking
 from convoeval.frames import RUBRIC_SCHEMA, as_transcripts, iter_conversations, transcript_to_entries, typed_frame
 from convoeval.judges._common import (
-    by_id,
     conversation_row,
     error_text,
     identity_for,
@@ -40,6 +39,7 @@ from convoeval.judges.rubric_answer import (  # noqa: F401 - the answer's models
     rubric_schema,
 )
 from convoeval.llm import call_model
+from convoeval.scenarios import scenarios_by_id
 
 #: Output budget: generous, since a cut-off reply is an error for every criterion.
 TOKENS_BASE, TOKENS_PER_CRITERION = 200, 400
@@ -150,7 +150,7 @@ async def arubric_rows(
     if samples < 1:
         raise ValueError("samples must be at least 1")
     model = judge_chat_model(model)
-    lookup = by_id(scenarios)
+    lookup = scenarios_by_id(scenarios)
     prepared = []
     for keys, entries in conversations:
         criteria = _criteria_for(keys["scenario"], rubric, lookup)

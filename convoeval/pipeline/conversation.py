@@ -53,7 +53,7 @@ from convoeval.store.fixtures import (
     seed_run,
 )
 
-#: Called with one line per event when a run is verbose (the seed's ``--verbose`` lines).
+#: Called with one line per event when a run is verbose (``--verbose``).
 Log = Callable[[str], None]
 
 
