@@ -12,6 +12,7 @@ import pytest
 
 from convoeval import plugins
 from convoeval.agents import _FACTORIES, get_agent
+from convoeval.llm.models import PROVIDERS, ModelConfigError, get_model, model_info, resolve_model
 from convoeval.store import _BACKENDS, StoreError, open_store
 
 PLUGIN_MODULE = '''
@@ -34,6 +35,10 @@ def open_store(url):
     return Store(url)
 
 NOT_CALLABLE = 42
+
+from convoeval.llm.models import ProviderDefaults
+
+ACME = ProviderDefaults("json_mode", 3, "ACME_CONCURRENCY", 42.0, {"judge": 0.25})
 '''
 
 
@@ -55,6 +60,8 @@ def installed(tmp_path, monkeypatch):
     for scheme in ("fakeagent", "fakestore", "brokenagent", "notafactory"):
         _FACTORIES.pop(scheme, None)
         _BACKENDS.pop(scheme, None)
+    PROVIDERS.pop("acme", None)
+    PROVIDERS.pop("notdefaults", None)
     plugins.clear_plugin_cache()
 
 
@@ -113,3 +120,32 @@ def test_a_scheme_registered_in_code_wins_over_an_entry_point(installed):
         clinic = fake_convoeval_plugin:make_agent
     """)
     assert get_agent("clinic:billing").name == "clinic:billing"
+
+
+def test_a_model_provider_from_an_entry_point(installed, monkeypatch):
+    installed("""
+        [convoeval.providers]
+        acme = fake_convoeval_plugin:ACME
+        notdefaults = fake_convoeval_plugin:NOT_CALLABLE
+    """)
+    monkeypatch.delenv("ACME_CONCURRENCY", raising=False)
+    spec = {"provider": "acme", "base_url": "http://127.0.0.1:9/v1", "model": "acme-1"}
+    resolved = resolve_model("judge", spec)
+    assert (resolved.info.provider, resolved.info.structured_method, resolved.info.max_concurrency) == (
+        "acme", "json_mode", 3)
+    assert (resolved.temperature, resolved.timeout) == (0.25, 42.0)
+    model = get_model("judge", spec)  # built, not called: no request is made
+    assert model_info(model).provider == "acme" and model.max_tokens is None
+    with pytest.raises(ModelConfigError, match="needs a base_url"):
+        resolve_model("judge", {"provider": "acme", "model": "acme-1"})
+    with pytest.raises(ModelConfigError, match="names int, not a ProviderDefaults"):
+        resolve_model("judge", {"provider": "notdefaults", "base_url": "http://127.0.0.1:9/v1", "model": "m"})
+
+
+def test_an_unknown_provider_lists_the_known_ones(installed):
+    installed("""
+        [convoeval.providers]
+        acme = fake_convoeval_plugin:ACME
+    """)
+    with pytest.raises(ModelConfigError, match=r"unknown model provider 'nosuch'; expected one of acme, local, openai"):
+        resolve_model("judge", {"provider": "nosuch", "base_url": "http://127.0.0.1:9/v1", "model": "m"})

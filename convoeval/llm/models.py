@@ -18,17 +18,18 @@ client is built and never stored in ``ModelInfo``, reprs, logs, caches or errors
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from convoeval import plugins
+from convoeval.llm.chat_classes import _LOCAL_PLACEHOLDER, _compatible_chat_class, _lean_chat_class, _local_chat_class
 from convoeval.llm.http_transport import async_http_client
 from convoeval.llm.types import (
     STRUCTURED_METHODS,
@@ -50,6 +51,8 @@ __all__ = [
     "clear_model_cache",
     "get_model",
     "model_info",
+    "provider_defaults",
+    "register_provider",
     "resolve_model",
 ]
 
@@ -70,7 +73,7 @@ class ModelSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    provider: Literal["openai", "openai-compatible", "local"] | None = None
+    provider: str | None = Field(default=None, description="openai, openai-compatible, local, or a registered one.")
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = Field(default=None, description="Name of the environment variable holding the key.")
@@ -104,20 +107,23 @@ class ProviderDefaults:
     role_temperature: Mapping[str, float | None]
     max_tokens: int | None = None
     is_local_demo: bool = False
+    chat_class: Callable[[], type] | None = None  # makes the client's class; None: an OpenAI-compatible ChatOpenAI
 
 
-#: Registry of providers; the keys are ``ModelInfo.provider`` values.
+#: Registry of providers; the keys are ``ModelInfo.provider`` values. ``register_provider`` adds one, and so does a
+#: ``convoeval.providers`` entry point naming a ``ProviderDefaults`` (looked up the first time a spec names it).
 PROVIDERS: dict[str, ProviderDefaults] = {
     # gpt-5 reasoning models accept only their default temperature, so none is sent.
-    "openai": ProviderDefaults("json_schema", 8, "CONVOEVAL_MAX_CONCURRENCY", 120.0, {}),
+    "openai": ProviderDefaults("json_schema", 8, "CONVOEVAL_MAX_CONCURRENCY", 120.0, {}, chat_class=_lean_chat_class),
     "openai-compatible": ProviderDefaults(
-        "function_calling", 8, "CONVOEVAL_MAX_CONCURRENCY", 300.0, {"judge": 0.0}
+        "function_calling", 8, "CONVOEVAL_MAX_CONCURRENCY", 300.0, {"judge": 0.0}, chat_class=_compatible_chat_class
     ),
     # One slot: llama.cpp-python serves one request at a time; more in flight would only time out in its queue.
     # The simulator samples (seeded, so still reproducible) so that trials differ; judge and agent decode greedily.
     "local": ProviderDefaults(
         "function_calling", 1, "CONVOEVAL_LOCAL_CONCURRENCY", 600.0,
         {"simulator": 0.7, "judge": 0.0, "agent": 0.0}, max_tokens=768, is_local_demo=True,
+        chat_class=_local_chat_class,
     ),
 }  # fmt: skip
 
@@ -208,7 +214,7 @@ def resolve_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = 
         merged["provider"] = "local"
     chosen = ModelSpec(**{k: v for k, v in merged.items() if not (k == "model" and v == "local")})
     provider, model_name, base_url, key_env = _endpoint(role, chosen)
-    defaults = PROVIDERS[provider]
+    defaults = provider_defaults(provider)
     structured = chosen.structured_method or _env_structured_method(provider) or defaults.structured_method
     concurrency = chosen.max_concurrency or int(os.environ.get(defaults.concurrency_env) or defaults.max_concurrency)
     info = ModelInfo(
@@ -267,6 +273,10 @@ def _endpoint(role: str, spec: ModelSpec) -> tuple[str, str, str | None, str | N
         return "local", local_model_name(), None, None
     key_env = spec.api_key_env or ("OPENAI_API_KEY" if os.environ.get("OPENAI_API_KEY") else None)
     base_url = spec.base_url or (None if spec.provider == "openai" else os.environ.get("OPENAI_BASE_URL") or None)
+    if spec.provider not in (None, "openai", "openai-compatible"):
+        provider_defaults(spec.provider)  # an unknown provider is named before anything else is asked
+        if not base_url:
+            raise ModelConfigError(f"the {role} model's provider {spec.provider!r} needs a base_url")
     if base_url:
         model = spec.model or os.environ.get("OPENAI_MODEL") or _first_served_model(base_url, key_env)
         return spec.provider or "openai-compatible", model, base_url.rstrip("/"), key_env
@@ -320,109 +330,34 @@ def _build(resolved: _Resolved, key_value: str) -> Any:
     if http_async_client is not None:
         kwargs["http_async_client"] = http_async_client
     if info.provider == "local":
-        chat_class: type = _local_chat_class()
         kwargs["base_url"] = _LOCAL_PLACEHOLDER
-    else:
-        chat_class = _lean_chat_class() if info.provider == "openai" else _compatible_chat_class()
-    return chat_class(**kwargs)
+    chat_class = provider_defaults(info.provider).chat_class or _compatible_chat_class
+    return chat_class()(**kwargs)
 
 
-@functools.lru_cache(maxsize=1)
-def _lean_chat_class() -> type:
-    """``ChatOpenAI`` whose requests skip the openai SDK's walk over the messages it already built.
+def register_provider(name: str, defaults: ProviderDefaults) -> None:
+    """Make ``ModelSpec(provider=name, base_url=...)`` resolve with ``defaults`` (replacing a provider of that name)."""
+    PROVIDERS[name] = defaults
 
-    ``AsyncCompletions.create`` passes every argument through ``async_maybe_transform``, which walks the messages
-    (and tools) recursively against their TypedDicts to rename aliased keys and encode files: ~0.8 ms of CPU per
-    call with a judge's transcript, two thirds of LangChain's whole path (py-spy, ``benchmarks/profile_peers.py``).
-    LangChain's messages are plain JSON with none of those keys, so they go in ``extra_body``, which the SDK sends
-    as given and which takes precedence over the (empty) ``messages`` argument on the wire: the request body is
-    the same byte for byte. Tools stay where they are when a ``response_format`` asks the SDK to parse the reply.
+
+def provider_defaults(name: str) -> ProviderDefaults:
+    """The defaults of provider ``name``: registered here, else a ``convoeval.providers`` entry point (then registered).
+
+    Raises:
+        ModelConfigError: no such provider (the message lists the known ones), or its entry point cannot be loaded
+            or does not name a ``ProviderDefaults``.
     """
-    from langchain_openai import ChatOpenAI
-
-    class LeanChatOpenAI(ChatOpenAI):
-        def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
-            payload = super()._get_request_payload(input_, stop=stop, **kwargs)
-            moved = ("messages",) if "response_format" in payload else ("messages", "tools")
-            if "messages" not in payload:
-                return payload
-            passed = {key: payload.pop(key) for key in moved if key in payload}
-            payload["extra_body"] = {**(payload.get("extra_body") or {}), **passed}
-            payload["messages"] = []  # required by create(); the body's messages come from extra_body
-            return payload
-
-    return LeanChatOpenAI
-
-
-@functools.lru_cache(maxsize=1)
-def _compatible_chat_class() -> type:
-    """``ChatOpenAI`` that sends the output limit as ``max_tokens``, for every endpoint but OpenAI's own.
-
-    ``ChatOpenAI`` renames ``max_tokens`` to ``max_completion_tokens`` (OpenAI's newer name), which llama.cpp's
-    server (the embedded local model) does not know and silently ignores: a call capped at 48 tokens generated 330
-    (benchmarks/RESULTS.md, local model), and every cap in convoeval (simulator, judges, the local provider's 768)
-    did nothing. vLLM, Ollama and LM Studio all read ``max_tokens``. Only the request changes: the model's
-    parameters, and so the response cache's keys, stay as they were.
-    """
-    class CompatibleChatOpenAI(_lean_chat_class()):  # type: ignore[misc]
-        def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
-            payload = super()._get_request_payload(input_, stop=stop, **kwargs)
-            if "max_completion_tokens" in payload:
-                payload["max_tokens"] = payload.pop("max_completion_tokens")
-            return payload
-
-    return CompatibleChatOpenAI
-
-
-# Where a local model's client points until its first request: the discard port, so a request that bypassed
-# ``LocalChatOpenAI`` would fail at once instead of reaching some other server.
-_LOCAL_PLACEHOLDER = "http://127.0.0.1:9/v1"
-
-
-@functools.lru_cache(maxsize=1)
-def _local_chat_class() -> type:
-    """The embedded model's client: it starts the local server on its first request, not when it is built.
-
-    A run replayed from the response cache (nbval, a re-run of a finished notebook) builds its models but never
-    calls them; starting a server for it cost a model load and left a process behind. Each request asks
-    ``ensure_server()`` for the current URL (no HTTP once the server runs) and follows the server to its new port
-    after a restart, so one client serves every start of the server.
-    """
-    import asyncio
-
-    base = _compatible_chat_class()
-
-    class LocalChatOpenAI(base):  # type: ignore[valid-type, misc]
-        def _follow(self, url: str) -> None:
-            if self.openai_api_base != url:
-                for client in (self.root_client, self.root_async_client):
-                    if client is not None:
-                        client.base_url = url
-                self.openai_api_base = url
-
-        def _generate(self, *args: Any, **kwargs: Any) -> Any:
-            from convoeval.llm.local import ensure_server
-
-            self._follow(ensure_server())
-            return super()._generate(*args, **kwargs)
-
-        async def _agenerate(self, *args: Any, **kwargs: Any) -> Any:
-            from convoeval.llm.local import ensure_server
-
-            self._follow(await asyncio.to_thread(ensure_server))  # the first start can take a minute
-            return await super()._agenerate(*args, **kwargs)
-
-        def _stream(self, *args: Any, **kwargs: Any) -> Any:
-            from convoeval.llm.local import ensure_server
-
-            self._follow(ensure_server())
-            yield from super()._stream(*args, **kwargs)
-
-        async def _astream(self, *args: Any, **kwargs: Any) -> Any:
-            from convoeval.llm.local import ensure_server
-
-            self._follow(await asyncio.to_thread(ensure_server))
-            async for chunk in super()._astream(*args, **kwargs):
-                yield chunk
-
-    return LocalChatOpenAI
+    if name in PROVIDERS:
+        return PROVIDERS[name]
+    try:
+        found = plugins.load_plugin(plugins.PROVIDER_GROUP, name)
+    except plugins.PluginError as exc:
+        raise ModelConfigError(str(exc)) from None
+    if found is None:
+        known = sorted({*PROVIDERS, *plugins.plugin_names(plugins.PROVIDER_GROUP)})
+        raise ModelConfigError(f"unknown model provider {name!r}; expected one of {', '.join(known)}")
+    if not isinstance(found, ProviderDefaults):
+        raise ModelConfigError(f"the convoeval.providers entry point {name!r} names {type(found).__name__}, "
+                               "not a ProviderDefaults")
+    register_provider(name, found)
+    return found
