@@ -46,7 +46,6 @@ OVER_THE_LIMIT = {
     "convoeval/fidelity.py",
     "convoeval/simulator.py",
     "convoeval/pipeline/conversation.py",
-    "convoeval/frames.py",
     "convoeval/cli.py",
     "convoeval/agreement/study.py",
 }

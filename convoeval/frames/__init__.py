@@ -1,0 +1,48 @@
+"""The DataFrame column contracts, declared once; every module that builds or reads a frame imports them here.
+
+Each contract is an ordered mapping ``column -> pandas dtype``. The frames are long and tidy: one row per message
+(transcripts), per conversation × criterion × judge sample (rubric), per conversation × sample (holistic), per
+conversation (scores). A value that could not be produced is missing (``NA``/``NaN``) with the reason in ``error``,
+never a made-up ``False``, ``0`` or ``5``.
+
+A conversation is identified by ``run_id`` (the run that seeded its fixtures), so frames join on it.
+"""
+
+from convoeval.frames.schemas import (  # noqa: F401 - the package is the one name callers use
+    _LIST_COLUMNS,
+    AGENT_STATUSES,
+    ASSERTION_COLUMNS,
+    ASSERTION_SCHEMA,
+    CONVERSATION_KEYS,
+    HOLISTIC_COLUMNS,
+    HOLISTIC_DIMENSIONS,
+    HOLISTIC_SCHEMA,
+    ROLES,
+    RUBRIC_COLUMNS,
+    RUBRIC_SCHEMA,
+    RUN_COLUMNS,
+    RUN_SCHEMA,
+    SCORE_COLUMNS,
+    SCORE_SCHEMA,
+    SIMULATOR_FAILURE,
+    STATUSES,
+    TRANSCRIPT_COLUMNS,
+    TRANSCRIPT_SCHEMA,
+    TURN_COLUMNS,
+    TURN_DIMENSIONS,
+    TURN_SCHEMA,
+)
+from convoeval.frames.transcripts import (  # noqa: F401 - the package is the one name callers use
+    as_entries,
+    as_transcripts,
+    iter_conversations,
+    transcript_frame,
+    transcript_to_entries,
+)
+from convoeval.frames.typed import (  # noqa: F401 - the package is the one name callers use
+    conform,
+    empty_frame,
+    plain,
+    records,
+    typed_frame,
+)

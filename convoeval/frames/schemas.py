@@ -1,0 +1,211 @@
+"""The DataFrame column contracts, declared once: every frame's columns and dtypes, and the score statuses."""
+
+from __future__ import annotations
+
+# dtype shorthands: nullable so that "unknown" stays distinguishable from a real value.
+_STR = "string"
+
+
+_INT = "Int64"
+
+
+_FLOAT = "float64"  # NaN for unscored, as analysts expect from numpy-based tools
+
+
+_BOOL = "boolean"
+
+
+_OBJ = "object"  # lists and dicts
+
+
+ROLES = ("patient", "agent")
+
+
+#: One row per message of a conversation.
+TRANSCRIPT_SCHEMA: dict[str, str] = {
+    "run_id": _STR,
+    "scenario": _STR,
+    "agent": _STR,  # the scenario's agent type (billing, scheduling, ...)
+    "target": _STR,  # the agent under test (e.g. "clinic:billing")
+    "seed": _INT,
+    "trial": _INT,
+    "turn": _INT,  # 1-based; a patient message and the agent's reply to it share a turn
+    "role": _STR,  # "patient" | "agent"
+    "text": _STR,  # all bubbles joined by newlines
+    "bubbles": _OBJ,  # list[str]
+    "tools": _OBJ,  # list[str]: names of the tools called
+    "tool_calls": _OBJ,  # list[dict]: {"name", "arguments", "result"}
+    "signal": _STR,  # "GOAL_COMPLETE" | "STUCK" | NA; only ever set on patient rows
+    "latency_s": _FLOAT,
+    "prompt_tokens": _INT,
+    "completion_tokens": _INT,
+    "model": _STR,  # the simulator model for patient rows; the agent's model when it reports one
+    "cache_hit": _BOOL,
+    "prompt_version": _STR,  # the simulator prompt version (and framing) for patient rows
+}
+
+
+#: One row per conversation × criterion × judge sample.
+RUBRIC_SCHEMA: dict[str, str] = {
+    "run_id": _STR,
+    "scenario": _STR,
+    "agent": _STR,
+    "seed": _INT,
+    "trial": _INT,
+    "criterion_index": _INT,  # 0-based position in the scenario's rubric (the judge sees it 1-based)
+    "criterion": _STR,  # our text, never the judge's rewording
+    "assertion": _STR,  # the database assertion this criterion corresponds to, if declared
+    "passed": _BOOL,  # NA when the judge errored
+    "evidence": _STR,
+    "reasoning": _STR,
+    "judge_model": _STR,
+    "judge_provider": _STR,
+    "sample": _INT,
+    "prompt_version": _STR,
+    "error": _STR,  # NA when the verdict is valid
+}
+
+
+#: The holistic judge's dimensions, in the order its prompt asks for them.
+HOLISTIC_DIMENSIONS = ("correctness", "helpfulness", "tone", "safety", "conciseness", "goal_completion")
+
+
+#: The scripted per-turn judge's dimensions.
+TURN_DIMENSIONS = HOLISTIC_DIMENSIONS[:5]
+
+
+#: One row per conversation × judge sample.
+HOLISTIC_SCHEMA: dict[str, str] = {
+    "run_id": _STR,
+    "scenario": _STR,
+    "agent": _STR,
+    "seed": _INT,
+    "trial": _INT,
+    **{d: _FLOAT for d in HOLISTIC_DIMENSIONS},
+    "overall": _FLOAT,  # the mean of the six dimensions, computed by convoeval (not the judge's own arithmetic)
+    "issues": _OBJ,  # list[str]
+    "suggestion": _STR,
+    "judge_model": _STR,
+    "judge_provider": _STR,
+    "sample": _INT,
+    "prompt_version": _STR,
+    "error": _STR,
+}
+
+
+#: One row per scripted turn × judge sample: the per-turn checks and the five-dimension judge.
+TURN_SCHEMA: dict[str, str] = {
+    "run_id": _STR,
+    "scenario": _STR,
+    "agent": _STR,
+    "seed": _INT,
+    "trial": _INT,
+    "turn": _INT,
+    "check_failures": _OBJ,  # list[str] from check_turn; empty when every expectation held
+    **{d: _FLOAT for d in TURN_DIMENSIONS},
+    "overall": _FLOAT,  # mean of the five dimensions; NaN when the judge errored or was not asked
+    "issues": _OBJ,
+    "suggestion": _STR,
+    "judge_model": _STR,
+    "judge_provider": _STR,
+    "sample": _INT,
+    "prompt_version": _STR,
+    "error": _STR,
+}
+
+
+#: One row per database assertion checked after a conversation.
+ASSERTION_SCHEMA: dict[str, str] = {
+    "run_id": _STR,
+    "scenario": _STR,
+    "assertion": _STR,  # the key in the scenario's ``assertions``
+    "expected": _OBJ,
+    "actual": _OBJ,
+    "passed": _BOOL,  # NA when the check itself failed (see error)
+    "message": _STR,  # e.g. "invoice_status: expected paid, got pending"
+    "error": _STR,
+}
+
+
+#: One row per conversation: how it ended, before any judging.
+RUN_SCHEMA: dict[str, str] = {
+    "run_id": _STR,
+    "scenario": _STR,
+    "type": _STR,  # "conversational" | "scripted"
+    "agent": _STR,
+    "target": _STR,
+    "seed": _INT,
+    "trial": _INT,
+    "status": _STR,  # "completed" | "error" | "simulator_failure" (the simulated patient broke: not scored)
+    "stop_reason": _STR,  # "GOAL_COMPLETE" | "STUCK" | "max_turns" | "script_end" | "error" | "simulator_failure"
+    "goal_completed": _BOOL,
+    "n_messages": _INT,
+    "duration_s": _FLOAT,
+    "error": _STR,
+    "replayed_turns": _INT,  # patient turns sent from a recording before the simulator took over (0: none)
+    "divergence_turn": _INT,  # the first turn whose agent reply differed from the recording; NA: none did
+    "simulator_failure": _STR,  # the gate check that stopped the run (convoeval.gate.GATE_CHECKS); NA: none did
+    "simulator_failure_turn": _INT,  # the patient turn at which it broke
+    "simulator_failure_detail": _STR,  # one sentence: what the patient did, quoting it
+    "attempt": _INT,  # 1: the first simulation; k: the (k-1)th re-simulation of the same job (convoeval.gate)
+    "superseded": _BOOL,  # True: a simulator failure a later attempt replaced (it has no score row)
+}
+
+
+#: One row per conversation: the composite score beside its components.
+SCORE_SCHEMA: dict[str, str] = {
+    "run_id": _STR,
+    "scenario": _STR,
+    "agent": _STR,
+    "seed": _INT,
+    "trial": _INT,
+    "status": _STR,  # "pass" | "warn" | "fail" (the agent's) | "error" | "simulator_failure" (neither scored)
+    "score": _FLOAT,  # NaN when status is "error" or "simulator_failure"
+    "rubric_score": _FLOAT,
+    "rubric_passed": _INT,
+    "rubric_total": _INT,
+    "holistic_overall": _FLOAT,
+    "assertion_failures": _INT,
+    "goal_completed": _BOOL,
+    "error": _STR,
+}
+
+
+#: The score statuses that judge the agent: only these count in its pass rates, means and thresholds.
+AGENT_STATUSES = ("pass", "warn", "fail")
+
+
+#: The status of a conversation whose simulated patient broke (``convoeval.gate``): never the agent's pass or fail.
+SIMULATOR_FAILURE = "simulator_failure"
+
+
+#: Every score status, in report order.
+STATUSES = (*AGENT_STATUSES, "error", SIMULATOR_FAILURE)
+
+
+TRANSCRIPT_COLUMNS = tuple(TRANSCRIPT_SCHEMA)
+
+
+RUBRIC_COLUMNS = tuple(RUBRIC_SCHEMA)
+
+
+HOLISTIC_COLUMNS = tuple(HOLISTIC_SCHEMA)
+
+
+TURN_COLUMNS = tuple(TURN_SCHEMA)
+
+
+ASSERTION_COLUMNS = tuple(ASSERTION_SCHEMA)
+
+
+RUN_COLUMNS = tuple(RUN_SCHEMA)
+
+
+SCORE_COLUMNS = tuple(SCORE_SCHEMA)
+
+
+#: The columns that describe a conversation rather than one of its messages.
+CONVERSATION_KEYS = ("run_id", "scenario", "agent", "target", "seed", "trial")
+
+
+_LIST_COLUMNS = frozenset({"bubbles", "tools", "tool_calls", "issues", "check_failures"})
