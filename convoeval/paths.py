@@ -44,3 +44,9 @@ def default_scenarios_dir() -> Path:
     ``evals/scenarios`` found from the working directory or any folder above it (``notebooks/`` included)."""
     configured = os.environ.get(SCENARIOS_ENV)
     return Path(configured).expanduser() if configured else project_root() / SCENARIOS_SUBDIR
+
+
+def under(root: Path, path: str | Path) -> Path:
+    """``path`` itself when absolute (``~`` expanded), else ``root / path``."""
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else root / p

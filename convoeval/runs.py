@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from convoeval.frames import to_parquet as _to_parquet  # noqa: F401
 from convoeval.pipeline.config import ConfigError as RunConfigError  # noqa: F401
 from convoeval.pipeline.config import EvalConfig
 from convoeval.pipeline.execute import (  # noqa: F401 - re-exported for existing imports
@@ -15,7 +16,6 @@ from convoeval.pipeline.execute import (  # noqa: F401 - re-exported for existin
     exit_code,
     save_outputs,
 )
-from convoeval.pipeline.execute import to_parquet as _to_parquet  # noqa: F401
 from convoeval.pipeline.results import EvalResult
 
 

@@ -120,3 +120,19 @@ def test_conform_orders_types_and_keeps_extras():
     assert list(out.columns) == [*TRANSCRIPT_COLUMNS, "extra"]
     assert out["role"].iloc[0] == "agent"
     assert pd.isna(out["run_id"].iloc[0])
+
+
+def test_parquet_round_trip_decodes_exactly_the_columns_it_encoded(tmp_path):
+    import pandas as pd
+
+    from convoeval.frames import JSON_COLUMNS, from_parquet, to_parquet
+
+    frame = pd.DataFrame({"run_id": ["a", "b"], "tools": [["x"], []], "settings": [{"k": 1}, None],
+                          "text": ['["not", "a", "list"]', "plain"]})
+    assert "settings" not in JSON_COLUMNS  # decoded because the file says it was encoded, not by a second list
+    to_parquet(frame, tmp_path / "f.parquet")
+    back = from_parquet(tmp_path / "f.parquet")
+    assert back["tools"].tolist() == [["x"], []]
+    assert back["settings"].tolist() == [{"k": 1}, None]
+    assert back["run_id"].tolist() == ["a", "b"]
+    assert back["text"].tolist() == ['["not", "a", "list"]', "plain"]  # a string stays the string it was

@@ -16,7 +16,7 @@ import pandas as pd
 from convoeval.forking._profile import FAILING, FailureProfile, fork_profile, plot_profile  # noqa: F401 - a step of the notebook
 from convoeval.forking._run import DEFAULT_MAX_CALLS, ForkCost, fork_cost
 from convoeval.forking._source import load_conversation, patient_turns, scenario_of
-from convoeval.pipeline.config import ConfigError, _is_parameter_like
+from convoeval.pipeline.config import ConfigError, is_parameter_like
 from convoeval.pipeline.conversation import ConversationResult
 from convoeval.pipeline.results import EvalResult, frames_from_payloads
 from convoeval.report import HTML
@@ -56,7 +56,7 @@ def check_debug_parameters(namespace: Mapping[str, Any]) -> DebugParameters:
             folder, or ``n``/``max_calls``/``judge_samples``/``concurrency`` that are not whole numbers ≥ 1.
     """
     given = {k for k, v in namespace.items()
-             if _is_parameter_like(k, v) and k not in ("PAPERMILL_INPUT_PATH", "PAPERMILL_OUTPUT_PATH")}
+             if is_parameter_like(k, v) and k not in ("PAPERMILL_INPUT_PATH", "PAPERMILL_OUTPUT_PATH")}
     unknown = sorted(given - set(DEBUG_PARAMETERS))
     if unknown:
         raise ConfigError(f"unknown debug-notebook parameter(s) {', '.join(unknown)}; "

@@ -32,6 +32,7 @@ from convoeval.frames.schemas import (  # noqa: F401 - the package is the one na
     TURN_DIMENSIONS,
     TURN_SCHEMA,
 )
+from convoeval.frames.storage import JSON_COLUMNS, from_parquet, to_parquet  # noqa: F401 - the package is the name callers use
 from convoeval.frames.transcripts import (  # noqa: F401 - the package is the one name callers use
     as_entries,
     as_transcripts,

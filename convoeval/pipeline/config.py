@@ -228,7 +228,7 @@ class EvalConfig(BaseModel):
         With no ``output_dir``, the data goes beside the executed notebook (``reports/x.ipynb`` -> ``reports/x/``)
         when papermill ran with ``--inject-output-path``.
         """
-        values = {k: v for k, v in namespace.items() if _is_parameter_like(k, v) and k not in _PAPERMILL_PATHS}
+        values = {k: v for k, v in namespace.items() if is_parameter_like(k, v) and k not in _PAPERMILL_PATHS}
         if values.get("scenario") is not None and values.get("agent") == cls.model_fields["agent"].default:
             values.pop("agent")  # the parameters cell's default agent must not hide the scenario asked for
         config = cls.checked(values)
@@ -310,7 +310,8 @@ _KERNEL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 _PAPERMILL_PATHS = ("PAPERMILL_INPUT_PATH", "PAPERMILL_OUTPUT_PATH")
 
 
-def _is_parameter_like(name: str, value: Any) -> bool:
+def is_parameter_like(name: str, value: Any) -> bool:
+    """True for a notebook global that can be a parameter: not private, not the kernel's, not a module or function."""
     if name.startswith("_") or name in _KERNEL_NAMES:
         return False
     if isinstance(value, (ModuleType, FunctionType, type)) or callable(value):
@@ -357,3 +358,10 @@ _WHAT = {
     "resume": "must be True or False",
     "simulator_gate": "must be True, False or a mapping of gate settings (docs/fidelity.md)",
 }
+
+
+class ParameterError(ConfigError):
+    """A notebook parameter that cannot work (the agreement notebook's); one line, like any configuration mistake."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"ParameterError: {self}"]

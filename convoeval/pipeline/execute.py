@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from convoeval import __version__
+from convoeval.frames import to_parquet
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.conversation import ConversationResult, RunOptions, default_target
 from convoeval.pipeline.jobs import Job, plan
@@ -276,17 +277,6 @@ def save_outputs(frames: dict[str, pd.DataFrame], out: Path, meta: dict[str, Any
         df.to_csv(data / f"{name}.csv", index=False)
     failures_frame(frames).to_csv(data / "failures.csv", index=False)
     save_json_report(frames, out / "report.json", meta=_jsonable(meta))
-
-
-def to_parquet(df: pd.DataFrame, path: Path) -> None:
-    """Save a frame as Parquet; list and dict cells are stored as JSON text (Parquet wants one type per column)."""
-    import json
-
-    out = df.copy()
-    for c in out.columns:
-        if out[c].dtype == object and len(out):
-            out[c] = out[c].map(lambda v: None if v is None else json.dumps(v, ensure_ascii=False, default=str))
-    out.to_parquet(path, index=False)
 
 
 def _jsonable(value: Any) -> Any:
