@@ -266,7 +266,7 @@ async def test_a_finished_run_lets_the_agent_forget_its_conversation(store):
 
 
 async def test_a_conversation_row_is_looked_up_once_per_id(store, monkeypatch):
-    from convoeval.pipeline import conversation
+    from convoeval.pipeline import talk as conversation  # where the conversation's rows are ensured
 
     ensured: list[str | None] = []
     real = conversation.ensure_conversation

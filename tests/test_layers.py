@@ -43,7 +43,6 @@ def test_an_upward_import_breaks_the_layer_contract(tmp_path):
 #: Modules still over the size limit, each split by a move that waits for other work in it to land. The list may
 #: only shrink: a module that grows past the limit fails, and so does one listed here that is back under it.
 OVER_THE_LIMIT = {
-    "convoeval/pipeline/conversation.py",
     "convoeval/cli.py",
 }
 MAX_LINES = 400

@@ -1,0 +1,267 @@
+"""The exchange itself: the patient (simulated, scripted or replayed) and the agent take turns, every message recorded."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from convoeval.agents.base import Agent, AgentError, AgentReply, AgentSession
+from convoeval.frames import (
+    SIMULATOR_FAILURE,
+)
+from convoeval.gate import RESIMULATION_TEMPERATURE, SimulatorFailure, SimulatorGate
+from convoeval.llm import LLMError, SampleIdentity
+from convoeval.pipeline.options import Log, RunOptions
+from convoeval.pipeline.replay import PatientReplay, same_reply
+from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario
+from convoeval.store import Store
+from convoeval.store.assertions import AssertionResult, check_assertions
+from convoeval.store.base import StoreError
+from convoeval.store.conversations import ensure_conversation, record_message
+from convoeval.store.fixtures import (
+    SeededRun,
+    finish_run,
+)
+
+
+class _Conversation:
+    """The mutable state of one run while it talks: messages so far, the session, the store rows."""
+
+    def __init__(self, scenario: Scenario, seeded: SeededRun, store: Store, target: str, seed: int | None, trial: int):
+        self.scenario = scenario
+        self.seeded = seeded
+        self.store = store
+        self.keys = {
+            "run_id": seeded.run_id,
+            "scenario": scenario.id,
+            "agent": scenario.agent,
+            "target": target,
+            "seed": seed,
+            "trial": trial,
+        }
+        self.session = AgentSession(
+            run_id=seeded.run_id,
+            clinic_id=seeded.clinic_id,
+            patient_id=seeded.patient_id,
+            patient_phone=scenario.persona.phone,
+            patient_name=scenario.persona.name,
+            locale=scenario.locale,
+            agent=scenario.agent,
+            store=store,
+        )
+        self.rows: list[dict[str, Any]] = []
+        self.conversation_id: str | None = None
+        self._ensured: str | None = None  # the conversation id whose row is known to exist
+        self.check_failures: dict[int, list[str]] = {}  # scripted runs: turn -> failed expectations
+        self.pending: list[tuple[str | None, int, str, str, list[str]]] = []  # messages not yet in the store
+        self.replayed_turns = 0  # patient turns taken from a recording (PatientReplay)
+        self.divergence_turn: int | None = None  # the first turn whose agent reply differed from the recording
+        self.gate: SimulatorGate | None = None  # conversational runs with the gate on
+        self.simulator_failure: SimulatorFailure | None = None  # why the gate stopped the run
+        self.simulated_claim: int | None = None  # the turn of a [GOAL_COMPLETE] the simulator (not a replay) wrote
+
+    @property
+    def entries(self) -> list[dict[str, Any]]:
+        return self.rows
+
+    async def add_patient(self, turn: int, text: str, *, signal: str | None = None, result: Any = None,
+                          prompt_version: str | None = None) -> None:
+        row = {**self.keys, "turn": turn, "role": "patient", "text": text, "bubbles": [text], "tools": [],
+               "tool_calls": [], "signal": signal, "prompt_version": prompt_version}
+        if result is not None:
+            row.update(latency_s=result.latency_s, prompt_tokens=result.prompt_tokens,
+                       completion_tokens=result.completion_tokens, model=result.info.model,
+                       cache_hit=result.cache_hit)
+        self.rows.append(row)
+        await self._log(turn, "patient", text, [])
+
+    async def add_agent(self, turn: int, reply: AgentReply, latency_s: float) -> None:
+        if reply.conversation_id:
+            self.session.conversation_id = reply.conversation_id
+        self.rows.append({
+            **self.keys, "turn": turn, "role": "agent", "text": reply.text, "bubbles": list(reply.bubbles),
+            "tools": reply.tool_names,
+            "tool_calls": [{"name": t.name, "arguments": t.arguments, "result": t.result} for t in reply.tool_calls],
+            "latency_s": latency_s,
+        })
+        await self._log(turn, "agent", reply.text, reply.tool_names)
+
+    async def _log(self, turn: int, role: str, text: str, tools: list[str]) -> None:
+        # Every message goes to the store's messages table (tools_called assertions are database queries), but not
+        # one commit per message: they are kept here and written in one transaction before the assertions run
+        # (``flush``). No agent reads the messages table while it talks.
+        self.pending.append((self.session.conversation_id, turn, role, text, tools))
+
+    def flush(self) -> None:
+        """Write the kept messages (and their conversation rows) in one transaction. Runs in a worker thread."""
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
+        # The first patient message is logged before the agent names its conversation: it belongs to the first id
+        # the agent gives (or to one made here when it gives none).
+        first_known = next((agent_id for agent_id, *_ in pending if agent_id), None)
+        with self.store.transaction():
+            for agent_id, turn, role, text, tools in pending:
+                wanted = agent_id or self.conversation_id or first_known
+                # Checked (and created) once per id: nothing else writes this run's conversation meanwhile.
+                if wanted is None or wanted != self._ensured:
+                    self._ensured = ensure_conversation(self.store, self.seeded, self.scenario.agent, wanted)
+                self.conversation_id = self._ensured
+                record_message(self.store, self.seeded, self.conversation_id, role, text, tools, turn)
+        self.session.conversation_id = self.session.conversation_id or self.conversation_id
+
+    def finish(self, assertions: Any) -> list[AssertionResult]:
+        """After the last turn: write the messages, check the database assertions, mark the run finished.
+
+        The messages go to the store only for the assertions (``tools_called`` reads them); the cleanup deletes them
+        right after. A scenario without assertions skips that transaction.
+        """
+        if assertions:
+            self.flush()
+        results = check_assertions(self.store, assertions, self.seeded)
+        finish_run(self.store, self.seeded.run_id)
+        return results
+
+
+async def _ask_agent(agent: Agent, message: str, session: AgentSession) -> tuple[AgentReply, float]:
+    started = time.perf_counter()
+    try:
+        reply = await agent.respond(message, session)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        raise  # the user (or the run) stops: not this agent's failure
+    except Exception:
+        raise
+    except BaseException as exc:  # e.g. sys.exit() in agent code: ends this conversation, never the run's loop
+        name = getattr(agent, "name", type(agent).__name__)
+        raise AgentError(f"agent {name!r} raised {type(exc).__name__}({exc}); only this conversation ended") from None
+    if not isinstance(reply, AgentReply):
+        raise AgentError(f"agent {getattr(agent, 'name', agent)!r} returned {type(reply).__name__}, not an AgentReply")
+    return reply, time.perf_counter() - started
+
+
+def _describe(exc: BaseException) -> str:
+    kind = {AgentError: "agent error", LLMError: "LLM error", StoreError: "store error"}
+    for cls, label in kind.items():
+        if isinstance(exc, cls):
+            return f"{label}: {exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _prefixed(log: Log | None, label: str) -> Log | None:
+    """Verbose lines of concurrent conversations interleave: each carries its conversation's label."""
+    if log is None:
+        return None
+    return lambda line: log(f"[{label}] {line.strip()}")
+
+
+async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptions, seed: int | None,
+                               trial: int, label: str, replay: PatientReplay | None = None, attempt: int = 1
+                               ) -> tuple[str, bool]:
+    """The simulator ↔ agent loop. Returns (stop_reason, goal_completed).
+
+    With a ``replay``, the recorded patient messages are sent first (see ``convoeval.pipeline.replay``). With the
+    gate on, every simulated patient message is checked before the agent sees it; a broken patient stops the loop
+    with ``simulator_failure`` (the reason in ``conv.simulator_failure``). Attempt k > 1 is a re-simulation: the
+    simulator samples with seed + k - 1 (``convoeval.gate``).
+    """
+    from convoeval.simulator import DEFAULT_FRAMING, asimulate
+
+    scenario = conv.scenario
+    assert isinstance(scenario, ConversationalScenario)
+    log = _prefixed(opts.verbose, label)
+    if log:
+        traits = ", ".join(scenario.persona.traits) or "none"
+        log(f"goal: {' '.join(scenario.goal.split())} | traits: {traits} | max turns: {scenario.max_turns}")
+    gate = conv.gate = SimulatorGate(scenario, opts.gate) if opts.gate is not None and opts.gate.checks else None
+    for i in range(scenario.max_turns):
+        turn = i + 1
+        if opts.on_turn:
+            opts.on_turn(label, turn)
+        recorded = replay.message(turn) if replay is not None and conv.divergence_turn is None else None
+        if recorded is not None:
+            sim = _Replayed(*recorded)
+            conv.replayed_turns = turn
+        elif attempt == 1:
+            sim = await asimulate(conv.entries, scenario=scenario, model=opts.simulator_model, seed=seed, turn=i,
+                                  trial=trial)
+        else:
+            sim_seed = None if seed is None else seed + attempt - 1
+            # Its own sample identity: an unseeded re-simulation must not replay the first attempt from the cache.
+            identity = SampleIdentity(scenario=scenario.id, seed=sim_seed, trial=trial, role="simulator", turn=i,
+                                      extra=f"{DEFAULT_FRAMING}/attempt-{attempt}")
+            sim = await asimulate(conv.entries, scenario=scenario, model=opts.simulator_model, seed=sim_seed, turn=i,
+                                  trial=trial, identity=identity, temperature=RESIMULATION_TEMPERATURE)
+        await conv.add_patient(turn, sim.message, signal=sim.signal, result=getattr(sim, "result", None),
+                               prompt_version=getattr(sim, "prompt_version", None))
+        if log:
+            log(f"    [Turn {turn}] Patient: {sim.message!r}")
+        failure = gate.patient(turn, sim.message, recorded=recorded is not None) if gate else None
+        if failure is not None:
+            conv.simulator_failure = failure
+            if log:
+                log(f"    [Turn {turn}] >> simulator failure ({failure.check}): {failure.detail}")
+            return SIMULATOR_FAILURE, False
+        # Only the simulator's stop signals end a conversation; an agent writing one changes nothing.
+        if sim.signal == "GOAL_COMPLETE":
+            if log:
+                log(f"    [Turn {turn}] >> GOAL_COMPLETE")
+            conv.simulated_claim = turn if recorded is None else None
+            return "GOAL_COMPLETE", True
+        if sim.signal == "STUCK":
+            if log:
+                log(f"    [Turn {turn}] >> STUCK")
+            return "STUCK", False
+        reply, latency = await _ask_agent(agent, sim.message, conv.session)
+        await conv.add_agent(turn, reply, latency)
+        if gate:
+            gate.agent(reply.text)
+        if log:
+            log(f"    [Turn {turn}] Agent: {reply.text[:120]!r}")
+            log(f"    [Turn {turn}] Tools: [{', '.join(reply.tool_names)}]")
+        expected = replay.reply(turn) if recorded is not None and replay is not None else None
+        if expected is not None and not same_reply(expected, reply.text, reply.tool_names):
+            conv.divergence_turn = turn  # the simulator takes over from the next turn, with the same seed
+            if log:
+                log(f"    [Turn {turn}] >> the agent's reply differs from the recording: the simulator takes over")
+    return "max_turns", False
+
+
+@dataclass(frozen=True)
+class _Replayed:
+    """A recorded patient message standing in for a simulator turn (no LLM call, so no call result)."""
+
+    message: str
+    signal: str | None
+
+
+async def _talk_scripted(conv: _Conversation, agent: Agent, opts: RunOptions, label: str) -> tuple[str, bool]:
+    from convoeval.judges.turn import check_turn
+
+    scenario = conv.scenario
+    assert isinstance(scenario, ScriptedScenario)
+    log = _prefixed(opts.verbose, label)
+    for i, step in enumerate(scenario.turns):
+        turn = i + 1
+        if opts.on_turn:
+            opts.on_turn(label, turn)
+        await conv.add_patient(turn, step.user)
+        reply, latency = await _ask_agent(agent, step.user, conv.session)
+        await conv.add_agent(turn, reply, latency)
+        conv.check_failures[turn] = check_turn(step.expect, reply)
+        if log:
+            log(f"[Turn {turn}] User: {step.user!r} | Agent: {reply.text[:100]!r} "
+                f"| Tools: [{', '.join(reply.tool_names)}] | checks: {conv.check_failures[turn] or 'ok'}")
+    return "script_end", False
+
+
+def _forget(agent: Agent, conversation_id: str | None) -> None:
+    """Let the agent drop its state for a finished conversation (``forget``, where it has one).
+
+    A batch shares one agent object across all its runs, so state an agent keeps per conversation would otherwise
+    grow with the sweep (the scale benchmark's 5,000 conversations).
+    """
+    forget = getattr(agent, "forget", None)
+    if conversation_id and callable(forget):
+        forget(conversation_id)
