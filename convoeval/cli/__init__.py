@@ -1,7 +1,9 @@
 """The ``convoeval`` command line.
 
-Each sub-command is a small function registered in ``COMMANDS``; errors the user can fix are printed as one line
-(``convoeval: error: …``) with a non-zero exit, never a traceback.
+Each sub-command is a small function registered in ``COMMANDS`` (``_base.command``); errors the user can fix are
+printed as one line (``convoeval: error: …``) with a non-zero exit, never a traceback. A command with its own
+parser is a module of this package (``fork_pin``, ``compare_command``): an ``_add_<name>_parser`` function that
+``build_parser`` calls and a handler registered with ``@command``.
 """
 
 from __future__ import annotations
@@ -11,29 +13,14 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from convoeval.cli._base import COMMANDS, EXIT_CODES, UsageError, _int, _list, _seeds, command  # noqa: F401 - re-exported
+from convoeval.cli.compare_command import _add_compare_parser
+from convoeval.cli.fork_pin import _add_fork_parser, _add_pin_parser
 from convoeval.scenarios import agent_names, json_schema, validate_paths
-
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
-
-
-class UsageError(Exception):
-    """A mistake in what the user asked for; printed as one line."""
-
-
-def command(name: str) -> Callable[[Callable[[argparse.Namespace], int]], Callable[[argparse.Namespace], int]]:
-    """Register the decorated function as the handler of the subcommand ``name``."""
-    def register(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-        COMMANDS[name] = fn
-        return fn
-
-    return register
-
-
-# ── validate / schema ──
 
 
 @command("validate")
@@ -60,19 +47,6 @@ def _schema(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
-
-
-# ── run ──
-
-
-def _seeds(text: str | None) -> int | list[int] | None:
-    if text is None:
-        return None
-    try:
-        seeds = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise UsageError(f"--seed takes integers separated by commas, got {text!r}") from None
-    return seeds[0] if len(seeds) == 1 else seeds
 
 
 @command("run")
@@ -108,9 +82,6 @@ def _run(args: argparse.Namespace) -> int:
     for line in result.lines:
         print(line)
     return result.exit_code
-
-
-# ── notebook ──
 
 
 class _DropInjectedPathWarnings:
@@ -176,11 +147,6 @@ class _Stripped(logging.Formatter):
         return super().format(record).rstrip("\n")
 
 
-#: A failed notebook's exit code by the error its cell raised: a setting is a usage error, a gate a failure.
-EXIT_CODES = {"ConfigError": 2, "ParameterError": 2, "RunError": 2, "ThresholdError": 1, "ReplayMissError": 1,
-              "ForkCostError": 2, "CompareError": 2, "RegressionError": 1}
-
-
 @command("llm")
 def _llm(args: argparse.Namespace) -> int:
     from convoeval.llm import local as local_llm
@@ -209,16 +175,6 @@ def _cleanup(args: argparse.Namespace) -> int:
     return 0
 
 
-# ── sweep ──
-
-
-def _list(text: str, flag: str, kind: type = str) -> list:
-    try:
-        return [kind(x.strip()) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise UsageError(f"{flag} takes values separated by commas, got {text!r}") from None
-
-
 @command("sweep")
 def _sweep(args: argparse.Namespace) -> int:
     from convoeval.sweep import SweepError, run_sweep
@@ -235,213 +191,6 @@ def _sweep(args: argparse.Namespace) -> int:
     for line in result.lines():
         print(line)
     return 1 if result.failed else 0
-
-
-# ── fork / pin: from a failing conversation to where it went wrong, and to a regression test ──
-
-
-def _add_fork_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "fork", help="fork a saved conversation at a turn (or at every turn: its failure profile)",
-        description="Replay a saved conversation's first K patient messages against the agent, let the simulator "
-                    "continue N times with new seeds, judge and assert each continuation. Without --at-turn, fork "
-                    "at every turn and print the failure rate per fork point and the turn where it went wrong. The "
-                    "cost is printed first; a job above --max-calls LLM calls needs --yes.")
-    p.add_argument("conversation", metavar="CONVERSATION",
-                   help="a saved conversation (RESULTS/runs/<key>.json) or a results folder")
-    p.add_argument("conversation_id", nargs="?", metavar="ID",
-                   help="with a results folder: the conversation's file name (without .json) or run_id")
-    p.add_argument("--at-turn", type=_int, metavar="K", help="fork after turn K only (0: a fresh start)")
-    p.add_argument("--turns", metavar="K[,K...]", help="the profile's fork points (default: every turn)")
-    p.add_argument("-n", type=_int, default=5, metavar="N", help="continuations per fork point (default 5)")
-    p.add_argument("--target", metavar="TARGET", help="agent under test (default: the conversation's)")
-    p.add_argument("--simulator-model", metavar="SPEC", help="simulator model (name, 'local', …)")
-    p.add_argument("--judge-model", metavar="SPEC", help="judge model (name, 'local', …)")
-    p.add_argument("--judge-samples", type=_int, default=1, metavar="N", help="independent samples per judge")
-    p.add_argument("--scenarios-dir", metavar="DIR", help="scenario files (default: the project's evals/scenarios)")
-    p.add_argument("--concurrency", type=_int, default=4, metavar="N", help="continuations in flight at once")
-    p.add_argument("--max-calls", type=_int, metavar="N", help="LLM calls allowed without --yes (default 200)")
-    p.add_argument("--yes", action="store_true", help="run even above --max-calls")
-    p.add_argument("--out", metavar="DIR", help="also save every continuation under DIR/runs/")
-
-
-@command("fork")
-def _cmd_fork(args: argparse.Namespace) -> int:
-    from convoeval import forking
-    from convoeval.llm import LLMError
-    from convoeval.scenarios import ScenarioError
-    from convoeval.store import StoreError
-
-    options = {"conversation": args.conversation_id, "target": args.target, "simulator_model": args.simulator_model,
-               "judge_model": args.judge_model, "judge_samples": args.judge_samples,
-               "scenarios_dir": args.scenarios_dir, "concurrency": args.concurrency, "confirm": args.yes,
-               "max_calls": args.max_calls or forking.DEFAULT_MAX_CALLS, "out": args.out}
-    try:
-        original = forking.load_conversation(args.conversation, args.conversation_id)
-        scenario = forking.scenario_of(original, scenarios_dir=args.scenarios_dir)
-        turns = forking.patient_turns(original)
-        if args.at_turn is not None:
-            points = [args.at_turn]
-        else:
-            points = _list(args.turns, "--turns", int) if args.turns else list(range(turns + 1))
-        print(f"conversation {original.run_id} ({scenario.id}, {turns} patient turns, {original.status}): "
-              f"{forking.fork_cost(scenario, turns, points, n=args.n, judge_samples=args.judge_samples).line()}")
-        options.update(scenario=scenario)
-        if args.at_turn is not None:
-            forked = forking.fork(original, at_turn=args.at_turn, n=args.n, **options)
-            table = forking.failure_table(forked.frames["scores"])
-        else:
-            profile = forking.fork_profile(original, n=args.n, turns=points, **options)
-            table = profile.table
-    except (ValueError, LLMError, StoreError, ScenarioError) as exc:  # ForkCostError is a ValueError
-        raise UsageError(str(exc)) from None
-    print(table.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
-    if args.at_turn is None:
-        print(profile.summary())
-    if args.out:
-        print(f"continuations saved in {args.out}/runs/")
-    return 0
-
-
-def _add_pin_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "pin", help="write a scripted regression test from a saved conversation",
-        description="Write a scripted scenario that sends the conversation's patient messages verbatim and expects, "
-                    "turn by turn, the tools the agent called (or, with --expected-from, the tools a passing "
-                    "conversation of the same scenario called), with the original's persona, fixtures and "
-                    "assertions. The file validates with `convoeval validate` and runs with `convoeval run "
-                    "--scenario <id>`.")
-    p.add_argument("conversation", metavar="CONVERSATION", help="a saved conversation: RESULTS/runs/<key>.json")
-    p.add_argument("--out", metavar="FILE",
-                   help="the YAML to write (default: evals/scenarios/<agent>/pinned-<scenario>-<run id>.yaml; "
-                        "'-' prints it)")
-    p.add_argument("--expected-from", metavar="JSON", help="a passing conversation whose tools are the expectations")
-    p.add_argument("--scenarios-dir", metavar="DIR", help="where the original scenario is (default: the project's)")
-    p.add_argument("--judge", action="store_true", help="ask the per-turn judge too (LLM calls; default off)")
-    p.add_argument("--id", dest="scenario_id", metavar="ID", help="the new scenario's id")
-    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
-
-
-@command("pin")
-def _cmd_pin(args: argparse.Namespace) -> int:
-    from convoeval.forking import load_conversation, scenario_of
-    from convoeval.forking.pinning import default_pin_path, pin
-    from convoeval.scenarios import ScenarioError
-
-    try:
-        result = load_conversation(args.conversation)
-        scenario = scenario_of(result, scenarios_dir=args.scenarios_dir)
-        out = None if args.out == "-" else Path(args.out) if args.out else default_pin_path(scenario, result.run_id)
-        pinned = pin(result, out=out, expected_from=args.expected_from, scenario=scenario, judge=args.judge,
-                     scenario_id=args.scenario_id, overwrite=args.force)
-    except (ValueError, ScenarioError) as exc:  # PinError is a ValueError
-        raise UsageError(str(exc)) from None
-    if pinned.path is None:
-        sys.stdout.write(pinned.text)
-        return 0
-    for note in pinned.notes:
-        print(f"note: {note}", file=sys.stderr)
-    print(f"pinned {len(pinned.scenario.turns)} turn(s) as {pinned.scenario.id}: {pinned.path}")
-    return 0
-
-
-# ── compare ──
-
-
-def _add_compare_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "compare", help="compare a candidate with a baseline, conversation by conversation, with verdicts",
-        description="Pair the baseline's and the candidate's conversations by scenario, seed and trial, and report "
-                    "whether the candidate improved, regressed or showed no detectable change (per scenario, "
-                    "criterion, assertion and overall), with CIs and the minimum detectable difference. The "
-                    "candidate is a results folder, or a target run now on exactly the baseline's conversations "
-                    "(--candidate-target, --aa). Exit codes: 0 done; 1 --fail-on-regression and a regression is "
-                    "statistically supported; 2 a setting that cannot work.")
-    p.add_argument("baseline", metavar="BASELINE", help="results folder of the baseline (a run's or a sweep's)")
-    p.add_argument("candidate", nargs="?", metavar="CANDIDATE", help="results folder of the candidate")
-    p.add_argument("--candidate-target", metavar="TARGET",
-                   help="run this target now on the baseline's scenarios × seeds × trials, e.g. "
-                        "'clinic:billing?faults=wrong_amount' or my_bot.v2:respond")
-    p.add_argument("--aa", action="store_true",
-                   help="A/A: run the baseline's own target again (the noise floor of this comparison)")
-    p.add_argument("--replay", action="store_true",
-                   help="with a target run now: replay the baseline's patient until the candidate's first "
-                        "divergent reply, then the simulator continues with the same seed")
-    p.add_argument("--out", metavar="DIR", help="the candidate's results folder when it runs now "
-                                                "(default: reports/candidate-<target>-<time>-<id>)")
-    p.add_argument("--html", metavar="FILE",
-                   help="write the comparison page here (default, when the candidate runs now: <its folder>/"
-                        "compare.html)")
-    p.add_argument("--fail-on-regression", action="store_true",
-                   help="exit 1 when a regression is statistically supported, naming it")
-    p.add_argument("--alpha", type=float, default=0.05, metavar="P", help="significance level (default 0.05)")
-    p.add_argument("--detect", type=float, default=1.0, metavar="POINTS",
-                   help="a score difference to size the sample for (default 1 point)")
-    p.add_argument("--agent", choices=agent_names(), help="only this agent's scenarios")
-    p.add_argument("--scenario", metavar="ID", help="only the scenario with this id")
-    p.add_argument("--type", choices=("scripted", "conversational"), help="only this scenario type")
-    p.add_argument("--simulator-model", metavar="SPEC",
-                   help="candidate run: simulator model (default: the baseline's)")
-    p.add_argument("--judge-model", metavar="SPEC", help="candidate run: judge model (default: the baseline's)")
-    p.add_argument("--judge-samples", type=_int, metavar="N", help="candidate run: samples per judge")
-    p.add_argument("--concurrency", type=_int, metavar="N", help="candidate run: conversations in flight")
-    p.add_argument("--store", metavar="URL", help="fixtures store URL (default: CONVOEVAL_STORE_URL or SQLite)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-
-@command("compare")
-def _compare(args: argparse.Namespace) -> int:
-    from convoeval.compare import CompareError, baseline_target, compare, load_side, run_candidate
-    from convoeval.llm import LLMError
-    from convoeval.pipeline import ConfigError
-    from convoeval.store import StoreError
-
-    ways = [bool(args.candidate), bool(args.candidate_target), args.aa]
-    if sum(ways) != 1:
-        raise UsageError("give exactly one candidate: a results folder, --candidate-target TARGET, or --aa")
-    if args.replay and args.candidate:
-        raise UsageError("--replay needs a candidate run now (--candidate-target or --aa), not a results folder")
-    if not 0 < args.alpha < 1:
-        raise UsageError(f"--alpha must be between 0 and 1, got {args.alpha}")
-    scope = {"agent": args.agent, "scenario": args.scenario, "type": args.type}
-    html = Path(args.html).expanduser().absolute() if args.html else None
-    try:
-        baseline = load_side(args.baseline).select(**scope)
-        candidate: Any = args.candidate
-        if candidate is None:
-            target = args.candidate_target or baseline_target(baseline)
-            settings = {"simulator_model": args.simulator_model, "judge_model": args.judge_model,
-                        "judge_samples": args.judge_samples, "concurrency": args.concurrency}
-            candidate = run_candidate(baseline, target, out=args.out, replay=args.replay, settings=settings,
-                                      store_url=args.store, progress="off" if args.no_progress else "bar")
-            html = html or candidate.out_dir / "compare.html"
-            print(f"candidate: {target} ran {len(candidate.scores)} conversation(s) into {candidate.out_dir}")
-        result = compare(baseline, candidate, alpha=args.alpha, detect=args.detect, **scope)
-    except (CompareError, ConfigError, LLMError, StoreError) as exc:
-        raise UsageError(str(exc)) from None
-    for line in result.lines():
-        print(line)
-    if html is not None:
-        from convoeval.report.compare_views import save_compare_html
-
-        print(f"report: {save_compare_html(result, html).text}")
-    code = result.exit_code(args.fail_on_regression)
-    if code:
-        found = result.regressions()
-        names = "; ".join(f"{r.kind} {r.name}" for r in found.itertuples())
-        print(f"convoeval: {len(found)} regression(s) statistically supported: {names}", file=sys.stderr)
-    return code
-
-
-# ── parser ──
-
-
-def _int(text: str) -> int:
-    """A whole number for argparse; huge values are left to the configuration's range checks (one line each)."""
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -553,6 +302,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("convoeval: interrupted", file=sys.stderr)
         return 130
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,51 @@
+"""What every subcommand shares: the registry of handlers, the one-line usage error, argument types."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
+
+
+class UsageError(Exception):
+    """A mistake in what the user asked for; printed as one line."""
+
+
+def command(name: str) -> Callable[[Callable[[argparse.Namespace], int]], Callable[[argparse.Namespace], int]]:
+    """Register the decorated function as the handler of the subcommand ``name``."""
+    def register(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+        COMMANDS[name] = fn
+        return fn
+
+    return register
+
+
+def _seeds(text: str | None) -> int | list[int] | None:
+    if text is None:
+        return None
+    try:
+        seeds = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--seed takes integers separated by commas, got {text!r}") from None
+    return seeds[0] if len(seeds) == 1 else seeds
+
+
+#: A failed notebook's exit code by the error its cell raised: a setting is a usage error, a gate a failure.
+EXIT_CODES = {"ConfigError": 2, "ParameterError": 2, "RunError": 2, "ThresholdError": 1, "ReplayMissError": 1,
+              "ForkCostError": 2, "CompareError": 2, "RegressionError": 1}
+
+
+def _list(text: str, flag: str, kind: type = str) -> list:
+    try:
+        return [kind(x.strip()) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"{flag} takes values separated by commas, got {text!r}") from None
+
+
+def _int(text: str) -> int:
+    """A whole number for argparse; huge values are left to the configuration's range checks (one line each)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None

@@ -1,0 +1,96 @@
+"""``convoeval compare``: two versions of an agent, the verdict, the report and the regression gate."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from convoeval.cli._base import UsageError, _int, command
+from convoeval.scenarios import agent_names
+
+
+def _add_compare_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "compare", help="compare a candidate with a baseline, conversation by conversation, with verdicts",
+        description="Pair the baseline's and the candidate's conversations by scenario, seed and trial, and report "
+                    "whether the candidate improved, regressed or showed no detectable change (per scenario, "
+                    "criterion, assertion and overall), with CIs and the minimum detectable difference. The "
+                    "candidate is a results folder, or a target run now on exactly the baseline's conversations "
+                    "(--candidate-target, --aa). Exit codes: 0 done; 1 --fail-on-regression and a regression is "
+                    "statistically supported; 2 a setting that cannot work.")
+    p.add_argument("baseline", metavar="BASELINE", help="results folder of the baseline (a run's or a sweep's)")
+    p.add_argument("candidate", nargs="?", metavar="CANDIDATE", help="results folder of the candidate")
+    p.add_argument("--candidate-target", metavar="TARGET",
+                   help="run this target now on the baseline's scenarios × seeds × trials, e.g. "
+                        "'clinic:billing?faults=wrong_amount' or my_bot.v2:respond")
+    p.add_argument("--aa", action="store_true",
+                   help="A/A: run the baseline's own target again (the noise floor of this comparison)")
+    p.add_argument("--replay", action="store_true",
+                   help="with a target run now: replay the baseline's patient until the candidate's first "
+                        "divergent reply, then the simulator continues with the same seed")
+    p.add_argument("--out", metavar="DIR", help="the candidate's results folder when it runs now "
+                                                "(default: reports/candidate-<target>-<time>-<id>)")
+    p.add_argument("--html", metavar="FILE",
+                   help="write the comparison page here (default, when the candidate runs now: <its folder>/"
+                        "compare.html)")
+    p.add_argument("--fail-on-regression", action="store_true",
+                   help="exit 1 when a regression is statistically supported, naming it")
+    p.add_argument("--alpha", type=float, default=0.05, metavar="P", help="significance level (default 0.05)")
+    p.add_argument("--detect", type=float, default=1.0, metavar="POINTS",
+                   help="a score difference to size the sample for (default 1 point)")
+    p.add_argument("--agent", choices=agent_names(), help="only this agent's scenarios")
+    p.add_argument("--scenario", metavar="ID", help="only the scenario with this id")
+    p.add_argument("--type", choices=("scripted", "conversational"), help="only this scenario type")
+    p.add_argument("--simulator-model", metavar="SPEC",
+                   help="candidate run: simulator model (default: the baseline's)")
+    p.add_argument("--judge-model", metavar="SPEC", help="candidate run: judge model (default: the baseline's)")
+    p.add_argument("--judge-samples", type=_int, metavar="N", help="candidate run: samples per judge")
+    p.add_argument("--concurrency", type=_int, metavar="N", help="candidate run: conversations in flight")
+    p.add_argument("--store", metavar="URL", help="fixtures store URL (default: CONVOEVAL_STORE_URL or SQLite)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+@command("compare")
+def _compare(args: argparse.Namespace) -> int:
+    from convoeval.compare import CompareError, baseline_target, compare, load_side, run_candidate
+    from convoeval.llm import LLMError
+    from convoeval.pipeline import ConfigError
+    from convoeval.store import StoreError
+
+    ways = [bool(args.candidate), bool(args.candidate_target), args.aa]
+    if sum(ways) != 1:
+        raise UsageError("give exactly one candidate: a results folder, --candidate-target TARGET, or --aa")
+    if args.replay and args.candidate:
+        raise UsageError("--replay needs a candidate run now (--candidate-target or --aa), not a results folder")
+    if not 0 < args.alpha < 1:
+        raise UsageError(f"--alpha must be between 0 and 1, got {args.alpha}")
+    scope = {"agent": args.agent, "scenario": args.scenario, "type": args.type}
+    html = Path(args.html).expanduser().absolute() if args.html else None
+    try:
+        baseline = load_side(args.baseline).select(**scope)
+        candidate: Any = args.candidate
+        if candidate is None:
+            target = args.candidate_target or baseline_target(baseline)
+            settings = {"simulator_model": args.simulator_model, "judge_model": args.judge_model,
+                        "judge_samples": args.judge_samples, "concurrency": args.concurrency}
+            candidate = run_candidate(baseline, target, out=args.out, replay=args.replay, settings=settings,
+                                      store_url=args.store, progress="off" if args.no_progress else "bar")
+            html = html or candidate.out_dir / "compare.html"
+            print(f"candidate: {target} ran {len(candidate.scores)} conversation(s) into {candidate.out_dir}")
+        result = compare(baseline, candidate, alpha=args.alpha, detect=args.detect, **scope)
+    except (CompareError, ConfigError, LLMError, StoreError) as exc:
+        raise UsageError(str(exc)) from None
+    for line in result.lines():
+        print(line)
+    if html is not None:
+        from convoeval.report.compare_views import save_compare_html
+
+        print(f"report: {save_compare_html(result, html).text}")
+    code = result.exit_code(args.fail_on_regression)
+    if code:
+        found = result.regressions()
+        names = "; ".join(f"{r.kind} {r.name}" for r in found.itertuples())
+        print(f"convoeval: {len(found)} regression(s) statistically supported: {names}", file=sys.stderr)
+    return code
