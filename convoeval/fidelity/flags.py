@@ -1,14 +1,4 @@
-"""Simulator fidelity: flag conversations whose simulated patient broke the scenario.
-
-A judge's verdict on a conversation means little when the *patient* did not play its part: it revealed facts the
-persona does not hold, wrote in another language than the scenario's locale, claimed ``[GOAL_COMPLETE]`` while the
-database shows the goal not done, or parroted the agent. ``fidelity_flags`` runs four deterministic checks over
-every conversational run (no LLM call) and returns one row per conversation × check; ``exclude_flagged`` drops the
-flagged runs from every frame so that any aggregate can be recomputed without them. See docs/fidelity.md.
-
-``flagged`` is NA when a check cannot be decided (no database verdict, no scenario, no message long enough), with
-the reason in ``detail``; NA never counts as flagged.
-"""
+"""The fidelity verbs (flags per conversation and check, the runs to leave out, a summary) and the four checks."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from convoeval._aio import run_sync
+from convoeval._aio import blocking, run_sync
 from convoeval.agents import safe_target
 from convoeval.frames import (
     SIMULATOR_FAILURE,
@@ -216,35 +216,9 @@ async def arun_conversation(
     verbose: Log | None = None,
     simulator_gate: bool | Mapping[str, Any] | GateSettings = True,
 ) -> ConversationResult:
-    """Async ``run_conversation``; the same arguments."""
-    from convoeval.gate import gate_settings
-    from convoeval.llm.accounting import record_calls
-    from convoeval.llm.models import as_chat_model
-
-    resolved = _scenario(scenario)
-    options = RunOptions(target=target, simulator_model=as_chat_model("simulator", simulator_model),
-                         judge_model=as_chat_model("judge", judge_model), judge_samples=judge_samples, store=store,
-                         verbose=verbose, gate=gate_settings(simulator_gate))
-    with record_calls() as records:
-        result = await arun_any(resolved, seed=seed, trial=trial, options=options)
-    result.calls = [r.to_dict() for r in records]
-    return result
-
-
-def run_conversation(
-    scenario: str | Scenario,
-    *,
-    target: str | None = None,
-    seed: int | None = None,
-    trial: int = 1,
-    simulator_model: Any = None,
-    judge_model: Any = None,
-    judge_samples: int = 1,
-    store: Store | None = None,
-    verbose: Log | None = None,
-    simulator_gate: bool | Mapping[str, Any] | GateSettings = True,
-) -> ConversationResult:
     """Run one scenario: simulate the patient against the agent (or play a scripted one), check, clean up, judge.
+
+    ``run_conversation`` is the blocking form of ``arun_conversation`` (scripts, notebooks).
 
     Args:
         scenario: a scenario object, or the id of one of the project's scenarios.
@@ -268,9 +242,21 @@ def run_conversation(
         >>> result = run_conversation("billing-conv-happy-payment", seed=42)  # doctest: +SKIP
         >>> result.score[["status", "score", "rubric_score", "holistic_overall"]]  # doctest: +SKIP
     """
-    return run_sync(arun_conversation(scenario, target=target, seed=seed, trial=trial, simulator_model=simulator_model,
-                                      judge_model=judge_model, judge_samples=judge_samples, store=store,
-                                      verbose=verbose, simulator_gate=simulator_gate))
+    from convoeval.gate import gate_settings
+    from convoeval.llm.accounting import record_calls
+    from convoeval.llm.models import as_chat_model
+
+    resolved = _scenario(scenario)
+    options = RunOptions(target=target, simulator_model=as_chat_model("simulator", simulator_model),
+                         judge_model=as_chat_model("judge", judge_model), judge_samples=judge_samples, store=store,
+                         verbose=verbose, gate=gate_settings(simulator_gate))
+    with record_calls() as records:
+        result = await arun_any(resolved, seed=seed, trial=trial, options=options)
+    result.calls = [r.to_dict() for r in records]
+    return result
+
+
+run_conversation = blocking(arun_conversation)
 
 
 def model_label(model: Any) -> str:
