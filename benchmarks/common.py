@@ -506,8 +506,8 @@ def profile_by_package(path: Path | str, total_calls: int) -> list[dict[str, Any
 
 #: convoeval's stages, by the function that starts them; a sample belongs to the innermost stage on its stack.
 STAGES: tuple[tuple[str, str, str], ...] = (
-    ("convoeval/llm.py", "call_model", "LLM calls (call_model: cache, client stack, HTTP, parsing)"),
-    ("convoeval/simulator.py", "asimulate", "simulator prompt building and parsing"),
+    ("convoeval/llm/call.py", "call_model", "LLM calls (call_model: cache, client stack, HTTP, parsing)"),
+    ("convoeval/simulator/", "asimulate", "simulator prompt building and parsing"),
     ("convoeval/judges/", "ajudge_rubric", "judges: prompts, transcript rendering, result frames"),
     ("convoeval/judges/", "ajudge_holistic", "judges: prompts, transcript rendering, result frames"),
     ("convoeval/judges/scoring.py", "score_frame", "scoring (score_frame)"),
@@ -517,7 +517,7 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("convoeval/store/fixtures.py", "finish_run", "store: clean up"),
     ("convoeval/store/assertions.py", "check_assertions", "store: assertions"),
     ("convoeval/conversation.py", "write", "store: log messages"),
-    ("convoeval/frames.py", "typed_frame", "result frames (typed_frame)"),
+    ("convoeval/frames/", "typed_frame", "result frames (typed_frame)"),
     ("convoeval/batch.py", "write_run", "results file (write_run)"),
     ("convoeval/", "", "convoeval: other runner code"),
 )
