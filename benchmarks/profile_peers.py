@@ -64,8 +64,8 @@ PACKAGES: tuple[tuple[str, str], ...] = (
 )
 #: convoeval's stages, by the function that starts them (innermost wins); ``""`` matches any function of the file.
 STAGES: tuple[tuple[str, str, str], ...] = (
-    ("convoeval/llm.py", "call_model", "LLM calls (call_model and below: cache, client stack)"),
-    ("convoeval/simulator.py", "", "simulator prompt building and parsing"),
+    ("convoeval/llm/", "call_model", "LLM calls (call_model and below: cache, client stack)"),
+    ("convoeval/simulator/", "", "simulator prompt building and parsing"),
     ("convoeval/judges/rubric.py", "", "judges: prompts, transcript rendering, result frames"),
     ("convoeval/judges/holistic.py", "", "judges: prompts, transcript rendering, result frames"),
     ("convoeval/judges/scoring.py", "", "scoring (score_frame)"),
@@ -75,7 +75,7 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("convoeval/store/assertions.py", "", "store: assertions"),
     ("convoeval/conversation.py", "write", "store: log messages"),
     ("convoeval/conversation.py", "transcript", "result frames (typed_frame)"),
-    ("convoeval/frames.py", "typed_frame", "result frames (typed_frame)"),
+    ("convoeval/frames/", "typed_frame", "result frames (typed_frame)"),
     ("convoeval/batch.py", "write_run", "results file (write_run)"),
     ("convoeval/batch.py", "load_results", "end of run: load_results"),
     ("convoeval/runs.py", "save_outputs", "end of run: Parquet, CSV, report.json"),
