@@ -187,19 +187,18 @@ def _from_cache(
     )
 
 
+def _record_keys(info: ModelInfo, identity: SampleIdentity) -> dict[str, Any]:
+    """The columns a call record takes from the model and the sample identity, whether the call succeeded or not."""
+    return {"role": identity.role or info.role, "provider": info.provider, "model": info.model,
+            "scenario": identity.scenario, "seed": identity.seed, "trial": identity.trial, "turn": identity.turn,
+            "sample": identity.sample, "extra": identity.extra}
+
+
 def _account(result: LLMResult, accounting: Any, cached_tokens: int | None = None) -> None:
     identity, info = result.identity, result.info
     accounting.emit(
         accounting.CallRecord(
-            role=identity.role or info.role,
-            provider=info.provider,
-            model=info.model,
-            scenario=identity.scenario,
-            seed=identity.seed,
-            trial=identity.trial,
-            turn=identity.turn,
-            sample=identity.sample,
-            extra=identity.extra,
+            **_record_keys(info, identity),
             prompt_tokens=result.prompt_tokens,
             completion_tokens=result.completion_tokens,
             cached_prompt_tokens=cached_tokens,
@@ -218,15 +217,7 @@ def _account_failure(
 ) -> None:
     accounting.emit(
         accounting.CallRecord(
-            role=identity.role or info.role,
-            provider=info.provider,
-            model=info.model,
-            scenario=identity.scenario,
-            seed=identity.seed,
-            trial=identity.trial,
-            turn=identity.turn,
-            sample=identity.sample,
-            extra=identity.extra,
+            **_record_keys(info, identity),
             latency_s=time.perf_counter() - started,
             attempts=getattr(exc, "attempts", 0),
             is_local_demo=info.is_local_demo,

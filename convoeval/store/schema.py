@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from convoeval.store.base import TABLES, StoreError
 
@@ -86,3 +88,17 @@ def order_column(order_by: str | None) -> tuple[str | None, bool]:
     if not order_by:
         return None, False
     return (order_by[1:], True) if order_by.startswith("-") else (order_by, False)
+
+
+def insert_rows(backend: str, table: str, rows: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of an insert as fresh dicts: columns checked against the reference schema, a new ``id`` where none.
+
+    Raises:
+        StoreError: a column the table does not have.
+    """
+    batch = [dict(rows)] if isinstance(rows, Mapping) else [dict(r) for r in rows]
+    for row in batch:
+        check_columns(backend, table, row)
+        if row.get("id") is None:
+            row["id"] = uuid.uuid4().hex
+    return batch

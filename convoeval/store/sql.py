@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -157,11 +156,7 @@ class SqlStore(Store):
                 yield conn.execution_options(**{_READONLY: True})
 
     def insert(self, table: str, rows: Row | Sequence[Row]) -> list[Row]:
-        batch = [dict(rows)] if isinstance(rows, Mapping) else [dict(r) for r in rows]
-        for row in batch:
-            schema.check_columns(self.backend, table, row)
-            if row.get("id") is None:
-                row["id"] = uuid.uuid4().hex
+        batch = schema.insert_rows(self.backend, table, rows)
         if not batch:
             return []
         statement = self._insert_statement(table)

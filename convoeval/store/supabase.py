@@ -15,7 +15,6 @@ after every table's check has waited out its retries and timeouts.
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -120,11 +119,7 @@ class SupabaseStore(Store):
             )
 
     def insert(self, table: str, rows: Row | Sequence[Row]) -> list[Row]:
-        batch = [dict(rows)] if isinstance(rows, Mapping) else [dict(r) for r in rows]
-        for row in batch:
-            schema.check_columns(self.backend, table, row)
-            if row.get("id") is None:
-                row["id"] = uuid.uuid4().hex
+        batch = schema.insert_rows(self.backend, table, rows)
         if not batch:
             return []
         # default_to_null=False: a column a row leaves out gets its SQL default, as in the SQL backend.
