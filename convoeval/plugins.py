@@ -19,10 +19,12 @@ an unrelated one), and keeps what it loaded. What is registered in code wins ove
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-__all__ = ["AGENT_GROUP", "PROVIDER_GROUP", "STORE_GROUP", "PluginError", "clear_plugin_cache", "load_plugin", "plugin_names"]
+__all__ = ["AGENT_GROUP", "PROVIDER_GROUP", "STORE_GROUP", "PluginError", "clear_plugin_cache", "load_plugin", "plugin_names",
+           "plugin_for"]
 
 AGENT_GROUP = "convoeval.agents"
 STORE_GROUP = "convoeval.stores"
@@ -65,6 +67,29 @@ def load_plugin(group: str, name: str) -> Any | None:
     except Exception as exc:  # noqa: BLE001 - any import failure of a third-party module is reported the same way
         raise PluginError(f"the {group} entry point {name!r} ({points[0].value}) cannot be loaded: "
                           f"{type(exc).__name__}: {exc}") from None
+
+
+def plugin_for(group: str, name: str, *, accepts: Callable[[Any], bool], expected: str,
+               register: Callable[[str, Any], Any]) -> Any | None:
+    """A registry's look-up of ``name`` among the entry points: loaded, checked, registered, returned (None: absent).
+
+    Args:
+        group: The entry point group.
+        name: The name the registry does not hold.
+        accepts: Whether what the entry point names is usable (e.g. ``callable``).
+        expected: What it should be, for the error (``"a factory"``).
+        register: The registry's own ``register_*`` function, called as ``register(name, value)``.
+
+    Raises:
+        PluginError: the entry point cannot be loaded, or names something ``accepts`` refuses.
+    """
+    found = load_plugin(group, name)
+    if found is None:
+        return None
+    if not accepts(found):
+        raise PluginError(f"the {group} entry point {name!r} names {type(found).__name__}, not {expected}")
+    register(name, found)
+    return found
 
 
 def clear_plugin_cache() -> None:

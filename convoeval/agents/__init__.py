@@ -193,10 +193,5 @@ def _plugin_factory(scheme: str) -> AgentFactory | None:
     Raises:
         ValueError: the entry point cannot be loaded, or what it names is not callable.
     """
-    factory = plugins.load_plugin(plugins.AGENT_GROUP, scheme)
-    if factory is None:
-        return None
-    if not callable(factory):
-        raise ValueError(f"the convoeval.agents entry point {scheme!r} names {type(factory).__name__}, not a factory")
-    register_agent(scheme, factory)
-    return factory
+    return plugins.plugin_for(plugins.AGENT_GROUP, scheme, accepts=callable, expected="a factory",
+                              register=register_agent)

@@ -350,14 +350,11 @@ def provider_defaults(name: str) -> ProviderDefaults:
     if name in PROVIDERS:
         return PROVIDERS[name]
     try:
-        found = plugins.load_plugin(plugins.PROVIDER_GROUP, name)
+        found = plugins.plugin_for(plugins.PROVIDER_GROUP, name, accepts=lambda v: isinstance(v, ProviderDefaults),
+                                   expected="a ProviderDefaults", register=register_provider)
     except plugins.PluginError as exc:
         raise ModelConfigError(str(exc)) from None
     if found is None:
         known = sorted({*PROVIDERS, *plugins.plugin_names(plugins.PROVIDER_GROUP)})
         raise ModelConfigError(f"unknown model provider {name!r}; expected one of {', '.join(known)}")
-    if not isinstance(found, ProviderDefaults):
-        raise ModelConfigError(f"the convoeval.providers entry point {name!r} names {type(found).__name__}, "
-                               "not a ProviderDefaults")
-    register_provider(name, found)
     return found

@@ -95,15 +95,10 @@ def _backend(scheme: str) -> StoreFactory | None:
     if scheme in _BACKENDS:
         return _BACKENDS[scheme]
     try:
-        factory = plugins.load_plugin(plugins.STORE_GROUP, scheme)
+        return plugins.plugin_for(plugins.STORE_GROUP, scheme, accepts=callable, expected="a factory",
+                                  register=register_backend)
     except plugins.PluginError as exc:
         raise StoreError(str(exc)) from None
-    if factory is None:
-        return None
-    if not callable(factory):
-        raise StoreError(f"the convoeval.stores entry point {scheme!r} names {type(factory).__name__}, not a factory")
-    register_backend(scheme, factory)
-    return factory
 
 
 def default_store_url() -> str:
