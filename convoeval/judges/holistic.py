@@ -41,9 +41,7 @@ MAX_ISSUES = 10
 DEFAULT_MAX_TOKENS = 1200
 
 
-class HolisticScores(BaseModel):
-    """The six 0–10 scores of the holistic judge."""
-
+class HolisticScores(BaseModel):  # noqa: D101 - a docstring would become the schema's description the judge is sent
     correctness: Score
     helpfulness: Score
     tone: Score

@@ -21,9 +21,7 @@ MAX_ISSUES = 5
 DEFAULT_MAX_TOKENS = 800
 
 
-class TurnScores(BaseModel):
-    """The five 0–10 scores the turn judge gives one agent turn."""
-
+class TurnScores(BaseModel):  # noqa: D101 - a docstring would become the schema's description the judge is sent
     correctness: Score
     helpfulness: Score
     tone: Score
