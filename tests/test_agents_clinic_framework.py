@@ -29,7 +29,7 @@ from convoeval.agents.clinic import (
 )
 from convoeval.agents.clinic._nlu import extract_choice, extract_date, extract_time, matches
 from convoeval.agents.clinic._texts import COMMON_FAULT_TEXTS, COMMON_TEXTS
-from convoeval.scenarios import ConversationalScenario, load_scenarios
+from convoeval.scenarios import ConversationalScenario, agent_registry, load_scenarios
 
 # ── Understanding ──
 
@@ -131,6 +131,7 @@ def toy() -> Iterator[type[ClinicAgent]]:
     yield cls
     _registry._AGENTS.pop("toy-test")
     FAULTS.pop(TOY_FAULT.key)
+    agent_registry._NAMES.pop("toy-test")  # registering the agent let scenarios name it too
 
 
 def test_registry_builds_agents_and_lists_valid_names(toy) -> None:
