@@ -38,7 +38,7 @@ from convoeval.fidelity import (
     message_words,
     unknown_facts,
 )
-from convoeval.stats.truth import PROCESS_ASSERTIONS
+from convoeval.stats.goal import PROCESS_ASSERTIONS
 
 __all__ = ["DEFAULT_GATE_CHECKS", "GATE_CHECKS", "RESIMULATION_TEMPERATURE", "SIMULATOR_FAILURE_SCHEMA",
            "GateSettings", "SimulatorFailure", "SimulatorGate", "exclude_simulator_failures", "gate_settings",

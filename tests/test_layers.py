@@ -149,3 +149,13 @@ def test_no_module_imports_a_moved_module_by_its_old_path():
                 users.add(path.relative_to(REPO).as_posix())
     assert users - OLD_PATH_USERS == set()
     assert OLD_PATH_USERS - users == set(), "no longer uses an old path: remove it from OLD_PATH_USERS"
+
+
+def test_the_simulator_gate_loads_no_scipy():
+    """The gate runs in every conversation: importing it must not pull the statistics' SciPy (half a second)."""
+    import subprocess
+    import sys
+
+    code = "import sys, convoeval.gate, convoeval.fidelity; print('scipy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"

@@ -15,7 +15,7 @@ from convoeval.scenarios import (
     load_scenarios,
     parse_scenario,
 )
-from convoeval.stats.truth import goal_truth
+from convoeval.stats.goal import goal_truth
 
 #: The checks, in report order.
 CHECKS = ("invented_fact", "wrong_language", "false_goal_complete", "parroting")

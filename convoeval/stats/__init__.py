@@ -12,63 +12,81 @@ Example:
     >>> binary_agreement(rubric_ratings(frames["rubric"], rater="judge_model"))  # doctest: +SKIP
 """
 
-from convoeval.stats._result import ALL, RESULT_COLUMNS
-from convoeval.stats.binary import binary_agreement, cohen_kappa, confusion_counts
-from convoeval.stats.bootstrap import (
-    bootstrap_ci,
-    bootstrap_statistic,
-    percentile_interval,
-    resample_weights,
-)
-from convoeval.stats.consistency import (
-    flip_rates,
-    score_consistency,
-    self_consistency,
-)
-from convoeval.stats.effects import EFFECT_COLUMNS, PAIR_COLUMNS, mcnemar_p, probe_effects, wilcoxon_p
-from convoeval.stats.effects_plot import plot_probe_effects
-from convoeval.stats.interpret import interpret
-from convoeval.stats.labels import (
-    LabelError,
-    calibrated_pass_rates,
-    corrected_pass_rate,
-    label_ratings,
-    load_labels,
-    read_labels,
-    score_against_labels,
-)
-from convoeval.stats.multi import (
-    fleiss_kappa,
-    gwet_ac1,
-    krippendorff_alpha,
-    multi_rater_agreement,
-)
-from convoeval.stats.noise import (
-    InsideNoiseWarning,
-    compare_targets,
-    minimum_detectable_difference,
-    outcome_flip_rate,
-    pass_hat_k,
-    run_outcomes,
-    trial_flip_rate,
-)
-from convoeval.stats.ratings import holistic_ratings, rubric_ratings
-from convoeval.stats.sample_size import (
-    CI_HALF_WIDTH_LIMIT,
-    ci_too_wide,
-    required_sample_size,
-    sample_size_for_half_width,
-)
-from convoeval.stats.scores import icc, score_agreement
-from convoeval.stats.truth import (
-    DATABASE,
-    GOAL_THRESHOLD,
-    database_agreement,
-    goal_ratings,
-    goal_truth,
-    truth_pairs,
-    truth_ratings,
-)
+from __future__ import annotations
+
+from typing import Any
+
+# The statistics import SciPy (half a second): loaded on first use of a name, not when a light submodule such as
+# ``convoeval.stats.goal`` (the simulator-failure gate's) is imported, which runs this file first.
+
+
+def _load() -> dict[str, Any]:
+    from convoeval.stats._result import ALL, RESULT_COLUMNS
+    from convoeval.stats.binary import binary_agreement, cohen_kappa, confusion_counts
+    from convoeval.stats.bootstrap import (
+        bootstrap_ci,
+        bootstrap_statistic,
+        percentile_interval,
+        resample_weights,
+    )
+    from convoeval.stats.consistency import (
+        flip_rates,
+        score_consistency,
+        self_consistency,
+    )
+    from convoeval.stats.effects import EFFECT_COLUMNS, PAIR_COLUMNS, mcnemar_p, probe_effects, wilcoxon_p
+    from convoeval.stats.effects_plot import plot_probe_effects
+    from convoeval.stats.interpret import interpret
+    from convoeval.stats.labels import (
+        LabelError,
+        calibrated_pass_rates,
+        corrected_pass_rate,
+        label_ratings,
+        load_labels,
+        read_labels,
+        score_against_labels,
+    )
+    from convoeval.stats.multi import (
+        fleiss_kappa,
+        gwet_ac1,
+        krippendorff_alpha,
+        multi_rater_agreement,
+    )
+    from convoeval.stats.noise import (
+        InsideNoiseWarning,
+        compare_targets,
+        minimum_detectable_difference,
+        outcome_flip_rate,
+        pass_hat_k,
+        run_outcomes,
+        trial_flip_rate,
+    )
+    from convoeval.stats.ratings import holistic_ratings, rubric_ratings
+    from convoeval.stats.sample_size import (
+        CI_HALF_WIDTH_LIMIT,
+        ci_too_wide,
+        required_sample_size,
+        sample_size_for_half_width,
+    )
+    from convoeval.stats.scores import icc, score_agreement
+    from convoeval.stats.truth import (
+        DATABASE,
+        GOAL_THRESHOLD,
+        database_agreement,
+        goal_ratings,
+        goal_truth,
+        truth_pairs,
+        truth_ratings,
+    )
+    return {name: value for name, value in locals().items() if name in __all__}
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        globals().update(_load())
+        return globals()[name]
+    raise AttributeError(f"module 'convoeval.stats' has no attribute {name!r}")
+
 
 __all__ = [
     "ALL",

@@ -23,6 +23,7 @@ import pandas as pd
 from convoeval.stats._result import stacked
 from convoeval.stats.binary import binary_agreement
 from convoeval.stats.bootstrap import LEVEL, N_BOOT
+from convoeval.stats.goal import PROCESS_ASSERTIONS, goal_truth
 from convoeval.stats.ratings import RATING_COLUMNS, holistic_ratings, rubric_ratings
 
 #: The rater name of database verdicts.
@@ -33,8 +34,6 @@ SIMULATOR = "simulator"
 GOAL = "goal_completion"
 #: Default ``goal_completion`` score at or above which the holistic judge counts the goal as met.
 GOAL_THRESHOLD = 5.0
-#: Assertions about the agent's process rather than the outcome; not part of the database's goal verdict by default.
-PROCESS_ASSERTIONS = ("tools_called", "tools_not_called")
 
 
 def _passed(values: pd.Series) -> pd.Series:
@@ -87,29 +86,6 @@ def truth_pairs(
     columns = ["run_id", "scenario", "seed", "trial", "criterion", "assertion", "rater", "judge_passed",
                "database_passed", "agree"]
     return out[columns].reset_index(drop=True)
-
-
-def goal_truth(assertions: pd.DataFrame, *, exclude: Sequence[str] = PROCESS_ASSERTIONS) -> pd.DataFrame:
-    """The database's goal verdict per run: every outcome assertion passed.
-
-    Args:
-        assertions: The assertion frame.
-        exclude: Assertion keys that are not about the outcome (default: the tool-use checks).
-
-    Returns:
-        ``run_id, scenario, goal_met, n_assertions``; ``goal_met`` is False when any outcome assertion failed, NA
-        when none failed but one could not be checked, True otherwise. Runs without outcome assertions are left out.
-    """
-    rows = assertions[~assertions["assertion"].isin(list(exclude))]
-    passed = rows["passed"].astype("boolean")
-    frame = pd.DataFrame({"run_id": rows["run_id"], "scenario": rows["scenario"],
-                          "_fail": (passed == False).fillna(False),  # noqa: E712 (nullable boolean)
-                          "_unknown": passed.isna()})
-    per = frame.groupby("run_id", sort=False).agg(scenario=("scenario", "first"), _fail=("_fail", "any"),
-                                                  _unknown=("_unknown", "any"), n_assertions=("_fail", "size"))
-    goal = [False if f else (None if u else True) for f, u in zip(per["_fail"], per["_unknown"], strict=True)]
-    per["goal_met"] = pd.array(goal, dtype="boolean")
-    return per.reset_index()[["run_id", "scenario", "goal_met", "n_assertions"]]
 
 
 def goal_ratings(
