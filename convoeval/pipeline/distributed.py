@@ -31,7 +31,7 @@ from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.conversation import ConversationResult, RunOptions, failed_result
 from convoeval.pipeline.jobs import Job
 
-__all__ = ["Task", "WorkerSettings", "chunk_size", "run_distributed", "run_task", "run_tasks"]
+__all__ = ["Task", "WorkerSettings", "chunk_size", "run_distributed", "run_tasks"]
 
 
 @dataclass(frozen=True)
@@ -87,17 +87,12 @@ def _worker_options(settings: WorkerSettings) -> RunOptions:
     return options
 
 
-def run_task(task: Task) -> dict[str, Any]:
-    """Run one conversation on this worker; returns its payload (``ConversationResult.payload``).
-
-    Never raises for a failure of the agent, a model or a judge (the payload says ``error``); a failure to set the
-    worker up (its store or models) becomes an error payload too.
-    """
-    return run_tasks([task])[0]
-
-
 def run_tasks(tasks: list[Task]) -> list[dict[str, Any]]:
-    """Run several conversations at once on this worker's event loop; their payloads, in order (see ``run_task``)."""
+    """Run several conversations at once on this worker's event loop; their payloads, in order.
+
+    Never raises for a failure of the agent, a model or a judge (a payload says ``error``); a failure to set the
+    worker up (its store or models) becomes an error payload for each conversation.
+    """
     import asyncio
 
     from convoeval._aio import run_sync
@@ -224,7 +219,8 @@ def run_distributed(
             workers = max(1, len(client.scheduler_info().get("workers", {})))
         else:
             workers = config.workers
-            per_worker = max(1, math.ceil(config.concurrency / workers))
+            # A thread runs one task, and a task drives ``chunk_size`` conversations on the worker's loop.
+            per_worker = max(1, math.ceil(config.concurrency / workers / chunk_size(config.concurrency, workers)))
             _check_budgets(config, workers)
             env = {"CONVOEVAL_STORE_URL": store_url} if store_url else {}
             env["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] = "False"  # the worker processes read their own config

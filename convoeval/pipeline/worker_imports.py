@@ -11,7 +11,7 @@ import langchain_openai  # noqa: F401 - the chat models' class (most of the impo
 import convoeval.judges.holistic  # noqa: F401
 import convoeval.judges.rubric  # noqa: F401
 import convoeval.llm.models  # noqa: F401
-import convoeval.pipeline.distributed  # noqa: F401 - run_task
+import convoeval.pipeline.distributed  # noqa: F401 - run_tasks
 import convoeval.pipeline.local  # noqa: F401
 import convoeval.simulator  # noqa: F401
 import convoeval.store.sql  # noqa: F401
