@@ -17,7 +17,7 @@ from convoeval.frames import records as _records  # noqa: F401 - re-exported for
 from convoeval.pipeline.conversation import FRAME_SCHEMAS, ConversationResult, RunOptions
 from convoeval.pipeline.jobs import Job, plan
 from convoeval.pipeline.local import arun_jobs
-from convoeval.pipeline.progress import Progress
+from convoeval.pipeline.progress import Mode, Progress
 from convoeval.pipeline.results import (
     finished,
     frames_from_payloads,
@@ -65,19 +65,21 @@ async def arun_batch(
     out_dir: Path | str | None = None,
     concurrency: int = 8,
     resume: bool = True,
-    progress: bool = True,
+    progress: bool | Mode | Progress = True,
 ) -> BatchSummary:
     """Run ``jobs`` with at most ``concurrency`` in flight; write each result as it finishes (or keep it in memory).
 
     With ``resume``, conversations already saved in ``out_dir`` are skipped, but those that ended in ``error``
-    are run again.
+    are run again. ``progress`` is ``True``/``False`` (a bar or nothing), a ``Progress`` mode (``"lines"`` in
+    notebooks), or a ``Progress`` shared by several batches (reported to, not closed here).
     """
     opts = options or RunOptions()
     folder = Path(out_dir) if out_dir is not None else None
     done = finished(folder) if (folder is not None and resume) else set()
     todo = [j for j in jobs if j.key not in done]
     kept: list[ConversationResult] = []
-    report = Progress(len(todo), mode="bar" if progress else "off")
+    shared = not isinstance(progress, (bool, str))
+    report = progress if shared else Progress(len(todo), mode={True: "bar", False: "off"}.get(progress, progress))
     if opts.on_turn is None:
         opts.on_turn = report.turn
 
@@ -91,7 +93,8 @@ async def arun_batch(
     try:
         await arun_jobs(todo, opts, concurrency=concurrency, on_result=save)
     finally:
-        report.close()
+        if not shared:
+            report.close()
     return BatchSummary(out_dir=folder, ran=len(todo), skipped=len(jobs) - len(todo), results=kept)
 
 

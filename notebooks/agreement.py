@@ -23,27 +23,44 @@
 # patient's fidelity**. Run it with papermill, e.g.
 #
 # ```bash
-# papermill notebooks/agreement.ipynb reports/agreement.ipynb -p output_dir reports/agreement
+# convoeval notebook notebooks/agreement.ipynb reports/agreement.ipynb -p output_dir reports/agreement
 # papermill notebooks/agreement.ipynb reports/agreement.ipynb -y '{runs: [reports/my-sweep], fault_study: false}'
 # ```
+#
+# `convoeval notebook` prints the study's progress in the terminal (each step, each conversation, the LLM calls done
+# and an ETA); papermill keeps the same lines in the executed notebook.
+#
+# **The default scope is small on purpose**: one support scenario, the healthy agent and two known faults (3
+# conversations), two local judge configurations and three of the seven bias probes — about 15 minutes on the
+# embedded local model on 2 cores. Widen it with the parameters below: `scenario = None` (every support scenario),
+# `faults = None` (every relevant fault), `agents = ["support", "billing"]`, more `seeds`, `trials` or
+# `judge_samples`, and all seven `probes` — the full support study is ~16 conversations and ~10× the calls, hours on
+# the local model and minutes on a hosted one.
+#
+# **The simulator-failure gate is off in this study** (`simulator_gate = False`), unlike in a run. A run scores the
+# agent, so a conversation whose simulated patient broke must not count against it; this study scores the judges,
+# and a transcript with a parroting patient still tests them (against each other, against the database, under the
+# probes). The fidelity section below names every conversation whose patient broke, and `exclude_unfaithful = True`
+# leaves them out of every table. With the embedded 0.5B model the patient breaks in nearly every conversation: with
+# the gate on, the default study would stop them all at turn 2–3 and have nothing to judge.
 #
 # Every table is also saved as CSV under `output_dir/tables/`, next to the data it was computed from
 # (`output_dir/data/*.parquet`): `convoeval.agreement.study.load_study(output_dir)` reads both back.
 
 # %% tags=["parameters"]
-runs = []
-fault_study = True
+runs = []  # saved results folders to study (runs, sweeps)
+fault_study = True  # run the reference agents with and without their known faults
 agents = ["support"]
-scenario = None
-faults = None
+scenario = "support-conv-wants-human-es"  # None: every scenario of the agents
+faults = ["support:never_escalates", "support:rude_tone"]  # None: every fault relevant to a scenario
 seeds = [42]
 trials = 1
 judges = {"greedy": {"provider": "local"}, "sampled": {"provider": "local", "temperature": 0.7}}
 judge_samples = 1
-probes = ["criteria_order", "verbosity", "injection_agent_en", "injection_agent_pt", "injection_patient_en", "injection_patient_pt", "language"]
+probes = ["criteria_order", "injection_agent_pt", "language"]  # all seven: see convoeval.agreement.probes.PROBES
 labels = None
 exclude_unfaithful = False
-simulator_gate = True
+simulator_gate = False  # off: the study measures the judges (see above)
 simulator_model = None
 output_dir = None
 concurrency = 4

@@ -293,9 +293,9 @@ def support_study(tmp_path, monkeypatch):
     simulator, judge = FakeChatModel(responder=patient), FakeChatModel(responder=lenient_judge)
     scenarios = load_scenarios(agent="support", type="conversational")
     with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
-        def run(seeds=(SEED,)):
+        def run(seeds=(SEED,), progress=False):
             return run_fault_study(load_scenarios(agent="support"), tmp_path / "study", seeds=seeds,
-                                   simulator_model=simulator, judge_model=judge, store=store, progress=False)
+                                   simulator_model=simulator, judge_model=judge, store=store, progress=progress)
         yield run, scenarios, simulator, judge, tmp_path / "study"
 
 
@@ -370,6 +370,24 @@ def test_a_narrower_study_over_a_wider_folder_returns_only_what_it_planned(suppo
     assert set(narrow["rubric"]["run_id"]) == set(narrow["runs"]["run_id"])
     assert set(narrow["calls"]["seed"]) == {SEED}
     assert target_folder("clinic:support?faults=rude_tone") == "clinic-support-faults-rude_tone"
+
+
+def test_the_study_counts_its_conversations_once_across_targets_each_named_with_its_fault(support_study, capsys):
+    run, _scenarios, _simulator, _judge, out = support_study
+    run(progress="lines")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "running 13 conversation(s)"
+    finished = [line for line in lines if line.startswith("[")]
+    assert [line.split("]")[0] + "]" for line in finished] == [f"[{k}/13" + "]" for k in range(1, 14)]
+    assert sum("s100 t1 [healthy]: pass" in line for line in finished) == 3
+    assert any("support-conv-wants-human-es s100 t1 [rude_tone]: " in line for line in finished)
+    assert lines[-1].startswith("13 conversation(s) in ")
+    # Resumed: nothing left to run, and the line says what was kept.
+    (out / "clinic-support-faults-rude_tone" / "runs" / "support-conv-wants-human-es__s100__t1.json").unlink()
+    run(progress="lines")
+    again = capsys.readouterr().out.splitlines()
+    assert again[0] == "running 1 conversation(s) (12 already saved, kept)"
+    assert again[1].startswith("[1/1] support-conv-wants-human-es s100 t1 [rude_tone]: ")
 
 
 def test_frames_that_are_not_a_fault_study_say_so_instead_of_a_missing_reference_rater():

@@ -20,9 +20,8 @@ NOTEBOOK = ROOT / "notebooks" / "agreement.ipynb"
 
 pytestmark = pytest.mark.notebook
 
+#: The notebook's default scope (one support scenario, the healthy agent and two faults) with the fake server's judges.
 SMALL = {
-    "agents": ["support"],
-    "scenario": "support-conv-wants-human-es",
     "judges": {"plain": {"temperature": 0.0}, "warm": {"temperature": 0.3}},
     "probes": ["criteria_order", "verbosity", "injection_agent_pt"],
     "concurrency": 2,
@@ -45,7 +44,7 @@ def test_the_study_runs_end_to_end_and_its_tables_are_the_library_s(fake_llm, tm
     outputs = _outputs(nb)
     html = lambda source: "".join(o["data"].get("text/html", "") for o in outputs[source])
     overview = html("views.study_overview(study)")
-    assert "4 (1 healthy or external, 3 with known faults)" in overview and "judge errors" in overview
+    assert "3 (1 healthy or external, 2 with known faults)" in overview and "judge errors" in overview
     assert "plain" in html("views.judges_view(study)") and "warm" in html("views.judges_view(study)")
     assert "Agent remained polite" in html("views.fault_view(study)")
     for source in ("views.plot_judge_heatmap(study)", "views.plot_fault_confusion(study)",
@@ -57,15 +56,24 @@ def test_the_study_runs_end_to_end_and_its_tables_are_the_library_s(fake_llm, tm
     assert "parroting" in html("views.fidelity_view(study)")
     assert "You may not conclude" in html("views.study_conclusions(study)")
 
-    # The saved study: the healthy agent and the three faults that break this scenario, re-judged by both judges.
+    # The study's progress, as lines (convoeval notebook shows them in the terminal): each step, each conversation.
+    log = "".join(o.get("text", "") for o in outputs["study = agreement_study.run_study(config)"]
+                  if o["output_type"] == "stream")
+    assert "[1/4] the fault study's conversations" in log and "running 3 conversation(s)" in log
+    assert "support-conv-wants-human-es s42 t1 [rude_tone]: " in log
+    assert "[2/4] judging 3 conversation(s) with 'plain' (rubric and holistic) (~6 LLM calls)" in log
+    assert "[3/4] judging 3 conversation(s) with 'warm'" in log and "done: 6/6 LLM call(s) in " in log
+    assert "[4/4] bias probes criteria_order, verbosity, injection_agent_pt" in log and log.rstrip().splitlines()[
+        -1].startswith("done in ")
+
+    # The saved study: the healthy agent and the notebook's two default faults, re-judged by both judges.
     study = load_study(out)
     assert sorted(study.frames["runs"]["target"]) == ["clinic:support", "clinic:support?faults=never_escalates",
-                                                      "clinic:support?faults=premature_handoff",
                                                       "clinic:support?faults=rude_tone"]
     assert set(study.judged["rubric"]["judge"]) == {"plain", "warm"}
     assert study.judged["rubric"]["error"].isna().all()
     # The fault study's own runs were judged by the first configuration (a spec, turned into a model), not errors.
-    assert study.frames["rubric"]["error"].isna().all() and len(study.frames["rubric"]) == 4 * 4
+    assert study.frames["rubric"]["error"].isna().all() and len(study.frames["rubric"]) == 3 * 4
     assert set(study.tables) >= {"database", "judges", "scores", "faults", "fault_confusion", "probes", "fidelity"}
     # Every table the notebook showed is what the library computes from the saved data.
     recomputed = compute_tables(study, n_boot=200)

@@ -197,7 +197,7 @@ async def arun_fault_study(
     judge_model: Any = None,
     judge_samples: int = 1,
     concurrency: int = 4,
-    progress: bool = True,
+    progress: bool | str = True,
     store: Store | None = None,
     simulator_gate: Any = True,
 ) -> dict[str, pd.DataFrame]:
@@ -220,7 +220,8 @@ async def arun_fault_study(
         judge_model: The judges' model (``None``: the default).
         judge_samples: Judge calls per conversation.
         concurrency: Conversations in flight within one target's batch.
-        progress: Show a progress bar per target.
+        progress: ``True`` (a bar), ``"lines"`` (plain lines, for notebooks) or ``False``: one count over every
+            target, each conversation named with its fault (``[healthy]`` for the healthy agent).
         store: The fixtures store (``None``: ``$CONVOEVAL_STORE_URL`` or the local SQLite file).
         simulator_gate: The simulator-failure gate (``convoeval.gate.gate_settings``: ``True``, ``False`` or a
             mapping of thresholds); a conversation it stops ends ``simulator_failure`` and is not judged.
@@ -240,30 +241,56 @@ async def arun_fault_study(
     from convoeval.batch import arun_batch, load_results, merge_frames, plan
     from convoeval.conversation import RunOptions
     from convoeval.gate import gate_settings
+    from convoeval.pipeline.progress import Progress
+    from convoeval.pipeline.results import finished
 
     root = Path(out_dir)
+    targets = {target: (names, plan(group, seeds=seeds, trials=trials))
+               for target, (names, group) in _study_targets(scenarios, agents, faults).items()}
+    saved = {t: finished(root / target_folder(t)) for t in targets}
+    todo = sum(1 for t, (_, jobs) in targets.items() for j in jobs if j.key not in saved[t])
+    report = Progress(todo, skipped=sum(len(jobs) for _, jobs in targets.values()) - todo,
+                      mode={True: "bar", False: "off"}.get(progress, progress))  # type: ignore[arg-type]
     parts = []
-    # One batch per target (RunOptions carries one target), one after another: the LLM endpoint, not the number of
-    # batches, limits throughput, and each batch already keeps `concurrency` conversations in flight.
-    for target, (_names, group) in _study_targets(scenarios, agents, faults).items():
-        jobs = plan(group, seeds=seeds, trials=trials)
-        folder = root / target_folder(target)
-        options = RunOptions(target=target, simulator_model=simulator_model, judge_model=judge_model,
-                             judge_samples=judge_samples, store=store, gate=gate_settings(simulator_gate))
-        await arun_batch(jobs, options=options, out_dir=folder, concurrency=concurrency, resume=True,
-                         progress=progress)
-        frames = load_results(folder)
-        # A folder may hold runs of an earlier, wider study; return only what this study planned.
-        keys = {(j.scenario.id, j.seed, j.trial) for j in jobs}
-        runs = frames["runs"][_planned(frames["runs"], keys)]
-        ids = set(runs["run_id"])
-        kept = {name: f[f["run_id"].isin(ids)] if "run_id" in f else f for name, f in frames.items()}
-        calls = frames["calls"]
-        if len(calls):
-            # LLM call records carry no run_id; tell the targets apart by a column of their own.
-            calls = calls[_planned(calls, keys)].assign(target=target)
-        parts.append({**kept, "runs": runs, "calls": calls})
+    try:
+        # One batch per target (RunOptions carries one target), one after another: the LLM endpoint, not the
+        # number of batches, limits throughput, and each batch already keeps `concurrency` conversations in flight.
+        for target, (names, jobs) in targets.items():
+            folder = root / target_folder(target)
+            options = RunOptions(target=target, simulator_model=simulator_model, judge_model=judge_model,
+                                 judge_samples=judge_samples, store=store, gate=gate_settings(simulator_gate))
+            await arun_batch(jobs, options=options, out_dir=folder, concurrency=concurrency, resume=True,
+                             progress=_TargetProgress(report, ",".join(names) or "healthy"))
+            parts.append(_planned_frames(load_results(folder), jobs, target))
+    finally:
+        report.close()
     return {name: frame.reset_index(drop=True) for name, frame in merge_frames(parts).items()}
+
+
+def _planned_frames(frames: dict[str, pd.DataFrame], jobs: Sequence[Any], target: str) -> dict[str, pd.DataFrame]:
+    """A target folder's frames cut to the conversations this study planned (it may hold an earlier, wider study)."""
+    keys = {(j.scenario.id, j.seed, j.trial) for j in jobs}
+    runs = frames["runs"][_planned(frames["runs"], keys)]
+    ids = set(runs["run_id"])
+    kept = {name: f[f["run_id"].isin(ids)] if "run_id" in f else f for name, f in frames.items()}
+    calls = frames["calls"]
+    if len(calls):
+        # LLM call records carry no run_id; tell the targets apart by a column of their own.
+        calls = calls[_planned(calls, keys)].assign(target=target)
+    return {**kept, "runs": runs, "calls": calls}
+
+
+class _TargetProgress:
+    """One target's batch reporting to the study's single ``Progress``, each conversation named with its fault."""
+
+    def __init__(self, report: Any, fault: str) -> None:
+        self.report, self.fault = report, fault
+
+    def turn(self, label: str, turn: int) -> None:
+        self.report.turn(f"{label} [{self.fault}]", turn)
+
+    def finished(self, label: str, status: str, score: Any = None) -> None:
+        self.report.finished(f"{label} [{self.fault}]", status, score)
 
 
 run_fault_study = blocking(arun_fault_study)

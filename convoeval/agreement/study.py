@@ -15,6 +15,7 @@ Nothing here draws: ``convoeval.report.agreement_views`` shows a ``Study``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import textwrap
 import time
@@ -37,6 +38,7 @@ from convoeval.llm import CacheMissError
 from convoeval.paths import under
 from convoeval.pipeline.config import ParameterError
 from convoeval.pipeline.notebook import ReplayMissError
+from convoeval.pipeline.progress import Mode, StageProgress
 
 __all__ = [
     "STUDY_PARAMETERS",
@@ -100,12 +102,14 @@ def _identity(frame: pd.DataFrame) -> list[str]:
     return keys or list(frame.columns)
 
 
-def run_study(config: StudyConfig, *, progress: bool = False) -> Study:
+def run_study(config: StudyConfig, *, progress: Mode | bool = "lines") -> Study:
     """Gather the conversations, judge them with every configuration, run probes and fidelity checks, measure.
 
     Args:
         config: From ``check_study_parameters``.
-        progress: Progress bars (off in notebooks, whose saved output would keep every update).
+        progress: ``"lines"`` (the default: a line per step and per conversation, and while a step runs one line at
+            most every 20 s with its LLM calls and an ETA; ``convoeval notebook`` shows them in the terminal),
+            ``"bar"`` (a progress bar for the conversations) or ``"off"``.
 
     Returns:
         The ``Study``; its data and tables are already saved under ``config.output_dir``.
@@ -115,36 +119,40 @@ def run_study(config: StudyConfig, *, progress: bool = False) -> Study:
         ValueError: no completed conversational run to judge (only scripted runs, or every conversation errored).
     """
     from convoeval.agreement.faults import run_fault_study
-    from convoeval.agreement.rejudge import rejudge
     from convoeval.llm.models import get_model
     from convoeval.scenarios import load_scenarios
 
     p = config.params
+    mode: Mode = {True: "lines", False: "off"}.get(progress, progress)  # type: ignore[call-overload]
     started = time.time()
     out = config.output_dir
     out.mkdir(parents=True, exist_ok=True)
     scenarios = load_scenarios(config.scenarios_dir)
     first_judge = next(iter(p["judges"].values()))
+    stages = StageProgress(bool(p["fault_study"]) + len(p["judges"]) + bool(p["probes"]), mode=mode)
     parts = []
     if p["fault_study"]:
         chosen = [s for s in scenarios if s.agent in p["agents"] and (p["scenario"] in (None, s.id))]
         if not chosen:
             raise ParameterError(f"no scenario of {', '.join(p['agents'])} matches scenario={p['scenario']!r}")
-        # The parameters are model specs; the runs need chat models (a spec handed on as is fails every call).
-        parts.append(run_fault_study(chosen, out / "fault-study", faults=p["faults"], seeds=tuple(p["seeds"]),
-                                     trials=p["trials"], simulator_model=get_model("simulator", p["simulator_model"]),
-                                     judge_model=get_model("judge", first_judge), judge_samples=p["judge_samples"],
-                                     concurrency=p["concurrency"], progress=progress,
-                                     simulator_gate=p["simulator_gate"]))
+        with stages.step("the fault study's conversations (each judged by the first judge)", count=False):
+            # The parameters are model specs; the runs need chat models (a spec handed on as is fails every call).
+            parts.append(run_fault_study(
+                chosen, out / "fault-study", faults=p["faults"], seeds=tuple(p["seeds"]), trials=p["trials"],
+                simulator_model=get_model("simulator", p["simulator_model"]),
+                judge_model=get_model("judge", first_judge), judge_samples=p["judge_samples"],
+                concurrency=p["concurrency"], progress=mode, simulator_gate=p["simulator_gate"]))
     if p["runs"]:
         parts.append(load_frames([under(config.project_root, f) for f in p["runs"]]))
     frames = _concat(parts)
     _raise_on_replay_miss(frames["calls"])
-    _require_conversations(frames["runs"])
+    _require_conversations(frames["runs"], fault_study=bool(p["fault_study"]))
     try:
-        judged = rejudge(frames, p["judges"], scenarios=scenarios, samples=p["judge_samples"])
+        judged = _judge_all(frames, scenarios, p, stages)
         judged["fidelity"] = _fidelity(frames, scenarios)
-        judged["pairs"] = _probe_pairs(frames, scenarios, p, first_judge)
+        with stages.step(f"bias probes {', '.join(p['probes'])}", calls=_probe_calls(frames, p)) \
+                if p["probes"] else contextlib.nullcontext():
+            judged["pairs"] = _probe_pairs(frames, scenarios, p, first_judge)
     except CacheMissError as exc:
         raise ReplayMissError(f"{exc}; {_RERECORD}") from None
     meta = {"params": p, "judges": {k: v for k, v in p["judges"].items()}, "started": started,
@@ -154,7 +162,33 @@ def run_study(config: StudyConfig, *, progress: bool = False) -> Study:
     study.tables = compute_tables(study, labels=under(config.project_root, p["labels"]) if p["labels"] else None,
                                   exclude_unfaithful=p["exclude_unfaithful"], n_boot=p["n_boot"])
     _save(study)
+    stages.close()
     return study
+
+
+def _judge_all(frames: dict[str, pd.DataFrame], scenarios: list[Any], p: Mapping[str, Any],
+               stages: StageProgress) -> dict[str, pd.DataFrame]:
+    """Every completed conversation judged again by each judge configuration, one progress step per judge."""
+    from convoeval.agreement.rejudge import judged_transcripts, rejudge
+
+    n = judged_transcripts(frames)["run_id"].nunique()
+    parts = []
+    for name, spec in p["judges"].items():
+        # The first judge already judged the fault study's conversations: its calls come back from the cache.
+        with stages.step(f"judging {n} conversation(s) with {name!r} (rubric and holistic)",
+                         calls=2 * n * p["judge_samples"]):
+            parts.append(rejudge(frames, {name: spec}, scenarios=scenarios, samples=p["judge_samples"]))
+    return {kind: pd.concat([part[kind] for part in parts], ignore_index=True) for kind in ("rubric", "holistic")}
+
+
+def _probe_calls(frames: dict[str, pd.DataFrame], p: Mapping[str, Any]) -> int:
+    """The most LLM calls the probes make: the originals judged, each probe's judging, the language probe's
+    translations (one call per conversation); fewer when a probe leaves a conversation unchanged."""
+    from convoeval.agreement.rejudge import judged_transcripts
+
+    n, samples = judged_transcripts(frames)["run_id"].nunique(), p["judge_samples"]
+    per_probe = {"criteria_order": n * samples, "language": n + 2 * n * samples}
+    return 2 * n * samples + sum(per_probe.get(probe, 2 * n * samples) for probe in p["probes"])
 
 
 _RERECORD = ("re-record the calls: run once with CONVOEVAL_CACHE=rw (for the notebook CI cache: "
@@ -173,7 +207,7 @@ def _raise_on_replay_miss(calls: pd.DataFrame) -> None:
                               f"the {first['role']} call of {first['scenario']}); {_RERECORD}")
 
 
-def _require_conversations(runs: pd.DataFrame) -> None:
+def _require_conversations(runs: pd.DataFrame, *, fault_study: bool = False) -> None:
     # Judges are re-run on completed conversations only (scripted runs have no rubric, errored ones no transcript to
     # trust, and one the simulator-failure gate stopped was never the agent's): with none, every table would be
     # empty, so stop with the reason instead of showing empty sections.
@@ -188,8 +222,9 @@ def _require_conversations(runs: pd.DataFrame) -> None:
                    "model, or simulator_gate = False to judge them anyway)")
     if len(errored) and "error" in errored and errored["error"].notna().any():
         detail += f" (first error: {textwrap.shorten(str(errored['error'].dropna().iloc[0]), 200)})"
+    hint = "give results folders that hold some" + ("" if fault_study else ", or set fault_study = True")
     raise ValueError(f"nothing to study: no completed conversational run ({detail}); the judges are compared on "
-                     "conversational runs, so give results folders that hold some, or set fault_study = True")
+                     f"conversational runs, so {hint}")
 
 
 def _fidelity(frames: dict[str, pd.DataFrame], scenarios: list[Any]) -> pd.DataFrame:

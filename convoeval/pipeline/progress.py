@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any, Literal, TextIO
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "StageProgress"]
 
 Mode = Literal["bar", "lines", "off"]
 
@@ -103,3 +103,100 @@ class Progress:
     def _print(self, line: str) -> None:
         self._last_line = time.monotonic()
         print(line, file=self.stream, flush=True)
+
+
+class StageProgress:
+    """Progress of a job made of steps of LLM calls (the agreement study's judging and probes), as plain lines.
+
+    Each step prints a line when it starts and one when it ends; while it runs, at most one line every ``every_s``
+    seconds counts its LLM calls (every call ``convoeval.llm`` accounts, cache hits included) with an ETA from the
+    expected number. Lines go to standard output, so ``convoeval notebook`` shows them in the terminal as it does a
+    run's.
+
+    Args:
+        steps: How many steps the job has (for ``[k/steps]``).
+        mode: ``"lines"``, ``"bar"`` (lines too: a step has no natural bar) or ``"off"``.
+        stream: Where lines go (default standard output).
+        every_s: The least time between two lines within a step.
+
+    Example:
+        >>> stages = StageProgress(2, mode="off")
+        >>> with stages.step("judging 3 conversations with 'greedy'", calls=6):
+        ...     pass
+    """
+
+    def __init__(self, steps: int, *, mode: Mode = "lines", stream: TextIO | None = None,
+                 every_s: float = 20.0) -> None:
+        self.steps, self.mode, self.every_s = steps, mode, every_s
+        self.stream = stream or sys.stdout
+        self.started = time.monotonic()
+        self._k = 0
+        self._lock = threading.Lock()
+
+    def step(self, what: str, *, calls: int | None = None, count: bool = True) -> _Step:
+        """A context manager around one step.
+
+        Args:
+            what: What the step does, for its first line.
+            calls: How many LLM calls it is expected to make, if known (for the ETA).
+            count: Count its LLM calls; ``False`` for a step that reports its own progress (conversations).
+        """
+        self._k += 1
+        return _Step(self, f"[{self._k}/{self.steps}] {what}", calls, count)
+
+    def print(self, line: str) -> None:
+        """One line (nothing when ``mode`` is ``"off"``)."""
+        if self.mode != "off":
+            with self._lock:
+                print(line, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        """The job's total time."""
+        self.print(f"done in {_duration(time.monotonic() - self.started)}")
+
+
+class _Step:
+    """One step of a ``StageProgress``: counts the LLM calls made while it runs."""
+
+    def __init__(self, owner: StageProgress, title: str, calls: int | None, count: bool) -> None:
+        self.owner, self.title, self.expected, self.count = owner, title, calls, count
+        self.done = self.cached = 0
+        self.started = self._last = time.monotonic()
+
+    def __enter__(self) -> _Step:
+        from convoeval.llm.accounting import add_sink
+
+        expected = f" (~{self.expected} LLM call{'s' if self.expected != 1 else ''})" if self.expected else ""
+        self.owner.print(f"{self.title}{expected}")
+        self.started = self._last = time.monotonic()
+        if self.owner.mode != "off" and self.count:
+            add_sink(self._count)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        from convoeval.llm.accounting import remove_sink
+
+        remove_sink(self._count)
+        ended = "stopped" if exc[0] is not None else "done"
+        counted = f"{self._calls_text()} " if self.count else ""
+        self.owner.print(f"  {ended}: {counted}in {_duration(time.monotonic() - self.started)}")
+
+    def _count(self, record: Any) -> None:
+        # Called from the event loop's thread for every accounted call, while the step runs.
+        self.done += 1
+        self.cached += bool(getattr(record, "cache_hit", False))
+        now = time.monotonic()
+        if now - self._last >= self.owner.every_s:
+            self._last = now
+            self.owner.print(f"  … {self._calls_text()} · {self._eta_text(now)}")
+
+    def _calls_text(self) -> str:
+        of = f"/{self.expected}" if self.expected else ""
+        cached = f" ({self.cached} from the cache)" if self.cached else ""
+        return f"{self.done}{of} LLM call(s){cached}"
+
+    def _eta_text(self, now: float) -> str:
+        elapsed = now - self.started
+        if not self.expected or not self.done or self.done >= self.expected:
+            return f"{_duration(elapsed)} elapsed"
+        return f"{_duration(elapsed)} elapsed, ETA {_duration(elapsed / self.done * (self.expected - self.done))}"
