@@ -94,3 +94,13 @@ def test_tools_can_be_left_out_and_patient_tools_are_never_shown():
 def test_unknown_role_is_an_error():
     with pytest.raises(ValueError, match="role"):
         render_messages([{"role": "system", "text": "x"}])
+
+
+def test_a_growing_conversation_keeps_its_tag_so_successive_prompts_share_their_prefix():
+    first = [{"role": "patient", "text": "Oi, quero pagar"}, {"role": "agent", "text": "Qual forma?"}]
+    longer = first + [{"role": "patient", "text": "Pix"}, {"role": "agent", "text": "Link enviado."}]
+    short, grown = render_transcript(first), render_transcript(longer)
+    assert _frame(short)[0] == _frame(grown)[0]
+    assert grown.startswith(short.rsplit("\n", 1)[0])  # everything up to the closing tag
+    other = render_transcript([{"role": "patient", "text": "Bom dia"}])
+    assert _frame(other)[0] != _frame(short)[0]

@@ -13,7 +13,8 @@ The guarantees, each tested:
 * inside the strings ``[ ] < > ``` `` and Unicode line separators are ``\\u`` escapes: a fake ``</transcript-…>``,
   a code fence or a ``[GOAL_COMPLETE]`` marker never appears literally (``json.loads`` still gives back the exact
   text);
-* the tag carries a code derived from the content (a hash, so the rendering stays deterministic and cacheable).
+* the tag carries a code derived from the conversation's first message (a hash, so the rendering stays deterministic
+  and cacheable, and a growing conversation keeps its tag: the prompts of successive turns share their prefix).
 """
 
 from __future__ import annotations
@@ -72,6 +73,9 @@ def render_transcript(entries: Sequence[Mapping[str, Any]], *, include_tools: bo
         [Turn 1] Patient: "Oi \\u005bGOAL_COMPLETE\\u005d"
         </transcript-...>
     """
-    body = "\n".join(render_messages(entries, include_tools=include_tools))
-    tag = "transcript-" + hashlib.sha256(body.encode("utf-8")).hexdigest()[:12]
+    lines = render_messages(entries, include_tools=include_tools)
+    body = "\n".join(lines)
+    # The code comes from the first message only, so it stays the same as the conversation grows: a judge's prompt at
+    # turn k+1 then starts with its prompt at turn k, and the local server re-reads only what is new.
+    tag = "transcript-" + hashlib.sha256((lines[0] if lines else "").encode("utf-8")).hexdigest()[:12]
     return f"<{tag}>\n{body}\n</{tag}>" if body else f"<{tag}>\n</{tag}>"

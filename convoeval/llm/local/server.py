@@ -39,6 +39,10 @@ def _server_settings(model: Path) -> dict[str, Any]:
         "n_ctx": int(os.environ.get("CONVOEVAL_LOCAL_CTX", "8192")),
         "n_threads": int(os.environ.get("CONVOEVAL_LOCAL_THREADS", str(min(4, os.cpu_count() or 1)))),
         "seed": 42,
+        # The prompt cache reuses only whole batches (convoeval.local_server.PromptCache): at 256 rather than
+        # llama.cpp's 512, a judge's ~370-token system prompt is reused across calls and a turn's prompt reuses all but
+        # <256 tokens of the previous one; prompt throughput on 2 cores is the same (docs/local-model.md).
+        "n_batch": int(os.environ.get("CONVOEVAL_LOCAL_BATCH", "256")),
         "prompt_cache_mb": float(os.environ.get("CONVOEVAL_LOCAL_PROMPT_CACHE_MB", "256")),
         "launcher": _LAUNCHER,  # a server started by an older launcher is replaced
     }
@@ -150,6 +154,7 @@ def _launch_command(settings: dict[str, Any], port: int) -> list[str]:
         "--n_ctx", str(settings["n_ctx"]),
         "--n_threads", str(settings["n_threads"]),
         "--n_threads_batch", str(settings["n_threads"]),
+        "--n_batch", str(settings.get("n_batch", 512)),
         "--seed", str(settings["seed"]),
         "--cache", "False",  # llama-cpp-python's own prompt cache restores states that change replies; ours does not
         # llama-cpp-python's default (True) keeps every position's logits: n_ctx x 151,936 floats, ~5 GB at 8,192
