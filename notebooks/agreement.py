@@ -31,8 +31,8 @@
 # and an ETA); papermill keeps the same lines in the executed notebook.
 #
 # **The default scope is small on purpose**: one support scenario, the healthy agent and two known faults (3
-# conversations), two local judge configurations and three of the seven bias probes — about 15 minutes on the
-# embedded local model on 2 cores. Widen it with the parameters below: `scenario = None` (every support scenario),
+# conversations), two local judge configurations and three of the seven bias probes — 9 minutes measured on the
+# embedded local model on 2 cores (51 LLM calls; longer when other work shares the cores). Widen it with the parameters below: `scenario = None` (every support scenario),
 # `faults = None` (every relevant fault), `agents = ["support", "billing"]`, more `seeds`, `trials` or
 # `judge_samples`, and all seven `probes` — the full support study is ~16 conversations and ~10× the calls, hours on
 # the local model and minutes on a hosted one.

@@ -59,3 +59,14 @@ def test_off_prints_nothing():
         emit(_call())
     stages.close()
     assert out.getvalue() == ""
+
+
+def test_a_step_waiting_on_one_slow_call_still_reports():
+    import time
+
+    out = io.StringIO()
+    with StageProgress(1, stream=out, every_s=0.2).step("probes", calls=3):
+        emit(_call())
+        time.sleep(0.7)  # a long call in flight: no record arrives
+    beats = [line for line in out.getvalue().splitlines() if line.startswith("  … 1/3 LLM call(s)")]
+    assert len(beats) >= 2 and "ETA" in beats[-1]

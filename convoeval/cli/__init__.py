@@ -127,8 +127,11 @@ def _notebook(args: argparse.Namespace) -> int:
     try:
         papermill.execute_notebook(str(source), str(output), parameters=parameters, cwd=str(root),
                                    progress_bar=False, log_output=not args.quiet, kernel_name=args.kernel,
-                                   # the kernel's own warning about TCP on localhost is noise for a local run
-                                   extra_arguments=["--IPKernelApp.log_level=ERROR"])
+                                   # The kernel's own log is noise here: a warning about TCP on localhost at start, and
+                                   # at the end "ERROR | KeyboardInterrupt caught in kernel" whenever jupyter_client's
+                                   # shutdown (which always sends SIGINT first) finds it busy. A cell's error still
+                                   # comes through papermill, as PapermillExecutionError.
+                                   extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
     except PapermillExecutionError as exc:
         # The cell's own error is one line (ConfigError, RunError, ThresholdError, …): show that, not papermill's
         # traceback of the kernel's traceback.

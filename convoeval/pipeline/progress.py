@@ -108,9 +108,9 @@ class Progress:
 class StageProgress:
     """Progress of a job made of steps of LLM calls (the agreement study's judging and probes), as plain lines.
 
-    Each step prints a line when it starts and one when it ends; while it runs, at most one line every ``every_s``
-    seconds counts its LLM calls (every call ``convoeval.llm`` accounts, cache hits included) with an ETA from the
-    expected number. Lines go to standard output, so ``convoeval notebook`` shows them in the terminal as it does a
+    Each step prints a line when it starts and one when it ends; while it runs, one line every ``every_s`` seconds
+    counts its LLM calls (every call ``convoeval.llm`` accounts, cache hits included) with an ETA from the expected
+    number and the pace of the calls the model answered. Lines go to standard output, so ``convoeval notebook`` shows them in the terminal as it does a
     run's.
 
     Args:
@@ -162,6 +162,7 @@ class _Step:
         self.owner, self.title, self.expected, self.count = owner, title, calls, count
         self.done = self.cached = 0
         self.started = self._last = time.monotonic()
+        self._stop = threading.Event()
 
     def __enter__(self) -> _Step:
         from convoeval.llm.accounting import add_sink
@@ -171,12 +172,16 @@ class _Step:
         self.started = self._last = time.monotonic()
         if self.owner.mode != "off" and self.count:
             add_sink(self._count)
+            if self.owner.every_s > 0:  # (at 0 every call prints already)
+                # One slow call (a long translation) must not leave the terminal silent for minutes.
+                threading.Thread(target=self._heartbeat, name="convoeval-progress", daemon=True).start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         from convoeval.llm.accounting import remove_sink
 
         remove_sink(self._count)
+        self._stop.set()
         ended = "stopped" if exc[0] is not None else "done"
         counted = f"{self._calls_text()} " if self.count else ""
         self.owner.print(f"  {ended}: {counted}in {_duration(time.monotonic() - self.started)}")
@@ -185,8 +190,15 @@ class _Step:
         # Called from the event loop's thread for every accounted call, while the step runs.
         self.done += 1
         self.cached += bool(getattr(record, "cache_hit", False))
+        self._report_if_due()
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(self.owner.every_s / 4):
+            self._report_if_due()
+
+    def _report_if_due(self) -> None:
         now = time.monotonic()
-        if now - self._last >= self.owner.every_s:
+        if now - self._last >= self.owner.every_s and not self._stop.is_set():
             self._last = now
             self.owner.print(f"  … {self._calls_text()} · {self._eta_text(now)}")
 
@@ -196,7 +208,8 @@ class _Step:
         return f"{self.done}{of} LLM call(s){cached}"
 
     def _eta_text(self, now: float) -> str:
-        elapsed = now - self.started
-        if not self.expected or not self.done or self.done >= self.expected:
+        # Cache hits take no time: the pace is that of the calls the model answered.
+        elapsed, answered = now - self.started, self.done - self.cached
+        if not self.expected or not answered or self.done >= self.expected:
             return f"{_duration(elapsed)} elapsed"
-        return f"{_duration(elapsed)} elapsed, ETA {_duration(elapsed / self.done * (self.expected - self.done))}"
+        return f"{_duration(elapsed)} elapsed, ETA {_duration(elapsed / answered * (self.expected - self.done))}"
