@@ -107,8 +107,8 @@ def run_study(config: StudyConfig, *, progress: Mode | bool = "lines") -> Study:
 
     Args:
         config: From ``check_study_parameters``.
-        progress: ``"lines"`` (the default: a line per step and per conversation, and while a step runs one line at
-            most every 20 s with its LLM calls and an ETA; ``convoeval notebook`` shows them in the terminal),
+        progress: ``"lines"`` (the default: a line per step and per conversation, and while a step runs a line every
+            20 s with its LLM calls and an ETA; ``convoeval notebook`` shows them in the terminal),
             ``"bar"`` (a progress bar for the conversations) or ``"off"``.
 
     Returns:

@@ -110,14 +110,14 @@ class StageProgress:
 
     Each step prints a line when it starts and one when it ends; while it runs, one line every ``every_s`` seconds
     counts its LLM calls (every call ``convoeval.llm`` accounts, cache hits included) with an ETA from the expected
-    number and the pace of the calls the model answered. Lines go to standard output, so ``convoeval notebook`` shows them in the terminal as it does a
-    run's.
+    number and the pace of the calls the model answered. Lines go to standard output, so ``convoeval notebook``
+    shows them in the terminal as it does a run's.
 
     Args:
         steps: How many steps the job has (for ``[k/steps]``).
         mode: ``"lines"``, ``"bar"`` (lines too: a step has no natural bar) or ``"off"``.
         stream: Where lines go (default standard output).
-        every_s: The least time between two lines within a step.
+        every_s: Seconds between two lines within a step (0: a line per call, no timer).
 
     Example:
         >>> stages = StageProgress(2, mode="off")

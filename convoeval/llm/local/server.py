@@ -40,8 +40,8 @@ def _server_settings(model: Path) -> dict[str, Any]:
         "n_threads": int(os.environ.get("CONVOEVAL_LOCAL_THREADS", str(min(4, os.cpu_count() or 1)))),
         "seed": 42,
         # The prompt cache reuses only whole batches (convoeval.local_server.PromptCache): at 256 rather than
-        # llama.cpp's 512, a judge's ~370-token system prompt is reused across calls and a turn's prompt reuses all but
-        # <256 tokens of the previous one; prompt throughput on 2 cores is the same (docs/local-model.md).
+        # llama.cpp's 512, a turn's prompt reuses all but <256 tokens of the previous one, and prompt throughput on
+        # 2 cores is the same (docs/local-model.md).
         "n_batch": int(os.environ.get("CONVOEVAL_LOCAL_BATCH", "256")),
         "prompt_cache_mb": float(os.environ.get("CONVOEVAL_LOCAL_PROMPT_CACHE_MB", "256")),
         "launcher": _LAUNCHER,  # a server started by an older launcher is replaced
