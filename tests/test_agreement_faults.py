@@ -398,3 +398,17 @@ def test_frames_that_are_not_a_fault_study_say_so_instead_of_a_missing_reference
     for measure in (fault_detection, fault_confusion):
         with pytest.raises(ValueError, match="no known-fault truth in these frames: no completed run of a reference"):
             measure(frames)
+
+
+def test_the_targets_run_side_by_side_within_the_concurrency(fake_llm, tmp_path):
+    # One conversation per target: run one target after another, only one call would ever be in flight.
+    from convoeval.llm.models import get_model
+
+    fake_llm.latency = 0.05
+    scenarios = load_scenarios(scenario="support-conv-wants-human-es")
+    frames = run_fault_study(scenarios, tmp_path / "study", simulator_model=get_model("simulator"),
+                             judge_model=get_model("judge"), concurrency=3, progress=False, simulator_gate=False)
+    assert len(frames["runs"]) == 4  # the healthy agent and its three faults
+    # A conversation has at most 2 calls in flight (its rubric and holistic judges): more means targets overlapped,
+    # and 3 conversations bound it at 6 (4 unbounded targets could reach 8).
+    assert 2 < fake_llm.stats["max_in_flight"] <= 6

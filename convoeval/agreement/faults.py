@@ -24,6 +24,7 @@ The judge's "pass" is the positive class: **sensitivity** = P(judge passes | the
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -219,7 +220,7 @@ async def arun_fault_study(
         simulator_model: The patient's model (``None``: the default; see ``convoeval.llm.models``).
         judge_model: The judges' model (``None``: the default).
         judge_samples: Judge calls per conversation.
-        concurrency: Conversations in flight within one target's batch.
+        concurrency: Conversations in flight at once, over all targets (their batches run side by side).
         progress: ``True`` (a bar), ``"lines"`` (plain lines, for notebooks) or ``False``: one count over every
             target, each conversation named with its fault (``[healthy]`` for the healthy agent).
         store: The fixtures store (``None``: ``$CONVOEVAL_STORE_URL`` or the local SQLite file).
@@ -251,20 +252,25 @@ async def arun_fault_study(
     todo = sum(1 for t, (_, jobs) in targets.items() for j in jobs if j.key not in saved[t])
     report = Progress(todo, skipped=sum(len(jobs) for _, jobs in targets.values()) - todo,
                       mode={True: "bar", False: "off"}.get(progress, progress))  # type: ignore[arg-type]
-    parts = []
+    # One batch per target (RunOptions carries one target). A study often has one conversation per target, so the
+    # batches run side by side: `at_once` of them, each with its share of `concurrency` conversations in flight.
+    at_once = max(1, min(len(targets), concurrency))
+    slots = asyncio.Semaphore(at_once)
+
+    async def run_target(target: str, names: tuple[str, ...], jobs: list[Any]) -> dict[str, pd.DataFrame]:
+        folder = root / target_folder(target)
+        options = RunOptions(target=target, simulator_model=simulator_model, judge_model=judge_model,
+                             judge_samples=judge_samples, store=store, gate=gate_settings(simulator_gate))
+        async with slots:
+            await arun_batch(jobs, options=options, out_dir=folder, concurrency=max(1, concurrency // at_once),
+                             resume=True, progress=_TargetProgress(report, ",".join(names) or "healthy"))
+        return _planned_frames(load_results(folder), jobs, target)
+
     try:
-        # One batch per target (RunOptions carries one target), one after another: the LLM endpoint, not the
-        # number of batches, limits throughput, and each batch already keeps `concurrency` conversations in flight.
-        for target, (names, jobs) in targets.items():
-            folder = root / target_folder(target)
-            options = RunOptions(target=target, simulator_model=simulator_model, judge_model=judge_model,
-                                 judge_samples=judge_samples, store=store, gate=gate_settings(simulator_gate))
-            await arun_batch(jobs, options=options, out_dir=folder, concurrency=concurrency, resume=True,
-                             progress=_TargetProgress(report, ",".join(names) or "healthy"))
-            parts.append(_planned_frames(load_results(folder), jobs, target))
+        parts = await asyncio.gather(*(run_target(t, names, jobs) for t, (names, jobs) in targets.items()))
     finally:
         report.close()
-    return {name: frame.reset_index(drop=True) for name, frame in merge_frames(parts).items()}
+    return {name: frame.reset_index(drop=True) for name, frame in merge_frames(list(parts)).items()}
 
 
 def _planned_frames(frames: dict[str, pd.DataFrame], jobs: Sequence[Any], target: str) -> dict[str, pd.DataFrame]:
