@@ -17,7 +17,7 @@ from convoeval.frames import records as _records  # noqa: F401 - re-exported for
 from convoeval.pipeline.conversation import FRAME_SCHEMAS, ConversationResult, RunOptions
 from convoeval.pipeline.jobs import Job, plan
 from convoeval.pipeline.local import arun_jobs
-from convoeval.pipeline.progress import Mode, Progress
+from convoeval.pipeline.progress import Mode, Progress, as_mode
 from convoeval.pipeline.results import (
     finished,
     frames_from_payloads,
@@ -79,7 +79,7 @@ async def arun_batch(
     todo = [j for j in jobs if j.key not in done]
     kept: list[ConversationResult] = []
     shared = not isinstance(progress, (bool, str))
-    report = progress if shared else Progress(len(todo), mode={True: "bar", False: "off"}.get(progress, progress))
+    report = progress if shared else Progress(len(todo), mode=as_mode(progress))  # type: ignore[arg-type]
     if opts.on_turn is None:
         opts.on_turn = report.turn
 

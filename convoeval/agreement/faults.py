@@ -242,7 +242,7 @@ async def arun_fault_study(
     from convoeval.batch import arun_batch, load_results, merge_frames, plan
     from convoeval.conversation import RunOptions
     from convoeval.gate import gate_settings
-    from convoeval.pipeline.progress import Progress
+    from convoeval.pipeline.progress import Progress, as_mode
     from convoeval.pipeline.results import finished
 
     root = Path(out_dir)
@@ -251,7 +251,7 @@ async def arun_fault_study(
     saved = {t: finished(root / target_folder(t)) for t in targets}
     todo = sum(1 for t, (_, jobs) in targets.items() for j in jobs if j.key not in saved[t])
     report = Progress(todo, skipped=sum(len(jobs) for _, jobs in targets.values()) - todo,
-                      mode={True: "bar", False: "off"}.get(progress, progress))  # type: ignore[arg-type]
+                      mode=as_mode(progress))  # type: ignore[arg-type]
     # One batch per target (RunOptions carries one target). A study often has one conversation per target, so the
     # batches run side by side: `at_once` of them, each with its share of `concurrency` conversations in flight.
     at_once = max(1, min(len(targets), concurrency))

@@ -38,7 +38,7 @@ from convoeval.llm import CacheMissError
 from convoeval.paths import under
 from convoeval.pipeline.config import ParameterError
 from convoeval.pipeline.notebook import ReplayMissError
-from convoeval.pipeline.progress import Mode, StageProgress
+from convoeval.pipeline.progress import Mode, StageProgress, as_mode
 
 __all__ = [
     "STUDY_PARAMETERS",
@@ -123,7 +123,7 @@ def run_study(config: StudyConfig, *, progress: Mode | bool = "lines") -> Study:
     from convoeval.scenarios import load_scenarios
 
     p = config.params
-    mode: Mode = {True: "lines", False: "off"}.get(progress, progress)  # type: ignore[call-overload]
+    mode = as_mode(progress, on="lines")
     started = time.time()
     out = config.output_dir
     out.mkdir(parents=True, exist_ok=True)

@@ -24,7 +24,7 @@ from convoeval.frames import to_parquet
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.conversation import ConversationResult, RunOptions, default_target
 from convoeval.pipeline.jobs import Job, plan
-from convoeval.pipeline.progress import Mode, Progress
+from convoeval.pipeline.progress import Mode, Progress, as_mode
 from convoeval.pipeline.results import (
     EvalResult,
     FolderInUseError,
@@ -86,7 +86,7 @@ def execute(
     """
     from convoeval.store import open_store
 
-    mode: Mode = {True: "bar", False: "off"}.get(progress, progress)  # type: ignore[call-overload]
+    mode = as_mode(progress)
     if jobs is None:
         scenarios = select_scenarios(config)
         jobs = plan(scenarios, seeds=config.seeds, trials=config.trials)

@@ -14,9 +14,16 @@ import threading
 import time
 from typing import Any, Literal, TextIO
 
-__all__ = ["Progress", "StageProgress"]
+__all__ = ["Progress", "StageProgress", "as_mode"]
 
 Mode = Literal["bar", "lines", "off"]
+
+
+def as_mode(progress: Mode | bool, *, on: Mode = "bar") -> Mode:
+    """A ``progress`` argument as a mode: ``True`` is ``on``, ``False`` is ``"off"``, a mode stays itself."""
+    if progress is True:
+        return on
+    return "off" if progress is False else progress
 
 
 def _duration(seconds: float) -> str:
