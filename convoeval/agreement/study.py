@@ -150,8 +150,9 @@ def run_study(config: StudyConfig, *, progress: Mode | bool = "lines") -> Study:
     try:
         judged = _judge_all(frames, scenarios, p, stages)
         judged["fidelity"] = _fidelity(frames, scenarios)
-        with stages.step(f"bias probes {', '.join(p['probes'])}", calls=_probe_calls(frames, p)) \
-                if p["probes"] else contextlib.nullcontext():
+        probing = (stages.step(f"bias probes {', '.join(p['probes'])}", calls=_probe_calls(frames, p))
+                   if p["probes"] else contextlib.nullcontext())
+        with probing:
             judged["pairs"] = _probe_pairs(frames, scenarios, p, first_judge)
     except CacheMissError as exc:
         raise ReplayMissError(f"{exc}; {_RERECORD}") from None
