@@ -34,7 +34,7 @@
 # conversations), two local judge configurations and three of the seven bias probes — 9 minutes measured on the
 # embedded local model on 2 cores (51 LLM calls; longer when other work shares the cores). Widen it with the parameters below: `scenario = None` (every support scenario),
 # `faults = None` (every relevant fault), `agents = ["support", "billing"]`, more `seeds`, `trials` or
-# `judge_samples`, and all seven `probes` — the full support study is ~16 conversations and ~10× the calls, hours on
+# `judge_samples`, and all seven `probes` — the full support study is 13 conversations and about 7× the calls, roughly an hour on
 # the local model and minutes on a hosted one.
 #
 # **The simulator-failure gate is off in this study** (`simulator_gate = False`), unlike in a run. A run scores the
