@@ -31,11 +31,12 @@
 # and an ETA); papermill keeps the same lines in the executed notebook.
 #
 # **The default scope is small on purpose**: one support scenario, the healthy agent and two known faults (3
-# conversations), two local judge configurations and three of the seven bias probes — 9 minutes measured on the
-# embedded local model on 2 cores (51 LLM calls; longer when other work shares the cores). Widen it with the parameters below: `scenario = None` (every support scenario),
-# `faults = None` (every relevant fault), `agents = ["support", "billing"]`, more `seeds`, `trials` or
-# `judge_samples`, and all seven `probes` — the full support study is 13 conversations and about 7× the calls, roughly an hour on
-# the local model and minutes on a hosted one.
+# conversations), two local judge configurations and three of the seven bias probes: 9 minutes measured on the
+# embedded local model on 2 cores (51 LLM calls; longer when other work shares the cores). Widen it with the
+# parameters below: `scenario = None` (every support scenario), `faults = None` (every relevant fault),
+# `agents = ["support", "billing"]`, more `seeds`, `trials` or `judge_samples`, and all seven `probes`. The full
+# support study is 13 conversations and about 7× the calls: roughly an hour on the local model, minutes on a hosted
+# one.
 #
 # **The simulator-failure gate is off in this study** (`simulator_gate = False`), unlike in a run. A run scores the
 # agent, so a conversation whose simulated patient broke must not count against it; this study scores the judges,
