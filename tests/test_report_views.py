@@ -104,7 +104,8 @@ def test_the_committed_example_page_shows_one_decimal_and_assertions_passed():
     numbers = [v for column in ("Score", "Rubric score", "Holistic") for v in cells[column]]
     assert len(numbers) == 18 and all(re.fullmatch(r"\d+\.\d|—", v) for v in numbers), numbers
     assert numbers.count("—") == 9  # the three conversational runs ended simulator_failure: nothing scored
-    assert cells["Status"] == ["simulator_failure"] * 3 + ["pass"] * 3
+    # human-pt: the 0.5B turn judge scored one turn low (6.6), every assertion passed
+    assert cells["Status"] == ["simulator_failure"] * 3 + ["pass", "warn", "pass"]
     assert cells["Assertions passed"] == ["0/2", "0/1", "0/1", "5/5", "4/4", "5/5"]
 
 
