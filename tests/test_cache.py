@@ -229,6 +229,46 @@ async def test_concurrent_calls_share_one_cache(cache):
     assert len(model.calls) == 20
 
 
+def _served_model(server: FakeOpenAIServer) -> ChatOpenAI:
+    model = ChatOpenAI(model=server.model, base_url=server.base_url, api_key="x", max_retries=0,
+                       use_responses_api=False)
+    register_model(model, ModelInfo("openai-compatible", server.model, server.base_url))
+    return model
+
+
+async def test_the_same_call_made_side_by_side_asks_the_model_once(cache):
+    # Targets run side by side share a patient's first turn: the twins wait for the first and read its reply.
+    with FakeOpenAIServer(latency=0.2) as server:
+        model = _served_model(server)
+        results = await asyncio.gather(*[call_model(model, MESSAGES, identity=IDENTITY, cache=cache) for _ in range(4)])
+        assert server.stats["requests"] == 1
+        assert sorted(r.cache_hit for r in results) == [False, True, True, True]
+        assert len({r.text for r in results}) == 1
+        # Other identities are other calls, side by side as before.
+        await asyncio.gather(*[call_model(model, MESSAGES, identity=replace(IDENTITY, trial=t), cache=cache)
+                               for t in (5, 6)])
+        assert server.stats["requests"] == 3 and server.stats["max_in_flight"] == 2
+
+
+async def test_a_twin_of_a_failed_call_makes_its_own(cache):
+    with FakeOpenAIServer(latency=0.2) as server:
+        server.fail_next("400")  # not retried: the first call fails, its twin must not inherit a missing reply
+        model = _served_model(server)
+        first, twin = await asyncio.gather(call_model(model, MESSAGES, identity=IDENTITY, cache=cache),
+                                           call_model(model, MESSAGES, identity=IDENTITY, cache=cache),
+                                           return_exceptions=True)
+        assert isinstance(first, Exception) and not isinstance(twin, Exception)
+        assert not twin.cache_hit and server.stats["requests"] == 2
+
+
+async def test_without_a_cache_twins_are_separate_calls(tmp_path):
+    with FakeOpenAIServer(latency=0.1) as server:
+        model = _served_model(server)
+        off = ResponseCache(tmp_path / "off.sqlite", mode="off")
+        await asyncio.gather(*[call_model(model, MESSAGES, identity=IDENTITY, cache=off) for _ in range(3)])
+        assert server.stats["requests"] == 3
+
+
 # -- secrets --------------------------------------------------------------------------------------------------------
 
 

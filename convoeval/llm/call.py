@@ -96,18 +96,35 @@ async def call_model(
     kwargs = _generation_kwargs(seed, temperature, max_tokens, params)
     started = time.perf_counter()
     store = resolve_cache(cache, info)
-    key = None
+    key = flight = None
     try:
         if store is not None:
             key = cache_key(info, _model_params(model), kwargs, msgs, identity, schema_json(schema) if schema else None)
             stored = store.get(key)
+            if stored is None and (twin := _flight_of(key)) is not None:
+                await asyncio.shield(twin)  # the same call is being made: its reply lands in the cache
+                stored = store.get(key)
             if stored is not None:
                 result = _from_cache(stored, schema, info, identity, started)
                 if result is not None:
                     _account(result, accounting)
                     return result
             if store.mode == "replay":
-                raise store.miss(info, identity)
+                miss = store.miss(info, identity)
+                _account_failure(info, identity, started, miss, accounting)  # a run's calls show which one missed
+                raise miss
+            flight = _take_off(key)
+        return await _call_and_store(model, msgs, kwargs, schema, info, identity, retry, store, key, started)
+    finally:
+        if flight is not None:
+            _land(key, flight)
+
+
+async def _call_and_store(model: Any, msgs: list[BaseMessage], kwargs: dict[str, Any], schema: Any, info: ModelInfo,
+                          identity: SampleIdentity, retry: RetryPolicy | None, store: Any, key: str | None,
+                          started: float) -> LLMResult:
+    """Ask the model (retried, validated), store the reply under ``key`` and account for it."""
+    try:
         async with _limit(info):
             if schema is None:
                 try:
@@ -244,6 +261,32 @@ def _generation_kwargs(
         if value is not None:
             kwargs[name] = value
     return kwargs
+
+
+# Calls being made, per event loop, by cache key. A call that finds its twin in flight waits for it and reads the
+# reply from the cache, as it would have a moment later: runs side by side (the fault study's targets, a sweep's
+# agents) share a patient's first turns, and asking the model again would cost a call and answer the same.
+_FLIGHTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _flight_of(key: str) -> asyncio.Future | None:
+    return _FLIGHTS.get(asyncio.get_running_loop(), {}).get(key)
+
+
+def _take_off(key: str) -> asyncio.Future:
+    loop = asyncio.get_running_loop()
+    flight = loop.create_future()
+    _FLIGHTS.setdefault(loop, {})[key] = flight
+    return flight
+
+
+def _land(key: str, flight: asyncio.Future) -> None:
+    # Landed whatever happened: a twin then finds the reply in the cache, or (after a failure) makes its own call.
+    flights = _FLIGHTS.get(asyncio.get_running_loop(), {})
+    if flights.get(key) is flight:
+        del flights[key]
+    if not flight.done():
+        flight.set_result(None)
 
 
 # One semaphore per (event loop, endpoint, limit): asyncio primitives belong to the loop that first waits on them, and
