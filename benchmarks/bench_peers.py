@@ -91,7 +91,9 @@ def run_convoeval(config: str, size: int, llm: FakeLLM, folder: Path, timeout: f
     on ``PYTHONPATH``; the scenario and the agent still come from this checkout's ``benchmarks/peers``, so an old
     commit without them can be measured too).
     """
-    out = folder / f"convoeval-{config}-{size}-{checkout.name if checkout else 'this'}"
+    stem = folder / f"convoeval-{config}-{size}-{checkout.name if checkout else 'this'}"
+    out = next(stem.with_name(f"{stem.name}-{k}") for k in range(1, 10_000)  # --repeat: a folder per run
+               if not stem.with_name(f"{stem.name}-{k}").exists())
     env = clean_env(
         PYTHONPATH=f"{checkout or REPO}:{PEERS_DIR}",
         CONVOEVAL_HOME=str(out / "state"),
