@@ -5,12 +5,17 @@
 
 2,000 calls with distinct identities in flight at once, each a miss and a write to a fresh response cache.
 """
-import asyncio, sys, tempfile, time
+import asyncio
+import sys
+import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
+
 from convoeval.llm import SampleIdentity, call_model
 from convoeval.llm.cache import ResponseCache
 from convoeval.testing import FakeChatModel
+
 ID = SampleIdentity(scenario="s", seed=1, trial=1, role="judge", turn=1)
 async def run(n):
     cache = ResponseCache(Path(tempfile.mkdtemp()) / "c.sqlite", mode="rw")
