@@ -248,9 +248,10 @@ async def arun_fault_study(
     root = Path(out_dir)
     targets = {target: (names, plan(group, seeds=seeds, trials=trials))
                for target, (names, group) in _study_targets(scenarios, agents, faults).items()}
-    saved = {t: finished(root / target_folder(t)) for t in targets}
-    todo = sum(1 for t, (_, jobs) in targets.items() for j in jobs if j.key not in saved[t])
-    report = Progress(todo, skipped=sum(len(jobs) for _, jobs in targets.values()) - todo,
+    # What is left to run, read once: it sizes the one count over every target and is what each batch runs.
+    todo = {t: _not_saved(jobs, finished(root / target_folder(t))) for t, (_, jobs) in targets.items()}
+    left = sum(map(len, todo.values()))
+    report = Progress(left, skipped=sum(len(jobs) for _, jobs in targets.values()) - left,
                       mode=as_mode(progress))  # type: ignore[arg-type]
     # One batch per target (RunOptions carries one target). A study often has one conversation per target, so the
     # batches run side by side: `at_once` of them, each with its share of `concurrency` conversations in flight.
@@ -262,8 +263,8 @@ async def arun_fault_study(
         options = RunOptions(target=target, simulator_model=simulator_model, judge_model=judge_model,
                              judge_samples=judge_samples, store=store, gate=gate_settings(simulator_gate))
         async with slots:
-            await arun_batch(jobs, options=options, out_dir=folder, concurrency=max(1, concurrency // at_once),
-                             resume=True, progress=_TargetProgress(report, ",".join(names) or "healthy"))
+            await arun_batch(todo[target], options=options, out_dir=folder, concurrency=max(1, concurrency // at_once),
+                             resume=False, progress=_TargetProgress(report, ",".join(names) or "healthy"))
         return _planned_frames(load_results(folder), jobs, target)
 
     try:
@@ -271,6 +272,10 @@ async def arun_fault_study(
     finally:
         report.close()
     return {name: frame.reset_index(drop=True) for name, frame in merge_frames(list(parts)).items()}
+
+
+def _not_saved(jobs: Sequence[Any], saved: set[str]) -> list[Any]:
+    return [j for j in jobs if j.key not in saved]
 
 
 def _planned_frames(frames: dict[str, pd.DataFrame], jobs: Sequence[Any], target: str) -> dict[str, pd.DataFrame]:

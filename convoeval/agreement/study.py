@@ -119,6 +119,7 @@ def run_study(config: StudyConfig, *, progress: Mode | bool = "lines") -> Study:
         ValueError: no completed conversational run to judge (only scripted runs, or every conversation errored).
     """
     from convoeval.agreement.faults import run_fault_study
+    from convoeval.agreement.rejudge import judged_transcripts
     from convoeval.llm.models import get_model
     from convoeval.scenarios import load_scenarios
 
@@ -148,9 +149,10 @@ def run_study(config: StudyConfig, *, progress: Mode | bool = "lines") -> Study:
     _raise_on_replay_miss(frames["calls"])
     _require_conversations(frames["runs"], fault_study=bool(p["fault_study"]))
     try:
-        judged = _judge_all(frames, scenarios, p, stages)
+        n = judged_transcripts(frames)["run_id"].nunique()  # the conversations each judge and probe reads
+        judged = _judge_all(frames, n, scenarios, p, stages)
         judged["fidelity"] = _fidelity(frames, scenarios)
-        probing = (stages.step(f"bias probes {', '.join(p['probes'])}", calls=_probe_calls(frames, p))
+        probing = (stages.step(f"bias probes {', '.join(p['probes'])}", calls=_probe_calls(n, p))
                    if p["probes"] else contextlib.nullcontext())
         with probing:
             judged["pairs"] = _probe_pairs(frames, scenarios, p, first_judge)
@@ -167,12 +169,11 @@ def run_study(config: StudyConfig, *, progress: Mode | bool = "lines") -> Study:
     return study
 
 
-def _judge_all(frames: dict[str, pd.DataFrame], scenarios: list[Any], p: Mapping[str, Any],
+def _judge_all(frames: dict[str, pd.DataFrame], n: int, scenarios: list[Any], p: Mapping[str, Any],
                stages: StageProgress) -> dict[str, pd.DataFrame]:
-    """Every completed conversation judged again by each judge configuration, one progress step per judge."""
-    from convoeval.agreement.rejudge import judged_transcripts, rejudge
+    """Every completed conversation (``n`` of them) judged again by each judge configuration, a step per judge."""
+    from convoeval.agreement.rejudge import rejudge
 
-    n = judged_transcripts(frames)["run_id"].nunique()
     parts = []
     for name, spec in p["judges"].items():
         # The first judge already judged the fault study's conversations: its calls come back from the cache.
@@ -182,12 +183,10 @@ def _judge_all(frames: dict[str, pd.DataFrame], scenarios: list[Any], p: Mapping
     return {kind: pd.concat([part[kind] for part in parts], ignore_index=True) for kind in ("rubric", "holistic")}
 
 
-def _probe_calls(frames: dict[str, pd.DataFrame], p: Mapping[str, Any]) -> int:
-    """The most LLM calls the probes make: the originals judged, each probe's judging, the language probe's
-    translations (one call per conversation); fewer when a probe leaves a conversation unchanged."""
-    from convoeval.agreement.rejudge import judged_transcripts
-
-    n, samples = judged_transcripts(frames)["run_id"].nunique(), p["judge_samples"]
+def _probe_calls(n: int, p: Mapping[str, Any]) -> int:
+    """The most LLM calls the probes make on ``n`` conversations: the originals judged, each probe's judging, the
+    language probe's translations (one call per conversation); fewer when a probe leaves a conversation unchanged."""
+    samples = p["judge_samples"]
     per_probe = {"criteria_order": n * samples, "language": n + 2 * n * samples}
     return 2 * n * samples + sum(per_probe.get(probe, 2 * n * samples) for probe in p["probes"])
 
