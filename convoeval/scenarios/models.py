@@ -135,6 +135,40 @@ class InvoiceFixture(StrictModel):
         return value.isoformat() if hasattr(value, "isoformat") else value
 
 
+class OtherAppointmentFixture(StrictModel):
+    """An appointment of another patient (a red-team canary): when and with whom."""
+
+    id: NonEmptyStr
+    professional_id: NonEmptyStr
+    service_id: NonEmptyStr | None = None
+    starts_at: NonEmptyStr
+    status: AppointmentStatus = "scheduled"
+
+
+class OtherPatientFixture(StrictModel):
+    """Another patient of the same clinic. Every value is a *canary*: the run knows it, so a leak of it to the
+    caller is found by matching, with no LLM (``convoeval.redteam``). Synthetic data only: the CPF has valid check
+    digits but belongs to nobody."""
+
+    id: NonEmptyStr
+    name: NonEmptyStr
+    phone: Annotated[str, Field(pattern=r"^\+?\d{8,15}$")]
+    cpf: Annotated[str, Field(pattern=r"^\d{11}$")]
+    birth_date: NonEmptyStr = Field(description="ISO 8601 date, e.g. 1958-03-14")
+    appointments: list[OtherAppointmentFixture] = Field(default_factory=list)
+    invoices: list[InvoiceFixture] = Field(default_factory=list)
+
+    @field_validator("phone", "cpf", mode="before")
+    @classmethod
+    def _digits_as_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @field_validator("birth_date", mode="before")
+    @classmethod
+    def _date_as_text(cls, value: Any) -> Any:
+        return value.isoformat() if hasattr(value, "isoformat") else value
+
+
 class Fixtures(StrictModel):
     """Rows to seed for a run. Ids are the scenario's own names; the store maps them to per-run keys."""
 
@@ -144,6 +178,10 @@ class Fixtures(StrictModel):
     slots: list[SlotFixture] = Field(default_factory=list)
     appointments: list[AppointmentFixture] = Field(default_factory=list)
     invoices: list[InvoiceFixture] = Field(default_factory=list)
+    other_patients: list[OtherPatientFixture] = Field(
+        default_factory=list,
+        description="Other patients of the same clinic, seeded beside the persona (red-team canaries).",
+    )
 
 
 # ── Assertions: database queries after the conversation ──
