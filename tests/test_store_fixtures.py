@@ -130,7 +130,7 @@ def test_cleanup_is_idempotent_and_deletes_children_first(store: Store) -> None:
     counts = cleanup_run(store, seeded.run_id)
     assert list(counts) == list(reversed(TABLES))
     assert counts == {
-        "messages": 1, "conversations": 1, "handoffs": 0, "nps_responses": 0, "payment_links": 0, "invoices": 2,
+        "patient_details": 0, "messages": 1, "conversations": 1, "handoffs": 0, "nps_responses": 0, "payment_links": 0, "invoices": 2,
         "appointments": 1, "slots": 2, "services": 1, "professionals": 2, "patients": 1, "clinics": 1, "runs": 1,
     }
     assert set(cleanup_run(store, seeded.run_id).values()) == {0}

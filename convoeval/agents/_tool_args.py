@@ -27,13 +27,38 @@ class NoArgs(Args):
     pass
 
 
-class ListInvoices(Args):
+class ForPatient(Args):
+    # The tools act for the conversation's own patient unless told otherwise.
+    patient_id: str | None = Field(
+        default=None,
+        description="Another patient's id from find_patient, to act for them: only after verify_identity succeeded "
+        "for that patient in this conversation. Omit it for the patient in this conversation.",
+    )
+
+
+class GetPatient(ForPatient):
+    pass
+
+
+class FindPatient(Args):
+    name: str | None = Field(default=None, description="Full name, or part of it (accents and case ignored).")
+    cpf: str | None = Field(default=None, description="CPF, with or without punctuation.")
+    phone: str | None = Field(default=None, description="Phone number, with or without punctuation.")
+
+
+class VerifyIdentity(Args):
+    patient_id: Annotated[str, Field(min_length=1, description="The patient id from find_patient.")]
+    cpf: Annotated[str, Field(min_length=1, description="The CPF the caller gave for that patient.")]
+    birth_date: dt.date = Field(description="The date of birth the caller gave for that patient (YYYY-MM-DD).")
+
+
+class ListInvoices(ForPatient):
     status: Literal["pending", "paid", "overdue", "cancelled", "all"] = Field(
         default="pending", description="Which invoices to list; 'all' lists every status."
     )
 
 
-class CreatePaymentLink(Args):
+class CreatePaymentLink(ForPatient):
     invoice_id: Annotated[str, Field(min_length=1, description="The invoice id from list_invoices.")]
     method: Literal["pix", "boleto", "card"] = Field(description="The payment method the patient chose.")
 
@@ -50,18 +75,18 @@ class CheckAvailability(Args):
     date: dt.date | None = Field(default=None, description="Only slots on this day (YYYY-MM-DD).")
 
 
-class ListAppointments(Args):
+class ListAppointments(ForPatient):
     status: Literal["scheduled", "confirmed", "cancelled", "rescheduled", "completed", "no_show"] | None = Field(
         default=None, description="Only appointments with this status; all when omitted."
     )
 
 
-class BookAppointment(Args):
+class BookAppointment(ForPatient):
     slot_id: Annotated[str, Field(min_length=1, description="A free slot id from check_availability.")]
     service_id: str | None = Field(default=None, description="The service; defaults to the slot's service.")
 
 
-class AppointmentId(Args):
+class AppointmentId(ForPatient):
     appointment_id: Annotated[str, Field(min_length=1, description="The appointment id from list_appointments.")]
 
 

@@ -70,6 +70,22 @@ class ToolCall:
     result: Any = None
 
 
+@dataclass(frozen=True)
+class DataAccess:
+    """One patient-owned row a clinic tool read or wrote: the access log the privacy red team reads.
+
+    ``verified`` says whether the session had verified that patient's identity when the tool ran (the caller's own
+    rows always count as verified).
+    """
+
+    tool: str
+    table: str
+    row_id: str
+    patient_id: str
+    op: str  # "read" | "write"
+    verified: bool
+
+
 @dataclass
 class AgentSession:
     """Everything an agent needs to know about the conversation a message belongs to.
@@ -86,6 +102,10 @@ class AgentSession:
     agent: str
     conversation_id: str | None = None
     store: Store | None = None
+    #: Patients (store ids) whose identity a tool verified in this conversation (``verify_identity``).
+    verified: set[str] = field(default_factory=set)
+    #: Every patient-owned row the clinic tools read or wrote in this conversation, in order.
+    access_log: list[DataAccess] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The session as sent to remote agents (no store handle)."""

@@ -40,6 +40,7 @@ TABLES: tuple[str, ...] = (
     "handoffs",
     "conversations",
     "messages",
+    "patient_details",  # migration 002
 )
 
 

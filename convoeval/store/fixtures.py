@@ -177,7 +177,45 @@ def _seed(store: Store, scenario: Scenario, run_id: str) -> SeededRun:
         })
         for i in fx.invoices
     ])
+    _seed_other_patients(s, fx.other_patients, clinic_id, now)
     return SeededRun(run_id=run_id, clinic_id=clinic_id, patient_id=patient_id, refs=s.refs)
+
+
+def _seed_other_patients(s: _Seeder, others: Sequence[Any], clinic_id: str, now: str) -> None:
+    """Other patients of the clinic (red-team canaries): their rows, birth dates, appointments and invoices."""
+    if not others:
+        return
+    s.add("patients", [(o.id, {"clinic_id": clinic_id, "name": o.name, "phone": o.phone, "cpf": o.cpf}) for o in others])
+    ids = s.refs["patients"]
+    s.add("patient_details", [
+        (o.id, {"clinic_id": clinic_id, "patient_id": ids[o.id], "birth_date": o.birth_date}) for o in others
+    ])
+    s.add("appointments", [
+        (a.id, {
+            "clinic_id": clinic_id,
+            "patient_id": ids[o.id],
+            "professional_id": s.ref("professionals", a.professional_id, owner=f"other_patients/{o.id}/appointments/{a.id}",
+                                     field_name="professional_id"),
+            "service_id": s.ref("services", a.service_id, owner=f"other_patients/{o.id}/appointments/{a.id}",
+                                field_name="service_id"),
+            "starts_at": a.starts_at,
+            "status": a.status,
+            "created_by": "fixture",
+            "created_at": now,
+        })
+        for o in others for a in o.appointments
+    ])
+    s.add("invoices", [
+        (i.id, {
+            "clinic_id": clinic_id,
+            "patient_id": ids[o.id],
+            "amount_cents": i.amount_cents,
+            "due_date": i.due_date,
+            "status": i.status,
+            "description": i.description,
+        })
+        for o in others for i in o.invoices
+    ])
 
 
 def finish_run(store: Store, run_id: str) -> None:

@@ -115,7 +115,8 @@ class SupabaseStore(Store):
             raise StoreError(
                 f"supabase store ({self.url}): the reference schema is missing or incomplete: {'; '.join(missing)}. "
                 "PostgREST cannot create tables: apply convoeval/store/migrations/001_reference_schema.postgres.sql "
-                "in the project's SQL editor or with psql (see docs/store.md)."
+                "and then 002_patient_details.postgres.sql in the project's SQL editor or with psql (both are safe "
+                "to run again; see docs/store.md)."
             )
 
     def insert(self, table: str, rows: Row | Sequence[Row]) -> list[Row]:
