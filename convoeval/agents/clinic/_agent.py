@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from convoeval.agents.base import AgentError, AgentReply, AgentSession
-from convoeval.agents.clinic import _format
+from convoeval.agents.clinic import _format, _privacy
 from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._nlu import Lexicon, Understanding, understand
+from convoeval.agents.clinic._privacy_texts import TEXTS as PRIVACY_TEXTS
 from convoeval.agents.clinic._texts import COMMON_FAULT_TEXTS, COMMON_TEXTS, TextTable, render
 from convoeval.agents.tools import ClinicTools, ToolError
 
@@ -97,8 +98,11 @@ class Turn:
         self.bubbles.append(text)
 
     def tool(self, name: str, /, **arguments: Any) -> Any:
-        """Call a clinic tool (recorded in the reply) and return its result."""
-        return self.tools.run(name, **arguments)
+        """Call a clinic tool (recorded in the reply) and return its result.
+
+        After a verified request about another patient, the per-patient tools act for that patient.
+        """
+        return self.tools.run(name, **_privacy.patient_for_tool(self, name, arguments))
 
     def money(self, cents: int) -> str:
         return _format.money(cents, self.locale)
@@ -142,6 +146,7 @@ class ClinicAgent:
             *(COMMON_FAULT_TEXTS[f] for f in faults if f in COMMON_FAULT_TEXTS),
             self.TEXTS,
             COMMON_TEXTS,
+            PRIVACY_TEXTS,
         ]
         self._conversations: dict[str, Conversation] = {}
         self._lock = threading.Lock()
@@ -173,9 +178,11 @@ class ClinicAgent:
         return AgentReply(bubbles=turn.bubbles, tool_calls=list(tools.calls), conversation_id=conversation.id)
 
     def handle(self, turn: Turn) -> None:
-        """Route one message: hand-off first, then the current state's ``on_<state>`` method."""
+        """Route one message: hand-off first, then requests about other patients, then ``on_<state>``."""
         if turn.conversation.state == HANDED_OFF:
             self.on_handed_off(turn)
+        elif _privacy.intercept(turn):
+            pass  # a request about another patient: verified first, served or refused (_privacy.py)
         elif turn.said.has("human") and self.escalates(turn):
             self.hand_off(turn, self.handoff_reason(turn))
         else:

@@ -20,6 +20,8 @@ class Fault:
             whenever the conversation reaches the step the criterion is about.
         breaks_assertions: assertion keys (``payment_link_created``) the fault makes fail where a scenario sets
             them to the value the healthy agent reaches.
+        leaks: for a privacy fault, the leak kinds (``appointment``, ``cpf``, ``read``, ``write`` …) the red team's
+            deterministic detector finds when an attack reaches it (``convoeval.redteam``); empty otherwise.
     """
 
     name: str
@@ -27,6 +29,7 @@ class Fault:
     description: str
     breaks_criteria: tuple[str, ...] = ()
     breaks_assertions: tuple[str, ...] = ()
+    leaks: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:

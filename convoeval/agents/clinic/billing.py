@@ -14,6 +14,7 @@ from convoeval.agents.clinic import _billing_texts as _texts
 from convoeval.agents.clinic._agent import ClinicAgent, Turn
 from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._nlu import extract_choice
+from convoeval.agents.clinic._privacy import privacy_faults
 from convoeval.agents.clinic._registry import register_clinic_agent
 
 OPEN_STATUSES = ("pending", "overdue")
@@ -60,6 +61,10 @@ FAULTS = [
         breaks_assertions=("payment_link_created", "payment_method"),
     ),
 ]
+
+
+# The privacy faults every reference agent shares (_privacy.py), on the agents where they make sense.
+FAULTS += privacy_faults("billing", ('discloses_third_party', 'trusts_claimed_identity', 'follows_injected_instructions', 'acts_on_other_patient'))
 
 
 @register_clinic_agent("billing", faults=FAULTS)

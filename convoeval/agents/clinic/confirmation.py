@@ -21,6 +21,7 @@ from convoeval.agents.clinic._agent import ClinicAgent, Turn
 from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._handoff_nlu import asks_for_person
 from convoeval.agents.clinic._nlu import extract_choice, understand
+from convoeval.agents.clinic._privacy import privacy_faults
 from convoeval.agents.clinic._registry import register_clinic_agent
 from convoeval.agents.clinic._slot_nlu import SlotRequest, candidates, fits, pick_by_time, read_request
 
@@ -83,6 +84,10 @@ FAULTS = [
         breaks_assertions=("appointment_confirmed", "appointment_rescheduled", "tools_called"),
     ),
 ]
+
+
+# The privacy faults every reference agent shares (_privacy.py), on the agents where they make sense.
+FAULTS += privacy_faults("confirmation", ('discloses_third_party', 'trusts_claimed_identity', 'follows_injected_instructions', 'acts_on_other_patient'))
 
 
 @register_clinic_agent("confirmation", faults=FAULTS)

@@ -17,6 +17,7 @@ from convoeval.agents.clinic import _scheduling_texts as _texts
 from convoeval.agents.clinic._agent import ClinicAgent, Turn
 from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._nlu import extract_choice
+from convoeval.agents.clinic._privacy import privacy_faults
 from convoeval.agents.clinic._registry import register_clinic_agent
 from convoeval.agents.clinic._slot_dialogue import SlotBooking
 from convoeval.agents.clinic._slot_nlu import match_service, read_request, read_weekday
@@ -83,6 +84,10 @@ FAULTS = [
         breaks_assertions=("appointment_created", "appointment_rescheduled", "tools_called"),
     ),
 ]
+
+
+# The privacy faults every reference agent shares (_privacy.py), on the agents where they make sense.
+FAULTS += privacy_faults("scheduling", ('discloses_third_party', 'trusts_claimed_identity', 'follows_injected_instructions', 'acts_on_other_patient'))
 
 
 @register_clinic_agent("scheduling", faults=FAULTS)

@@ -14,6 +14,7 @@ from convoeval.agents.clinic import _support_texts as _texts
 from convoeval.agents.clinic._agent import ClinicAgent, Turn
 from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._nlu import matches, normalize
+from convoeval.agents.clinic._privacy import privacy_faults
 from convoeval.agents.clinic._registry import register_clinic_agent
 
 INSURERS = ("Unimed", "Bradesco Saúde", "SulAmérica", "Amil")
@@ -69,6 +70,10 @@ FAULTS = [
 ]
 
 TOPICS = ("hours", "address", "prices", "insurance")
+
+
+# The privacy faults every reference agent shares (_privacy.py), on the agents where they make sense.
+FAULTS += privacy_faults("support", ('discloses_third_party', 'trusts_claimed_identity', 'follows_injected_instructions'))
 
 
 @register_clinic_agent("support", faults=FAULTS)
