@@ -46,15 +46,28 @@ def word_spans(folded: str) -> Iterator[tuple[int, int, str]]:
         yield m.start(), m.end(), m.group()
 
 
-def name_forms(name: str) -> tuple[tuple[str, ...], ...]:
-    """The word sequences that name a person: the full name, and first + last name when they differ.
+#: Words that join a name's parts and name nobody: "Maria da Conceição", "Ana de Souza", "Juan y Ortega".
+PARTICLES = frozenset({"da", "das", "de", "del", "do", "dos", "e", "y", "la", "las", "los", "van", "von"})
 
-    A first name alone is not a form: "Maria" or "John" names thousands of people.
+
+def name_forms(name: str) -> tuple[tuple[str, ...], ...]:
+    """The word sequences that name a person: the full name; first + last name; with three names or more, also
+    first + second-to-last (a Spanish name's paternal surname, ``Ximena Echeverría``) and the last two
+    (``Echeverría Ibáñez``, ``Gonçalves Magalhães``).
+
+    A first name alone is not a form: "Maria" or "John" names thousands of people. A compound first name
+    (``João Pedro`` of ``João Pedro Brandão``) is a form, as first + second-to-last: a two-word name is specific
+    enough, and the caller's own name is kept apart by ``collisions``. Particles (``da``, ``de``…) count in the
+    full name only.
     """
     full = words(name)
-    if len(full) <= 2:
+    core = tuple(w for w in full if w not in PARTICLES)
+    if len(core) < 2:
         return (full,) if full else ()
-    return (full, (full[0], full[-1]))
+    forms = [full, (core[0], core[-1])]
+    if len(core) >= 3:
+        forms += [(core[0], core[-2]), core[-2:]]
+    return tuple(dict.fromkeys(forms))
 
 
 # ── numbers that may be masked: CPFs and phones ──
