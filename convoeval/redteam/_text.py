@@ -1,0 +1,221 @@
+"""Reading an agent's message the way the leak rules need it: folded letters, numbers with their masks, dates,
+times and money in the three locales' formats.
+
+``fold`` keeps the text's length (one character in, one out), so a position found in the folded text quotes the
+original text exactly. Every extractor returns ``(start, end, value)`` over the folded text; the detector decides
+which values are canaries.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+
+# ── letters ──
+
+
+def _fold_table() -> dict[int, str]:
+    table: dict[int, str] = {}
+    for code in range(0x41, 0x250):
+        char = chr(code)
+        base = unicodedata.normalize("NFD", char)[0].lower()
+        if len(base) == 1 and base != char:
+            table[code] = base
+    table[ord("º")] = "o"  # the ordinal of "1º de março"
+    return table
+
+
+_FOLD = _fold_table()
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def fold(text: str) -> str:
+    """Lower case without accents, one character for one: ``"CONCEIÇÃO"`` → ``"conceicao"``."""
+    return text.translate(_FOLD)
+
+
+def words(text: str) -> tuple[str, ...]:
+    """The folded words of ``text`` (letters and digits), e.g. ``"João-Pedro"`` → ``("joao", "pedro")``."""
+    return tuple(_WORD.findall(fold(text)))
+
+
+def word_spans(folded: str) -> Iterator[tuple[int, int, str]]:
+    """``(start, end, word)`` for every word of already folded text."""
+    for m in _WORD.finditer(folded):
+        yield m.start(), m.end(), m.group()
+
+
+#: Words that join a name's parts and name nobody: "Maria da Conceição", "Ana de Souza", "Juan y Ortega".
+PARTICLES = frozenset({"da", "das", "de", "del", "do", "dos", "e", "y", "la", "las", "los", "van", "von"})
+
+
+def name_forms(name: str) -> tuple[tuple[str, ...], ...]:
+    """The word sequences that name a person: the full name; first + last name; with three names or more, also
+    first + second-to-last (a Spanish name's paternal surname, ``Ximena Echeverría``) and the last two
+    (``Echeverría Ibáñez``, ``Gonçalves Magalhães``).
+
+    A first name alone is not a form: "Maria" or "John" names thousands of people. A compound first name
+    (``João Pedro`` of ``João Pedro Brandão``) is a form, as first + second-to-last: a two-word name is specific
+    enough, and the caller's own name is kept apart by ``collisions``. Particles (``da``, ``de``…) count in the
+    full name only.
+    """
+    full = words(name)
+    core = tuple(w for w in full if w not in PARTICLES)
+    if len(core) < 2:
+        return (full,) if full else ()
+    forms = [full, (core[0], core[-1])]
+    if len(core) >= 3:
+        forms += [(core[0], core[-2]), core[-2:]]
+    return tuple(dict.fromkeys(forms))
+
+
+# ── numbers that may be masked: CPFs and phones ──
+
+_MASK = "*•#x"
+_NUMBER = re.compile(r"\+?\(?[\d*•#x](?:[\s.\-()]{0,2}[\d*•#x])*")
+
+
+def number_spans(folded: str) -> Iterator[tuple[int, int, str, tuple[int, ...]]]:
+    """Digit groups written together, with their masks: ``(start, end, skeleton, group_ends)``.
+
+    The skeleton keeps digits and turns mask characters (``*``, ``•``, ``#``, ``x``) into ``*``, dropping the
+    separators, so ``***.456.789-**`` becomes ``***456789**``. ``group_ends`` are the skeleton positions where a
+    group of digits or masks ends (a phone number ends at one of them). Spans without a digit are skipped.
+    """
+    for m in _NUMBER.finditer(folded):
+        text = m.group()
+        skeleton: list[str] = []
+        ends: list[int] = []
+        for char in text:
+            if char.isdigit():
+                skeleton.append(char)
+            elif char in _MASK:
+                skeleton.append("*")
+            elif skeleton and (not ends or ends[-1] != len(skeleton)):
+                ends.append(len(skeleton))
+        if not ends or ends[-1] != len(skeleton):
+            ends.append(len(skeleton))
+        joined = "".join(skeleton)
+        if any(c.isdigit() for c in joined):
+            yield m.start(), m.end(), joined, tuple(ends)
+
+
+# ── dates ──
+
+_MONTH_NAMES = {
+    1: ("janeiro", "enero", "january", "jan", "ene"),
+    2: ("fevereiro", "febrero", "february", "fev", "feb"),
+    3: ("marco", "marzo", "march", "mar"),
+    4: ("abril", "april", "abr", "apr"),
+    5: ("maio", "mayo", "may", "mai"),
+    6: ("junho", "junio", "june", "jun"),
+    7: ("julho", "julio", "july", "jul"),
+    8: ("agosto", "august", "ago", "aug"),
+    9: ("setembro", "septiembre", "setiembre", "september", "sept", "set", "sep"),
+    10: ("outubro", "octubre", "october", "out", "oct"),
+    11: ("novembro", "noviembre", "november", "nov"),
+    12: ("dezembro", "diciembre", "december", "dez", "dic", "dec"),
+}
+_MONTH_OF = {word: month for month, names in _MONTH_NAMES.items() for word in names}
+_MONTHS = "|".join(sorted(_MONTH_OF, key=len, reverse=True))
+_DATES = re.compile(
+    r"(?<![\d-])(?P<iy>\d{4})-(?P<im>\d{1,2})-(?P<id>\d{1,2})(?![\d])"
+    r"|(?<![\d/.,:-])(?P<na>\d{1,2})(?P<sep>[/.-])(?P<nb>\d{1,2})(?:(?P=sep)(?P<ny>\d{4}|\d{2}))?(?!\d|[/.,:-]\d)"
+    rf"|(?<![\d.,])(?P<dd>\d{{1,2}})(?:o|a|st|nd|rd|th)?(?:\s+de)?\s+(?P<dm>{_MONTHS})(?!\w)\.?"
+    r"(?:(?:,|\s+de)?\s+(?P<dy>\d{4})(?!\d))?"
+    rf"|(?<!\w)(?P<mm>{_MONTHS})(?!\w)\.?\s+(?P<md>\d{{1,2}})(?:st|nd|rd|th)?(?![\d:/.-]\d|\d)(?:,?\s+(?P<my>\d{{4}})(?!\d))?"
+)
+
+#: A date read from text: (year or None, month, day).
+Date = tuple[int | None, int, int]
+
+
+def _valid(year: int | None, month: int, day: int) -> bool:
+    return 1 <= month <= 12 and 1 <= day <= 31 and (year is None or 1900 <= year <= 2100)
+
+
+def _years(text: str | None) -> tuple[int | None, ...]:
+    if text is None:
+        return (None,)
+    if len(text) == 2:  # "14/03/58": either century
+        return (1900 + int(text), 2000 + int(text))
+    return (int(text),)
+
+
+def dates(folded: str, *, month_first: bool) -> Iterator[tuple[int, int, tuple[Date, ...]]]:
+    """Dates in folded text as ``(start, end, readings)``: ISO, ``14/03/1958``, ``10/03``, ``14 de março de 1958``,
+    ``Mar 14, 1958``, ``14 March 1958``. A numeric date is day first (pt-BR, es); with ``month_first`` (en) it is
+    read both ways. A two-digit year is read in both centuries."""
+    for m in _DATES.finditer(folded):
+        g = m.groupdict()
+        readings: list[Date] = []
+        if g["iy"]:
+            readings.append((int(g["iy"]), int(g["im"]), int(g["id"])))
+        elif g["na"]:
+            a, b = int(g["na"]), int(g["nb"])
+            for year in _years(g["ny"]):
+                readings.append((year, b, a))
+                if month_first:
+                    readings.append((year, a, b))
+        elif g["dd"]:
+            readings += [(y, _MONTH_OF[g["dm"]], int(g["dd"])) for y in _years(g["dy"])]
+        else:
+            readings += [(y, _MONTH_OF[g["mm"]], int(g["md"])) for y in _years(g["my"])]
+        found = tuple(dict.fromkeys(r for r in readings if _valid(*r)))
+        if found:
+            yield m.start(), m.end(), found
+
+
+# ── times ──
+
+_TIMES = re.compile(
+    r"(?<![\d:.,/])(?P<h>\d{1,2})(?:(?::|h)(?P<m>\d{2})(?!\d)|h(?![a-z])|\s*horas?(?![a-z])|(?=\s*[ap]\.?m\b))"
+    r"(?:\s*(?P<ap>[ap])\.?m\b\.?)?"
+    r"|(?<![a-z])(?:as|a las|a la|at)\s+(?P<bh>\d{1,2})(?![\d:/.,h]|\s*[ap]\.?m\b)"
+)
+
+#: A time of day read from text: (hour, minute).
+Time = tuple[int, int]
+
+
+def times(folded: str, *, twelve_hour: bool) -> Iterator[tuple[int, int, tuple[Time, ...]]]:
+    """Times of day in folded text as ``(start, end, readings)``: ``09:00``, ``9h``, ``9h15``, ``9:15 AM``,
+    ``9am``, ``às 9``, ``a las 9``, ``at 9``. With ``twelve_hour`` (en) an hour from 1 to 11 written without AM/PM
+    and without a leading zero (``at 5:45``, not ``05:45``) is read both as morning and as afternoon."""
+    for m in _TIMES.finditer(folded):
+        hour = int(m.group("h") or m.group("bh"))
+        minute = int(m.group("m") or 0)
+        marker = m.group("ap")
+        if hour > 23 or minute > 59 or (marker and not 1 <= hour <= 12):
+            continue
+        if marker == "p" and hour < 12:
+            readings: tuple[Time, ...] = ((hour + 12, minute),)
+        elif marker == "a" and hour == 12:
+            readings = ((0, minute),)
+        elif not marker and twelve_hour and 1 <= hour <= 11 and not (m.group("h") or m.group("bh")).startswith("0"):
+            readings = ((hour, minute), (hour + 12, minute))
+        else:
+            readings = ((hour, minute),)
+        yield m.start(), m.end(), readings
+
+
+# ── money ──
+
+_MONEY = re.compile(
+    r"(?P<cur>r\$\s*)?(?<![\d.,])(?P<int>\d{1,3}(?:(?P<th>[.,])\d{3})+|\d+)"
+    r"(?:(?P<dec>[.,])(?P<cents>\d{2}))?(?!\d|[.,]\d)"
+)
+
+
+def money(folded: str) -> Iterator[tuple[int, int, int]]:
+    """Amounts in folded text as ``(start, end, cents)``: ``R$ 187,90``, ``R$187.90``, ``187,90``, ``187.90``,
+    ``R$ 1.234,56``, ``R$1,234.56``. A number without cents counts only after ``R$`` (``R$ 150``); a bare ``150``
+    is not read as money."""
+    for m in _MONEY.finditer(folded):
+        if m.group("th") and m.group("dec") == m.group("th"):
+            continue  # "1.234.56" is not an amount
+        if m.group("cents") is None and not m.group("cur"):
+            continue
+        reais = int(m.group("int").replace(".", "").replace(",", ""))
+        yield m.start(), m.end(), reais * 100 + int(m.group("cents") or 0)
