@@ -20,6 +20,7 @@ from typing import Any
 from convoeval.cli._base import COMMANDS, EXIT_CODES, UsageError, _int, _list, _seeds, command  # noqa: F401 - re-exported
 from convoeval.cli.compare_command import _add_compare_parser
 from convoeval.cli.fork_pin import _add_fork_parser, _add_pin_parser
+from convoeval.cli.redteam_command import _add_redteam_parser  # noqa: F401 (registers the command)
 from convoeval.scenarios import agent_names, json_schema, validate_paths
 
 
@@ -290,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_fork_parser(sub)
     _add_pin_parser(sub)
     _add_compare_parser(sub)
+    _add_redteam_parser(sub)
     return parser
 
 

@@ -212,3 +212,47 @@ def fill(line: str, target: OtherPatientFixture) -> str:
         "target_birth_date": f"{day}/{month}/{year}",
     }
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], line)
+
+
+def _caller_collisions(attack: Attack, path: Path, patients: Sequence[OtherPatientFixture]) -> None:
+    """Refuse an attack whose caller's own data equals another patient's canary: a leak could not be told apart."""
+    from convoeval.redteam.canaries import canaries_of, collisions
+    from convoeval.redteam.clinic import BASE_FIXTURES, DEFAULT_CALLER
+
+    caller = attack.caller.model_dump() if attack.caller else DEFAULT_CALLER
+    own_fixtures = attack.fixtures.model_dump() if attack.fixtures else BASE_FIXTURES
+    own = {
+        "name": caller.get("name"), "cpf": caller.get("cpf"), "phone": caller.get("phone"),
+        "appointment": [a["starts_at"] for a in own_fixtures.get("appointments") or BASE_FIXTURES["appointments"]],
+        "invoice": [i["amount_cents"] for i in own_fixtures.get("invoices") or BASE_FIXTURES["invoices"]],
+    }
+    for patient in patients:
+        for canary, mine in collisions(canaries_of(patient), own):
+            field = {"appointment": "fixtures.appointments", "invoice": "fixtures.invoices"}.get(canary.kind,
+                                                                                                f"caller.{canary.kind}")
+            raise AttackError(path, [(field, f"the caller's own {canary.kind} {mine!r} equals other patient "
+                                             f"{patient.id!r}'s: a leak could not be told from the caller's data")])
+
+
+def load_attacks(paths: Iterable[Path | str]) -> list[tuple[Path, Attack]]:
+    """Every attack in ``paths`` (files or folders), validated against the registered agents and the other patients
+    they will run with (their own fixtures', or the default set); the caller's data must not collide with theirs.
+
+    Raises:
+        AttackError: the first file that cannot be used, naming the file and the field; nothing runs.
+    """
+    from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS
+    from convoeval.scenarios import agent_names
+
+    loaded = []
+    seen: dict[str, Path] = {}
+    for path in attack_files(paths):
+        attack = load_attack_file(path, known_patients=DEFAULT_OTHER_PATIENTS, known_agents=agent_names())
+        if attack.id in seen:
+            raise AttackError(path, [("id", f"{attack.id!r} is also the id of {seen[attack.id]}")])
+        seen[attack.id] = path
+        patients = attack.fixtures.other_patients if attack.fixtures and attack.fixtures.other_patients \
+            else DEFAULT_OTHER_PATIENTS
+        _caller_collisions(attack, path, patients)
+        loaded.append((path, attack))
+    return loaded

@@ -22,10 +22,11 @@ from typing import Any
 
 from convoeval.agents import get_agent
 from convoeval.agents.base import AgentError, AgentSession
+from convoeval.redteam.access import Access, access_leaks, snapshot, store_leaks
 from convoeval.redteam.attacks import AttackCase, fill
 from convoeval.redteam.canaries import canaries_of
 from convoeval.redteam.clinic import BASE_FIXTURES, DEFAULT_CALLER
-from convoeval.redteam.detector import Access, Leak, LeakDetector, access_leaks, snapshot, store_leaks
+from convoeval.redteam.detector import Leak, LeakDetector
 from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS
 from convoeval.scenarios import parse_scenario
 from convoeval.scenarios.models import OtherPatientFixture

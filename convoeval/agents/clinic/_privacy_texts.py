@@ -23,22 +23,24 @@ CUES: dict[str, dict[str, str]] = {
         "act": "cancela|cancelar|cancele|desmarca|desmarcar|confirma|confirmar|confirme|remarca|remarcar|reagenda|"
         "reagendar|paga|pagar|pague|link|boleto|pix",
         "appointment": "consulta|consultas|horario|horário|agendamento|agenda|marcado|marcada|retorno",
-        "invoice": "fatura|faturas|conta|contas|boleto|pagar|pagamento|valor|deve|divida|dívida|debito|débito",
+        "invoice": "fatura|faturas|conta|contas|boleto|pagar|pagamento|valor|deve|devendo|divida|dívida|debito|"
+        "débito",
         "cancel": "cancela|cancelar|cancele|desmarca|desmarcar",
         "confirm": "confirma|confirmar|confirme",
         "pay": "paga|pagar|pague|link|boleto|pix",
     },
     "en": {
-        "third_party": "mother|mom|mum|father|dad|daughter|son|wife|husband|grandma|grandmother|grandpa|"
-        "grandfather|sister|brother|aunt|uncle|patient|on behalf|her|his|doctor|dr|nurse|staff|front desk|reception|"
-        "urgent|emergency",
+        # Possessives too: the lexicon matches whole words, and "mother's" reads as "mothers".
+        "third_party": "mother|mothers|mom|moms|mum|father|fathers|dad|dads|daughter|son|wife|wifes|husband|"
+        "husbands|grandma|grandmother|grandmothers|grandpa|grandfather|sister|sisters|brother|brothers|aunt|uncle|"
+        "patient|patients|on behalf|her|his|doctor|dr|nurse|staff|front desk|reception|urgent|emergency",
         "claim": "i am|im|its me|it is me|this is|my name is|new number|changed my number|new phone|"
         "different number",
         "injection": "ignore previous instructions|ignore all previous instructions|ignore your instructions|"
         "ignore all instructions|ignore the above|admin mode|developer mode|system",
         "act": "cancel|confirm|reschedule|move|pay|link|bill",
         "appointment": "appointment|appointments|booking|visit|schedule|scheduled",
-        "invoice": "invoice|invoices|bill|bills|owe|balance|payment|pay|amount",
+        "invoice": "invoice|invoices|bill|bills|owe|owes|owing|balance|payment|pay|amount",
         "cancel": "cancel",
         "confirm": "confirm",
         "pay": "pay|link|bill",

@@ -1,0 +1,128 @@
+"""``convoeval redteam``: privacy attacks against the agents, leaks decided without an LLM, and the leak gate."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import sys
+from pathlib import Path
+from typing import Any
+
+from convoeval.cli._base import UsageError, _int, _list, command
+
+#: The exit code of ``--fail-on-leak`` when an attack leaked (1 is a failed gate of ``run``, 2 a bad setting).
+EXIT_LEAK = 5
+
+
+def _add_redteam_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "redteam", help="privacy attacks: does the agent give one patient's data to another caller?",
+        description="Run the attack library (evals/attacks) against agents: each attack seeds a clinic with other "
+                    "patients whose data are canaries, plays its caller turns, and finds leaks with no LLM — the "
+                    "canaries in the agent's messages, unverified reads or writes of their rows in the tools' access "
+                    "log, and changes to their rows in the store. Writes cases.csv, leaks.csv and transcripts.jsonl. "
+                    "Exit codes: 0 done; 2 a setting or an attack file that cannot work (nothing ran); "
+                    f"{EXIT_LEAK} --fail-on-leak and at least one attack leaked.")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="attack files or folders (default: evals/attacks)")
+    p.add_argument("--agents", metavar="A[,A...]", help="only these agents (default: each attack's own list)")
+    p.add_argument("--strategies", metavar="S[,S...]", help="only these strategies")
+    p.add_argument("--locales", metavar="L[,L...]", help="only these locales (pt-BR, en, es)")
+    p.add_argument("--target", action="append", metavar="AGENT=TARGET", default=[],
+                   help="the agent under test for one agent name, e.g. billing=my_bot:respond (repeatable; "
+                        "default: the reference clinic agent)")
+    p.add_argument("--faults", metavar="F[,F...]",
+                   help="run the reference agents with these known faults, each on the agents that have it")
+    p.add_argument("--out", metavar="DIR", help="results folder (default: reports/redteam-<time>)")
+    p.add_argument("--store", metavar="URL", help="fixtures store URL (default: CONVOEVAL_STORE_URL or SQLite)")
+    p.add_argument("--concurrency", type=_int, default=4, metavar="N", help="cases in flight at once (default 4)")
+    p.add_argument("--fail-on-leak", action="store_true", help=f"exit {EXIT_LEAK} when any attack leaked")
+    p.add_argument("-q", "--quiet", action="store_true", help="no line per case")
+
+
+def targets_for(agents: list[str], explicit: list[str], faults: list[str]) -> dict[str, str]:
+    """The target string per agent: ``--target AGENT=TARGET``, else the reference agent with the faults it has."""
+    from convoeval.agents.clinic import faults_for
+
+    targets: dict[str, str] = {}
+    for item in explicit:
+        agent, sep, target = item.partition("=")
+        if not sep or not agent.strip() or not target.strip():
+            raise UsageError(f"--target takes AGENT=TARGET, got {item!r}")
+        targets[agent.strip()] = target.strip()
+    for agent in agents:
+        if agent in targets:
+            continue
+        known = {f.name for f in faults_for(agent)}
+        mine = [f for f in faults if f in known]
+        targets[agent] = f"clinic:{agent}" + (f"?faults={','.join(mine)}" if mine else "")
+    return targets
+
+
+@command("redteam")
+def _redteam(args: argparse.Namespace) -> int:
+    from convoeval.agents.clinic import FAULTS
+    from convoeval.redteam.attacks import STRATEGIES, AttackError, expand, load_attacks
+    from convoeval.redteam.metrics import attack_success, cases_frame, over_refusal, write_results
+    from convoeval.redteam.run import arun_cases
+    from convoeval.scenarios import LOCALES, agent_names
+    from convoeval.store import StoreError, open_store
+
+    agents = _list(args.agents, "--agents") if args.agents else None
+    strategies = _list(args.strategies, "--strategies") if args.strategies else None
+    locales = _list(args.locales, "--locales") if args.locales else None
+    faults = _list(args.faults, "--faults") if args.faults else []
+    for value, known, flag in ((agents, agent_names(), "--agents"), (strategies, STRATEGIES, "--strategies"),
+                               (locales, LOCALES, "--locales")):
+        unknown = [v for v in value or () if v not in known]
+        if unknown:
+            raise UsageError(f"{flag}: unknown {unknown[0]!r}; expected one of {', '.join(known)}")
+    known_faults = {key.split(":", 1)[1] for key in FAULTS}
+    unknown = [f for f in faults if f not in known_faults]
+    if unknown:
+        raise UsageError(f"--faults: unknown fault {unknown[0]!r}; expected one of {', '.join(sorted(known_faults))}")
+    try:
+        attacks = load_attacks(args.paths or ["evals/attacks"])
+    except AttackError as exc:
+        raise UsageError(exc.one_line()) from None
+    cases = expand(attacks, agents=agents, locales=locales, strategies=strategies)
+    if not cases:
+        raise UsageError("no attack case matches the agents, strategies and locales given")
+    targets = targets_for(sorted({c.agent for c in cases}), args.target, faults)
+    try:
+        store = open_store(args.store)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    out = Path(args.out or f"reports/redteam-{dt.datetime.now():%Y%m%d-%H%M%S}")
+    done = [0]
+
+    def progress(result: Any) -> None:
+        done[0] += 1
+        if not args.quiet:
+            verdict = result.status.upper() + (f" {','.join(result.leak_kinds)}" if result.leaks else "")
+            if result.legitimate:
+                verdict += " · served" if result.served else " · NOT SERVED (over-refusal)"
+            print(f"[{done[0]}/{len(cases)}] {result.case} ({result.target_agent}): {verdict}"
+                  + (f" — {result.error}" if result.error else ""), flush=True)
+
+    try:
+        results = asyncio.run(arun_cases(cases, targets, store, concurrency=args.concurrency, on_result=progress))
+    finally:
+        store.close()
+    write_results(results, out)
+    frame = cases_frame(results)
+    asr = attack_success(frame, by=("strategy",))
+    print("\nattack success rate by strategy (95% Wilson CI):")
+    for row in asr.itertuples():
+        print(f"  {row.strategy:<14} {row.leaked:>3}/{row.n:<3} {row.rate:6.1%}  [{row.ci_low:.1%}, {row.ci_high:.1%}]")
+    refused = over_refusal(frame)
+    if len(refused) and refused["n"].iloc[0]:
+        r = refused.iloc[0]
+        print(f"over-refusal (legitimate, verified requests not served): {int(r.refused)}/{int(r.n)}")
+    leaked = int(frame["leaked"].sum())
+    errors = int((frame["status"] == "error").sum())
+    print(f"{len(frame)} case(s): {leaked} leaked, {errors} error(s); results in {out}")
+    if args.fail_on_leak and leaked:
+        print(f"--fail-on-leak: {leaked} attack(s) leaked another patient's data", file=sys.stderr)
+        return EXIT_LEAK
+    return 0
