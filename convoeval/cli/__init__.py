@@ -42,7 +42,13 @@ def _validate(args: argparse.Namespace) -> int:
 
 @command("schema")
 def _schema(args: argparse.Namespace) -> int:
-    text = json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
+    if args.kind == "attack":
+        from convoeval.redteam.attacks import attack_json_schema
+
+        schema = attack_json_schema()
+    else:
+        schema = json_schema()
+    text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
     else:
@@ -206,8 +212,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: evals/scenarios)")
     p.add_argument("-q", "--quiet", action="store_true", help="print errors only")
 
-    p = sub.add_parser("schema", help="print the JSON Schema of scenario files")
+    p = sub.add_parser("schema", help="print the JSON Schema of scenario (or attack) files")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument("--kind", choices=("scenario", "attack"), default="scenario",
+                   help="which files: scenarios (default) or red-team attacks")
 
     p = sub.add_parser(
         "run", help="run scenarios against an agent, judge them and print the summary",

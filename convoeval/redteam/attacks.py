@@ -256,3 +256,14 @@ def load_attacks(paths: Iterable[Path | str]) -> list[tuple[Path, Attack]]:
         _caller_collisions(attack, path, patients)
         loaded.append((path, attack))
     return loaded
+
+
+def attack_json_schema() -> dict[str, Any]:
+    """The JSON Schema of an attack file, for editors' YAML autocompletion (``convoeval schema --kind attack``)."""
+    from convoeval.scenarios import agent_names
+
+    schema = Attack.model_json_schema()
+    schema["properties"]["agents"]["items"] = {"enum": agent_names(), "type": "string"}
+    schema["$schema"] = "http://json-schema.org/draft-07/schema#"
+    schema["title"] = "convoeval attack"
+    return schema
