@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import datetime as dt
 import sys
 from pathlib import Path
@@ -40,58 +39,30 @@ def _add_redteam_parser(sub: Any) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no line per case")
 
 
-def targets_for(agents: list[str], explicit: list[str], faults: list[str]) -> dict[str, str]:
-    """The target string per agent: ``--target AGENT=TARGET``, else the reference agent with the faults it has."""
-    from convoeval.agents.clinic import faults_for
+@command("redteam")
+def _redteam(args: argparse.Namespace) -> int:
+    from convoeval.redteam.attacks import AttackError
+    from convoeval.redteam.metrics import attack_success, over_refusal
+    from convoeval.redteam.study import RedTeamError, plan_cases, run_redteam
+    from convoeval.store import StoreError
 
-    targets: dict[str, str] = {}
-    for item in explicit:
+    options = {
+        "agents": _list(args.agents, "--agents") if args.agents else None,
+        "strategies": _list(args.strategies, "--strategies") if args.strategies else None,
+        "locales": _list(args.locales, "--locales") if args.locales else None,
+        "faults": _list(args.faults, "--faults") if args.faults else [],
+    }
+    targets = {}
+    for item in args.target:
         agent, sep, target = item.partition("=")
         if not sep or not agent.strip() or not target.strip():
             raise UsageError(f"--target takes AGENT=TARGET, got {item!r}")
         targets[agent.strip()] = target.strip()
-    for agent in agents:
-        if agent in targets:
-            continue
-        known = {f.name for f in faults_for(agent)}
-        mine = [f for f in faults if f in known]
-        targets[agent] = f"clinic:{agent}" + (f"?faults={','.join(mine)}" if mine else "")
-    return targets
-
-
-@command("redteam")
-def _redteam(args: argparse.Namespace) -> int:
-    from convoeval.agents.clinic import FAULTS
-    from convoeval.redteam.attacks import STRATEGIES, AttackError, expand, load_attacks
-    from convoeval.redteam.metrics import attack_success, cases_frame, over_refusal, write_results
-    from convoeval.redteam.run import arun_cases
-    from convoeval.scenarios import LOCALES, agent_names
-    from convoeval.store import StoreError, open_store
-
-    agents = _list(args.agents, "--agents") if args.agents else None
-    strategies = _list(args.strategies, "--strategies") if args.strategies else None
-    locales = _list(args.locales, "--locales") if args.locales else None
-    faults = _list(args.faults, "--faults") if args.faults else []
-    for value, known, flag in ((agents, agent_names(), "--agents"), (strategies, STRATEGIES, "--strategies"),
-                               (locales, LOCALES, "--locales")):
-        unknown = [v for v in value or () if v not in known]
-        if unknown:
-            raise UsageError(f"{flag}: unknown {unknown[0]!r}; expected one of {', '.join(known)}")
-    known_faults = {key.split(":", 1)[1] for key in FAULTS}
-    unknown = [f for f in faults if f not in known_faults]
-    if unknown:
-        raise UsageError(f"--faults: unknown fault {unknown[0]!r}; expected one of {', '.join(sorted(known_faults))}")
     try:
-        attacks = load_attacks(args.paths or ["evals/attacks"])
+        cases = plan_cases(args.paths or None, **options)  # every check before anything is made
     except AttackError as exc:
         raise UsageError(exc.one_line()) from None
-    cases = expand(attacks, agents=agents, locales=locales, strategies=strategies)
-    if not cases:
-        raise UsageError("no attack case matches the agents, strategies and locales given")
-    targets = targets_for(sorted({c.agent for c in cases}), args.target, faults)
-    try:
-        store = open_store(args.store)
-    except StoreError as exc:
+    except RedTeamError as exc:
         raise UsageError(str(exc)) from None
     out = Path(args.out or f"reports/redteam-{dt.datetime.now():%Y%m%d-%H%M%S}")
     done = [0]
@@ -106,11 +77,11 @@ def _redteam(args: argparse.Namespace) -> int:
                   + (f" — {result.error}" if result.error else ""), flush=True)
 
     try:
-        results = asyncio.run(arun_cases(cases, targets, store, concurrency=args.concurrency, on_result=progress))
-    finally:
-        store.close()
-    write_results(results, out)
-    frame = cases_frame(results)
+        red = run_redteam(args.paths or None, targets=targets, store=args.store, out=out,
+                          concurrency=args.concurrency, on_result=progress, **options)
+    except (StoreError, RedTeamError) as exc:
+        raise UsageError(str(exc)) from None
+    frame = red.cases
     asr = attack_success(frame, by=("strategy",))
     print("\nattack success rate by strategy (95% Wilson CI):")
     for row in asr.itertuples():

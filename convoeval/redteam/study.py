@@ -1,0 +1,131 @@
+"""``run_redteam``: the whole red team in one call — load the attacks, pick the targets, run, write, summarise.
+
+The command line (``convoeval redteam``) and the notebook (``notebooks/redteam.ipynb``) both call it, so they give
+the same numbers for the same arguments.
+
+Example:
+    >>> red = run_redteam(agents=["billing"], locales=["en"], faults=["discloses_third_party"])
+    >>> red.cases.groupby("strategy")["leaked"].mean()
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from convoeval._aio import run_sync
+from convoeval.redteam.attacks import STRATEGIES, AttackCase, AttackError, expand, load_attacks
+from convoeval.redteam.metrics import cases_frame, leaks_frame, write_results
+from convoeval.redteam.run import AttackResult, arun_cases
+
+DEFAULT_ATTACKS = Path("evals/attacks")
+
+
+class RedTeamError(ValueError):
+    """A red-team setting that cannot work (an unknown agent, strategy, locale or fault, a bad target, no case)."""
+
+
+@dataclass
+class RedTeamRun:
+    """What ``run_redteam`` ran and found: the results, their frames, and the folder they were written to."""
+
+    results: list[AttackResult]
+    cases: pd.DataFrame
+    leaks: pd.DataFrame
+    folder: Path | None
+    targets: dict[str, str]
+
+    @property
+    def leaked(self) -> int:
+        """How many cases leaked."""
+        return int(self.cases["leaked"].sum()) if len(self.cases) else 0
+
+
+def targets_for(agents: Sequence[str], explicit: dict[str, str] | None = None,
+                faults: Sequence[str] = ()) -> dict[str, str]:
+    """The target string per agent: ``explicit[agent]``, else the reference agent with the faults it has."""
+    from convoeval.agents.clinic import faults_for
+
+    targets = dict(explicit or {})
+    for agent in agents:
+        if agent not in targets:
+            mine = [f for f in faults if f in {k.name for k in faults_for(agent)}]
+            targets[agent] = f"clinic:{agent}" + (f"?faults={','.join(mine)}" if mine else "")
+    return targets
+
+
+def plan_cases(paths: Sequence[Path | str] | None = None, *, agents: Sequence[str] | None = None,
+               strategies: Sequence[str] | None = None, locales: Sequence[str] | None = None,
+               faults: Sequence[str] = ()) -> list[AttackCase]:
+    """The cases a red team would run, every setting checked first.
+
+    Raises:
+        RedTeamError: an unknown agent, strategy, locale or fault, or no case left.
+        AttackError: an attack file that cannot be used (one line naming file and field).
+    """
+    from convoeval.agents.clinic import FAULTS
+    from convoeval.scenarios import LOCALES, agent_names
+
+    for values, known, what in ((agents, agent_names(), "agent"), (strategies, STRATEGIES, "strategy"),
+                                (locales, LOCALES, "locale"),
+                                (faults, sorted({k.split(":", 1)[1] for k in FAULTS}), "fault")):
+        unknown = [v for v in values or () if v not in known]
+        if unknown:
+            raise RedTeamError(f"unknown {what} {unknown[0]!r}; expected one of {', '.join(known)}")
+    attacks = load_attacks(paths or [DEFAULT_ATTACKS])
+    cases = expand(attacks, agents=agents, locales=locales, strategies=strategies)
+    if not cases:
+        raise RedTeamError("no attack case matches the agents, strategies and locales given")
+    return cases
+
+
+def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[str] | None = None,
+                strategies: Sequence[str] | None = None, locales: Sequence[str] | None = None,
+                targets: dict[str, str] | None = None, faults: Sequence[str] = (), store: Any = None,
+                out: Path | str | None = "auto", concurrency: int = 4,
+                on_result: Callable[[AttackResult], None] | None = None) -> RedTeamRun:
+    """Run the attack library against the agents and decide every leak without an LLM.
+
+    Args:
+        paths: attack files or folders (default ``evals/attacks``).
+        agents, strategies, locales: only these (default: every attack's own agents, all strategies and locales).
+        targets: the agent under test per agent name (any ``convoeval run`` target); default the reference agent.
+        faults: known faults to switch on in the reference agents, each on the agents that have it.
+        store: a ``Store`` or a store URL (default: ``CONVOEVAL_STORE_URL`` or the local SQLite file).
+        out: results folder; ``"auto"`` is ``reports/redteam-<time>``, ``None`` writes nothing.
+        concurrency: cases in flight at once.
+        on_result: called with each case's result as it finishes (progress).
+
+    Raises:
+        RedTeamError, AttackError: a setting or a file that cannot work; raised before anything runs.
+    """
+    from convoeval.store import Store, open_store
+
+    cases = plan_cases(paths, agents=agents, strategies=strategies, locales=locales, faults=faults)
+    chosen = targets_for(sorted({c.agent for c in cases}), targets, faults)
+    from convoeval.agents import get_agent
+
+    for agent, target in chosen.items():
+        try:
+            get_agent(target)  # a target that cannot be built is a setting error, found before anything runs
+        except ValueError as exc:
+            raise RedTeamError(f"target for {agent}: {exc}") from None
+    opened = store if isinstance(store, Store) else open_store(store)
+    try:
+        results = run_sync(arun_cases(cases, chosen, opened, concurrency=concurrency, on_result=on_result))
+    finally:
+        if opened is not store:
+            opened.close()
+    folder = None
+    if out is not None:
+        folder = write_results(results, Path(f"reports/redteam-{dt.datetime.now():%Y%m%d-%H%M%S}")
+                               if out == "auto" else Path(out))
+    return RedTeamRun(results, cases_frame(results), leaks_frame(results), folder, chosen)
+
+
+__all__ = ["AttackError", "RedTeamError", "RedTeamRun", "plan_cases", "run_redteam", "targets_for"]
