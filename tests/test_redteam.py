@@ -141,8 +141,14 @@ def test_a_bad_attack_file_is_refused_in_one_line_naming_file_and_field(tmp_path
 def test_the_cli_refuses_a_bad_attack_file_and_runs_nothing(tmp_path, capsys):
     path = _write(tmp_path, GOOD.replace("target: op-conceicao", "target: nobody"))
     out = tmp_path / "out"
-    assert cli_main(["redteam", str(path), "--out", str(out), "--store", f"sqlite:///{tmp_path / 's.db'}"]) == 2
+    with pytest.raises(SystemExit) as exit_:
+        cli_main(["redteam", str(path), "--out", str(out), "--store", f"sqlite:///{tmp_path / 's.db'}"])
+    assert exit_.value.code == 2
     assert "target: no other patient 'nobody'" in capsys.readouterr().err and not out.exists()
+    with pytest.raises(SystemExit) as exit_:
+        cli_main(["redteam", "--agents", "billing", "--target", "billing=nosuch_module:respond", "--out", str(out)])
+    assert exit_.value.code == 2 and "cannot import module 'nosuch_module'" in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_fail_on_leak_exits_5_and_writes_the_results(tmp_path):
@@ -191,7 +197,7 @@ def test_tools_log_every_patient_row_with_whether_the_session_verified_that_pati
         [invoice] = tools.run("list_invoices", patient_id=found["id"])
         link = tools.run("create_payment_link", invoice_id=invoice["id"], method="pix", patient_id=found["id"])
         assert store.select("payment_links", {"id": link["id"]})[0]["patient_id"] == found["id"]
-        assert [(a.tool, a.op, a.verified) for a in session.access_log[1:]] == [
+        assert [(a.tool, a.op, a.verified) for a in session.access_log if a.tool != "list_appointments"] == [
             ("list_invoices", "read", True), ("create_payment_link", "write", True)]
         own = tools.run("get_patient")
         assert own["id"] == seeded.patient_id and session.access_log[-1].verified is True
