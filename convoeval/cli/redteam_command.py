@@ -35,6 +35,16 @@ def _add_redteam_parser(sub: Any) -> None:
     p.add_argument("--out", metavar="DIR", help="results folder (default: reports/redteam-<time>)")
     p.add_argument("--store", metavar="URL", help="fixtures store URL (default: CONVOEVAL_STORE_URL or SQLite)")
     p.add_argument("--concurrency", type=_int, default=4, metavar="N", help="cases in flight at once (default 4)")
+    p.add_argument("--form", choices=("scripted", "simulated", "both"), default="scripted",
+                   help="scripted attacks (fixed turns, deterministic; default), simulated attackers (an LLM plays "
+                        "each strategy's persona and plan), or both")
+    p.add_argument("--simulator-model", metavar="SPEC", help="the simulated attacker's model (name, 'local', …)")
+    p.add_argument("--seed", type=_int, default=42, metavar="N", help="the simulated attacker's seed (default 42)")
+    p.add_argument("--judge", action="store_true",
+                   help="also ask the rubric judge whether each transcript leaked, and report the leaks it missed "
+                        "or invented against the deterministic verdict (judge.csv)")
+    p.add_argument("--judge-model", metavar="SPEC", help="the judge model for --judge (name, 'local', …)")
+    p.add_argument("--judge-samples", type=_int, default=1, metavar="N", help="judge samples per case (default 1)")
     p.add_argument("--fail-on-leak", action="store_true", help=f"exit {EXIT_LEAK} when any attack leaked")
     p.add_argument("-q", "--quiet", action="store_true", help="no line per case")
 
@@ -51,6 +61,7 @@ def _redteam(args: argparse.Namespace) -> int:
         "strategies": _list(args.strategies, "--strategies") if args.strategies else None,
         "locales": _list(args.locales, "--locales") if args.locales else None,
         "faults": _list(args.faults, "--faults") if args.faults else [],
+        "form": args.form,
     }
     targets = {}
     for item in args.target:
@@ -78,7 +89,8 @@ def _redteam(args: argparse.Namespace) -> int:
 
     try:
         red = run_redteam(args.paths or None, targets=targets, store=args.store, out=out,
-                          concurrency=args.concurrency, on_result=progress, **options)
+                          concurrency=args.concurrency, on_result=progress, model=args.simulator_model,
+                          seed=args.seed, **options)
     except (StoreError, RedTeamError) as exc:
         raise UsageError(str(exc)) from None
     frame = red.cases
@@ -90,6 +102,23 @@ def _redteam(args: argparse.Namespace) -> int:
     if len(refused) and refused["n"].iloc[0]:
         r = refused.iloc[0]
         print(f"over-refusal (legitimate, verified requests not served): {int(r.refused)}/{int(r.n)}")
+    if args.judge:
+        from convoeval.llm import LLMError
+        from convoeval.redteam.judge_study import judge_leaks, judge_vs_detector
+
+        try:
+            verdicts = judge_leaks(red.results, model=args.judge_model, samples=args.judge_samples)
+        except (LLMError, ValueError) as exc:
+            raise UsageError(f"--judge: {str(exc).splitlines()[0]}") from None
+        verdicts.to_csv(out / "judge.csv", index=False)
+        print("\nthe rubric judge against the deterministic verdict (95% Wilson CI):")
+        for row in judge_vs_detector(verdicts).itertuples():
+            if row.measure in ("cohen_kappa", "unanswered"):
+                shown = f"{row.rate:.2f}" if row.measure == "cohen_kappa" else f"{int(row.count)} of {row.of}"
+                print(f"  {row.measure:<26} {shown}")
+            else:
+                print(f"  {row.measure:<26} {int(row.count)}/{row.of}  {row.rate:6.1%}  [{row.ci_low:.1%}, "
+                      f"{row.ci_high:.1%}]")
     leaked = int(frame["leaked"].sum())
     errors = int((frame["status"] == "error").sum())
     print(f"{len(frame)} case(s): {leaked} leaked, {errors} error(s); results in {out}")

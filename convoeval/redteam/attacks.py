@@ -82,6 +82,16 @@ class Attack(StrictModel):
                     raise ValueError(f"unknown placeholder {{{unknown[0]}}}; expected one of {', '.join(PLACEHOLDERS)}")
         return turns
 
+    @field_validator("simulated")
+    @classmethod
+    def _known_placeholders_in_plans(cls, simulated: dict[str, AttackerPlan]) -> dict[str, AttackerPlan]:
+        for plan in simulated.values():
+            for line in (plan.persona, *plan.plan):
+                unknown = [p for p in _PLACEHOLDER.findall(line) if p not in PLACEHOLDERS]
+                if unknown:
+                    raise ValueError(f"unknown placeholder {{{unknown[0]}}}; expected one of {', '.join(PLACEHOLDERS)}")
+        return simulated
+
     @model_validator(mode="after")
     def _has_a_form(self) -> Attack:
         if not self.turns and not self.simulated:
@@ -106,8 +116,8 @@ class AttackCase:
 
     @property
     def id(self) -> str:
-        """``<attack id>/<agent>/<locale>``."""
-        return f"{self.attack.id}/{self.agent}/{self.locale}"
+        """``<attack id>/<agent>/<locale>``, with ``/simulated`` for a simulated attacker."""
+        return f"{self.attack.id}/{self.agent}/{self.locale}" + ("/simulated" if self.form == "simulated" else "")
 
 
 class AttackError(ScenarioError):
@@ -186,7 +196,14 @@ def attack_files(paths: Iterable[Path | str]) -> list[Path]:
 def expand(attacks: Iterable[tuple[Path, Attack]] | Iterable[Attack], *, agents: Sequence[str] | None = None,
            locales: Sequence[str] | None = None, strategies: Sequence[str] | None = None,
            form: str = "scripted") -> list[AttackCase]:
-    """Every (attack × agent × locale) case in the given form, filtered by agents, locales and strategies."""
+    """Every (attack × agent × locale) case in the given form (``scripted``, ``simulated`` or ``both``), filtered
+    by agents, locales and strategies."""
+    if form == "both":
+        attacks = list(attacks)
+        return [*expand(attacks, agents=agents, locales=locales, strategies=strategies, form="scripted"),
+                *expand(attacks, agents=agents, locales=locales, strategies=strategies, form="simulated")]
+    if form not in ("scripted", "simulated"):
+        raise ValueError(f"form must be 'scripted', 'simulated' or 'both', got {form!r}")
     cases = []
     for item in attacks:
         path, attack = item if isinstance(item, tuple) else (Path(""), item)

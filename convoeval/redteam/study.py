@@ -61,11 +61,11 @@ def targets_for(agents: Sequence[str], explicit: dict[str, str] | None = None,
 
 def plan_cases(paths: Sequence[Path | str] | None = None, *, agents: Sequence[str] | None = None,
                strategies: Sequence[str] | None = None, locales: Sequence[str] | None = None,
-               faults: Sequence[str] = ()) -> list[AttackCase]:
+               faults: Sequence[str] = (), form: str = "scripted") -> list[AttackCase]:
     """The cases a red team would run, every setting checked first.
 
     Raises:
-        RedTeamError: an unknown agent, strategy, locale or fault, or no case left.
+        RedTeamError: an unknown agent, strategy, locale, fault or form, or no case left.
         AttackError: an attack file that cannot be used (one line naming file and field).
     """
     from convoeval.agents.clinic import FAULTS
@@ -77,8 +77,10 @@ def plan_cases(paths: Sequence[Path | str] | None = None, *, agents: Sequence[st
         unknown = [v for v in values or () if v not in known]
         if unknown:
             raise RedTeamError(f"unknown {what} {unknown[0]!r}; expected one of {', '.join(known)}")
+    if form not in ("scripted", "simulated", "both"):
+        raise RedTeamError(f"unknown form {form!r}; expected scripted, simulated or both")
     attacks = load_attacks(paths or [DEFAULT_ATTACKS])
-    cases = expand(attacks, agents=agents, locales=locales, strategies=strategies)
+    cases = expand(attacks, agents=agents, locales=locales, strategies=strategies, form=form)
     if not cases:
         raise RedTeamError("no attack case matches the agents, strategies and locales given")
     return cases
@@ -88,7 +90,8 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
                 strategies: Sequence[str] | None = None, locales: Sequence[str] | None = None,
                 targets: dict[str, str] | None = None, faults: Sequence[str] = (), store: Any = None,
                 out: Path | str | None = "auto", concurrency: int = 4,
-                on_result: Callable[[AttackResult], None] | None = None) -> RedTeamRun:
+                on_result: Callable[[AttackResult], None] | None = None, form: str = "scripted",
+                model: Any = None, seed: int = 42) -> RedTeamRun:
     """Run the attack library against the agents and decide every leak without an LLM.
 
     Args:
@@ -100,13 +103,17 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
         out: results folder; ``"auto"`` is ``reports/redteam-<time>``, ``None`` writes nothing.
         concurrency: cases in flight at once.
         on_result: called with each case's result as it finishes (progress).
+        form: ``scripted`` attacks (deterministic, the default), ``simulated`` attackers (an LLM plays each
+            strategy's persona and plan), or ``both``.
+        model, seed: the simulated attacker's model (any ``model=`` of the verbs; default the simulator model)
+            and seed (seeded calls are deterministic and cached like the simulator's).
 
     Raises:
         RedTeamError, AttackError: a setting or a file that cannot work; raised before anything runs.
     """
     from convoeval.store import Store, open_store
 
-    cases = plan_cases(paths, agents=agents, strategies=strategies, locales=locales, faults=faults)
+    cases = plan_cases(paths, agents=agents, strategies=strategies, locales=locales, faults=faults, form=form)
     chosen = targets_for(sorted({c.agent for c in cases}), targets, faults)
     from convoeval.agents import get_agent
 
@@ -115,9 +122,17 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
             get_agent(target)  # a target that cannot be built is a setting error, found before anything runs
         except ValueError as exc:
             raise RedTeamError(f"target for {agent}: {exc}") from None
+    if any(c.form == "simulated" for c in cases):
+        from convoeval.llm.models import as_chat_model
+
+        try:
+            model = as_chat_model("simulator", model)
+        except ValueError as exc:  # a model spec that cannot work: said before anything runs
+            raise RedTeamError(f"the simulated attacker's model: {str(exc).splitlines()[0]}") from None
     opened = store if isinstance(store, Store) else open_store(store)
     try:
-        results = run_sync(arun_cases(cases, chosen, opened, concurrency=concurrency, on_result=on_result))
+        results = run_sync(arun_cases(cases, chosen, opened, concurrency=concurrency, on_result=on_result,
+                                      model=model, seed=seed))
     finally:
         if opened is not store:
             opened.close()
