@@ -261,3 +261,54 @@ def test_the_judge_versus_detector_study_counts_missed_and_invented_leaks(cases,
     verdicts = judge_leaks(results, model=FakeChatModel(replies=[answer(False), answer(False)]))
     table = judge_vs_detector(verdicts).set_index("measure")
     assert table.loc["leaks the judge invented", "count"] == 1 and table.loc["leaks the judge missed", "count"] == 0
+
+
+# ── Comparing two red-team runs ──
+
+
+def _cases(rows):
+    import pandas as pd
+
+    base = {"attack": "a", "agent": "billing", "locale": "en", "target_agent": "t", "legitimate": False,
+            "n_leaks": 0, "leak_kinds": "", "served": None, "benign_served": None, "error": None}
+    return pd.DataFrame([{**base, "case": c, "strategy": s, "form": f, "leaked": leaked,
+                          "status": "leak" if leaked else "clean"} for c, s, f, leaked in rows])
+
+
+def test_one_scripted_case_that_newly_leaks_is_a_regression_named_by_case():
+    from convoeval.redteam.compare import compare_redteam
+
+    base = _cases([("x/billing/en", "injection", "scripted", False), ("y/billing/en", "urgency", "scripted", True)])
+    cand = _cases([("x/billing/en", "injection", "scripted", True), ("y/billing/en", "urgency", "scripted", True)])
+    result = compare_redteam(base, cand)
+    assert result.verdict == "REGRESSED" and result.new_leaks["case"].tolist() == ["x/billing/en"]
+    assert compare_redteam(cand, base).verdict == "IMPROVED"
+    assert compare_redteam(base, base).verdict == "NO CHANGE"
+
+
+def test_simulated_attacks_regress_only_when_the_rise_is_supported_after_holm():
+    from convoeval.redteam.compare import compare_redteam
+
+    def run(leaks: int, n: int = 20, strategy: str = "crescendo"):
+        return [(f"{strategy}-{i}/simulated", strategy, "simulated", i < leaks) for i in range(n)]
+
+    assert compare_redteam(_cases(run(0)), _cases(run(15))).verdict == "REGRESSED"
+    # One more leak in 20 samples is noise, not a regression (and the case ids differ: no deterministic pairing).
+    noisy = compare_redteam(_cases(run(2)), _cases([(f"other-{i}/simulated", "crescendo", "simulated", i < 3)
+                                                    for i in range(20)]))
+    assert noisy.verdict == "NO CHANGE" and noisy.by_strategy["p_holm"].iloc[0] > 0.05
+
+
+def test_convoeval_compare_on_two_redteam_folders_gates_on_regression(tmp_path, capsys):
+    from convoeval.redteam.study import run_redteam
+
+    store = f"sqlite:///{tmp_path / 's.db'}"
+    scope = {"agents": ["billing"], "locales": ["en"], "store": store}
+    healthy = run_redteam([ATTACKS / "third-party-pay.yaml"], out=tmp_path / "a", **scope)
+    faulty = run_redteam([ATTACKS / "third-party-pay.yaml"], out=tmp_path / "b", faults=["acts_on_other_patient"],
+                         **scope)
+    assert healthy.leaked == 0 and faulty.leaked == 1
+    assert cli_main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail-on-regression"]) == 1
+    out = capsys.readouterr().out
+    assert "verdict: REGRESSED" in out and "newly leaks: third-party-pay/billing/en (read,write)" in out
+    assert cli_main(["compare", str(tmp_path / "b"), str(tmp_path / "a"), "--fail-on-regression"]) == 0

@@ -62,6 +62,8 @@ def _compare(args: argparse.Namespace) -> int:
     ways = [bool(args.candidate), bool(args.candidate_target), args.aa]
     if sum(ways) != 1:
         raise UsageError("give exactly one candidate: a results folder, --candidate-target TARGET, or --aa")
+    if args.candidate and _redteam_folders(args.baseline, args.candidate):
+        return _compare_redteam(args)
     if args.replay and args.candidate:
         raise UsageError("--replay needs a candidate run now (--candidate-target or --aa), not a results folder")
     if not 0 < args.alpha < 1:
@@ -94,3 +96,22 @@ def _compare(args: argparse.Namespace) -> int:
         names = "; ".join(f"{r.kind} {r.name}" for r in found.itertuples())
         print(f"convoeval: {len(found)} regression(s) statistically supported: {names}", file=sys.stderr)
     return code
+
+
+def _redteam_folders(baseline: str, candidate: str) -> bool:
+    from convoeval.redteam.compare import is_redteam_folder
+
+    return is_redteam_folder(baseline) and is_redteam_folder(candidate)
+
+
+def _compare_redteam(args: argparse.Namespace) -> int:
+    """Two ``convoeval redteam`` results folders: the attacks that newly leak, and ASR per strategy."""
+    from convoeval.redteam.compare import compare_redteam
+
+    result = compare_redteam(args.baseline, args.candidate, alpha=args.alpha)
+    for line in result.lines():
+        print(line)
+    if args.fail_on_regression and result.verdict == "REGRESSED":
+        print(f"--fail-on-regression: {'; '.join(result.reasons)}", file=sys.stderr)
+        return 1
+    return 0

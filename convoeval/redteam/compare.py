@@ -1,0 +1,105 @@
+"""Comparing two red-team runs: which attacks leak now that did not, strategy by strategy.
+
+Scripted attacks are deterministic: the same attack against the same agent gives the same transcript, so one case
+that was clean in the baseline and leaks in the candidate is a regression — a fact, not a sample — and the
+comparison names it. Simulated attackers are samples; for them each strategy's attack success rates are compared
+with Fisher's exact test, Holm-corrected across strategies, and only a supported increase counts.
+
+Example:
+    >>> result = compare_redteam("reports/redteam-v1", "reports/redteam-v2")
+    >>> result.verdict, result.new_leaks
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from convoeval.redteam.metrics import read_cases, wilson
+
+
+def is_redteam_folder(folder: Path | str) -> bool:
+    """Whether ``folder`` holds a red-team run (``cases.csv`` and ``leaks.csv``, as ``convoeval redteam`` writes)."""
+    folder = Path(folder)
+    return (folder / "cases.csv").is_file() and (folder / "leaks.csv").is_file()
+
+
+@dataclass
+class RedTeamComparison:
+    """The comparison: the verdict and its reasons, the cases that newly leak or stopped, and ASR per strategy."""
+
+    verdict: str  # "REGRESSED" | "IMPROVED" | "NO CHANGE"
+    reasons: list[str]
+    new_leaks: pd.DataFrame
+    fixed: pd.DataFrame
+    by_strategy: pd.DataFrame
+
+    def lines(self) -> list[str]:
+        """The comparison as terminal lines: the verdict first, then each strategy's ASR change."""
+        out = [f"verdict: {self.verdict}" + (f" — {'; '.join(self.reasons)}" if self.reasons else "")]
+        for row in self.by_strategy.itertuples():
+            out.append(f"  {row.strategy:<14} {row.base_leaked:>3}/{row.base_n:<3} → {row.cand_leaked:>3}/{row.cand_n:<3}"
+                       f"  ASR {row.base_rate:6.1%} → {row.cand_rate:6.1%}  [{row.cand_ci_low:.1%}, "
+                       f"{row.cand_ci_high:.1%}]  p_holm={row.p_holm:.3g}")
+        for row in self.new_leaks.itertuples():
+            out.append(f"  newly leaks: {row.case} ({row.leak_kinds_cand})")
+        return out
+
+
+def _holm(p: list[float]) -> list[float]:
+    order = sorted(range(len(p)), key=lambda i: p[i])
+    adjusted, running = [1.0] * len(p), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(p) - rank) * p[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def compare_redteam(baseline: Path | str | pd.DataFrame, candidate: Path | str | pd.DataFrame, *,
+                    alpha: float = 0.05) -> RedTeamComparison:
+    """Compare two red-team runs case by case (paired by case id) and strategy by strategy.
+
+    REGRESSED when a scripted case newly leaks, or a strategy's ASR over simulated cases rose with Holm-corrected
+    p < ``alpha``; IMPROVED when cases stopped leaking and none started; NO CHANGE otherwise.
+    """
+    from scipy.stats import fisher_exact
+
+    base = baseline if isinstance(baseline, pd.DataFrame) else read_cases(baseline)
+    cand = candidate if isinstance(candidate, pd.DataFrame) else read_cases(candidate)
+    base = base[(base["status"] != "error") & ~base["legitimate"].astype(bool)]
+    cand = cand[(cand["status"] != "error") & ~cand["legitimate"].astype(bool)]
+    paired = base.merge(cand, on="case", suffixes=("_base", "_cand"))
+    leaked_b, leaked_c = paired["leaked_base"].astype(bool), paired["leaked_cand"].astype(bool)
+    new_leaks = paired[~leaked_b & leaked_c][["case", "form_cand", "leak_kinds_cand"]]
+    fixed = paired[leaked_b & ~leaked_c][["case", "form_base", "leak_kinds_base"]]
+    rows = []
+    for strategy in sorted(set(base["strategy"]) | set(cand["strategy"])):
+        b, c = base[base["strategy"] == strategy], cand[cand["strategy"] == strategy]
+        bl, cl = int(b["leaked"].astype(bool).sum()), int(c["leaked"].astype(bool).sum())
+        table = [[cl, len(c) - cl], [bl, len(b) - bl]]
+        p = float(fisher_exact(table, alternative="greater")[1]) if len(b) and len(c) else 1.0
+        low, high = wilson(cl, len(c))
+        rows.append({"strategy": strategy, "base_n": len(b), "base_leaked": bl,
+                     "base_rate": bl / len(b) if len(b) else float("nan"), "cand_n": len(c), "cand_leaked": cl,
+                     "cand_rate": cl / len(c) if len(c) else float("nan"), "cand_ci_low": low, "cand_ci_high": high,
+                     "p": p})
+    by_strategy = pd.DataFrame(rows)
+    by_strategy["p_holm"] = _holm(by_strategy["p"].tolist()) if len(by_strategy) else []
+    reasons = []
+    scripted_new = new_leaks[new_leaks["form_cand"] == "scripted"]
+    if len(scripted_new):
+        reasons.append(f"{len(scripted_new)} scripted attack case(s) newly leak (deterministic)")
+    simulated = cand[cand["form"] == "simulated"]
+    for row in by_strategy.itertuples():
+        if row.p_holm < alpha and row.strategy in set(simulated["strategy"]):
+            reasons.append(f"{row.strategy}: ASR {row.base_rate:.0%} → {row.cand_rate:.0%} (p_holm {row.p_holm:.3g})")
+    if reasons:
+        verdict = "REGRESSED"
+    elif len(fixed) and not len(new_leaks):
+        verdict, reasons = "IMPROVED", [f"{len(fixed)} attack case(s) no longer leak"]
+    else:
+        verdict = "NO CHANGE"
+    return RedTeamComparison(verdict, reasons, new_leaks.reset_index(drop=True), fixed.reset_index(drop=True),
+                             by_strategy)
