@@ -15,8 +15,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from convoeval.llm.local.weights import LocalModelError, _file_lock, ensure_model, local_model_name
-from convoeval.paths import state_dir
+from convoeval.llm.local.weights import LocalModelError, ensure_model, local_model_name
+from convoeval.paths import file_lock, state_dir
 
 _LAUNCHER = "convoeval.local_server/1"
 
@@ -71,7 +71,7 @@ def ensure_server(*, progress: bool = True) -> str:
     # the generation in progress, which can take a minute.
     if state and _matches(state, wanted) and state.get("pid") in _VERIFIED and _alive(state):
         return _base_url(state["port"])
-    with _file_lock(_llm_dir() / "server.lock"):
+    with file_lock(_llm_dir() / "server.lock"):
         state = _read_state()
         if state and _alive(state):
             # "busy": the one-slot server is in the middle of another process's generation (a judge call can take
@@ -254,7 +254,7 @@ def stop_server(timeout: float = 15.0) -> dict[str, Any]:
     Returns:
         ``{"stopped": bool, "pid": ...}``.
     """
-    with _file_lock(_llm_dir() / "server.lock"):
+    with file_lock(_llm_dir() / "server.lock"):
         state = _read_state()
         if not state:
             return {"stopped": False, "pid": None}
