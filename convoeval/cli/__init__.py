@@ -154,9 +154,14 @@ class _Stripped(logging.Formatter):
 def _llm(args: argparse.Namespace) -> int:
     from convoeval.llm import local as local_llm
 
+    if args.idle_timeout is not None and args.action != "serve":
+        raise UsageError("--idle-timeout goes with: convoeval llm serve")
     if args.action == "serve":
-        url = local_llm.ensure_server()
-        print(f"local model server running at {url}")
+        try:
+            url = local_llm.ensure_server(idle_timeout=args.idle_timeout)
+        except local_llm.LocalModelError as exc:
+            raise UsageError(str(exc)) from None
+        print(f"local model server running at {url}; {local_llm.server_status()['idle']}")
     elif args.action == "status":
         print(json.dumps(local_llm.server_status(), indent=2, default=str))
     else:
@@ -263,8 +268,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-k", "--kernel", metavar="NAME", help="the kernel (default: the notebook's)")
     p.add_argument("-q", "--quiet", action="store_true", help="do not stream the cells' output")
 
-    p = sub.add_parser("llm", help="the embedded local model server")
+    p = sub.add_parser(
+        "llm", help="the embedded local model server: start it, show it, stop it",
+        description="The embedded local model server (started on demand by any call that needs the local model, "
+                    "shared by every process on the machine). It stops itself after 10 minutes without a request "
+                    "(--idle-timeout or CONVOEVAL_LOCAL_IDLE_TIMEOUT, in seconds; 0 = never) and the next call "
+                    "starts it again. serve: start it (or set a running one's idle timeout); status: what it is "
+                    "doing, as JSON, with a line on when it stops itself; stop: stop it now.")
     p.add_argument("action", choices=("serve", "status", "stop"))
+    p.add_argument("--idle-timeout", type=float, metavar="SECONDS",
+                   help="serve: seconds without a request before the server stops itself (default 600 or "
+                        "CONVOEVAL_LOCAL_IDLE_TIMEOUT; 0 = never); applied to a running server too")
 
     p = sub.add_parser("cleanup", help="remove store rows of runs that died before their own cleanup")
     p.add_argument("--store", metavar="URL", help="fixtures store URL (default: CONVOEVAL_STORE_URL or SQLite)")
