@@ -256,6 +256,25 @@ async def test_an_idle_server_stops_itself_and_the_next_call_starts_it_again(sta
     assert status["idle"].startswith("stops itself after 10 min idle; last request")
 
 
+
+async def test_a_caller_that_read_the_port_just_before_the_server_stopped_is_healed_by_its_retry(stand_in):
+    # The race the state file cannot close: a caller read server.json, then the server stopped itself before the
+    # request arrived. The connection is refused; the retry asks ensure_server again, which starts a new server.
+    from convoeval.llm import SampleIdentity, call_model
+    from convoeval.llm.models import get_model
+    from convoeval.testing import FakeOpenAIServer
+
+    urls = [f"http://127.0.0.1:{local_server_mod._free_port()}/v1"]  # nothing listens there any more
+    with FakeOpenAIServer(["from the new server"]) as new_server:
+        urls.append(new_server.base_url)
+        handed_out = iter(urls)
+        local_llm_ensure = lambda progress=True: next(handed_out)  # noqa: E731
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(local_llm, "ensure_server", local_llm_ensure)
+            result = await call_model(get_model("judge"), [("user", "hi")], cache="off",
+                                      identity=SampleIdentity(scenario="race", seed=1, trial=1, role="judge"))
+    assert result.text == "from the new server" and result.attempts == 2
+
 def test_serve_sets_a_running_server_s_idle_timeout(stand_in, capsys):
     url = local_llm.ensure_server(progress=False)
     assert local_llm.server_status()["idle_timeout_s"] == 600.0
