@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from convoeval import local_server as in_server
+from convoeval import local_idle
 from convoeval.cli import main
 from convoeval.llm import local as local_llm
 from convoeval.llm.local import LocalModelError
@@ -28,11 +28,11 @@ from convoeval.llm.local import server as local_server_mod
 
 
 def test_the_idle_timeout_setting():
-    assert in_server.parse_idle_timeout(None) == in_server.parse_idle_timeout("") == 600.0
-    assert in_server.parse_idle_timeout("0") == 0.0 and in_server.parse_idle_timeout("1.5") == 1.5
+    assert local_idle.parse_idle_timeout(None) == local_idle.parse_idle_timeout("") == 600.0
+    assert local_idle.parse_idle_timeout("0") == 0.0 and local_idle.parse_idle_timeout("1.5") == 1.5
     for bad in ("ten minutes", "-1", "nan", "inf"):
         with pytest.raises(ValueError, match=r"CONVOEVAL_LOCAL_IDLE_TIMEOUT\) must be a number of seconds ≥ 0"):
-            in_server.parse_idle_timeout(bad)
+            local_idle.parse_idle_timeout(bad)
 
 
 def test_a_bad_idle_timeout_fails_before_anything_starts(tmp_path, monkeypatch):
@@ -44,7 +44,7 @@ def test_a_bad_idle_timeout_fails_before_anything_starts(tmp_path, monkeypatch):
 
 
 def test_the_status_line():
-    note = in_server.idle_note
+    note = local_idle.idle_note
     assert note({"idle_timeout_s": 600, "in_flight": 0, "idle_s": 120, "last_request_s_ago": 120}) == (
         "stops itself after 10 min idle; last request 2 min ago; stops in about 8 min")
     assert note({"idle_timeout_s": 600, "in_flight": 0, "idle_s": 5, "last_request_s_ago": None}) == (
@@ -100,7 +100,7 @@ async def test_the_idle_clock_runs_from_the_last_request_and_never_during_one():
             await release.wait()
         await _ok_app(scope, receive, send)
 
-    watchdog = in_server.IdleWatchdog(slow_app, 60, on_idle=lambda w: stops.append(w) or True, clock=clock,
+    watchdog = local_idle.IdleWatchdog(slow_app, 60, on_idle=lambda w: stops.append(w) or True, clock=clock,
                                       watch=False)
     clock.now += 59
     assert not watchdog.check() and watchdog.remaining() == 1.0
@@ -126,16 +126,16 @@ async def test_the_idle_clock_runs_from_the_last_request_and_never_during_one():
 
 async def test_a_timeout_of_0_never_stops_and_the_timeout_can_be_changed_on_a_running_server():
     clock = _Clock()
-    watchdog = in_server.IdleWatchdog(_ok_app, 0, on_idle=lambda w: pytest.fail("stopped"), clock=clock,
+    watchdog = local_idle.IdleWatchdog(_ok_app, 0, on_idle=lambda w: pytest.fail("stopped"), clock=clock,
                                       watch=False)
     clock.now += 10**7
     assert watchdog.remaining() is None and not watchdog.check()
-    status, body = await _post(watchdog, path=in_server.IDLE_PATH, body=b'{"idle_timeout_s": 30}')
+    status, body = await _post(watchdog, path=local_idle.IDLE_PATH, body=b'{"idle_timeout_s": 30}')
     assert status == 200 and json.loads(body)["idle_timeout_s"] == 30.0
     assert watchdog.remaining() == 30.0  # counted from the change, not from start-up
-    status, body = await _post(watchdog, path=in_server.IDLE_PATH, body=b'{"idle_timeout_s": -5}')
+    status, body = await _post(watchdog, path=local_idle.IDLE_PATH, body=b'{"idle_timeout_s": -5}')
     assert status == 400 and "must be a number of seconds" in json.loads(body)["error"]
-    status, body = await _post(watchdog, path=in_server.IDLE_PATH, method="GET")
+    status, body = await _post(watchdog, path=local_idle.IDLE_PATH, method="GET")
     assert status == 200 and json.loads(body)["requests"] == 0  # control requests are not use either
 
 
@@ -147,7 +147,7 @@ async def test_the_watchdog_thread_calls_on_idle_once_due_and_looks_again_when_d
         return len(calls) == 2  # the first time a caller holds the lock: decline
 
     started = time.monotonic()
-    in_server.IdleWatchdog(_ok_app, 0.2, on_idle=on_idle)
+    local_idle.IdleWatchdog(_ok_app, 0.2, on_idle=on_idle)
     deadline = time.monotonic() + 10
     while len(calls) < 2 and time.monotonic() < deadline:
         await anyio.sleep(0.05)

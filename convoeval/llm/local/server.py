@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from convoeval.llm.local.weights import LocalModelError, ensure_model, local_model_name
-from convoeval.local_server import IDLE_PATH, IDLE_TIMEOUT_ENV, STATE_FILE_ENV, idle_note, parse_idle_timeout
+from convoeval.local_idle import IDLE_TIMEOUT_ENV, STATE_FILE_ENV, ask_idle, idle_note, parse_idle_timeout
 from convoeval.paths import file_lock, state_dir
 
 # 2: the server stops itself when idle; a server of launcher 1 (never stops) is replaced by the next call.
@@ -103,13 +103,9 @@ def _idle_timeout(explicit: float | None) -> float:
 
 
 def _set_idle_timeout(state: dict[str, Any], seconds: float) -> None:
-    """Give a running server a new idle timeout (it answers ``/convoeval/idle`` even while it generates)."""
-    request = urllib.request.Request(f"http://127.0.0.1:{state['port']}{IDLE_PATH}", method="POST",
-                                     data=json.dumps({"idle_timeout_s": seconds}).encode(),
-                                     headers={"Content-Type": "application/json"})  # fmt: skip
+    """Give a running server a new idle timeout (it answers even while it generates) and record it."""
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            response.read()
+        ask_idle(state["port"], set_timeout_s=seconds)
     except (OSError, ValueError) as exc:  # urllib's URLError and HTTPError are OSErrors
         raise LocalModelError(f"could not set the idle timeout of the local server (pid {state['pid']}): {exc}; "
                               "stop it (convoeval llm stop) and start it again") from None
@@ -270,8 +266,11 @@ def server_status() -> dict[str, Any]:
     if not state:
         return {"running": False, "health": "down", "state_file": str(_state_file()),
                 "idle": "not running: the next call that needs the local model starts it"}  # fmt: skip
-    alive = _alive(state)
-    idle = _idle_report(state) if alive else {}
+    alive, idle = _alive(state), {}
+    if alive:
+        with contextlib.suppress(OSError, ValueError):  # a server of an older launcher has no idle page
+            idle = ask_idle(state["port"], timeout=3)
+        idle = idle or {"idle_timeout_s": state.get("idle_timeout_s")}
     return {
         "running": alive,
         "health": _probe(state["port"]) if alive else "down",
@@ -282,18 +281,6 @@ def server_status() -> dict[str, Any]:
         "state_file": str(_state_file()),
         **{k: state.get(k) for k in ("pid", "port", "model_path", "model_name", "n_ctx", "n_threads", "log_path")},
     }
-
-
-def _idle_report(state: dict[str, Any]) -> dict[str, Any]:
-    """What the server says about its idle clock (``IdleWatchdog.report``), or what the state file knows."""
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{state['port']}{IDLE_PATH}", timeout=3) as response:
-            report = json.loads(response.read())
-        if isinstance(report, dict) and "idle_timeout_s" in report:
-            return report
-    except (OSError, ValueError):
-        pass  # a server of an older launcher (404), or one not listening: fall back to the state file
-    return {"idle_timeout_s": state.get("idle_timeout_s")}
 
 
 def stop_server(timeout: float = 15.0) -> dict[str, Any]:
