@@ -92,7 +92,7 @@ def idle_note(report: dict[str, Any]) -> str:
     if timeout is None:
         return "stops itself when idle: unknown (a server started by an older convoeval never does)"
     note = (f"stops itself after {_duration(timeout)} idle" if timeout > 0
-            else f"never stops itself ({IDLE_TIMEOUT_ENV}=0); stop it with: convoeval llm stop")
+            else "never stops itself (idle timeout 0); stop it with: convoeval llm stop")
     if report.get("in_flight"):
         return f"{note}; busy: {report['in_flight']} request(s) in flight"
     ago = report.get("last_request_s_ago")

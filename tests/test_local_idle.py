@@ -52,7 +52,7 @@ def test_the_status_line():
     assert note({"idle_timeout_s": 5400, "in_flight": 1, "idle_s": None, "last_request_s_ago": 3}) == (
         "stops itself after 1 h 30 min idle; busy: 1 request(s) in flight")
     assert note({"idle_timeout_s": 0, "in_flight": 0, "idle_s": 9, "last_request_s_ago": 9}).startswith(
-        "never stops itself (CONVOEVAL_LOCAL_IDLE_TIMEOUT=0); stop it with: convoeval llm stop; last request 9 s")
+        "never stops itself (idle timeout 0); stop it with: convoeval llm stop; last request 9 s")
     assert "older convoeval" in note({"idle_timeout_s": None})
 
 
