@@ -1,5 +1,5 @@
 """What runs inside the embedded model's server process (``python -m convoeval.local_server``, started by
-``convoeval.llm.local``): llama-cpp-python's OpenAI-compatible server with three changes.
+``convoeval.llm.local``): llama-cpp-python's OpenAI-compatible server with four changes.
 
 * **Replies are a function of the request alone, yet conversations are not re-read from the start.** A prompt's
   key/value cache is reused only in whole ``n_batch`` batches that an earlier request computed as prompt batches
@@ -10,9 +10,13 @@
   (``_StopOnDisconnect``); the upstream server runs it to ``max_tokens`` for no one while every other caller waits.
 * **One line per request in the server log**: prompt tokens, how many were evaluated (the rest reused), tokens
   generated, seconds, and how it ended.
+* **It stops itself when idle** (``convoeval.local_idle.IdleWatchdog``): after ``CONVOEVAL_LOCAL_IDLE_TIMEOUT``
+  seconds (default 600) without a request it removes its state file and exits; the next call starts it again.
 
 Environment (read by the server process; ``convoeval.llm.local`` passes it on):
     CONVOEVAL_LOCAL_PROMPT_CACHE_MB: memory for prompt snapshots (default 256; 0 re-reads every prompt).
+    CONVOEVAL_LOCAL_IDLE_TIMEOUT: seconds without a request before the server stops itself (default 600; 0 = never).
+    CONVOEVAL_LOCAL_STATE_FILE: the launcher's ``server.json``, removed (under its lock) when the server stops itself.
 """
 
 from __future__ import annotations
@@ -28,7 +32,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["GenerationCancelled", "PromptCache", "patch_llama", "serve"]
+from convoeval.local_idle import IDLE_TIMEOUT_ENV, IdleWatchdog, parse_idle_timeout, start_line, stop_this_server
+
+__all__ = ["GenerationCancelled", "PromptCache", "patch_llama", "serve", "wrap_app"]
+
 
 #: The cancel flag of the request being served; set by ``_StopOnDisconnect`` when its client goes away and read by
 #: the generation loop in llama-cpp-python's worker thread (anyio copies the context into the thread).
@@ -282,6 +289,19 @@ def _quiet_cancellations() -> None:
     errors.RouteErrorHandler.error_message_wrapper = error_message_wrapper
 
 
+def wrap_app(app: Any, *, idle_timeout_s: float | None = None) -> IdleWatchdog:
+    """The server's ASGI app with convoeval's middleware: stop on disconnect, stop when idle.
+
+    Args:
+        app: llama-cpp-python's FastAPI app (or a stand-in).
+        idle_timeout_s: Default: ``CONVOEVAL_LOCAL_IDLE_TIMEOUT``, else 600 s.
+    """
+    timeout = parse_idle_timeout(os.environ.get(IDLE_TIMEOUT_ENV) if idle_timeout_s is None else idle_timeout_s)
+    watchdog = IdleWatchdog(_StopOnDisconnect(app), timeout, on_idle=stop_this_server)
+    print(f"convoeval.local_server: {start_line(timeout)}", file=sys.stderr, flush=True)
+    return watchdog
+
+
 def serve(argv: list[str]) -> None:
     """Run llama-cpp-python's server (``argv``: its command-line arguments) with the changes above."""
     import llama_cpp
@@ -290,8 +310,9 @@ def serve(argv: list[str]) -> None:
     megabytes = float(os.environ.get("CONVOEVAL_LOCAL_PROMPT_CACHE_MB", "256"))
     patch_llama(llama_cpp.Llama, int(megabytes * 1024 * 1024))
     _quiet_cancellations()
+    parse_idle_timeout(os.environ.get(IDLE_TIMEOUT_ENV))  # a bad setting fails before the model loads
     create_app = server_main.create_app
-    server_main.create_app = lambda **kwargs: _StopOnDisconnect(create_app(**kwargs))
+    server_main.create_app = lambda **kwargs: wrap_app(create_app(**kwargs))
     sys.argv = ["llama_cpp.server", *argv]
     server_main.main()
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -50,3 +52,34 @@ def under(root: Path, path: str | Path) -> Path:
     """``path`` itself when absolute (``~`` expanded), else ``root / path``."""
     p = Path(path).expanduser()
     return p if p.is_absolute() else root / p
+
+
+@contextlib.contextmanager
+def file_lock(path: Path, *, blocking: bool = True) -> Iterator[None]:
+    """An exclusive lock between processes (``flock`` on POSIX, ``msvcrt.locking`` on Windows).
+
+    Args:
+        path: The lock file (created with its folder if missing).
+        blocking: Wait for the lock; ``False`` raises ``BlockingIOError`` at once when another process holds it.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        if os.name == "nt":  # pragma: no cover - exercised on Windows only
+            import msvcrt
+
+            try:
+                msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK if blocking else msvcrt.LK_NBLCK, 1)
+            except OSError as exc:
+                raise BlockingIOError(str(exc)) from exc
+            try:
+                yield
+            finally:
+                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

@@ -95,7 +95,7 @@ def test_ids_of_another_run_are_unknown(run, store: Store) -> None:  # noqa: F81
     [
         ("create_payment_link", {"invoice_id": "inv-open", "method": "bitcoin"}, "method"),
         ("create_payment_link", {"invoice_id": "inv-paid", "method": "pix"}, "is paid"),
-        ("create_payment_link", {"invoice_id": "inv-open"}, "method: Field required"),
+        ("create_payment_link", {"invoice_id": "inv-open"}, r"^create_payment_link: method: [^;]+$"),  # pydantic's words after the path
         ("list_invoices", {"colour": "red"}, "colour: unknown argument"),
         ("record_nps", {"score": 11}, "score"),
         ("record_nps", {"score": True}, "score must be a number"),

@@ -157,7 +157,7 @@ def test_a_busy_server_is_shared_not_replaced(tmp_path, monkeypatch, listen):
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")
     monkeypatch.setattr(local_server_mod, "ensure_model", lambda progress=True: model)
-    monkeypatch.setattr(local_server_mod, "_start", lambda settings: "started-a-new-one")
+    monkeypatch.setattr(local_server_mod, "_start", lambda settings, idle_timeout: "started-a-new-one")
     proc, port = _stand_in_server(tmp_path, listen=listen)
     try:
         (tmp_path / "llm").mkdir()
@@ -497,7 +497,7 @@ def stand_in_launcher(monkeypatch, tmp_path):
 
 def _start(model):
     state = local_server_mod._server_settings(model)
-    local_server_mod._start(state)
+    local_server_mod._start(state, 600.0)
     pid = json.loads(local_server_mod._state_file().read_text())["pid"]
     with open(os.environ["OUTER_PIDS"], "a") as out:
         out.write(f"{{pid}}\\n")

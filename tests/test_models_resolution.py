@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from langchain_openai import ChatOpenAI
+from pydantic import ValidationError
 
 from convoeval.llm import model_info
 from convoeval.llm.models import ModelConfigError, clear_model_cache, get_model, resolve_model
@@ -100,8 +101,9 @@ def test_bad_specs_are_clear():
         resolve_model("grader")
     with pytest.raises(ModelConfigError, match="needs an endpoint.*OPENAI_API_KEY"):
         resolve_model("judge", "gpt-4o")
-    with pytest.raises(Exception, match="extra"):
+    with pytest.raises(ValidationError) as info:  # pydantic's error, told apart by its type, not its wording
         resolve_model("judge", {"modle": "typo"})
+    assert [(e["type"], e["loc"]) for e in info.value.errors()] == [("extra_forbidden", ("modle",))]
 
 
 def test_concurrency_env(monkeypatch):

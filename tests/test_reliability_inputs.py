@@ -77,15 +77,19 @@ def load_leashed(path: Path, deadline_s: float = LOAD_DEADLINE_S) -> tuple[str, 
 
 # ── The corpus ──
 
+#: Where the message after the field path is pydantic's own wording, passed through on purpose
+#: (convoeval/scenarios/errors.py): only the file and the field path are convoeval's to assert.
+PYDANTIC = ""
+
 #: file -> (field path the message names, fragment of the message). "" as field: a whole-file problem.
 CORPUS_EXPECTATIONS: dict[str, tuple[str, str]] = {
     "syntax_error.yaml": ("", "invalid YAML: line 5, column 9"),
     "syntax_unclosed_flow.yaml": ("", "invalid YAML: line 4"),
-    "tab_indentation.yaml": ("", "invalid YAML: line 3"),
-    "wrong_type_max_turns.yaml": ("max_turns", "valid integer"),
-    "wrong_type_persona.yaml": ("persona", "valid dictionary"),
-    "wrong_type_rubric.yaml": ("rubric", "valid list"),
-    "wrong_type_knows.yaml": ("persona.knows", "valid dictionary"),
+    "tab_indentation.yaml": ("", "invalid YAML: line 3, column 1: a tab"),
+    "wrong_type_max_turns.yaml": ("max_turns", "got 'many'"),
+    "wrong_type_persona.yaml": ("persona", PYDANTIC),
+    "wrong_type_rubric.yaml": ("rubric", PYDANTIC),
+    "wrong_type_knows.yaml": ("persona.knows", PYDANTIC),
     "unknown_key_top.yaml": ("rubrik", "unknown field"),
     "unknown_key_nested.yaml": ("persona.phon", "unknown field"),
     "unknown_key_assertion.yaml": ("assertions.payment_link_create", "unknown field"),
@@ -94,19 +98,19 @@ CORPUS_EXPECTATIONS: dict[str, tuple[str, str]] = {
     "bad_enum_type.yaml": ("type", "got 'chatty'"),
     "bad_enum_invoice_status.yaml": ("fixtures.invoices[0].status", "got 'unpaid'"),
     "bad_enum_payment_method.yaml": ("assertions.payment_method", "got 'bitcoin'"),
-    "empty_rubric.yaml": ("rubric", "at least 1 item"),
-    "empty_criterion.yaml": ("rubric[0].text", "at least 1 character"),
+    "empty_rubric.yaml": ("rubric", PYDANTIC),
+    "empty_criterion.yaml": ("rubric[0].text", PYDANTIC),
     "unknown_criterion_assertion.yaml": ("rubric[0].assertion", "unknown assertion 'link_sent'"),
-    "zero_max_turns.yaml": ("max_turns", "greater than 0"),
-    "negative_max_turns.yaml": ("max_turns", "greater than 0"),
+    "zero_max_turns.yaml": ("max_turns", PYDANTIC),
+    "negative_max_turns.yaml": ("max_turns", PYDANTIC),
     "missing_goal.yaml": ("goal", "required field is missing"),
-    "bad_id_pattern.yaml": ("id", "should match pattern"),
-    "bad_phone.yaml": ("persona.phone", "should match pattern"),
-    "nps_out_of_range.yaml": ("assertions.nps_score", "less than or equal to 10"),
-    "negative_amount.yaml": ("fixtures.invoices[0].amount_cents", "greater than 0"),
-    "scripted_no_turns.yaml": ("turns", "at least 1 item"),
+    "bad_id_pattern.yaml": ("id", PYDANTIC),
+    "bad_phone.yaml": ("persona.phone", PYDANTIC),
+    "nps_out_of_range.yaml": ("assertions.nps_score", PYDANTIC),
+    "negative_amount.yaml": ("fixtures.invoices[0].amount_cents", PYDANTIC),
+    "scripted_no_turns.yaml": ("turns", PYDANTIC),
     "scripted_bad_regex.yaml": ("turns[0].expect.response_matches", "invalid regular expression"),
-    "scripted_negative_max_tool_calls.yaml": ("turns[0].expect.max_tool_calls", "greater than or equal to 0"),
+    "scripted_negative_max_tool_calls.yaml": ("turns[0].expect.max_tool_calls", PYDANTIC),
     "non_mapping_list.yaml": ("", "expected a mapping of fields at the top level, got list"),
     "non_mapping_scalar.yaml": ("", "expected a mapping of fields at the top level, got str"),
     "empty.yaml": ("", "got empty"),
@@ -115,10 +119,10 @@ CORPUS_EXPECTATIONS: dict[str, tuple[str, str]] = {
     "non_utf8.yaml": ("", "not UTF-8 text"),
     "deep_nesting.yaml": ("", "nested too deeply"),
     "billion_laughs.yaml": ("a", "unknown field"),
-    "billion_laughs_enum.yaml": ("agent", "Input should be"),
+    "billion_laughs_enum.yaml": ("agent", PYDANTIC),
     "billion_laughs_type.yaml": ("type", "expected 'conversational' or 'scripted'"),
     "wrong_type_type_list.yaml": ("type", "expected 'conversational' or 'scripted'"),
-    "wrong_type_max_turns_bool.yaml": ("max_turns", "valid integer"),
+    "wrong_type_max_turns_bool.yaml": ("max_turns", "got True (YAML reads yes/no/on/off/true/false as booleans)"),
 }
 
 #: file -> the strict-xfail reason of a corpus file the loader does not handle yet (none today).

@@ -132,7 +132,8 @@ def test_integer_fields_refuse_booleans_strings_and_floats(tmp_path, yaml_value,
     with pytest.raises(ScenarioError) as info:
         load_scenario_file(path)
     line = info.value.one_line()
-    assert line.startswith(f"{path}: {where}: Input should be a valid integer"), line
+    # Between our field path and our ", got …" is pydantic's wording, passed through on purpose: not pinned here.
+    assert line.startswith(f"{path}: {where}: ") and ", got " in line, line
     if yaml_value in ("yes", "on", "true", "no"):
         assert "(YAML reads yes/no/on/off/true/false as booleans)" in line, line
 
@@ -228,7 +229,7 @@ def test_filters_by_agent_id_and_type(tmp_path):
         ("- just\n- a list\n", "expected a mapping of fields at the top level, got list"),
         ("", "got empty"),
         (VALID_CONVERSATIONAL_YAML + "colour: blue\n", "colour: unknown field"),
-        (VALID_CONVERSATIONAL_YAML.replace("locale: pt-BR", "locale: fr"), r"locale: Input should be .*got 'fr'"),
+        (VALID_CONVERSATIONAL_YAML.replace("locale: pt-BR", "locale: fr"), r"locale: .+, got 'fr'"),
         (VALID_CONVERSATIONAL_YAML.replace("type: conversational", "type: chatty"), "type: expected 'conversational' or 'scripted', got 'chatty'"),
         (VALID_CONVERSATIONAL_YAML.replace("amount_cents: 15000", "amount_cents: lots"), r"fixtures\.invoices\[0\]\.amount_cents: "),
         (VALID_SCRIPTED_YAML.replace('"R\\\\$ ?150"', '"(unclosed"'), r"turns\[0\]\.expect\.response_matches: .*invalid regular expression"),
@@ -253,7 +254,7 @@ def test_an_error_lists_the_first_problems_and_counts_the_rest():
     error = info.value
     assert len(error.problems) == MAX_PROBLEMS and error.omitted == 8  # 27 bad traits + 1 unknown key
     line = error.one_line()
-    assert line.startswith("x.yaml: persona.traits[0]: Input should be a valid string; ")
+    assert re.match(r"x\.yaml: persona\.traits\[0\]: [^;]+; persona\.traits\[1\]: ", line), line
     assert f"persona.traits[{MAX_PROBLEMS - 1}]: " in line and f"persona.traits[{MAX_PROBLEMS}]: " not in line
     assert line.endswith("; and 8 more problems")
     assert str(error).splitlines()[-1] == "  … and 8 more problems"
@@ -307,8 +308,27 @@ def test_a_tab_names_the_character_and_its_place(tmp_path):
     with pytest.raises(ScenarioError) as info:
         load_scenario_file(path)
     assert info.value.one_line() == (
-        f"{path}: invalid YAML: line 3, column 1: found character '\\t' that cannot start any token")
+        f"{path}: invalid YAML: line 3, column 1: a tab, which YAML does not allow here: indent with spaces")
 
+
+
+@pytest.mark.parametrize("loader", ["SafeLoader", "CSafeLoader"])
+def test_a_yaml_scanner_error_reads_the_same_whichever_loader_words_it(loader):
+    # libyaml and the pure-Python loader word "cannot start any token" differently (only the latter names the
+    # character); what convoeval says is decided from the character at the error's mark, not from that wording.
+    import yaml
+
+    from convoeval.scenarios._yaml import _yaml_problem
+
+    if not hasattr(yaml, loader):
+        pytest.skip("PyYAML without libyaml")
+    for text, expected in (("a:\n\tb: 1\n", "invalid YAML: line 2, column 1: a tab, which YAML does not allow here"),
+                           ("a: @x\n", "invalid YAML: line 1, column 4: ")):
+        with pytest.raises(yaml.scanner.ScannerError) as info:
+            yaml.load(text, Loader=getattr(yaml, loader))
+        problem = _yaml_problem(info.value, text)
+        assert problem.startswith(expected), problem
+    assert problem.endswith("('@')"), problem  # the character, which libyaml's own words leave out
 
 def test_nesting_deeper_than_the_limit_is_refused_without_crashing(tmp_path):
     # libyaml composes nested nodes recursively in C: ~30,000 levels overflow the stack and kill the process, so the
@@ -358,7 +378,8 @@ def test_a_value_yaml_cannot_build_is_an_error_at_its_line(tmp_path, value, expe
 def test_a_wrong_integer_quotes_what_it_got():
     with pytest.raises(ScenarioError) as info:
         parse_scenario({**SEED_SCENARIO, "max_turns": "ten"}, "x.yaml")
-    assert info.value.one_line() == "x.yaml: max_turns: Input should be a valid integer, got 'ten'"
+    line = info.value.one_line()
+    assert line.startswith("x.yaml: max_turns: ") and line.endswith(", got 'ten'"), line
 
 
 def test_non_utf8_file_is_a_clear_error(tmp_path):
@@ -442,7 +463,7 @@ def test_a_registered_agent_name_is_accepted_by_scenarios_and_filters(tmp_path):
     from convoeval.scenarios import agent_names, agent_registry, register_agent_name
 
     raw = {**SEED_SCENARIO, "agent": "dental-test"}
-    with pytest.raises(ScenarioError, match="agent: Input should be .*got 'dental-test'"):
+    with pytest.raises(ScenarioError, match="agent: .+, got 'dental-test'"):
         parse_scenario(raw)
     register_agent_name("dental-test")
     try:

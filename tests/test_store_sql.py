@@ -178,9 +178,13 @@ def test_wrong_password_on_a_real_server_is_not_echoed() -> None:
     require_postgres()
     secret = "Wr0ng" + "-Pa55word"
     url = normalize_url(PG_URL).set(password=secret).render_as_string(hide_password=False)
+    open_store(PG_URL).close()  # the server is up and lets this role in: below, only the password differs
     with pytest.raises(StoreError) as info:
         open_store(url)
-    assert "password authentication failed" in str(info.value)
+    # What follows our prefix is PostgreSQL's own reason, passed through (psycopg gives no SQLSTATE for a failed
+    # connection): it is not asserted, the password alone makes the difference.
+    assert str(info.value).startswith("postgres store (postgresql+psycopg://"), str(info.value)
+    assert ":***@" in str(info.value)
     assert secret not in "".join(traceback.format_exception(info.value))
 
 
@@ -267,3 +271,33 @@ def test_concurrent_first_opens_of_a_new_database_all_succeed(store_url: str, tm
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_switching_to_wal_retries_sqlite_s_busy_code_whatever_its_message() -> None:
+    # Decided by SQLite's result code, not by its message ("database is locked"): a driver or SQLite release may
+    # word it differently.
+    import sqlite3
+
+    from convoeval.store.sql import _set_wal
+
+    def failure(code: int, message: str) -> sqlite3.OperationalError:
+        exc = sqlite3.OperationalError(message)
+        exc.sqlite_errorcode = code
+        return exc
+
+    class Cursor:
+        def __init__(self, *failures: sqlite3.OperationalError) -> None:
+            self.failures, self.calls = list(failures), 0
+
+        def execute(self, sql: str) -> None:
+            self.calls += 1
+            if self.failures:
+                raise self.failures.pop(0)
+
+    busy = Cursor(failure(sqlite3.SQLITE_BUSY, "some future wording"), failure(261, "busy, recovering"))
+    _set_wal(busy)  # 261 is SQLITE_BUSY_RECOVERY, an extended code of SQLITE_BUSY
+    assert busy.calls == 3
+    other = Cursor(failure(sqlite3.SQLITE_IOERR, "database is locked, says this message; the code says I/O"))
+    with pytest.raises(sqlite3.OperationalError):
+        _set_wal(other)
+    assert other.calls == 1

@@ -28,6 +28,7 @@ async def _invoke_with_retries(
     model: Any, msgs: list[BaseMessage], kwargs: dict[str, Any], info: ModelInfo, policy: RetryPolicy | None
 ) -> tuple[AIMessage, int]:
     """One model call; transient failures retried with backoff (honouring Retry-After), others raised at once."""
+    import openai
     import tenacity
 
     policy = policy or _default_policy()
@@ -54,7 +55,8 @@ async def _invoke_with_retries(
         if bad is not None:
             raise _BadReply(bad, attempts) from exc
         reason = describe_error(exc)
-        if info.provider == "local" and "connection error" in reason:
+        if info.provider == "local" and isinstance(exc, openai.APIConnectionError) and not isinstance(
+                exc, openai.APITimeoutError):  # a timeout is a connection error to openai, not a server that is down
             reason += "; is the local model server running? (convoeval llm status)"
         what = f"after {attempts} attempts" if _is_transient(exc) else "(not retryable)"
         error = LLMCallError(f"{info.provider}/{info.model} ({info.role}) call failed {what}: {reason}")

@@ -327,7 +327,10 @@ def _one_line(exc: ValidationError, given: Mapping[str, Any]) -> str:
         return f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(EvalConfig.model_fields)}"
     first = errors[0]
     name = str(first["loc"][0]) if first["loc"] else "configuration"
-    message = str(first["msg"]).removeprefix("Value error, ")
+    # A validator's own ValueError is convoeval's wording: take it from pydantic's context, not by trimming the
+    # "Value error, " that pydantic puts before it.
+    raised = (first.get("ctx") or {}).get("error") if first["type"] == "value_error" else None
+    message = str(raised) if raised is not None else str(first["msg"])
     if first["type"] in ("greater_than_equal", "less_than_equal"):
         low, high = _bounds(name)
         message = f"must be from {low:,} to {high:,}" if name != "fail_threshold" else "must be a number from 0 to 10"

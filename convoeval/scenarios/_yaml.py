@@ -143,9 +143,13 @@ def _yaml_problem(exc: yaml.YAMLError, text: str) -> str:
     mark = getattr(exc, "problem_mark", None)
     where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    if problem == "found character that cannot start any token" and mark and 0 <= mark.index < len(text):
-        # libyaml does not say which character (the pure-Python loader does): a tab, most of the time.
-        problem = f"found character {text[mark.index]!r} that cannot start any token"
+    if isinstance(exc, yaml.scanner.ScannerError) and mark and 0 <= mark.index < len(text):
+        # Decided from the character the scanner stopped at, not from the loader's wording (libyaml and the
+        # pure-Python loader word it differently, and libyaml does not say which character).
+        if text[mark.index] == "\t":
+            problem = "a tab, which YAML does not allow here: indent with spaces"
+        elif not text[mark.index].isspace():
+            problem = f"{problem} ({text[mark.index]!r})"
     return f"invalid YAML: {where}{problem}"
 
 

@@ -103,7 +103,10 @@ def _field_path(loc: Iterable[Any]) -> str:
 
 def _problem(err: Any) -> tuple[str, str]:
     message = err["msg"]
-    if err["type"] == "extra_forbidden":
+    raised = (err.get("ctx") or {}).get("error") if err["type"] == "value_error" else None
+    if raised is not None:
+        message = str(raised)  # our validator's own words, without the "Value error, " pydantic puts before them
+    elif err["type"] == "extra_forbidden":
         message = "unknown field"
     elif err["type"] == "missing":
         message = "required field is missing"

@@ -274,7 +274,10 @@ def _set_wal(cursor: Any) -> None:
             cursor.execute("PRAGMA journal_mode = WAL")
             return
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
+            # SQLite's result code, not its message ("database is locked"): the primary code is the low byte of an
+            # extended one (SQLITE_BUSY_RECOVERY, ...).
+            code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+            if code not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or time.monotonic() > deadline:
                 raise
             time.sleep(0.02)
 

@@ -15,10 +15,12 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from convoeval.llm.local.weights import LocalModelError, _file_lock, ensure_model, local_model_name
-from convoeval.paths import state_dir
+from convoeval.llm.local.weights import LocalModelError, ensure_model, local_model_name
+from convoeval.local_idle import IDLE_TIMEOUT_ENV, STATE_FILE_ENV, ask_idle, idle_note, parse_idle_timeout
+from convoeval.paths import file_lock, state_dir
 
-_LAUNCHER = "convoeval.local_server/1"
+# 2: the server stops itself when idle; a server of launcher 1 (never stops) is replaced by the next call.
+_LAUNCHER = "convoeval.local_server/2"
 
 
 def _llm_dir() -> Path:
@@ -48,30 +50,36 @@ def _server_settings(model: Path) -> dict[str, Any]:
     }
 
 
-def ensure_server(*, progress: bool = True) -> str:
+def ensure_server(*, progress: bool = True, idle_timeout: float | None = None) -> str:
     """Start the local model server if it is not running (or runs other settings) and return its base URL.
 
     Safe to call from many processes at once: a file lock lets one of them start the server and the others reuse
-    it. The server outlives the caller, so the next notebook run skips the start-up; stop it with ``stop_server()``.
+    it. The server outlives the caller, so the next notebook run skips the start-up; it stops itself after
+    ``idle_timeout`` seconds without a request (and the next call starts it again), or stop it with ``stop_server()``.
 
     Args:
         progress: Show a progress bar if the weights must be assembled first.
+        idle_timeout: Seconds without a request before the server stops itself; 0 never. ``None``: a running
+            server keeps its own, a new one gets ``CONVOEVAL_LOCAL_IDLE_TIMEOUT`` (default 600). A number is
+            applied to a running server too (counted from now).
 
     Returns:
         The OpenAI-compatible base URL, e.g. ``http://127.0.0.1:40123/v1``.
 
     Raises:
-        LocalModelError: The weights are missing, llama-cpp-python is not installed, or the server did not become
-            healthy in time (the message names the server log).
+        LocalModelError: The weights are missing, llama-cpp-python is not installed, the idle timeout is not a
+            number of seconds ≥ 0, or the server did not become healthy in time (the message names the server log).
     """
+    timeout = _idle_timeout(idle_timeout)
     model = ensure_model(progress=progress)
     wanted = _server_settings(model)
     state = _read_state()
     # Fast path for every call after the first: no HTTP, because the one-slot server answers /v1/models only after
-    # the generation in progress, which can take a minute.
-    if state and _matches(state, wanted) and state.get("pid") in _VERIFIED and _alive(state):
+    # the generation in progress, which can take a minute. A server that stopped itself when idle has removed its
+    # state file first, so this path never hands out its port.
+    if idle_timeout is None and state and _matches(state, wanted) and state.get("pid") in _VERIFIED and _alive(state):
         return _base_url(state["port"])
-    with _file_lock(_llm_dir() / "server.lock"):
+    with file_lock(_llm_dir() / "server.lock"):
         state = _read_state()
         if state and _alive(state):
             # "busy": the one-slot server is in the middle of another process's generation (a judge call can take
@@ -79,9 +87,29 @@ def ensure_server(*, progress: bool = True) -> str:
             # a server with other settings, or one that refuses connections, is replaced.
             if _matches(state, wanted) and _probe(state["port"], timeout=_startup_timeout()) in ("ok", "busy"):
                 _VERIFIED.add(state["pid"])
+                if idle_timeout is not None:
+                    _set_idle_timeout(state, timeout)
                 return _base_url(state["port"])
             _terminate(state)  # other settings (another GGUF, context size...) or not listening: replace it
-        return _start(wanted)
+        return _start(wanted, timeout)
+
+
+def _idle_timeout(explicit: float | None) -> float:
+    """The idle timeout asked for (explicit, else ``CONVOEVAL_LOCAL_IDLE_TIMEOUT``, else 600 s), checked."""
+    try:
+        return parse_idle_timeout(os.environ.get(IDLE_TIMEOUT_ENV) if explicit is None else explicit)
+    except ValueError as exc:
+        raise LocalModelError(str(exc)) from None
+
+
+def _set_idle_timeout(state: dict[str, Any], seconds: float) -> None:
+    """Give a running server a new idle timeout (it answers even while it generates) and record it."""
+    try:
+        ask_idle(state["port"], set_timeout_s=seconds)
+    except (OSError, ValueError) as exc:  # urllib's URLError and HTTPError are OSErrors
+        raise LocalModelError(f"could not set the idle timeout of the local server (pid {state['pid']}): {exc}; "
+                              "stop it (convoeval llm stop) and start it again") from None
+    _write_state({**state, "idle_timeout_s": seconds})
 
 
 # pids of servers this process has seen healthy; the fast path of ensure_server trusts them while they live.
@@ -96,7 +124,7 @@ def _startup_timeout() -> float:
     return float(os.environ.get("CONVOEVAL_LOCAL_STARTUP_TIMEOUT", "180"))
 
 
-def _start(settings: dict[str, Any]) -> str:
+def _start(settings: dict[str, Any], idle_timeout: float) -> str:
     try:
         import llama_cpp  # noqa: F401  (only checks that the server is installed; it runs in its own process)
     except ImportError:
@@ -114,14 +142,16 @@ def _start(settings: dict[str, Any]) -> str:
         log.flush()
         process = subprocess.Popen(
             command,
-            env={**os.environ, "CONVOEVAL_LOCAL_PROMPT_CACHE_MB": str(settings["prompt_cache_mb"])},
+            env={**os.environ, "CONVOEVAL_LOCAL_PROMPT_CACHE_MB": str(settings["prompt_cache_mb"]),
+                 IDLE_TIMEOUT_ENV: repr(idle_timeout), STATE_FILE_ENV: str(_state_file())},
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # detached: survives the notebook kernel that started it
             close_fds=True,
         )
-    state = {**settings, "pid": process.pid, "port": port, "log_path": str(log_path), "started_at": time.time()}
+    state = {**settings, "pid": process.pid, "port": port, "log_path": str(log_path), "started_at": time.time(),
+             "idle_timeout_s": idle_timeout}
     _record_started(state)
     timeout = _startup_timeout()
     deadline = time.monotonic() + timeout
@@ -229,17 +259,25 @@ def server_status() -> dict[str, Any]:
     Returns:
         ``running`` and ``health`` (``ok``; ``busy`` while it answers a long request; ``down``), and when a
         server is known: ``pid``, ``port``, ``base_url``, ``model_path``, ``model_name``, ``n_ctx``, ``n_threads``,
-        ``log_path``, ``uptime_s``.
+        ``log_path``, ``uptime_s``, ``idle`` (a line for a person, e.g. "stops itself after 10 min idle; last
+        request 2 min ago; stops in about 8 min"), ``idle_timeout_s``, ``last_request_s_ago``, ``in_flight``.
     """
     state = _read_state()
     if not state:
-        return {"running": False, "health": "down", "state_file": str(_state_file())}
-    alive = _alive(state)
+        return {"running": False, "health": "down", "state_file": str(_state_file()),
+                "idle": "not running: the next call that needs the local model starts it"}  # fmt: skip
+    alive, idle = _alive(state), {}
+    if alive:
+        with contextlib.suppress(OSError, ValueError):  # a server of an older launcher has no idle page
+            idle = ask_idle(state["port"], timeout=3)
+        idle = idle or {"idle_timeout_s": state.get("idle_timeout_s")}
     return {
         "running": alive,
         "health": _probe(state["port"]) if alive else "down",
         "base_url": _base_url(state["port"]),
         "uptime_s": round(time.time() - state.get("started_at", time.time()), 1),
+        "idle": idle_note(idle) if alive else "not running: the next call that needs the local model starts it",
+        **{k: idle.get(k) for k in ("idle_timeout_s", "last_request_s_ago", "in_flight")},
         "state_file": str(_state_file()),
         **{k: state.get(k) for k in ("pid", "port", "model_path", "model_name", "n_ctx", "n_threads", "log_path")},
     }
@@ -254,7 +292,7 @@ def stop_server(timeout: float = 15.0) -> dict[str, Any]:
     Returns:
         ``{"stopped": bool, "pid": ...}``.
     """
-    with _file_lock(_llm_dir() / "server.lock"):
+    with file_lock(_llm_dir() / "server.lock"):
         state = _read_state()
         if not state:
             return {"stopped": False, "pid": None}

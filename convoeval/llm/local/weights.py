@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.metadata
 import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from convoeval.llm.types import LLMError
-from convoeval.paths import state_dir
+from convoeval.paths import file_lock, state_dir
 
 
 class LocalModelError(LLMError):
@@ -79,7 +77,7 @@ def ensure_model(weights: LocalWeights = DEFAULT_WEIGHTS, *, progress: bool = Tr
     if _verified(target, weights):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    with _file_lock(target.with_suffix(".lock")):
+    with file_lock(target.with_suffix(".lock")):
         if _verified(target, weights):  # another process assembled it while we waited
             return target
         _assemble(weights, target, progress=progress)
@@ -166,26 +164,3 @@ def local_model_name(path: Path | None = None) -> str:
         override = os.environ.get("CONVOEVAL_LOCAL_MODEL")
         path = Path(override) if override else Path(DEFAULT_WEIGHTS.filename)
     return Path(path).stem
-
-
-@contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    """An exclusive lock between processes (``flock`` on POSIX, ``msvcrt.locking`` on Windows)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as handle:
-        if os.name == "nt":  # pragma: no cover - exercised on Windows only
-            import msvcrt
-
-            msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
-            try:
-                yield
-            finally:
-                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
