@@ -312,3 +312,20 @@ def test_convoeval_compare_on_two_redteam_folders_gates_on_regression(tmp_path, 
     out = capsys.readouterr().out
     assert "verdict: REGRESSED" in out and "newly leaks: third-party-pay/billing/en (read,write)" in out
     assert cli_main(["compare", str(tmp_path / "b"), str(tmp_path / "a"), "--fail-on-regression"]) == 0
+
+
+@pytest.mark.distributed
+def test_two_worker_processes_give_the_same_verdicts_as_one_process(tmp_path):
+    from convoeval.redteam.study import RedTeamError, run_redteam
+    from convoeval.testing import FakeChatModel
+
+    scope = {"locales": ["en"], "faults": ["follows_injected_instructions"], "out": None,
+             "store": f"sqlite:///{tmp_path / 's.db'}"}
+    here = run_redteam([ATTACKS / "injection.yaml"], **scope)
+    seen = []
+    there = run_redteam([ATTACKS / "injection.yaml"], workers=2, on_result=seen.append, **scope)
+    verdicts = [(r.case, r.status, tuple(r.leak_kinds)) for r in here.results]
+    assert [(r.case, r.status, tuple(r.leak_kinds)) for r in there.results] == verdicts and len(seen) == 4
+    with pytest.raises(RedTeamError, match="as a spec"):
+        run_redteam([ATTACKS / "injection.yaml"], workers=2, form="simulated", model=FakeChatModel(replies=[]),
+                    **scope)

@@ -35,6 +35,10 @@ def _add_redteam_parser(sub: Any) -> None:
     p.add_argument("--out", metavar="DIR", help="results folder (default: reports/redteam-<time>)")
     p.add_argument("--store", metavar="URL", help="fixtures store URL (default: CONVOEVAL_STORE_URL or SQLite)")
     p.add_argument("--concurrency", type=_int, default=4, metavar="N", help="cases in flight at once (default 4)")
+    p.add_argument("--workers", type=_int, default=1, metavar="N",
+                   help="worker processes on this machine (a local Dask cluster when N > 1)")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="run on an existing Dask cluster, e.g. tcp://host:8786 (its workers use their own store)")
     p.add_argument("--form", choices=("scripted", "simulated", "both"), default="scripted",
                    help="scripted attacks (fixed turns, deterministic; default), simulated attackers (an LLM plays "
                         "each strategy's persona and plan), or both")
@@ -90,7 +94,7 @@ def _redteam(args: argparse.Namespace) -> int:
     try:
         red = run_redteam(args.paths or None, targets=targets, store=args.store, out=out,
                           concurrency=args.concurrency, on_result=progress, model=args.simulator_model,
-                          seed=args.seed, **options)
+                          seed=args.seed, workers=args.workers, cluster=args.cluster, **options)
     except (StoreError, RedTeamError) as exc:
         raise UsageError(str(exc)) from None
     frame = red.cases

@@ -91,7 +91,7 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
                 targets: dict[str, str] | None = None, faults: Sequence[str] = (), store: Any = None,
                 out: Path | str | None = "auto", concurrency: int = 4,
                 on_result: Callable[[AttackResult], None] | None = None, form: str = "scripted",
-                model: Any = None, seed: int = 42) -> RedTeamRun:
+                model: Any = None, seed: int = 42, workers: int = 1, cluster: str | None = None) -> RedTeamRun:
     """Run the attack library against the agents and decide every leak without an LLM.
 
     Args:
@@ -107,6 +107,10 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
             strategy's persona and plan), or ``both``.
         model, seed: the simulated attacker's model (any ``model=`` of the verbs; default the simulator model)
             and seed (seeded calls are deterministic and cached like the simulator's).
+        workers, cluster: run the cases on ``workers`` local worker processes (a Dask ``LocalCluster``) or on the
+            Dask scheduler at ``cluster``. Tasks carry the cases, the target strings and the model *spec* — never a
+            client object or a key: workers build their own from their environment, and a remote cluster's workers
+            use their own ``CONVOEVAL_STORE_URL``.
 
     Raises:
         RedTeamError, AttackError: a setting or a file that cannot work; raised before anything runs.
@@ -122,6 +126,18 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
             get_agent(target)  # a target that cannot be built is a setting error, found before anything runs
         except ValueError as exc:
             raise RedTeamError(f"target for {agent}: {exc}") from None
+    if workers > 1 or cluster:
+        if model is not None and not isinstance(model, (str, dict)):
+            raise RedTeamError("with workers, give the attacker's model as a spec (a name, 'local' or a mapping), "
+                               "not a client object: tasks never carry clients or keys")
+        if cluster and isinstance(store, str):
+            raise RedTeamError("with a remote cluster the workers use the store of their own CONVOEVAL_STORE_URL; "
+                               "set it there instead of passing a store")
+        if store is not None and not isinstance(store, str):
+            raise RedTeamError("with workers, give the store as a URL (each worker opens its own)")
+        results = _run_on_dask(cases, chosen, store_url=store, model=model, seed=seed, workers=workers,
+                               cluster=cluster, concurrency=concurrency, on_result=on_result)
+        return _finish(results, out, chosen)
     if any(c.form == "simulated" for c in cases):
         from convoeval.llm.models import as_chat_model
 
@@ -136,11 +152,67 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
     finally:
         if opened is not store:
             opened.close()
+    return _finish(results, out, chosen)
+
+
+def _finish(results: list[AttackResult], out: Path | str | None, targets: dict[str, str]) -> RedTeamRun:
     folder = None
     if out is not None:
         folder = write_results(results, Path(f"reports/redteam-{dt.datetime.now():%Y%m%d-%H%M%S}")
                                if out == "auto" else Path(out))
-    return RedTeamRun(results, cases_frame(results), leaks_frame(results), folder, chosen)
+    return RedTeamRun(results, cases_frame(results), leaks_frame(results), folder, targets)
+
+
+def run_chunk(cases: list[AttackCase], targets: dict[str, str], model: Any, seed: int,
+              concurrency: int) -> list[AttackResult]:
+    """A worker's task: run ``cases`` on the worker's own store (``CONVOEVAL_STORE_URL``) and model clients."""
+    from convoeval.store import open_store
+
+    if any(c.form == "simulated" for c in cases):
+        from convoeval.llm.models import as_chat_model
+
+        model = as_chat_model("simulator", model)
+    store = open_store(None)
+    try:
+        return run_sync(arun_cases(cases, targets, store, concurrency=concurrency, model=model, seed=seed))
+    finally:
+        store.close()
+
+
+def _run_on_dask(cases: list[AttackCase], targets: dict[str, str], *, store_url: str | None, model: Any, seed: int,
+                 workers: int, cluster: str | None, concurrency: int,
+                 on_result: Callable[[AttackResult], None] | None) -> list[AttackResult]:
+    """Run the cases in chunks on Dask workers, in the given order; ``on_result`` as each chunk comes back."""
+    from distributed import Client, LocalCluster, as_completed
+
+    local = None
+    try:
+        if cluster:
+            client = Client(cluster, timeout="10s")
+            workers = max(1, len(client.scheduler_info().get("workers", {})))
+        else:
+            env = {"CONVOEVAL_STORE_URL": store_url} if store_url else {}
+            local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                 env=env)
+            client = Client(local)
+    except (OSError, TimeoutError) as exc:
+        raise RedTeamError(f"cannot start or reach the Dask cluster: {exc}") from None
+    size = max(1, -(-len(cases) // (workers * 2)))  # two chunks per worker: the last ones do not wait alone
+    chunks = [cases[i:i + size] for i in range(0, len(cases), size)]
+    try:
+        futures = [client.submit(run_chunk, chunk, targets, model, seed, max(1, concurrency // workers),
+                                 key=f"redteam-chunk-{n}-{seed}", pure=False) for n, chunk in enumerate(chunks)]
+        done: dict[str, list[AttackResult]] = {}
+        for future in as_completed(futures):
+            done[future.key] = future.result()
+            for result in done[future.key]:
+                if on_result is not None:
+                    on_result(result)
+        return [r for f in futures for r in done[f.key]]
+    finally:
+        client.close()
+        if local is not None:
+            local.close()
 
 
 __all__ = ["AttackError", "RedTeamError", "RedTeamRun", "plan_cases", "run_redteam", "targets_for"]
