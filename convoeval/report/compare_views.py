@@ -12,7 +12,21 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.html_blocks import FONT, HTML, MUTED, badge, box, css, esc, heading, missing, shown_path, table, wrap
+from convoeval.html_blocks import (
+    FONT,
+    HTML,
+    MUTED,
+    badge,
+    box,
+    cell,
+    css,
+    esc,
+    heading,
+    missing,
+    shown_path,
+    table,
+    wrap,
+)
 from convoeval.pipeline.replay import RecordedReply, same_reply
 from convoeval.report.plots import Chart
 from convoeval.stats import ALL
@@ -188,7 +202,8 @@ def unpaired(cmp: Any) -> HTML:
     frame = cmp.unpaired
     if frame.empty:
         return HTML(wrap(f"<div{css(color=MUTED)}>every conversation has its partner</div>"), text="none unpaired")
-    rows = [[esc(r["side"]), esc(r["scenario"]), esc(r["seed"]), esc(r["trial"]), esc(r["reason"])]
+    rows = [[esc(r["side"]), esc(r["scenario"]), cell(r["seed"], "seed"), cell(r["trial"], "trial"),
+             esc(r["reason"])]
             for r in frame.to_dict("records")]
     return HTML(wrap(table(rows, ["side", "scenario", "seed", "trial", "reason"])),
                 text=f"{len(frame)} unpaired conversation(s)")
