@@ -85,6 +85,7 @@ def test_no_flag_gives_exactly_the_models_defaults(monkeypatch):
     (["--agent", "support"], {"agent": "support"}),
     (["--seed", "1,2,3"], {"seed": [1, 2, 3]}),
     (["--seed", "7"], {"seed": 7}),
+    (["--seed", "own"], {"seed": None}),
     (["--type", "scripted"], {"type": "scripted"}),
     (["--trials", "3", "--judge-samples", "2", "--concurrency", "8", "--resimulate", "2"],
      {"trials": 3, "judge_samples": 2, "concurrency": 8, "resimulate": 2}),

@@ -32,8 +32,8 @@ FLAG_NAMES = {"output_dir": "--out"}
 #: field that cannot be a flag belongs here, with its reason; ``tests/test_cli_config_flags.py`` reads this list.
 NO_FLAG: dict[str, str] = {}
 
-#: Flag-only words for a field's ``None``: ``--agent all`` runs every agent.
-_NONE_WORDS = {"agent": "all"}
+#: Flag-only words for a field's ``None``: ``--agent all`` runs every agent, ``--seed own`` each scenario's seed.
+_NONE_WORDS = {"agent": "all", "seed": "own"}
 
 #: Paths typed in a shell are relative to where the user stands, not to the project (the field's own rule).
 _SHELL_PATHS = frozenset({"output_dir", "scenarios_dir"})
@@ -95,7 +95,7 @@ def _add_flag(group: Any, name: str, annotation: Any, default: Any, description:
         group.add_argument(flag, type=_name_or_mapping, metavar="SPEC",
                            help=_help(f"{description}; a name or a YAML mapping", shown), **common)
     elif kinds == {int, list, type(None)}:
-        group.add_argument(flag, type=_int_list, metavar=_METAVARS.get(name, "N[,N...]"),
+        group.add_argument(flag, type=_int_list(name), metavar=_METAVARS.get(name, "N[,N...]"),
                            help=_help(f"{description}; several separated by commas", shown), **common)
     elif len(kinds - {type(None)}) == 1 and (kind := next(iter(kinds - {type(None)}))) in (int, float, str):
         convert = {int: _int, float: float, str: str}[kind]
@@ -151,12 +151,18 @@ def _choice_or_none(name: str, choices: list[str]) -> Callable[[str], str | None
     return convert
 
 
-def _int_list(text: str) -> int | list[int] | None:
-    """``"1,2,3"`` -> ``[1, 2, 3]`` (one number stays a number); a mistake is argparse's one-line error."""
-    try:
-        return _seeds(text)
-    except UsageError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def _int_list(name: str) -> Callable[[str], int | list[int] | None]:
+    """``"1,2,3"`` -> ``[1, 2, 3]`` (one number stays a number; the field's none-word is None); a mistake is
+    argparse's one-line error."""
+    def convert(text: str) -> int | list[int] | None:
+        if text.strip() == _NONE_WORDS.get(name):
+            return None
+        try:
+            return _seeds(text)
+        except UsageError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return convert
 
 
 def _shown_default(name: str, default: Any) -> str:

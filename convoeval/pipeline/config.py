@@ -61,7 +61,7 @@ class EvalConfig(BaseModel):
 
     agent: str | None = Field("billing", description="which agent's scenarios (None: every agent)")
     seed: int | list[int] | None = Field(
-        42, description="the simulator seed, a list of seeds, or None (each scenario's own)")
+        42, description="the simulator seed or a list of seeds (None: each scenario's own)")
     scenario: str | None = Field(None, description="only the scenario with this id")
     type: Literal["scripted", "conversational"] | None = Field(None, description="only this scenario type")
     trials: int = Field(1, ge=1, le=MAX_TRIALS,
