@@ -213,6 +213,7 @@ def _run_folder(out: Path) -> Iterator[None]:
     Raises:
         ConfigError: the folder cannot be written, or a live run holds it.
     """
+    # Imported here like open_store in execute: these packages pull in LangChain and SQLAlchemy.
     from convoeval.llm import LLMError
     from convoeval.store import StoreError
 
