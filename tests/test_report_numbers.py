@@ -101,3 +101,28 @@ def test_no_table_of_the_run_report_shows_an_unrounded_number():
     shown = _visible(report.render_html(run))
     assert not LONG_DECIMALS.search(shown), LONG_DECIMALS.findall(shown)
     assert "correctness 6.7" in shown and "correctness = 6.7" in shown  # the transcript and the failures table
+
+
+def test_the_compare_notebooks_details_read_in_the_unit_of_each_block():
+    from types import SimpleNamespace
+
+    from convoeval.report.compare_views import details
+
+    def block(key, name, a, b, low, high):
+        return pd.DataFrame([{key: name, "baseline": a, "candidate": b, "difference": b - a, "ci_low": low,
+                              "ci_high": high}])
+
+    cmp = SimpleNamespace(
+        pass_rates=block("scenario", "s", 2 / 3, 1.0, -0.1, 0.6),
+        holistic=block("dimension", "tone", 20 / 3, 7.25, -0.333, 1.5),
+        pass_k=block("k", 2, 1 / 3, 2 / 3, 0.0, 0.5),
+        usage=pd.concat([block("metric", "agent_tokens", 12345.6, 13456.7, 200.5, 2000.25),
+                         block("metric", "eval_cost_usd", 0.00123, 0.00246, 0.0001, 0.002)]))
+    cells = [c.strip() for c in _visible(str(details(cmp))).split("  ") if c.strip()]
+    assert ["s", "67%", "100%", "+33%", "[-10%, +60%]"] == cells[cells.index("s"):][:5], cells
+    assert ["tone", "6.7", "7.2", "+0.6", "[-0.3, +1.5]"] == cells[cells.index("tone"):][:5], cells
+    assert ["agent_tokens", "12,346", "13,457", "+1,111", "[+200, +2,000]"] == \
+        cells[cells.index("agent_tokens"):][:5], cells
+    assert ["eval_cost_usd", "0.0012", "0.0025", "+0.0012", "[+0.0001, +0.002]"] == \
+        cells[cells.index("eval_cost_usd"):][:5], cells
+    assert "e+0" not in str(details(cmp))  # no 1.2e+04
