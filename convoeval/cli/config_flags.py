@@ -125,6 +125,8 @@ def _kinds(annotation: Any) -> set[type]:
     if annotation is type(None):
         return {type(None)}
     origin = typing.get_origin(annotation)
+    if origin is list and typing.get_args(annotation) != (int,):
+        return {annotation}  # only a list of whole numbers has a form (comma-separated); others fail the build
     return {origin or annotation}
 
 
