@@ -11,6 +11,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 #: status -> (text colour, background colour), shared by tables, badges and plots.
@@ -40,6 +41,50 @@ def missing(value: Any) -> bool:
 def esc(value: Any) -> str:
     """``value`` as HTML-safe text; missing values become an empty string."""
     return "" if missing(value) else escape(str(value), quote=True)
+
+
+#: Columns of 0–10 scores (one decimal, as the composite score is rounded), by name in any case.
+SCORE_COLUMNS = frozenset({"score", "rubric_score", "rubric score", "holistic", "holistic_overall", "mean_score",
+                           "mean score", "overall", "correctness", "helpfulness", "tone", "safety", "conciseness",
+                           "goal_completion"})
+#: Columns of counts and identifiers: whole numbers, even when a missing value made pandas store them as floats.
+COUNT_COLUMNS = frozenset({"n", "n_items", "n_pairs", "n_excluded", "count", "conversations", "flagged",
+                           "undecided", "seed", "trial", "turn", "attempt", "fork_turn", "errors", "failed", "passed",
+                           "total", "rubric_passed", "rubric_total", "assertion_failures", "n_messages", "messages",
+                           "k", "scenarios", "pairs"})
+#: Columns of p-values: three decimals, since 0.05 and 0.049 must read apart.
+P_VALUE_COLUMNS = frozenset({"p_value", "p_adjusted", "p (holm)", "p"})
+
+
+def number_text(value: Any, column: str = "") -> str:
+    """A number as a table shows it, by its column (``SCORE_COLUMNS``, ``COUNT_COLUMNS``, ``P_VALUE_COLUMNS``).
+
+    Scores read with one decimal, p-values with three, counts as whole numbers, and every other number that is
+    not whole (rates, shares, agreement statistics, effects, interval bounds) with two: a table shows 0.67, not
+    0.6666666666666666. Anything else (text, booleans, lists) is ``str(value)``; missing values are ``""``.
+
+    Example:
+        >>> number_text(2 / 3, "share_flagged"), number_text(7.33, "score"), number_text(3.0, "seed")
+        ('0.67', '7.3', '3')
+    """
+    if missing(value):
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return str(value)
+    name = str(column).lower()
+    if name in COUNT_COLUMNS and float(value).is_integer():
+        return str(int(value))
+    if isinstance(value, (int, np.integer)):
+        return str(value)
+    if name in P_VALUE_COLUMNS:
+        return f"{value:.3f}" if value >= 0.001 else "<0.001"
+    digits = 1 if name in SCORE_COLUMNS else 2
+    return f"{round(float(value), digits) + 0.0:.{digits}f}"  # + 0.0: no "-0.00" for a bound of -3e-16
+
+
+def cell(value: Any, column: str = "") -> str:
+    """``value`` as the HTML of a table cell in ``column``: ``number_text``, escaped."""
+    return escape(number_text(value, column), quote=True)
 
 
 def shown_path(path: Any) -> str:

@@ -14,6 +14,7 @@ import pandas as pd
 
 from convoeval.frames import SIMULATOR_FAILURE
 from convoeval.gate import exclude_simulator_failures, simulator_failures
+from convoeval.html_blocks import number_text
 
 ICONS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "error": "ERROR", SIMULATOR_FAILURE: "SIMFAIL"}
 
@@ -172,7 +173,7 @@ def failures_frame(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         for d in HOLISTIC_DIMENSIONS:
             if not pd.isna(r[d]) and r[d] < 7:
                 rows.append({"kind": "dimension", "item": d, "run_id": r["run_id"], "scenario": r["scenario"],
-                             "evidence": f"{d} = {r[d]:g}; issues: {'; '.join(map(str, r['issues'] or []))}",
+                             "evidence": f"{d} = {number_text(r[d], d)}; issues: {'; '.join(map(str, r['issues'] or []))}",
                              "suggestion": r["suggestion"]})
     turns = frames["turns"]
     for _, r in turns.iterrows():

@@ -164,6 +164,7 @@ def test_the_scheduler_can_come_from_the_environment(dask_cluster, tmp_path, mon
 def test_an_unreachable_scheduler_is_one_line(env, tmp_path):
     with pytest.raises(ConfigError, match=r"cannot reach the Dask scheduler at tcp://127.0.0.1:\d+"):
         execute(_config(tmp_path, "x", cluster=f"tcp://127.0.0.1:{_free_port()}"), progress=False)
+    assert not (tmp_path / "x").exists()  # refused once the folder existed: the folder it made went again (#22)
 
 
 def test_workers_run_the_gate_the_run_asked_for(tmp_path, monkeypatch):

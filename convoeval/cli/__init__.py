@@ -19,9 +19,10 @@ from typing import Any
 
 from convoeval.cli._base import COMMANDS, EXIT_CODES, UsageError, _int, _list, _seeds, command  # noqa: F401 - re-exported
 from convoeval.cli.compare_command import _add_compare_parser
+from convoeval.cli.config_flags import add_config_flags, given_settings
 from convoeval.cli.fork_pin import _add_fork_parser, _add_pin_parser
-from convoeval.cli.redteam_command import _add_redteam_parser  # noqa: F401 (registers the command)
-from convoeval.scenarios import agent_names, json_schema, validate_paths
+from convoeval.cli.redteam_command import _add_redteam_parser
+from convoeval.scenarios import json_schema, validate_paths
 
 
 @command("validate")
@@ -58,7 +59,9 @@ def _schema(args: argparse.Namespace) -> int:
 
 @command("run")
 def _run(args: argparse.Namespace) -> int:
-    if (args.workers or 0) > 1 and not (args.cluster or os.environ.get("CONVOEVAL_DASK_SCHEDULER")):
+    # Only what the user gave: every default is EvalConfig's, the same as the notebook's.
+    given = given_settings(args)
+    if given.get("workers", 1) > 1 and not (given.get("cluster") or os.environ.get("CONVOEVAL_DASK_SCHEDULER")):
         from convoeval import _fork_server
 
         _fork_server.start()  # the workers' imports run in the background while this process loads the pipeline
@@ -66,21 +69,8 @@ def _run(args: argparse.Namespace) -> int:
     from convoeval.pipeline import ConfigError, EvalConfig, execute
     from convoeval.store import StoreError
 
-    # Only what the user gave: every default is EvalConfig's, the same as the notebook's.
-    given = {"agent": args.agent, "scenario": args.scenario, "type": args.type, "seed": _seeds(args.seed),
-             "trials": args.trials, "target": args.target, "simulator_model": args.simulator_model,
-             "judge_model": args.judge_model, "judge_samples": args.judge_samples,
-             "fail_threshold": args.fail_threshold,
-             # a shell user means a folder relative to where they stand
-             "output_dir": str(Path(args.out).expanduser().absolute()) if args.out else None,
-             "scenarios_dir": str(Path(args.scenarios_dir).expanduser().absolute()) if args.scenarios_dir else None,
-             "concurrency": args.concurrency, "workers": args.workers, "cluster": args.cluster,
-             "resimulate": args.resimulate}
     try:
-        chosen = {k: v for k, v in given.items() if v is not None}
-        if chosen.get("agent") == "all":
-            chosen["agent"] = None
-        config = EvalConfig.checked(chosen, resume=not args.no_resume)
+        config = EvalConfig.checked(given)
         result = execute(config, store_url=args.store, verbose=args.verbose,
                          progress="off" if args.no_progress else "bar", allow_errors=args.allow_errors)
     except (ConfigError, LLMError, StoreError) as exc:
@@ -234,40 +224,12 @@ def build_parser() -> argparse.ArgumentParser:
                     "3 a conversation ended in error (agent down, LLM failed after retries, unusable judge "
                     "answer) unless --allow-errors; 4 a conversation ended in simulator_failure (the simulated "
                     "patient broke: not scored) unless --allow-errors.")
-    p.add_argument("--agent", choices=(*agent_names(), "all"), help="only this agent's scenarios (default billing; all: every agent)")
-    p.add_argument("--scenario", metavar="ID", help="only the scenario with this id")
-    p.add_argument("--type", choices=("scripted", "conversational"), help="only this scenario type")
-    p.add_argument("--seed", metavar="N[,N...]", help="simulator seed(s) (default 42)")
-    p.add_argument("--trials", type=_int, metavar="N", help="repeat each scenario × seed N times")
-    p.add_argument("--target", metavar="TARGET",
-                   help="agent under test: clinic:<agent>[?faults=a,b], module:function, http(s)://…, "
-                        "openai-chat[:model] (default: the reference clinic agent)")
-    p.add_argument("--simulator-model", metavar="SPEC", help="simulator model (name, 'local', …)")
-    p.add_argument("--judge-model", metavar="SPEC", help="judge model (name, 'local', …)")
-    p.add_argument("--judge-samples", type=_int, metavar="N", help="independent samples per judge")
-    p.add_argument("--fail-threshold", type=float, metavar="SCORE",
-                   help="exit 1 when any conversation scores below SCORE")
-    p.add_argument("--out", metavar="DIR",
-                   help="output folder (default: a new reports/run-<agent>-s<seed>-<time>-<id>); a folder in use "
-                        "by a live run is refused")
-    p.add_argument("--scenarios-dir", metavar="DIR", help="scenario files (default: the project's evals/scenarios)")
+    add_config_flags(p)  # one flag per EvalConfig field: --agent, --seed, …, --no-simulator-gate, --resimulate
     p.add_argument("--store", metavar="URL", help="fixtures store URL (default: CONVOEVAL_STORE_URL or SQLite)")
-    p.add_argument("--concurrency", type=_int, metavar="N",
-                   help="conversations in flight at once (in all, across workers)")
-    p.add_argument("--workers", type=_int, metavar="N",
-                   help="worker processes on this machine (a local Dask cluster when N > 1)")
-    p.add_argument("--cluster", metavar="ADDRESS",
-                   help="run on an existing Dask cluster, e.g. tcp://host:8786 (default: CONVOEVAL_DASK_SCHEDULER)")
     p.add_argument("--verbose", action="store_true", help="print every turn, each line prefixed by its conversation")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--no-resume", action="store_true",
-                   help="run again every conversation saved in --out (by default finished ones are kept and those "
-                        "that ended in error are run again)")
     p.add_argument("--allow-errors", action="store_true",
                    help="conversations that ended in error (or simulator_failure) do not make the exit code 3 (or 4)")
-    p.add_argument("--resimulate", type=_int, metavar="K",
-                   help="simulate a conversation whose simulated patient broke (simulator_failure) again with the "
-                        "next seed, up to K times (default 0)")
 
     p = sub.add_parser(
         "notebook", help="execute a notebook with papermill, its progress in this terminal, errors in one line",

@@ -49,29 +49,8 @@ def _is_int(value: Any) -> bool:
 class EvalConfig(BaseModel):
     """What to run. Every field has a working default: the billing agent's scenarios, offline, on the local model.
 
-    Attributes:
-        agent: which agent's scenarios (``None``: every agent).
-        seed: the simulator seed, a list of seeds, or ``None`` (each scenario's own).
-        scenario: only the scenario with this id.
-        type: only ``"scripted"`` or ``"conversational"`` scenarios.
-        trials: repetitions of each scenario × seed (pass^k needs several).
-        target: the agent under test (``None``: each scenario's reference clinic agent).
-        simulator_model: the simulated patient's model: a name, ``"local"`` or a mapping of settings.
-        judge_model: the judges' model, as ``simulator_model``.
-        judge_samples: independent samples per judge and conversation.
-        fail_threshold: a conversation scoring below it (or in error) fails the run's gate.
-        output_dir: where the results go, relative to the project (``None``: a new ``reports/run-…`` folder).
-        concurrency: conversations in flight at once (in all, across workers).
-        scenarios_dir: the scenario files (``None``: the project's ``evals/scenarios``).
-        workers: worker processes (1: this process; more: a local Dask cluster).
-        cluster: a Dask scheduler address (``tcp://host:8786``) to run on instead; default from
-            ``CONVOEVAL_DASK_SCHEDULER``.
-        resume: keep conversations already saved in ``output_dir`` (those that ended in ``error`` are run again, and
-            with ``resimulate`` those that ended ``simulator_failure`` with fewer attempts).
-        simulator_gate: stop a conversation whose simulated patient breaks (``simulator_failure``, never scored):
-            ``True`` (the default checks and thresholds), ``False`` (off) or a mapping of ``convoeval.gate``'s
-            ``GateSettings`` (e.g. ``{"parrot_turns": 3}``).
-        resimulate: simulate a conversation the gate stopped again with the next seed, up to this many times.
+    Each field's ``description`` says what it means; ``convoeval run`` builds its flags and their help from these
+    fields (``convoeval.cli.config_flags``), so the notebook's parameters, the command line and code cannot drift.
 
     Example:
         >>> EvalConfig(agent="billing", seed=[1, 2], trials=3).seeds
@@ -80,24 +59,41 @@ class EvalConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
 
-    agent: str | None = "billing"
-    seed: int | list[int] | None = 42
-    scenario: str | None = None
-    type: Literal["scripted", "conversational"] | None = None
-    trials: int = Field(1, ge=1, le=MAX_TRIALS)
-    target: str | None = None
-    simulator_model: str | dict[str, Any] | None = None
-    judge_model: str | dict[str, Any] | None = None
-    judge_samples: int = Field(1, ge=1, le=50)
-    fail_threshold: float | None = Field(None, ge=0, le=10)
-    output_dir: str | None = None
-    concurrency: int = Field(4, ge=1, le=10_000)
-    scenarios_dir: str | None = None
-    workers: int = Field(1, ge=1, le=512)
-    cluster: str | None = None
-    resume: bool = True
-    simulator_gate: bool | dict[str, Any] = True
-    resimulate: int = Field(0, ge=0, le=10)
+    agent: str | None = Field("billing", description="which agent's scenarios (None: every agent)")
+    seed: int | list[int] | None = Field(
+        42, description="the simulator seed or a list of seeds (None: each scenario's own)")
+    scenario: str | None = Field(None, description="only the scenario with this id")
+    type: Literal["scripted", "conversational"] | None = Field(None, description="only this scenario type")
+    trials: int = Field(1, ge=1, le=MAX_TRIALS,
+                        description="repetitions of each scenario × seed (pass^k needs several)")
+    target: str | None = Field(
+        None, description="the agent under test: clinic:<agent>[?faults=a,b], module:function, http(s)://…, "
+                          "openai-chat[:model] (None: each scenario's reference clinic agent)")
+    simulator_model: str | dict[str, Any] | None = Field(
+        None, description="the simulated patient's model: a name, 'local' or a mapping of settings (None: the "
+                          "environment decides)")
+    judge_model: str | dict[str, Any] | None = Field(None, description="the judges' model, as simulator_model")
+    judge_samples: int = Field(1, ge=1, le=50, description="independent samples per judge and conversation")
+    fail_threshold: float | None = Field(
+        None, ge=0, le=10, description="a conversation scoring below it (or in error) fails the run's gate")
+    output_dir: str | None = Field(
+        None, description="where the results go, relative to the project (None: a new reports/run-… folder); a "
+                          "folder a live run is writing is refused")
+    concurrency: int = Field(4, ge=1, le=10_000, description="conversations in flight at once (in all, across workers)")
+    scenarios_dir: str | None = Field(None, description="the scenario files (None: the project's evals/scenarios)")
+    workers: int = Field(1, ge=1, le=512,
+                         description="worker processes (1: this process; more: a local Dask cluster)")
+    cluster: str | None = Field(
+        None, description=f"a Dask scheduler address (tcp://host:8786) to run on instead (None: {SCHEDULER_ENV})")
+    resume: bool = Field(
+        True, description="keep conversations already saved in output_dir (those that ended in error run again, "
+                          "and with resimulate those that ended simulator_failure with fewer attempts)")
+    simulator_gate: bool | dict[str, Any] = Field(
+        True, description="stop a conversation whose simulated patient breaks (simulator_failure, never scored): "
+                          "True, False (off) or a mapping of gate settings such as {parrot_turns: 3} "
+                          "(docs/fidelity.md)")
+    resimulate: int = Field(0, ge=0, le=10, description="simulate a conversation the gate stopped again with the "
+                                                        "next seed, up to this many times")
 
     # ── checks (one line each; pydantic's own messages are folded by ``checked``) ──
 

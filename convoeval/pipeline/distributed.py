@@ -31,7 +31,7 @@ from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.conversation import ConversationResult, RunOptions, failed_result
 from convoeval.pipeline.jobs import Job
 
-__all__ = ["Task", "WorkerSettings", "chunk_size", "run_distributed", "run_tasks"]
+__all__ = ["Task", "WorkerSettings", "check_before_start", "chunk_size", "run_distributed", "run_tasks"]
 
 
 @dataclass(frozen=True)
@@ -151,6 +151,24 @@ def _check_budgets(config: EvalConfig, workers: int) -> None:
             )
 
 
+def check_before_start(config: EvalConfig, *, store_url: str | None) -> None:
+    """Refuse a distributed run that cannot work, before a results folder, a cluster or a model exists.
+
+    Checks that no secret would travel in a task, that ``store_url`` is not given with a remote cluster (its
+    workers use their own store), and, for local workers, that every endpoint's call budget can be shared among
+    them. A remote cluster's size, and so its budgets, is known only once connected (``run_distributed``).
+
+    Raises:
+        ConfigError: the first of these that fails, in one line.
+    """
+    _check_secrets(config)
+    if config.scheduler and store_url:
+        raise ConfigError("with a remote cluster the workers use the store of their own CONVOEVAL_STORE_URL; "
+                          "set it there instead of --store")
+    if not config.scheduler:
+        _check_budgets(config, config.workers)
+
+
 def _describe(config: EvalConfig) -> dict[str, dict[str, Any]]:
     from convoeval.llm.models import resolve_model
 
@@ -199,11 +217,8 @@ def run_distributed(
     import dask
     from distributed import Client, LocalCluster
 
-    _check_secrets(config)
+    check_before_start(config, store_url=store_url)
     scheduler = config.scheduler
-    if scheduler and store_url:
-        raise ConfigError("with a remote cluster the workers use the store of their own CONVOEVAL_STORE_URL; "
-                          "set it there instead of --store")
     # Dask's statistical profiler samples every thread of a worker every 10 ms: with a thread per conversation in
     # flight it took a fifth of the workers' CPU (py-spy, benchmarks/RESULTS.md). Off on the clusters we start.
     settings_for_dask = {"distributed.scheduler.allowed-failures": 1, "distributed.worker.profile.enabled": False}
@@ -221,7 +236,6 @@ def run_distributed(
             workers = config.workers
             # A thread runs one task, and a task drives ``chunk_size`` conversations on the worker's loop.
             per_worker = max(1, math.ceil(config.concurrency / workers / chunk_size(config.concurrency, workers)))
-            _check_budgets(config, workers)
             env = {"CONVOEVAL_STORE_URL": store_url} if store_url else {}
             env["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] = "False"  # the worker processes read their own config
             try:

@@ -1,9 +1,11 @@
 """Run an ``EvalConfig`` into a results folder: the one path the CLI, the notebook, sweeps and code share.
 
-In order, so that a mistake costs nothing: check the scenarios, the output folder, the store, the agent target and
-the call budgets — all before any model is started — then run every scenario × seed × trial (in this process, on
-local worker processes, or on a Dask cluster), write each finished conversation the moment it ends, and at the
-end build the tidy frames once, save them (Parquet, CSV, ``report.json``) and return an ``EvalResult``.
+In order, so that a mistake costs nothing: check the scenarios, the agent target, the call budgets and the store —
+all before the results folder is created or locked, and before any model is started — then create and lock the
+folder, run every scenario × seed × trial (in this process, on local worker processes, or on a Dask cluster), write
+each finished conversation the moment it ends, and at the end build the tidy frames once, save them (Parquet, CSV,
+``report.json``) and return an ``EvalResult``. A run refused after the folder was made (a Dask scheduler that
+cannot be reached, a local model that cannot start) removes the folder again if it made it and nothing was saved.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from convoeval.pipeline.conversation import ConversationResult, RunOptions, defa
 from convoeval.pipeline.jobs import Job, plan
 from convoeval.pipeline.progress import Mode, Progress, as_mode
 from convoeval.pipeline.results import (
+    LOCK_FILE,
     EvalResult,
     FolderInUseError,
     finished,
@@ -96,9 +99,11 @@ def execute(
         if not jobs:
             raise ConfigError("no conversation to run (the list of jobs is empty)")
     out = config.output_path()
-    check_writable(out)
+    # Every check that can refuse the run comes before the folder exists: a refused run must not leave an empty
+    # folder with a .lock behind that looks like a run (issue #22).
+    agents = _preflight(config, scenarios, store_url=store_url)
     started = time.time()
-    with open_store(store_url) as store, _locked(out):
+    with open_store(store_url) as store, _run_folder(out):
         todo, skipped = _todo(jobs, out, config.resume, config.resimulate)
         log = verbose if callable(verbose) else (print if verbose else None)
         report = Progress(len(todo), skipped=skipped, mode=mode)
@@ -115,7 +120,7 @@ def execute(
                 models, workers = run_distributed(todo, config, store_url=store_url, on_result=save,
                                                   on_turn=report.turn)
             else:
-                models, workers = _run_here(todo, config, scenarios, store=store, log=log, on_result=save,
+                models, workers = _run_here(todo, config, agents, store=store, log=log, on_result=save,
                                             on_turn=report.turn), 1
         finally:
             report.close()
@@ -163,6 +168,28 @@ def select_scenarios(config: EvalConfig) -> list[Any]:
     return found
 
 
+def _preflight(config: EvalConfig, scenarios: list[Any], *, store_url: str | None) -> dict[str, Any]:
+    """The checks that need no folder and no model: the agent target and, for Dask workers, what they are sent.
+
+    Returns:
+        The agents built for a run in this process (empty for a distributed one: its workers build their own).
+
+    Raises:
+        ConfigError: a target that cannot be built, a secret that would travel to workers, a ``store_url`` with a
+            remote cluster, or call budgets smaller than the number of local workers.
+    """
+    if not config.distributed:
+        return build_agents(config.target, scenarios)
+    from convoeval.pipeline.distributed import check_before_start
+
+    if config.scheduler is None:
+        # Local workers share this process's environment: a target that cannot be built here cannot there either.
+        # A remote cluster's workers may have modules this machine lacks, so their target is theirs to check.
+        build_agents(config.target, scenarios)
+    check_before_start(config, store_url=store_url)
+    return {}
+
+
 def check_writable(out: Path) -> None:
     """Create ``out`` and check a file can be written in it, before any conversation spends a model call."""
     try:
@@ -175,10 +202,35 @@ def check_writable(out: Path) -> None:
 
 
 @contextlib.contextmanager
-def _locked(out: Path) -> Iterator[None]:
+def _run_folder(out: Path) -> Iterator[None]:
+    """Create ``out`` (checked writable) and hold its lock for the run; remove it again if the run is refused.
+
+    A refusal that can only come after the folder exists (a Dask scheduler that cannot be reached, a local model
+    that cannot start) must not leave an empty folder that looks like a run either. Only a folder this call created
+    is removed, only while nothing but the lock file is in it, and while the lock is still held, so a resumed or
+    shared folder, a saved conversation and another run's lock are never touched.
+
+    Raises:
+        ConfigError: the folder cannot be written, or a live run holds it.
+    """
+    # Imported here like open_store in execute: these packages pull in LangChain and SQLAlchemy.
+    from convoeval.llm import LLMError
+    from convoeval.store import StoreError
+
+    made = [p for p in (out, *out.parents) if not p.exists()]  # this folder and the parents it brings
+    check_writable(out)
     try:
         with results_lock(out):
-            yield
+            try:
+                yield
+            except (ConfigError, LLMError, StoreError):
+                if made:
+                    with contextlib.suppress(OSError):  # a file appeared meanwhile: the folder stays
+                        if {p.name for p in out.iterdir()} <= {LOCK_FILE}:
+                            (out / LOCK_FILE).unlink()
+                            for folder in made:
+                                folder.rmdir()  # only empty ones go; a parent another run filled stays
+                raise
     except FolderInUseError as exc:
         raise ConfigError(str(exc)) from None
 
@@ -225,15 +277,15 @@ def describe_model(model: Any) -> dict[str, Any]:
             "local_demo": info.is_local_demo}
 
 
-def _run_here(todo: list[Job], config: EvalConfig, scenarios: list[Any], *, store: Any,
+def _run_here(todo: list[Job], config: EvalConfig, agents: dict[str, Any], *, store: Any,
               log: Callable[[str], None] | None, on_result: Callable[[Job, ConversationResult], None],
               on_turn: Callable[[str, int], None]) -> dict[str, dict[str, Any]]:
-    """Run ``todo`` on convoeval's event loop in this process; returns the models' descriptions."""
+    """Run ``todo`` on convoeval's event loop in this process (``agents`` from ``build_agents``); returns the models'
+    descriptions."""
     from convoeval._aio import run_sync
     from convoeval.llm.models import get_model
     from convoeval.pipeline.local import arun_jobs
 
-    agents = build_agents(config.target, scenarios)  # before the models: a bad target starts no local model
     simulator, judge = get_model("simulator", config.simulator_model), get_model("judge", config.judge_model)
     options = RunOptions(target=config.target, simulator_model=simulator, judge_model=judge,
                          judge_samples=config.judge_samples, store=store, verbose=log, agents=agents,

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from convoeval.html_blocks import HTML, box, esc, shown_path, table, wrap
+from convoeval.html_blocks import HTML, box, cell, esc, shown_path, table, wrap
 from convoeval.report.overview import LOCAL_DEMO_WARNING
 from convoeval.report.plots import Chart, _figure, _note
 from convoeval.report.trust import agreement_cells
@@ -43,8 +43,10 @@ _SCORES = {"icc_a1": "ICC(A,1)", "weighted_kappa": "weighted κ", "spearman": "S
 
 
 def _table(frame: pd.DataFrame, header: list[str] | None = None) -> str:
+    """``frame`` as an HTML table; numbers read by their column (``html_blocks.number_text``: 0.67, not 0.666…)."""
     header = header or list(frame.columns)
-    rows = [[esc(v) for v in r] for r in frame.itertuples(index=False)]
+    columns = [str(c) for c in frame.columns]
+    rows = [[cell(v, c) for v, c in zip(r, columns, strict=True)] for r in frame.itertuples(index=False)]
     return table(rows, [esc(h) for h in header])
 
 
@@ -168,7 +170,7 @@ def labels_view(study: Any) -> HTML:
     if not calibrated.empty:
         keep = [c for c in calibrated.columns if c not in ("method",)]
         parts += ["<h4>Pass rates corrected for each judge's sensitivity and specificity</h4>",
-                  _table(calibrated[keep].round(3))]
+                  _table(calibrated[keep])]
     return HTML(wrap("".join(parts)), text=f"{len(scored)} label rows")
 
 
@@ -268,7 +270,7 @@ def consistency_view(study: Any) -> HTML:
         if frame.empty:
             continue
         keep = [c for c in frame.columns if c not in ("method",)]
-        parts += [f"<h4>{esc(title)}</h4>", _table(frame[keep].round(3))]
+        parts += [f"<h4>{esc(title)}</h4>", _table(frame[keep])]
     if not parts:
         return _empty("No flip rates: set judge_samples > 1 (self-consistency) or several seeds/trials.")
     return HTML(wrap("".join(parts)), text="flip rates")
@@ -281,7 +283,7 @@ def probe_view(study: Any) -> HTML:
         return _empty("No bias probes were run (probes = []).")
     keep = [c for c in ("probe", "instrument", "item", "n", "before", "after", "effect", "ci_low", "ci_high",
                         "flip_rate", "test", "p_value", "ci_too_wide") if c in frame.columns]
-    return HTML(wrap(_table(frame[keep].round(3))), text=f"{len(frame)} probe rows")
+    return HTML(wrap(_table(frame[keep])), text=f"{len(frame)} probe rows")
 
 
 def plot_probes(study: Any) -> Chart | HTML:

@@ -7,12 +7,28 @@ No statistics here: every number comes from the ``Comparison``. Text from the ru
 from __future__ import annotations
 
 import datetime as dt
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from convoeval.html_blocks import FONT, HTML, MUTED, badge, box, css, esc, heading, missing, shown_path, table, wrap
+from convoeval.html_blocks import (
+    FONT,
+    HTML,
+    MUTED,
+    badge,
+    box,
+    cell,
+    css,
+    esc,
+    heading,
+    missing,
+    number_text,
+    shown_path,
+    table,
+    wrap,
+)
 from convoeval.pipeline.replay import RecordedReply, same_reply
 from convoeval.report.plots import Chart
 from convoeval.stats import ALL
@@ -32,8 +48,28 @@ def _num(value: Any, fmt: str = "{:.2f}") -> str:
     return "–" if missing(value) else fmt.format(value)
 
 
-def _ci(low: Any, high: Any) -> str:
-    return "–" if missing(low) or missing(high) else f"[{low:+.2f}, {high:+.2f}]"
+def _ci(low: Any, high: Any, fmt: Any = "{:+.2f}") -> str:
+    if missing(low) or missing(high):
+        return "–"
+    show = fmt if callable(fmt) else fmt.format
+    return f"[{show(low)}, {show(high)}]"
+
+
+def _p(value: Any) -> str:
+    return "–" if missing(value) else number_text(value, "p_value")  # 0.046 or <0.001, never 0.000123
+
+
+def _amount(value: Any, *, signed: bool = False) -> str:
+    """A usage figure: costs of a fraction of a cent and token counts in the thousands both read, never 1.2e+04."""
+    if missing(value):
+        return "–"
+    sign = "+" if signed else ""
+    size = abs(value)
+    if size >= 100:
+        return f"{value:{sign},.0f}"
+    if size >= 1 or size == 0:
+        return f"{value:{sign}.2f}"
+    return f"{value:{sign}.2g}"
 
 
 def verdict_summary(cmp: Any) -> HTML:
@@ -43,7 +79,7 @@ def verdict_summary(cmp: Any) -> HTML:
     level = cmp.settings.get("level", 0.95)
     head = (f"<b>{esc(cmp.verdict.upper())}</b>: score {_num(o['baseline'])} → {_num(o['candidate'])}, "
             f"difference {_num(o['difference'], '{:+.2f}')} ({level:.0%} CI {_ci(o['ci_low'], o['ci_high'])}, "
-            f"p={_num(o['p_value'], '{:.3g}')}) over {int(o['n_pairs'])} pair(s)"
+            f"p={_p(o['p_value'])}) over {int(o['n_pairs'])} pair(s)"
             f"<div{css(color=MUTED, margin_top='4px')}>{esc(cmp.noise_line())}</div>")
     sides = (f"baseline <code>{esc(cmp.baseline.label)}</code> ({esc(', '.join(cmp.baseline.targets))}) vs "
              f"candidate <code>{esc(cmp.candidate.label)}</code> ({esc(', '.join(cmp.candidate.targets))}); "
@@ -54,7 +90,7 @@ def verdict_summary(cmp: Any) -> HTML:
         name = "<b>all scenarios</b>" if r["scenario"] == ALL else esc(r["scenario"])
         rows.append([name, _verdict_badge(r["verdict"]), _num(r["baseline"]), _num(r["candidate"]),
                      _num(r["difference"], "{:+.2f}"), _ci(r["ci_low"], r["ci_high"]),
-                     _num(r["p_adjusted"], "{:.3g}"), str(int(r["n_pairs"])), _num(r["mdd"])])
+                     _p(r["p_adjusted"]), str(int(r["n_pairs"])), _num(r["mdd"])])
     header = ["scenario", "verdict", "baseline", "candidate", "difference", f"{level:.0%} CI", "p (Holm)", "pairs",
               "MDD"]
     return HTML(wrap(box(head, tone=tone, title="Verdict") + f"<div>{sides}</div>" + table(rows, header)),
@@ -95,7 +131,7 @@ def changed_items(cmp: Any, *, only_changed: bool = True) -> HTML:
         rows = rows.assign(_o=rows["verdict"].map(order).fillna(2)).sort_values(["_o", "p_value"])
         cells = [[esc(r[kind]), _verdict_badge(r["verdict"]), f"{_num(r['baseline'], '{:.0%}')} → "
                   f"{_num(r['candidate'], '{:.0%}')}", str(r["pass_to_fail"]), str(r["fail_to_pass"]),
-                  str(r["n_pairs"]), _num(r["p_adjusted"], "{:.3g}"), esc(r["scenarios"])]
+                  str(r["n_pairs"]), _p(r["p_adjusted"]), esc(r["scenarios"])]
                  for r in rows.to_dict("records")]
         title = "Rubric criteria" if kind == "criterion" else "Database assertions (no judge needed)"
         body = table(cells, [kind, "verdict", "pass rate", "pass→fail", "fail→pass", "pairs", "p (Holm)",
@@ -171,12 +207,16 @@ def flipped_conversations(cmp: Any, *, limit: int = 10) -> HTML:
 def details(cmp: Any) -> HTML:
     """Pass rate, holistic dimensions, pass^k and usage: each side's value and the paired difference."""
     blocks = []
-    specs = (("Pass rate", cmp.pass_rates, "scenario", "{:.0%}"), ("Holistic dimensions", cmp.holistic,
-             "dimension", "{:.2f}"), ("pass^k", cmp.pass_k, "k", "{:.0%}"), ("Usage per conversation", cmp.usage,
-             "metric", "{:.4g}"))
-    for title, frame, key, fmt in specs:
-        rows = [[esc("all scenarios" if r[key] == ALL else r[key]), _num(r["baseline"], fmt),
-                 _num(r["candidate"], fmt), _num(r["difference"], "{:+.3g}"), _ci(r["ci_low"], r["ci_high"])]
+    # Each block in its own unit: rates as %, 0–10 scores to one decimal, usage as amounts; the difference and its
+    # interval in the same unit as the values (a pass rate's difference is in percentage points).
+    specs = (("Pass rate", cmp.pass_rates, "scenario", "{:.0%}".format, "{:+.0%}".format),
+             ("Holistic dimensions", cmp.holistic, "dimension", "{:.1f}".format, "{:+.1f}".format),
+             ("pass^k", cmp.pass_k, "k", "{:.0%}".format, "{:+.0%}".format),
+             ("Usage per conversation", cmp.usage, "metric", _amount, partial(_amount, signed=True)))
+    for title, frame, key, show, diff in specs:
+        rows = [[esc("all scenarios" if r[key] == ALL else r[key]),
+                 *("–" if missing(r[side]) else show(r[side]) for side in ("baseline", "candidate")),
+                 "–" if missing(r["difference"]) else diff(r["difference"]), _ci(r["ci_low"], r["ci_high"], diff)]
                 for r in frame.to_dict("records")]
         blocks.append(f"<div{css(font_weight='600', margin_top='8px')}>{title}</div>"
                       + table(rows, [key, "baseline", "candidate", "difference", "CI"]))
@@ -188,7 +228,8 @@ def unpaired(cmp: Any) -> HTML:
     frame = cmp.unpaired
     if frame.empty:
         return HTML(wrap(f"<div{css(color=MUTED)}>every conversation has its partner</div>"), text="none unpaired")
-    rows = [[esc(r["side"]), esc(r["scenario"]), esc(r["seed"]), esc(r["trial"]), esc(r["reason"])]
+    rows = [[esc(r["side"]), esc(r["scenario"]), cell(r["seed"], "seed"), cell(r["trial"], "trial"),
+             esc(r["reason"])]
             for r in frame.to_dict("records")]
     return HTML(wrap(table(rows, ["side", "scenario", "seed", "trial", "reason"])),
                 text=f"{len(frame)} unpaired conversation(s)")

@@ -24,6 +24,7 @@ from convoeval.html_blocks import (
     css,
     esc,
     missing,
+    number_text,
     wrap,
 )
 from convoeval.report.data import RunData
@@ -214,7 +215,9 @@ def _verdicts(run: RunData, run_id: str) -> str:
         if not missing(h["error"]):
             parts.append(_section("Holistic judge", f"<li>{_mark(None, h['error'])} {esc(h['error'])}</li>"))
             continue
-        dims = ", ".join(f"{d.replace('_', ' ')} {h[d]:g}" for d in HOLISTIC_DIMENSIONS if not missing(h[d]))
+        # A dimension is a mean over samples when judge_samples > 1: one decimal, as every score.
+        dims = ", ".join(f"{d.replace('_', ' ')} {number_text(h[d], d)}" for d in HOLISTIC_DIMENSIONS
+                         if not missing(h[d]))
         issues = "; ".join(map(str, h["issues"])) if isinstance(h["issues"], (list, tuple)) else ""
         text = f"<li>overall {h['overall']:.1f}: {esc(dims)}"
         text += f"<br><span{css(color=MUTED)}>issues: {esc(issues)}</span>" if issues else ""

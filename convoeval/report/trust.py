@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from convoeval.html_blocks import HTML, box, esc, table, wrap
+from convoeval.html_blocks import HTML, box, cell, esc, table, wrap
 from convoeval.report.data import RunData
 
 __all__ = ["TRUST_STATISTICS", "agreement_cells", "database_truth", "database_truth_frame", "fidelity",
@@ -142,8 +142,8 @@ def simulator_failures_html(run: RunData) -> str:
     stopped = simulator_failures(run.frames)
     if stopped.empty:
         return ""
-    rows = [[esc(r.scenario), esc(r.seed), esc(r.trial), esc(r.attempt), esc(r.check.replace("_", " ")),
-             esc("" if pd.isna(r.turn) else int(r.turn)),
+    rows = [[esc(r.scenario), cell(r.seed, "seed"), cell(r.trial, "trial"), cell(r.attempt, "attempt"),
+             esc(r.check.replace("_", " ")), cell(r.turn, "turn"),
              "re-simulated" if r.resimulated else "<b>not scored</b>", esc(r.detail)]
             for r in stopped.itertuples()]
     kept = int((~stopped["resimulated"].fillna(False).astype(bool)).sum())
@@ -182,8 +182,8 @@ def fidelity(run: RunData) -> HTML:
     rows = []
     for r in flagged.itertuples():
         seed, trial = (keys.loc[r.run_id, "seed"], keys.loc[r.run_id, "trial"]) if r.run_id in keys.index else ("", "")
-        rows.append([esc(r.scenario), esc(seed), esc(trial), esc(r.check.replace("_", " ")),
-                     esc("" if pd.isna(r.turn) else int(r.turn)), esc(r.detail)])
+        rows.append([esc(r.scenario), cell(seed, "seed"), cell(trial, "trial"), esc(r.check.replace("_", " ")),
+                     cell(r.turn, "turn"), esc(r.detail)])
     head = ["scenario", "seed", "trial", "check", "turn", "detail"]
     n_flagged = flagged["run_id"].nunique()
     warning = box(esc(f"{n_flagged} of {runs} conversation(s) flagged: their scores reflect the simulated patient as "

@@ -79,7 +79,8 @@ class SqlStore(Store):
                 pool_pre_ping=True,
                 pool_size=10,
                 max_overflow=20,
-                connect_args={"connect_timeout": 10},
+                # 10 s unless the URL sets its own (?connect_timeout=N): a black-holed host must fail, not hang.
+                connect_args={} if "connect_timeout" in self._sa_url.query else {"connect_timeout": 10},
             )
         if self._memory:
             engine = sa.create_engine(
