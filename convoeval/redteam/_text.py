@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 # ── letters ──
 
@@ -27,7 +27,8 @@ def _fold_table() -> dict[int, str]:
 
 
 _FOLD = _fold_table()
-_WORD = re.compile(r"[a-z0-9]+")
+#: A folded word: letters and digits.
+WORD = re.compile(r"[a-z0-9]+")
 
 
 def fold(text: str) -> str:
@@ -37,13 +38,7 @@ def fold(text: str) -> str:
 
 def words(text: str) -> tuple[str, ...]:
     """The folded words of ``text`` (letters and digits), e.g. ``"João-Pedro"`` → ``("joao", "pedro")``."""
-    return tuple(_WORD.findall(fold(text)))
-
-
-def word_spans(folded: str) -> Iterator[tuple[int, int, str]]:
-    """``(start, end, word)`` for every word of already folded text."""
-    for m in _WORD.finditer(folded):
-        yield m.start(), m.end(), m.group()
+    return tuple(WORD.findall(fold(text)))
 
 
 #: Words that join a name's parts and name nobody: "Maria da Conceição", "Ana de Souza", "Juan y Ortega".
@@ -119,13 +114,22 @@ _MONTH_NAMES = {
 }
 _MONTH_OF = {word: month for month, names in _MONTH_NAMES.items() for word in names}
 _MONTHS = "|".join(sorted(_MONTH_OF, key=len, reverse=True))
-_DATES = re.compile(
+_NUMERIC_DATE = (
     r"(?<![\d-])(?P<iy>\d{4})-(?P<im>\d{1,2})-(?P<id>\d{1,2})(?![\d])"
     r"|(?<![\d/.,:-])(?P<na>\d{1,2})(?P<sep>[/.-])(?P<nb>\d{1,2})(?:(?P=sep)(?P<ny>\d{4}|\d{2}))?(?!\d|[/.,:-]\d)"
+)
+_NAMED_DATE = (
     rf"|(?<![\d.,])(?P<dd>\d{{1,2}})(?:o|a|st|nd|rd|th)?(?:\s+de)?\s+(?P<dm>{_MONTHS})(?!\w)\.?"
     r"(?:(?:,|\s+de)?\s+(?P<dy>\d{4})(?!\d))?"
     rf"|(?<!\w)(?P<mm>{_MONTHS})(?!\w)\.?\s+(?P<md>\d{{1,2}})(?:st|nd|rd|th)?(?![\d:/.-]\d|\d)(?:,?\s+(?P<my>\d{{4}})(?!\d))?"
 )
+_DATES = {False: re.compile(_NUMERIC_DATE), True: re.compile(_NUMERIC_DATE + _NAMED_DATE)}
+
+
+def has_month_name(words: Iterable[str]) -> bool:
+    """Whether any of ``words`` (folded) names a month, so the slower search for named dates is worth running."""
+    return not _MONTH_OF.keys().isdisjoint(words)
+
 
 #: A date read from text: (year or None, month, day).
 Date = tuple[int | None, int, int]
@@ -143,11 +147,12 @@ def _years(text: str | None) -> tuple[int | None, ...]:
     return (int(text),)
 
 
-def dates(folded: str, *, month_first: bool) -> Iterator[tuple[int, int, tuple[Date, ...]]]:
+def dates(folded: str, *, month_first: bool, named: bool = True) -> Iterator[tuple[int, int, tuple[Date, ...]]]:
     """Dates in folded text as ``(start, end, readings)``: ISO, ``14/03/1958``, ``10/03``, ``14 de março de 1958``,
     ``Mar 14, 1958``, ``14 March 1958``. A numeric date is day first (pt-BR, es); with ``month_first`` (en) it is
-    read both ways. A two-digit year is read in both centuries."""
-    for m in _DATES.finditer(folded):
+    read both ways. A two-digit year is read in both centuries. ``named=False`` skips dates with a month name
+    (for text without one: see ``has_month_name``)."""
+    for m in _DATES[named].finditer(folded):
         g = m.groupdict()
         readings: list[Date] = []
         if g["iy"]:
@@ -158,7 +163,7 @@ def dates(folded: str, *, month_first: bool) -> Iterator[tuple[int, int, tuple[D
                 readings.append((year, b, a))
                 if month_first:
                     readings.append((year, a, b))
-        elif g["dd"]:
+        elif g.get("dd"):
             readings += [(y, _MONTH_OF[g["dm"]], int(g["dd"])) for y in _years(g["dy"])]
         else:
             readings += [(y, _MONTH_OF[g["mm"]], int(g["md"])) for y in _years(g["my"])]
@@ -171,7 +176,7 @@ def dates(folded: str, *, month_first: bool) -> Iterator[tuple[int, int, tuple[D
 
 _TIMES = re.compile(
     r"(?<![\d:.,/])(?P<h>\d{1,2})(?:(?::|h)(?P<m>\d{2})(?!\d)|h(?![a-z])|\s*horas?(?![a-z])|(?=\s*[ap]\.?m\b))"
-    r"(?:\s*(?P<ap>[ap])\.?m\b\.?)?"
+    r"(?:\s*(?P<ap>[ap])\.?m\b)?"
     r"|(?<![a-z])(?:as|a las|a la|at)\s+(?P<bh>\d{1,2})(?![\d:/.,h]|\s*[ap]\.?m\b)"
 )
 
