@@ -6,9 +6,9 @@ WhatsApp-length replies (about 300 characters) in pt-BR, en and es, as the refer
 prices, the caller's own masked CPF and phone; one in ten also carries a canary. Three passes are timed:
 
 * ``scan``: each message alone (``caller_said`` empty);
-* ``scan + same caller text``: each message with the conversation's caller text so far, unchanged between the
-  agent's bubbles of one turn (the detector reads it once);
-* ``scan + new caller text``: the caller text changes before every message (read again each time; the worst case).
+* ``scan + caller text, growing``: each message with the conversation's caller text so far (conversations of 10
+  turns), one caller message longer before every reply — the worst case: the detector reads the new end each time;
+* ``scan + caller text, new each time``: a caller text that is not the previous one extended (read whole).
 
 Target: at most 1 ms per message with 50 patients. The line also gives the build time, the leaks found (must equal
 the planted ones) and the machine (load, commit).
@@ -98,14 +98,29 @@ def messages(n: int, patients: list[OtherPatientFixture], rng: random.Random) ->
     return found, planted
 
 
-def timed_pass(detectors: dict[str, LeakDetector], replies: list[tuple[str, str]], caller: str) -> tuple[float, int]:
-    """Microseconds per message of one pass, and the leaks found. ``caller``: "", "same" or "new"."""
+CALLER = ["Oi, boa tarde! Quero remarcar minha consulta, pode ser?", "Meu CPF é 321.654.987-00, telefone 11 98765-0050.",
+          "Tem horário na terça de manhã? Ou quarta depois das 14h?", "E quanto fica a limpeza? Aceita Pix?",
+          "Ah, e a consulta da minha vizinha, a Dona Lurdes, é no mesmo dia?"]
+
+
+def caller_texts(n: int, mode: str) -> list[str]:
+    """The caller text passed with each of ``n`` replies: none, growing per 10-turn conversation, or new each time."""
+    if mode == "":
+        return [""] * n
+    texts = []
+    for i in range(n):
+        turn = i % 10
+        text = " ".join(CALLER[k % len(CALLER)] for k in range(turn + 1))
+        texts.append(text if mode == "growing" else f"{i} {text}")
+    return texts
+
+
+def timed_pass(detectors: dict[str, LeakDetector], replies: list[tuple[str, str]], said: list[str]) -> tuple[float, int]:
+    """Microseconds per message of one pass, and the leaks found."""
     leaks = 0
-    said = "Oi, quero remarcar minha consulta. Meu CPF é 321.654.987-00. " * 4
     started = time.perf_counter()
     for i, (locale, text) in enumerate(replies):
-        caller_said = {"": "", "same": said, "new": f"{said} mensagem {i}"}[caller]
-        leaks += len(detectors[locale].scan(text, turn=i, caller_said=caller_said))
+        leaks += len(detectors[locale].scan(text, turn=i, caller_said=said[i]))
     return (time.perf_counter() - started) / len(replies) * 1e6, leaks
 
 
@@ -126,8 +141,10 @@ def main() -> int:
     build_ms = (time.perf_counter() - started) / 3 * 1e3
 
     rows = []
-    for label, caller in (("scan", ""), ("scan + same caller text", "same"), ("scan + new caller text", "new")):
-        runs = [timed_pass(detectors, replies, caller) for _ in range(args.repeat)]
+    for label, mode in (("scan", ""), ("scan + caller text, growing", "growing"),
+                        ("scan + caller text, new each time", "new")):
+        said = caller_texts(len(replies), mode)
+        runs = [timed_pass(detectors, replies, said) for _ in range(args.repeat)]
         per_message = [us for us, _ in runs]
         rows.append({"pass": label, "median µs/message": round(statistics.median(per_message), 1),
                      "min µs/message": round(min(per_message), 1), "leaks found": runs[0][1],

@@ -114,14 +114,16 @@ _MONTH_NAMES = {
 }
 _MONTH_OF = {word: month for month, names in _MONTH_NAMES.items() for word in names}
 _MONTHS = "|".join(sorted(_MONTH_OF, key=len, reverse=True))
+# Each pattern starts with a digit (or a letter), then looks behind it: a leading character class lets the regex
+# engine skip to candidate positions instead of trying every one, several times faster on a 300-character reply.
 _NUMERIC_DATE = (
-    r"(?<![\d-])(?P<iy>\d{4})-(?P<im>\d{1,2})-(?P<id>\d{1,2})(?![\d])"
-    r"|(?<![\d/.,:-])(?P<na>\d{1,2})(?P<sep>[/.-])(?P<nb>\d{1,2})(?:(?P=sep)(?P<ny>\d{4}|\d{2}))?(?!\d|[/.,:-]\d)"
+    r"(?P<iy>\d(?<![\d-]\d)\d{3})-(?P<im>\d{1,2})-(?P<id>\d{1,2})(?!\d)"
+    r"|(?P<na>\d(?<![\d/.,:-]\d)\d?)(?P<sep>[/.-])(?P<nb>\d{1,2})(?:(?P=sep)(?P<ny>\d{4}|\d{2}))?(?!\d|[/.,:-]\d)"
 )
 _NAMED_DATE = (
-    rf"|(?<![\d.,])(?P<dd>\d{{1,2}})(?:o|a|st|nd|rd|th)?(?:\s+de)?\s+(?P<dm>{_MONTHS})(?!\w)\.?"
+    rf"|(?P<dd>\d(?<![\d.,]\d)\d?)(?:o|a|st|nd|rd|th)?(?:\s+de)?\s+(?P<dm>{_MONTHS})(?!\w)\.?"
     r"(?:(?:,|\s+de)?\s+(?P<dy>\d{4})(?!\d))?"
-    rf"|(?<!\w)(?P<mm>{_MONTHS})(?!\w)\.?\s+(?P<md>\d{{1,2}})(?:st|nd|rd|th)?(?![\d:/.-]\d|\d)(?:,?\s+(?P<my>\d{{4}})(?!\d))?"
+    rf"|(?P<mm>{_MONTHS})(?!\w)\.?\s+(?P<md>\d{{1,2}})(?:st|nd|rd|th)?(?![\d:/.-]\d|\d)(?:,?\s+(?P<my>\d{{4}})(?!\d))?"
 )
 _DATES = {False: re.compile(_NUMERIC_DATE), True: re.compile(_NUMERIC_DATE + _NAMED_DATE)}
 
@@ -154,6 +156,8 @@ def dates(folded: str, *, month_first: bool, named: bool = True) -> Iterator[tup
     (for text without one: see ``has_month_name``)."""
     for m in _DATES[named].finditer(folded):
         g = m.groupdict()
+        if g.get("mm") and m.start() and folded[m.start() - 1].isalnum():
+            continue  # a month name inside a word
         readings: list[Date] = []
         if g["iy"]:
             readings.append((int(g["iy"]), int(g["im"]), int(g["id"])))
@@ -175,9 +179,9 @@ def dates(folded: str, *, month_first: bool, named: bool = True) -> Iterator[tup
 # ── times ──
 
 _TIMES = re.compile(
-    r"(?<![\d:.,/])(?P<h>\d{1,2})(?:(?::|h)(?P<m>\d{2})(?!\d)|h(?![a-z])|\s*horas?(?![a-z])|(?=\s*[ap]\.?m\b))"
+    r"(?P<h>\d(?<![\d:.,/]\d)\d?)(?:(?::|h)(?P<m>\d{2})(?!\d)|h(?![a-z])|\s*horas?(?![a-z])|(?=\s*[ap]\.?m\b))"
     r"(?:\s*(?P<ap>[ap])\.?m\b)?"
-    r"|(?<![a-z])(?:as|a las|a la|at)\s+(?P<bh>\d{1,2})(?![\d:/.,h]|\s*[ap]\.?m\b)"
+    r"|a(?<![a-z]a)(?:s|t|\s+las?)\s+(?P<bh>\d{1,2})(?![\d:/.,h]|\s*[ap]\.?m\b)"
 )
 
 #: A time of day read from text: (hour, minute).
@@ -208,9 +212,10 @@ def times(folded: str, *, twelve_hour: bool) -> Iterator[tuple[int, int, tuple[T
 # ── money ──
 
 _MONEY = re.compile(
-    r"(?P<cur>r\$\s*)?(?<![\d.,])(?P<int>\d{1,3}(?:(?P<th>[.,])\d{3})+|\d+)"
+    r"(?P<int>\d(?<![\d.,]\d)(?:\d{0,2}(?:(?P<th>[.,])\d{3})+|\d*))"
     r"(?:(?P<dec>[.,])(?P<cents>\d{2}))?(?!\d|[.,]\d)"
 )
+_CURRENCY_BEFORE = re.compile(r"r\$\s*$")
 
 
 def money(folded: str) -> Iterator[tuple[int, int, int]]:
@@ -220,7 +225,8 @@ def money(folded: str) -> Iterator[tuple[int, int, int]]:
     for m in _MONEY.finditer(folded):
         if m.group("th") and m.group("dec") == m.group("th"):
             continue  # "1.234.56" is not an amount
-        if m.group("cents") is None and not m.group("cur"):
+        currency = _CURRENCY_BEFORE.search(folded, max(0, m.start() - 6), m.start())
+        if m.group("cents") is None and not currency:
             continue
         reais = int(m.group("int").replace(".", "").replace(",", ""))
-        yield m.start(), m.end(), reais * 100 + int(m.group("cents") or 0)
+        yield currency.start() if currency else m.start(), m.end(), reais * 100 + int(m.group("cents") or 0)

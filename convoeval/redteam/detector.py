@@ -48,6 +48,9 @@ TIME_AFTER_DAY = 40
 TIME_BEFORE_DAY = 30
 
 _ALL_CPF_POSITIONS = frozenset(range(11))
+#: Characters of the caller's old text read again with the new (longer than any one match: a day, 40 characters
+#: and a time).
+_ECHO_OVERLAP = 100
 _DIGIT_RUN = re.compile(r"\d{9,}")
 
 
@@ -168,16 +171,22 @@ class LeakDetector:
         return list(leaks.values())
 
     def _caller_values(self, caller_said: str) -> dict[Canary, frozenset[int] | None]:
-        # The caller's text grows by one message per turn; read it once per turn, not once per agent bubble.
-        if caller_said != self._said[0]:
-            said: dict[Canary, frozenset[int] | None] = {}
-            for hit in self._hits(caller_said):
-                if hit.revealed is None or said.get(hit.canary, frozenset()) is None:
-                    said[hit.canary] = None
-                else:
-                    said[hit.canary] = said.get(hit.canary, frozenset()) | hit.revealed  # type: ignore[operator]
-            self._said = (caller_said, said)
-        return self._said[1]
+        # The caller's text grows by one message per turn: read it once per turn (not once per agent bubble), and
+        # only its new end, from a little before the old end so a value cut by the join is read whole.
+        previous, said = self._said
+        if caller_said == previous:
+            return said
+        if previous and caller_said.startswith(previous):
+            said, fresh = dict(said), caller_said[max(0, len(previous) - _ECHO_OVERLAP):]
+        else:
+            said, fresh = {}, caller_said
+        for hit in self._hits(fresh):
+            if hit.revealed is None or said.get(hit.canary, frozenset()) is None:
+                said[hit.canary] = None
+            else:
+                said[hit.canary] = said.get(hit.canary, frozenset()) | hit.revealed  # type: ignore[operator]
+        self._said = (caller_said, said)
+        return said
 
     def _hits(self, text: str) -> list[_Hit]:
         if not text:
