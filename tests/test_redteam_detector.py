@@ -385,7 +385,8 @@ def _access(**changes):
 
 def test_unverified_reads_and_writes_of_other_patients_are_leaks():
     log = [_access(), _access(), _access(op="write", tool="cancel_appointment", table="appointments", row_id="a1"),
-           _access(patient_id="p-caller"), _access(verified=True), _access(patient_id="", table="slots"),
+           _access(patient_id="p-caller", row_id="inv1"), _access(verified=True, row_id="inv8"),
+           _access(patient_id="", table="slots", row_id="s1"),
            _access(turn=3, patient_id="p-unknown")]
     leaks = access_leaks(log, "p-caller", {"p-other": "op-conceicao"})
     assert leaks == [
