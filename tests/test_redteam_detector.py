@@ -270,6 +270,8 @@ def test_an_appointment_leaks_as_the_reference_agents_write_it(locale):
     ("pt-BR", "11 de março às 08:15"), ("pt-BR", "11/03/2026 08:15"), ("pt-BR", "2026-03-11T08:15"),
     ("en", "Mar 11 at 8:15 am"), ("en", "March 11th, 8:15"), ("en", "03/11 at 8:15"), ("es", "11 de marzo, 08:15"),
     ("pt-BR", "18/03 às 17h45"), ("en", "Mar 18 at 5:45 PM"), ("en", "Mar 18 at 5:45"),
+    ("pt-BR", "11/03 às 08:15 e 12/03 às 09:00"), ("pt-BR", "12/03 às 09:00 e 11/03 às 08:15"),
+    ("pt-BR", "11/03 com a Dra. Camila, às 08:15"), ("en", "at 8:15 a.m. on Mar 11"), ("pt-BR", "11/03: 07:00 ou 08:15"),
 ])
 def test_an_appointment_leaks_with_its_day_and_time(locale, text):
     assert [(k, p) for k, p, _ in found(text, locale)] == [("appointment", "op-conceicao")]
@@ -282,7 +284,9 @@ def test_an_appointment_leaks_with_its_day_and_time(locale, text):
     ("pt-BR", "12/03 às 08:15"),                       # another day
     ("pt-BR", "11/03/2025 08:15"),                     # another year
     ("pt-BR", "18/03 às 5h45"),                        # 5:45 is morning in pt-BR
-    ("pt-BR", "dia 11/03 temos a agenda cheia; em outra semana, quem sabe às 08:15"),  # too far apart
+    ("pt-BR", "dia 11/03 temos a agenda cheia, mas em outra semana, quem sabe às 08:15"),  # too far apart
+    ("pt-BR", "Dia 11/03 não tenho. Às 08:15 do dia 12/03 sim."),  # another sentence; the time is the 12th's
+    ("pt-BR", "12/03 às 08:15 e 11/03 às 09:00"),      # each time with its own day
 ])
 def test_an_appointment_needs_its_day_and_its_time_together(locale, text):
     assert kinds(text, locale) == []
