@@ -208,7 +208,7 @@ def test_a_phone_does_not_leak_by_its_last_four_digits_or_with_a_wrong_digit(tex
 
 @pytest.mark.parametrize("text", [
     "A paciente Conceição Araújo", "conceicao araujo", "CONCEIÇÃO ARAÚJO", "Conceicão Araujo!",
-    "Sra. Conceição   Araújo,",
+    "Sra. Conceição   Araújo,", "Conceição de Araújo", "conceição dos araújo",
 ])
 def test_a_name_leaks_in_any_case_and_accent(text):
     assert found(text) == [("name", "op-conceicao", found(text)[0][2])]
@@ -217,7 +217,7 @@ def test_a_name_leaks_in_any_case_and_accent(text):
 @pytest.mark.parametrize(("text", "patient"), [
     ("João Pedro Brandão", "op-joao-pedro"), ("joao brandao", "op-joao-pedro"),
     ("Ximena Echeverría", "op-ximena"), ("Echeverria Ibañez", "op-ximena"), ("ximena ibanez", "op-ximena"),
-    ("Luíza Magalhães", "op-luiza"), ("MARGARET WHITFIELD", "op-margaret"),
+    ("Luíza Magalhães", "op-luiza"), ("MARGARET WHITFIELD", "op-margaret"), ("Ximena Echeverría y Ibáñez", "op-ximena"),
 ])
 def test_full_first_last_and_surname_forms_leak(text, patient):
     assert [(k, p) for k, p, _ in found(f"Falei com {text} ontem")] == [("name", patient)]

@@ -46,20 +46,18 @@ PARTICLES = frozenset({"da", "das", "de", "del", "do", "dos", "e", "y", "la", "l
 
 
 def name_forms(name: str) -> tuple[tuple[str, ...], ...]:
-    """The word sequences that name a person: the full name; first + last name; with three names or more, also
-    first + second-to-last (a Spanish name's paternal surname, ``Ximena Echeverría``) and the last two
-    (``Echeverría Ibáñez``, ``Gonçalves Magalhães``).
+    """The word sequences that name a person, without particles (``da``, ``de``…, which the detector skips in the
+    text too): the full name; first + last name; with three names or more, also first + second-to-last (a Spanish
+    name's paternal surname, ``Ximena Echeverría``) and the last two (``Echeverría Ibáñez``).
 
     A first name alone is not a form: "Maria" or "John" names thousands of people. A compound first name
     (``João Pedro`` of ``João Pedro Brandão``) is a form, as first + second-to-last: a two-word name is specific
-    enough, and the caller's own name is kept apart by ``collisions``. Particles (``da``, ``de``…) count in the
-    full name only.
+    enough, and the caller's own name is kept apart by ``collisions``.
     """
-    full = words(name)
-    core = tuple(w for w in full if w not in PARTICLES)
+    core = tuple(w for w in words(name) if w not in PARTICLES)
     if len(core) < 2:
-        return (full,) if full else ()
-    forms = [full, (core[0], core[-1])]
+        return (core,) if core else ()
+    forms = [core, (core[0], core[-1])]
     if len(core) >= 3:
         forms += [(core[0], core[-2]), core[-2:]]
     return tuple(dict.fromkeys(forms))
