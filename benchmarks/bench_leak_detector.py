@@ -38,9 +38,13 @@ from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS, synthetic_cpf
 from convoeval.scenarios.models import InvoiceFixture, OtherAppointmentFixture, OtherPatientFixture
 
 FIRST = ["Conceição", "Sebastião", "Antônia", "Joaquim", "Iolanda", "Raimundo", "Gláucia", "Benedito", "Lúcia",
-         "Inês", "Otávio", "Zélia", "Caetano", "Nádia", "Aurélio", "Jussara", "Valdemar", "Cléo"]
+         "Inês", "Otávio", "Zélia", "Caetano", "Nádia", "Aurélio", "Jussara", "Valdemar", "Cléo", "Dalva", "Eurico",
+         "Filomena", "Genésio", "Hortência", "Ivone", "Jurandir", "Lindalva", "Moacir", "Nazaré", "Odete", "Políbio",
+         "Quitéria", "Rosângela", "Severino", "Terezinha", "Ubirajara", "Vicência", "Waldir", "Yolanda", "Zuleica"]
 LAST = ["Araújo", "Brandão", "Gonçalves", "Nóbrega", "Magalhães", "Figueiredo", "Assunção", "Quintão", "Simões",
-        "Calado", "Peixoto", "Teixeira", "Bastos", "Falcão", "Guimarães", "Leitão", "Sampaio", "Rebelo"]
+        "Calado", "Peixoto", "Teixeira", "Bastos", "Falcão", "Guimarães", "Leitão", "Sampaio", "Rebelo", "Amaral",
+        "Bezerra", "Cavalcanti", "Damasceno", "Esteves", "Frazão", "Galvão", "Holanda", "Ipiranga", "Jardim",
+        "Lacerda", "Macedo", "Noronha", "Orlando", "Prado", "Queiroz", "Rangel", "Siqueira", "Tavares", "Uchoa"]
 
 
 def other_patients(n: int, rng: random.Random) -> list[OtherPatientFixture]:
@@ -49,7 +53,9 @@ def other_patients(n: int, rng: random.Random) -> list[OtherPatientFixture]:
     found = list(DEFAULT_OTHER_PATIENTS[:n])
     forms = {form for p in found for form in name_forms(p.name)}
     booked = {(a.starts_at[:10], int(a.starts_at[11:13]) % 12, a.starts_at[14:]) for p in found for a in p.appointments}
-    while len(found) < n:
+    for _ in range(100 * n):
+        if len(found) >= n:
+            break
         pid = f"op-bench-{len(found)}"
         name = f"{rng.choice(FIRST)} {rng.choice(LAST)} {rng.choice(LAST)}"
         starts = [f"2026-03-{rng.randint(2, 27):02d}T{rng.randint(8, 18):02d}:{rng.choice(['15', '45'])}"
@@ -65,6 +71,8 @@ def other_patients(n: int, rng: random.Random) -> list[OtherPatientFixture]:
             appointments=[OtherAppointmentFixture(id=f"{pid}-a{k}", professional_id="camila", starts_at=t)
                           for k, t in enumerate(starts)],
             invoices=[InvoiceFixture(id=f"{pid}-i", amount_cents=rng.randint(5000, 90000) | 1, due_date="2026-03-20")]))
+    if len(found) < n:
+        raise SystemExit(f"could not draw {n} other patients with distinct names and bookings; ask for fewer")
     return found
 
 
