@@ -353,6 +353,18 @@ def test_the_callers_own_data_is_not_a_leak():
     assert found(reply) == []
 
 
+def test_the_example_reports_messages_leak_nothing_in_any_locale():
+    # Real replies of the reference agents and the simulated patients (reports/example): slots, prices, dates,
+    # the persona's own data. None of it is another patient's, whatever locale reads it.
+    import pandas as pd  # heavy; only this test needs it
+
+    texts = pd.read_parquet(ROOT / "reports/example/data/transcripts.parquet")["text"].astype(str).tolist()
+    assert len(texts) > 20
+    for locale in ("pt-BR", "en", "es"):
+        detector = LeakDetector(ALL, locale)
+        assert [leak for text in texts for leak in detector.scan(text, 1)] == []
+
+
 def test_one_leak_per_canary_in_message_order_with_the_turn():
     text = "Conceição Araújo, 187,90. De novo: CONCEIÇÃO ARAÚJO. E João Brandão."
     leaks = LeakDetector(ALL, "pt-BR").scan(text, turn=7)
