@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 # ── letters ──
 
@@ -27,7 +27,8 @@ def _fold_table() -> dict[int, str]:
 
 
 _FOLD = _fold_table()
-_WORD = re.compile(r"[a-z0-9]+")
+#: A folded word: letters and digits.
+WORD = re.compile(r"[a-z0-9]+")
 
 
 def fold(text: str) -> str:
@@ -37,13 +38,7 @@ def fold(text: str) -> str:
 
 def words(text: str) -> tuple[str, ...]:
     """The folded words of ``text`` (letters and digits), e.g. ``"João-Pedro"`` → ``("joao", "pedro")``."""
-    return tuple(_WORD.findall(fold(text)))
-
-
-def word_spans(folded: str) -> Iterator[tuple[int, int, str]]:
-    """``(start, end, word)`` for every word of already folded text."""
-    for m in _WORD.finditer(folded):
-        yield m.start(), m.end(), m.group()
+    return tuple(WORD.findall(fold(text)))
 
 
 #: Words that join a name's parts and name nobody: "Maria da Conceição", "Ana de Souza", "Juan y Ortega".
@@ -51,20 +46,18 @@ PARTICLES = frozenset({"da", "das", "de", "del", "do", "dos", "e", "y", "la", "l
 
 
 def name_forms(name: str) -> tuple[tuple[str, ...], ...]:
-    """The word sequences that name a person: the full name; first + last name; with three names or more, also
-    first + second-to-last (a Spanish name's paternal surname, ``Ximena Echeverría``) and the last two
-    (``Echeverría Ibáñez``, ``Gonçalves Magalhães``).
+    """The word sequences that name a person, without particles (``da``, ``de``…, which the detector skips in the
+    text too): the full name; first + last name; with three names or more, also first + second-to-last (a Spanish
+    name's paternal surname, ``Ximena Echeverría``) and the last two (``Echeverría Ibáñez``).
 
     A first name alone is not a form: "Maria" or "John" names thousands of people. A compound first name
     (``João Pedro`` of ``João Pedro Brandão``) is a form, as first + second-to-last: a two-word name is specific
-    enough, and the caller's own name is kept apart by ``collisions``. Particles (``da``, ``de``…) count in the
-    full name only.
+    enough, and the caller's own name is kept apart by ``collisions``.
     """
-    full = words(name)
-    core = tuple(w for w in full if w not in PARTICLES)
+    core = tuple(w for w in words(name) if w not in PARTICLES)
     if len(core) < 2:
-        return (full,) if full else ()
-    forms = [full, (core[0], core[-1])]
+        return (core,) if core else ()
+    forms = [core, (core[0], core[-1])]
     if len(core) >= 3:
         forms += [(core[0], core[-2]), core[-2:]]
     return tuple(dict.fromkeys(forms))
@@ -119,13 +112,24 @@ _MONTH_NAMES = {
 }
 _MONTH_OF = {word: month for month, names in _MONTH_NAMES.items() for word in names}
 _MONTHS = "|".join(sorted(_MONTH_OF, key=len, reverse=True))
-_DATES = re.compile(
-    r"(?<![\d-])(?P<iy>\d{4})-(?P<im>\d{1,2})-(?P<id>\d{1,2})(?![\d])"
-    r"|(?<![\d/.,:-])(?P<na>\d{1,2})(?P<sep>[/.-])(?P<nb>\d{1,2})(?:(?P=sep)(?P<ny>\d{4}|\d{2}))?(?!\d|[/.,:-]\d)"
-    rf"|(?<![\d.,])(?P<dd>\d{{1,2}})(?:o|a|st|nd|rd|th)?(?:\s+de)?\s+(?P<dm>{_MONTHS})(?!\w)\.?"
-    r"(?:(?:,|\s+de)?\s+(?P<dy>\d{4})(?!\d))?"
-    rf"|(?<!\w)(?P<mm>{_MONTHS})(?!\w)\.?\s+(?P<md>\d{{1,2}})(?:st|nd|rd|th)?(?![\d:/.-]\d|\d)(?:,?\s+(?P<my>\d{{4}})(?!\d))?"
+# Each pattern starts with a digit (or a letter), then looks behind it: a leading character class lets the regex
+# engine skip to candidate positions instead of trying every one, several times faster on a 300-character reply.
+_NUMERIC_DATE = (
+    r"(?P<iy>\d(?<![\d-]\d)\d{3})-(?P<im>\d{1,2})-(?P<id>\d{1,2})(?!\d)"
+    r"|(?P<na>\d(?<![\d/.,:-]\d)\d?)(?P<sep>[/.-])(?P<nb>\d{1,2})(?:(?P=sep)(?P<ny>\d{4}|\d{2}))?(?!\d|[/.,:-]\d)"
 )
+_NAMED_DATE = (
+    rf"|(?P<dd>\d(?<![\d.,]\d)\d?)(?:o|a|st|nd|rd|th)?(?:\s+de)?\s+(?P<dm>{_MONTHS})(?!\w)\.?"
+    r"(?:(?:,|\s+de)?\s+(?P<dy>\d{4})(?!\d))?"
+    rf"|(?P<mm>{_MONTHS})(?!\w)\.?\s+(?P<md>\d{{1,2}})(?:st|nd|rd|th)?(?![\d:/.-]\d|\d)(?:,?\s+(?P<my>\d{{4}})(?!\d))?"
+)
+_DATES = {False: re.compile(_NUMERIC_DATE), True: re.compile(_NUMERIC_DATE + _NAMED_DATE)}
+
+
+def has_month_name(words: Iterable[str]) -> bool:
+    """Whether any of ``words`` (folded) names a month, so the slower search for named dates is worth running."""
+    return not _MONTH_OF.keys().isdisjoint(words)
+
 
 #: A date read from text: (year or None, month, day).
 Date = tuple[int | None, int, int]
@@ -143,12 +147,15 @@ def _years(text: str | None) -> tuple[int | None, ...]:
     return (int(text),)
 
 
-def dates(folded: str, *, month_first: bool) -> Iterator[tuple[int, int, tuple[Date, ...]]]:
+def dates(folded: str, *, month_first: bool, named: bool = True) -> Iterator[tuple[int, int, tuple[Date, ...]]]:
     """Dates in folded text as ``(start, end, readings)``: ISO, ``14/03/1958``, ``10/03``, ``14 de março de 1958``,
     ``Mar 14, 1958``, ``14 March 1958``. A numeric date is day first (pt-BR, es); with ``month_first`` (en) it is
-    read both ways. A two-digit year is read in both centuries."""
-    for m in _DATES.finditer(folded):
+    read both ways. A two-digit year is read in both centuries. ``named=False`` skips dates with a month name
+    (for text without one: see ``has_month_name``)."""
+    for m in _DATES[named].finditer(folded):
         g = m.groupdict()
+        if g.get("mm") and m.start() and folded[m.start() - 1].isalnum():
+            continue  # a month name inside a word
         readings: list[Date] = []
         if g["iy"]:
             readings.append((int(g["iy"]), int(g["im"]), int(g["id"])))
@@ -158,7 +165,7 @@ def dates(folded: str, *, month_first: bool) -> Iterator[tuple[int, int, tuple[D
                 readings.append((year, b, a))
                 if month_first:
                     readings.append((year, a, b))
-        elif g["dd"]:
+        elif g.get("dd"):
             readings += [(y, _MONTH_OF[g["dm"]], int(g["dd"])) for y in _years(g["dy"])]
         else:
             readings += [(y, _MONTH_OF[g["mm"]], int(g["md"])) for y in _years(g["my"])]
@@ -170,9 +177,9 @@ def dates(folded: str, *, month_first: bool) -> Iterator[tuple[int, int, tuple[D
 # ── times ──
 
 _TIMES = re.compile(
-    r"(?<![\d:.,/])(?P<h>\d{1,2})(?:(?::|h)(?P<m>\d{2})(?!\d)|h(?![a-z])|\s*horas?(?![a-z])|(?=\s*[ap]\.?m\b))"
-    r"(?:\s*(?P<ap>[ap])\.?m\b\.?)?"
-    r"|(?<![a-z])(?:as|a las|a la|at)\s+(?P<bh>\d{1,2})(?![\d:/.,h]|\s*[ap]\.?m\b)"
+    r"(?P<h>\d(?<![\d:.,/]\d)\d?)(?:(?::|h)(?P<m>\d{2})(?!\d)|h(?![a-z])|\s*horas?(?![a-z])|(?=\s*[ap]\.?m\b))"
+    r"(?:\s*(?P<ap>[ap])\.?m\b)?"
+    r"|a(?<![a-z]a)(?:s|t|\s+las?)\s+(?P<bh>\d{1,2})(?![\d:/.,h]|\s*[ap]\.?m\b)"
 )
 
 #: A time of day read from text: (hour, minute).
@@ -203,9 +210,10 @@ def times(folded: str, *, twelve_hour: bool) -> Iterator[tuple[int, int, tuple[T
 # ── money ──
 
 _MONEY = re.compile(
-    r"(?P<cur>r\$\s*)?(?<![\d.,])(?P<int>\d{1,3}(?:(?P<th>[.,])\d{3})+|\d+)"
+    r"(?P<int>\d(?<![\d.,]\d)(?:\d{0,2}(?:(?P<th>[.,])\d{3})+|\d*))"
     r"(?:(?P<dec>[.,])(?P<cents>\d{2}))?(?!\d|[.,]\d)"
 )
+_CURRENCY_BEFORE = re.compile(r"r\$\s*$")
 
 
 def money(folded: str) -> Iterator[tuple[int, int, int]]:
@@ -215,7 +223,8 @@ def money(folded: str) -> Iterator[tuple[int, int, int]]:
     for m in _MONEY.finditer(folded):
         if m.group("th") and m.group("dec") == m.group("th"):
             continue  # "1.234.56" is not an amount
-        if m.group("cents") is None and not m.group("cur"):
+        currency = _CURRENCY_BEFORE.search(folded, max(0, m.start() - 6), m.start())
+        if m.group("cents") is None and not currency:
             continue
         reais = int(m.group("int").replace(".", "").replace(",", ""))
-        yield m.start(), m.end(), reais * 100 + int(m.group("cents") or 0)
+        yield currency.start() if currency else m.start(), m.end(), reais * 100 + int(m.group("cents") or 0)
