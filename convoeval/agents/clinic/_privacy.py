@@ -21,14 +21,28 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._nlu import matches, normalize
 from convoeval.agents.clinic._privacy_texts import CUES
 
-if TYPE_CHECKING:
-    from convoeval.agents.clinic._agent import Turn
+
+class Turn(Protocol):
+    """What this module uses of ``_agent.Turn`` (not imported: ``_agent`` imports this module)."""
+
+    data: dict[str, Any]
+    said: Any
+    session: Any
+    locale: str
+
+    def faulty(self, fault: str) -> bool: ...
+    def say(self, key: str, **values: Any) -> None: ...
+    def say_raw(self, text: str) -> None: ...
+    def tool(self, name: str, /, **arguments: Any) -> Any: ...
+    def money(self, cents: int) -> str: ...
+    def date(self, value: str) -> str: ...
+    def datetime(self, value: str) -> str: ...
 
 #: Tools that act for one patient: the ones ``Turn.tool`` points at a verified other patient.
 PATIENT_TOOLS = frozenset({
