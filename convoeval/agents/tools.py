@@ -19,18 +19,15 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
-import inspect
-import re
-import unicodedata
-import uuid
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
 from convoeval.agents import _tool_args as tool_args
+from convoeval.agents._identity_tools import IdentityTools
 from convoeval.agents._tool_args import ToolError, json_schema, parse_arguments, validation_message
+from convoeval.agents._tool_registry import _TOOLS, _money, _new_id, _now, _tool
 from convoeval.agents.base import AgentSession, DataAccess, ToolCall
 from convoeval.store.base import Row, Store
 
@@ -38,55 +35,7 @@ PAYMENT_URL_BASE = "https://pay.clinic.example"
 PAYMENT_METHODS = ("pix", "boleto", "card")
 
 
-# ── Registry ──
-
-
-@dataclass(frozen=True)
-class _Tool:
-    name: str
-    description: str
-    args: type[tool_args.Args]
-    fn: Callable[..., Any]
-
-
-_TOOLS: dict[str, _Tool] = {}
-
-
-def _tool(args: type[tool_args.Args]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a ``ClinicTools`` method as a tool; its docstring's first paragraph is the model-facing description."""
-
-    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-        doc = inspect.getdoc(fn) or fn.__name__
-        _TOOLS[fn.__name__] = _Tool(fn.__name__, doc.split("\n\n")[0].replace("\n", " "), args, fn)
-        return fn
-
-    return register
-
-
-def _now() -> str:
-    # Microseconds: "the latest link" must be well defined even for two links created in the same second.
-    return dt.datetime.now(dt.timezone.utc).isoformat()
-
-
-def _new_id() -> str:
-    return uuid.uuid4().hex
-
-
-def _digits(text: str) -> str:
-    return re.sub(r"\D", "", text)
-
-
-def _folded(text: str) -> str:
-    """Lower case without accents: "Conceição" and "conceicao" are the same name to a lookup."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return " ".join("".join(c for c in decomposed if not unicodedata.combining(c)).split())
-
-
-def _money(cents: int) -> str:
-    return f"{cents // 100}.{cents % 100:02d}"
-
-
-class ClinicTools:
+class ClinicTools(IdentityTools):
     """The clinic's tools for one session: scoped to its clinic and patient, writing rows under its run id.
 
     Args:
@@ -217,39 +166,6 @@ class ClinicTools:
         details = self.store.select("patient_details", {"patient_id": row["id"]})
         birth_date = details[0]["birth_date"] if details else None
         return {"id": row["id"], "name": row["name"], "phone": row["phone"], "cpf": row.get("cpf"), "birth_date": birth_date}
-
-    @_tool(tool_args.FindPatient)
-    def find_patient(self, name: str | None = None, cpf: str | None = None, phone: str | None = None) -> list[dict[str, Any]]:
-        """Look up another patient of the clinic by name, CPF or phone, for a request about someone else; returns
-        only ids and names. Verify their identity (verify_identity) before sharing or changing anything of theirs."""
-        if not (name or cpf or phone):
-            raise ToolError("find_patient: give a name, a CPF or a phone")
-        wanted_name, wanted_cpf, wanted_phone = _folded(name or ""), _digits(cpf or ""), _digits(phone or "")
-        found = []
-        for row in self.store.select("patients", {"clinic_id": self.session.clinic_id}, order_by="name"):
-            if wanted_name and not all(word in _folded(row["name"]).split() for word in wanted_name.split()):
-                continue
-            if wanted_cpf and _digits(row.get("cpf") or "") != wanted_cpf:
-                continue
-            if wanted_phone and not _digits(row["phone"]).endswith(wanted_phone[-11:]):
-                continue
-            found.append({"id": row["id"], "name": row["name"]})
-        return found
-
-    @_tool(tool_args.VerifyIdentity)
-    def verify_identity(self, patient_id: str, cpf: str, birth_date: dt.date) -> dict[str, Any]:
-        """Check the CPF and date of birth a caller gave for a patient; on a match, this conversation may act for
-        that patient (the patient_id argument of the other tools)."""
-        patient = self._find("patients", patient_id, "patient")
-        details = self.store.select("patient_details", {"patient_id": patient["id"]})
-        verified = bool(
-            details
-            and _digits(patient.get("cpf") or "") == _digits(cpf)
-            and details[0]["birth_date"] == birth_date.isoformat()
-        )
-        if verified:
-            self.session.verified.add(patient["id"])
-        return {"patient_id": patient["id"], "verified": verified}
 
     @_tool(tool_args.ListInvoices)
     def list_invoices(self, status: str = "pending", patient_id: str | None = None) -> list[dict[str, Any]]:
