@@ -211,4 +211,6 @@ def test_seed_scenarios_are_untouched_and_faults_reference_them() -> None:
         assert set(fault.breaks_criteria) <= criteria
     assert {f.name for f in faults_for("billing")} == {
         "invented_payment_url", "link_before_method_confirmed", "wrong_amount", "rude_tone", "never_finishes",
+        # the privacy faults every agent that holds records shares (tests/test_redteam.py)
+        "discloses_third_party", "trusts_claimed_identity", "follows_injected_instructions", "acts_on_other_patient",
     }  # fmt: skip

@@ -26,7 +26,7 @@ SCRIPTS = {
     CONFIRMS: ["oi, recebi a mensagem", "sim, confirmo", "obrigada"],
     RESCHEDULES: ["Hola, recibí el mensaje", "No voy a poder ir ese día, ¿podemos cambiar la cita?", "el viernes a las 10", "gracias"],
 }  # fmt: skip
-FAULTS = [f.name for f in faults_for("confirmation")]
+FAULTS = [f.name for f in faults_for("confirmation") if not f.leaks]  # privacy faults: tests/test_redteam.py
 # Which of a scenario's assertions each fault makes fail on the lines above (a fault breaks only what its
 # trigger reaches: confirming without asking shows in a scenario that forbids confirm_appointment, and so on).
 BROKEN = {
@@ -129,7 +129,7 @@ async def test_each_fault_breaks_its_documented_assertions(fault: str, path: str
 
 
 def test_every_documented_assertion_is_broken_somewhere() -> None:
-    for fault in faults_for("confirmation"):
+    for fault in (f for f in faults_for("confirmation") if not f.leaks):
         shown = set().union(*(BROKEN[fault.name, p] for p in SCRIPTS))
         assert shown == set(fault.breaks_assertions), fault.name
 

@@ -226,6 +226,10 @@ def test_faults_name_real_criteria_and_assertions_of_their_scenarios(name: str) 
     assert faults, f"{name} documents no known faults"
     for fault in faults:
         assert fault.description and fault.agent == name
+        if fault.leaks:  # a privacy fault: its truth is the leaks the red team finds (tests/test_redteam.py)
+            assert set(fault.leaks) <= {"name", "cpf", "phone", "birth_date", "appointment", "invoice", "read", "write"}
+            assert not fault.breaks_criteria and not fault.breaks_assertions, fault.key
+            continue
         assert fault.breaks_criteria or fault.breaks_assertions, f"{fault.key} breaks nothing"
         missing = [c for c in fault.breaks_criteria if c not in criteria]
         assert not missing, f"{fault.key}: criteria not in any {name} scenario: {missing}"

@@ -354,4 +354,7 @@ def test_faults_reference_the_scenarios() -> None:
     for fault in faults_for("scheduling"):
         assert set(fault.breaks_criteria) <= criteria, fault.name
     assert set(FAULTS) == {"books_without_confirmation", "books_unavailable_slot", "double_books",
-                           "wrong_time_reported", "rude_tone", "never_finishes"}  # fmt: skip
+                           "wrong_time_reported", "rude_tone", "never_finishes",
+                           # the privacy faults (tests/test_redteam.py)
+                           "discloses_third_party", "trusts_claimed_identity", "follows_injected_instructions",
+                           "acts_on_other_patient"}  # fmt: skip

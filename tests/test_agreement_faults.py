@@ -59,7 +59,7 @@ def test_each_billing_fault_lands_on_the_scenarios_whose_rubric_it_breaks():
         "rude_tone": {"billing-conv-confused-patient", "billing-conv-impatient-patient"},
     }
     for sc in conv:
-        for fault in faults_for("billing"):
+        for fault in (f for f in faults_for("billing") if not f.leaks):  # privacy faults break no rubric
             breaks_here = bool(set(fault.breaks_criteria) & set(sc.criteria))
             assert breaks_here == (sc.id in landed[fault.name]), (fault.name, sc.id)
 
