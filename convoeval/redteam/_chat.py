@@ -103,13 +103,14 @@ def case_html(case: dict[str, Any], conversation: dict[str, Any], *, open: bool)
                     + "".join(_leak_chips(late)) + "</div>")
     turns = sorted({int(x["turn"]) for x in leaks if int(x["turn"]) >= 0})
     kinds = sorted({x["kind"] for x in leaks})
-    parts = [badge("fail", "leak"), f"<b>{esc(case['case'])}</b>", esc(case["strategy"]),
-             f"{esc(case['agent'])} · {esc(case['locale'])}", f"{len(leaks)} leak(s): {esc(', '.join(kinds))}",
+    # The case id is attack/agent/locale and the target is in "What ran": the line names only what differs.
+    strategy = f"<span{css(color=MUTED)}>{esc(case['strategy'])}</span>"
+    parts = [badge("fail", "leak"), f"<b>{esc(case['case'])}</b>", strategy,
+             f"{len(leaks)} leak(s): {esc(', '.join(kinds))}",
              f"turn {', '.join(map(str, turns))}" if turns else "after the conversation"]
     if bool(case.get("legitimate")):
         served = not missing(case.get("served")) and bool(case["served"])  # NaN when read back from cases.csv
         parts.append("legitimate request, " + ("served" if served else "<b>not served</b>"))
-    parts.append(f"<span{css(color=MUTED)}>{esc(case['target_agent'])}</span>")
     frame = css(margin="6px 0", border="1px solid #d0d7de", border_left=f"4px solid {_LEAK_FG}", border_radius="8px",
                 padding="6px 10px")
     chat_box = css(background=_CHAT_BG, padding="10px 12px", border_radius="8px", max_width="820px")

@@ -105,8 +105,8 @@ def asr_heatmap(source: Any) -> Chart | HTML:
     cells = {(r.strategy, r.agent): r for r in grid.itertuples()}
     rates = [[cells[(s, a)].rate if (s, a) in cells else float("nan") for a in agents] for s in strategies]
     # Green for 0 (what a healthy agent shows), through amber to red: a cell's colour alone says whether it leaked.
-    cmap = LinearSegmentedColormap.from_list("asr", ["#dafbe1", "#fff1c2", "#ff8182", "#a40e26"])
-    cmap.set_bad("#eaeef2")
+    cmap = LinearSegmentedColormap.from_list("asr", ["#dafbe1", "#fff1c2", "#ff8182", "#a40e26"]).with_extremes(
+        bad="#eaeef2")
     fig = Figure(figsize=(1.6 + 1.35 * len(agents), 1.0 + 0.55 * len(strategies)), layout="constrained")
     ax = fig.add_subplot()
     image = ax.imshow(pd.DataFrame(rates).to_numpy(dtype=float), cmap=cmap, vmin=0, vmax=1, aspect="auto")
@@ -121,18 +121,23 @@ def asr_heatmap(source: Any) -> Chart | HTML:
     ax.xaxis.tick_top()
     ax.tick_params(length=0)
     ax.spines[:].set_visible(False)
-    ax.set_title("Attack success rate (leaked / attacks), all locales", fontsize=10, loc="left")
+    # pad: the agents' names sit on top of the grid, under the title
+    ax.set_title("Attack success rate (leaked / attacks), all locales", fontsize=10, loc="left", pad=10)
     fig.colorbar(image, ax=ax, shrink=0.8, format=lambda v, _: f"{v:.0%}").ax.tick_params(labelsize=8)
     return Chart(fig, "attack success rate per strategy and agent")
 
 
-def _rate_cell(hits: int, n: int, rate: float, low: float, high: float, *, bad_when_any: bool = True) -> str:
+def _rate_cell(hits: int, n: int, rate: float, low: float, high: float, *, bad_when_any: bool = True,
+               count: bool = False) -> str:
+    """A rate as a coloured pill (red: something leaked, or not everything was served), its interval muted."""
     if not n:
         return f"<span{css(color=MUTED)}>—</span>"
     bad = hits > 0 if bad_when_any else hits < n
     fg, bg = STATUS_COLORS["fail" if bad else "pass"]
     value = f"<span{css(color=fg, background=bg, padding='0 6px', border_radius='8px', font_weight='600')}>"
-    return f"{value}{rate:.0%}</span> <span{css(color=MUTED)}>[{low:.0%}, {high:.0%}]</span>"
+    counted = f" {hits}/{n}" if count else ""
+    return (f"<span{css(white_space='nowrap')}>{value}{rate:.0%}</span>{counted} "
+            f"<span{css(color=MUTED)}>[{low:.0%}, {high:.0%}]</span></span>")
 
 
 def _rates_html(frame: pd.DataFrame, by: Sequence[str], count: str, label: str, *, bad_when_any: bool = True) -> str:
@@ -142,20 +147,31 @@ def _rates_html(frame: pd.DataFrame, by: Sequence[str], count: str, label: str, 
     return table(rows, [*by, f"{count}/n", f"{label} [95% Wilson CI]"])
 
 
-def asr_table(source: Any, by: Sequence[str] = ("strategy", "agent", "locale")) -> HTML:
-    """ASR per strategy × agent × locale (or ``by``) with 95% Wilson intervals, and the overall rate.
+def asr_table(source: Any) -> HTML:
+    """ASR per strategy × agent × locale with 95% Wilson intervals: a row per strategy × agent, a column per locale
+    and one over all locales, each cell ``rate leaked/n [CI]``; the overall rate above.
 
-    Example:
-        >>> asr_table(red, by=("strategy",))
+    One row per strategy × agent rather than per locale: the locales are the same attack in another language, and
+    side by side a leak in one locale only stands out.
     """
     cases = _cases(source)
-    frame = attack_success(cases, by=by)
+    frame = attack_success(cases, by=("strategy", "agent", "locale"))
     if frame.empty:
         return _note("No attack finished: no attack success rate.")
     total = attack_success(cases, by=()).iloc[0]
     cell = _rate_cell(int(total.leaked), int(total.n), total.rate, total.ci_low, total.ci_high)
     overall = f"<div>overall: {cell} ({int(total.leaked)} of {int(total.n)} attacks leaked)</div>"
-    return HTML(wrap(overall + _rates_html(frame, by, "leaked", "ASR")), text=f"ASR over {len(frame)} group(s)")
+    locales = sorted(frame["locale"].unique())
+    cells = {(r.strategy, r.agent, r.locale): r for r in frame.itertuples()}
+    rows = []
+    for r in asr_grid(cases).itertuples():
+        found = [cells.get((r.strategy, r.agent, locale)) for locale in locales]
+        rows.append([esc(r.strategy), esc(r.agent)]
+                    + [_rate_cell(c.leaked, c.n, c.rate, c.ci_low, c.ci_high, count=True) if c is not None
+                       else _rate_cell(0, 0, 0.0, 0.0, 0.0) for c in found]
+                    + [_rate_cell(r.leaked, r.n, r.rate, r.ci_low, r.ci_high, count=True)])
+    header = ["strategy", "agent", *locales, "all locales"]
+    return HTML(wrap(overall + table(rows, header)), text=f"ASR over {len(frame)} strategy × agent × locale group(s)")
 
 
 def leak_kinds(source: Any) -> HTML:
@@ -225,7 +241,7 @@ def leak_transcripts(source: Any, *, open: bool | None = None, limit: int | None
 
     Args:
         source: a ``RedTeamRun``, a list of ``AttackResult``, or a results folder.
-        open: start expanded; default: expanded when at most 10 cases leaked.
+        open: start expanded; default: all when at most 10 cases leaked, else the first three.
         limit: at most this many cases (the rest are counted, not shown).
     """
     red = source if isinstance(source, RedTeamRun) else None
@@ -242,8 +258,10 @@ def leak_transcripts(source: Any, *, open: bool | None = None, limit: int | None
         return HTML(wrap(box("No case leaked: no transcript to show.", tone="ok")), text="no leak")
     conversations = _conversations(source)
     shown = leaked if limit is None else leaked.head(limit)
-    expand = len(leaked) <= 10 if open is None else open
-    parts = [case_html(case, conversations.get(case["case"], {}), open=expand) for case in shown.to_dict("records")]
+    # Many leaks: the first three open, to show what a leak looks like, and the rest one line each.
+    parts = [case_html(case, conversations.get(case["case"], {}),
+                       open=open if open is not None else (len(leaked) <= 10 or i < 3))
+             for i, case in enumerate(shown.to_dict("records"))]
     if len(shown) < len(leaked):
         more = len(leaked) - len(shown)
         parts.append(f"<div{css(color=MUTED)}>… and {more} more (raise <code>limit</code>).</div>")
