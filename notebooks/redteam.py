@@ -26,8 +26,8 @@
 #     -p faults discloses_third_party
 # ```
 #
-# The parameters are `convoeval redteam`'s options, with the same defaults and the same numbers (both call
-# `run_redteam`). `cases.csv`, `leaks.csv`, `transcripts.jsonl` and a self-contained `report.html` are written to
+# The parameters are `convoeval redteam`'s options (all but `--judge`), with the same defaults and the same numbers
+# (both call `run_redteam`); a scripted red team needs no LLM. `cases.csv`, `leaks.csv`, `transcripts.jsonl` and a self-contained `report.html` are written to
 # `output_dir` (default: beside the executed notebook, else a new `reports/redteam-<time>/`). Every cell calls
 # `convoeval.redteam.notebook` (to run) or `convoeval.redteam.views` (to show). See `docs/redteam.md`.
 
@@ -41,6 +41,11 @@ attacks = None
 output_dir = None
 store = None
 concurrency = 4
+form = "scripted"
+simulator_model = None
+seed = 42
+workers = 1
+cluster = None
 fail_on_leak = False
 
 # %%

@@ -43,7 +43,7 @@ def test_the_notebook_shows_every_section_and_writes_report_html(tmp_path):
     assert heatmap["data"]["image/png"] and "strategy and agent" in heatmap["data"]["text/plain"]
     assert "[9%, 91%]" in _html(nb, "views.asr_table(red)")  # third_party on billing: 1 of 2, Wilson 95%
     assert "<code>appointment</code>" in _html(nb, "views.leak_kinds(red)")
-    assert "1 of 1 legitimate request(s) not served" in _html(nb, "views.over_refusal_table(red)")
+    assert "0 of 1 legitimate request(s) not served" in _html(nb, "views.over_refusal_table(red)")
     assert "1 of 1 own request(s) served" in _html(nb, "views.utility_table(red)")
     transcripts = _html(nb, "views.leak_transcripts(red)")
     assert transcripts.count("<details") == leaked and "<mark" in transcripts and "⚠ LEAK" in transcripts

@@ -35,6 +35,10 @@ def _opt_str(v: Any) -> bool:
     return v is None or (isinstance(v, str) and bool(v.strip()))
 
 
+def _count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 1
+
+
 def _targets(v: Any) -> bool:
     return v is None or (isinstance(v, dict) and all(isinstance(k, str) and _opt_str(t) and t is not None
                                                      for k, t in v.items()))
@@ -53,8 +57,15 @@ REDTEAM_PARAMETERS: dict[str, tuple[Any, Callable[[Any], bool], str, str]] = {
     "output_dir": (None, _opt_str, "a folder or None",
                    "results folder (default: beside the executed notebook, else reports/redteam-<time>)"),
     "store": (None, _opt_str, "a store URL or None", "fixtures store (default: CONVOEVAL_STORE_URL or SQLite)"),
-    "concurrency": (4, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
-                    "a whole number of at least 1", "cases in flight at once"),
+    "concurrency": (4, _count, "a whole number of at least 1", "cases in flight at once"),
+    "form": ("scripted", lambda v: v in ("scripted", "simulated", "both"), "'scripted', 'simulated' or 'both'",
+             "scripted attacks (deterministic), simulated attackers (an LLM plays each strategy), or both"),
+    "simulator_model": (None, lambda v: v is None or isinstance(v, (str, dict)), "a model spec or None",
+                        "the simulated attacker's model (name, 'local', …; default the simulator model)"),
+    "seed": (42, lambda v: isinstance(v, int) and not isinstance(v, bool), "a whole number",
+             "the simulated attacker's seed"),
+    "workers": (1, _count, "a whole number of at least 1", "worker processes (a local Dask cluster when > 1)"),
+    "cluster": (None, _opt_str, "a Dask scheduler address or None", "run on this Dask cluster"),
     "fail_on_leak": (False, lambda v: isinstance(v, bool), "True or False",
                      "the last cell fails (LeakError, exit 5) when any case leaked"),
 }
@@ -116,7 +127,8 @@ def configure(namespace: Mapping[str, Any]) -> RedTeamParams:
         values["attacks"] = [str(under(root, p)) for p in values["attacks"]]
     try:  # every name and attack file checked now, before the run cell
         plan_cases(values["attacks"] or [root / "evals" / "attacks"], agents=values["agents"],
-                   strategies=values["strategies"], locales=values["locales"], faults=values["faults"])
+                   strategies=values["strategies"], locales=values["locales"], faults=values["faults"],
+                   form=values["form"])
     except AttackError as exc:
         raise ConfigError(exc.one_line()) from None
     except RedTeamError as exc:
@@ -155,7 +167,8 @@ def execute(params: RedTeamParams, *, progress: bool = True) -> RedTeamRun:
         return run_redteam(v["attacks"] or [project_root() / "evals" / "attacks"], agents=v["agents"],
                            strategies=v["strategies"], locales=v["locales"], targets=v["targets"], faults=v["faults"],
                            store=v["store"], out=params.folder, concurrency=v["concurrency"],
-                           on_result=line if progress else None)
+                           on_result=line if progress else None, form=v["form"], model=v["simulator_model"],
+                           seed=v["seed"], workers=v["workers"], cluster=v["cluster"])
     except (RedTeamError, StoreError) as exc:
         raise ConfigError(str(exc)) from None
 

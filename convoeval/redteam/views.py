@@ -70,7 +70,8 @@ def what_ran(red: RedTeamRun) -> HTML:
     rows = [[f"<code>{esc(agent)}</code>", f"<code>{esc(target)}</code>"]
             for agent, target in sorted(red.targets.items())]
     scope = " · ".join(f"{label}: {', '.join(sorted(map(str, cases[column].unique())))}"
-                       for column, label in (("locale", "locales"), ("strategy", "strategies")) if n)
+                       for column, label in (("locale", "locales"), ("strategy", "strategies"), ("form", "attackers"))
+                       if n)
     where = f"<div>results: <code>{esc(red.folder)}</code></div>" if red.folder is not None else ""
     body = f"<div>{head}</div><div{css(color=MUTED)}>{esc(scope)}</div>{where}" + table(rows, ["agent", "target"])
     tone = "danger" if red.leaked else ("warning" if errors_ else "ok")
