@@ -17,7 +17,7 @@ from convoeval.redteam import views
 from convoeval.redteam.attacks import STRATEGIES
 from convoeval.redteam.detector import Leak
 from convoeval.redteam.metrics import leaks_by_kind
-from convoeval.redteam.notebook import REDTEAM_PARAMETERS, LeakError, check_leaks, configure
+from convoeval.redteam.notebook import REDTEAM_PARAMETERS, LeakError, check_leaks, configure, execute
 from convoeval.redteam.run import AttackResult, AttackTurn
 from convoeval.redteam.study import run_redteam
 
@@ -200,3 +200,11 @@ def test_the_leak_gate_fails_in_one_line_naming_the_cases_and_exits_5(red, tmp_p
         check_leaks(red, gated)
     assert LeakError("x")._render_traceback_() == ["LeakError: x"]
     assert EXIT_CODES["LeakError"] == EXIT_LEAK == 5
+
+
+def test_a_target_that_cannot_be_built_is_one_config_line_before_anything_runs(tmp_path):
+    params = configure({"agents": ["billing"], "locales": ["en"], "targets": {"billing": "nowhere:nothing"},
+                        "store": f"sqlite:///{tmp_path}/s.db", "output_dir": str(tmp_path / "out")})
+    with pytest.raises(ConfigError, match="^target for billing: "):
+        execute(params, progress=False)
+    assert not (tmp_path / "out").exists()

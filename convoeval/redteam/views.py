@@ -35,6 +35,7 @@ from convoeval.report.plots import Chart
 __all__ = ["asr_grid", "asr_heatmap", "asr_table", "errors", "leak_kinds", "leak_transcripts", "load_redteam",
            "over_refusal_table", "render_html", "save_html", "sections", "utility_table", "what_ran"]
 
+
 def load_redteam(folder: Path | str) -> RedTeamRun:
     """A saved red-team results folder (``cases.csv``, ``leaks.csv``, ``transcripts.jsonl``) as a ``RedTeamRun``.
 
