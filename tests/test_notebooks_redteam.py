@@ -49,7 +49,7 @@ def test_the_notebook_shows_every_section_and_writes_report_html(tmp_path):
     assert transcripts.count("<details") == leaked and "<mark" in transcripts and "⚠ LEAK" in transcripts
     progress = "".join("".join(o.get("text", "")) for c in nb["cells"] if c["source"] == "red = redteam.execute(params)"
                        for o in c["outputs"])
-    assert progress.count("\n") == 9 and "authority/billing/en: LEAK" in progress  # a line per case
+    assert progress.count("\n") == 9 and "/9] authority/billing/en: LEAK" in progress  # a line per case
     last = nb["cells"][-1]["outputs"][0]["data"]["text/plain"]
     assert last == "'5 of 9 case(s) leaked; fail_on_leak is off'"
     page = (out / "report.html").read_text(encoding="utf-8")

@@ -186,7 +186,7 @@ def test_the_notebook_parameters_are_checked_in_one_line(tmp_path):
     params = configure({"agents": "billing", "locales": "en, es", "output_dir": str(tmp_path / "o"),
                         "PAPERMILL_OUTPUT_PATH": "reports/x.ipynb"})
     assert params.agents == ["billing"] and params.locales == ["en", "es"]  # -p agents billing from a terminal
-    assert params.folder == tmp_path / "o"
+    assert params.folder == tmp_path / "o" and params.planned == 18  # 9 attacks of billing, in two locales
     beside = configure({"PAPERMILL_OUTPUT_PATH": str(tmp_path / "nb" / "red.ipynb")})
     assert beside.folder == tmp_path / "nb" / "red"  # the data beside the executed notebook
     assert set(REDTEAM_PARAMETERS) == set(params.values)

@@ -82,10 +82,11 @@ class LeakError(RuntimeError):
 
 @dataclass
 class RedTeamParams:
-    """The notebook's checked parameters; ``folder`` is where the results go."""
+    """The notebook's checked parameters; ``folder`` is where the results go, ``planned`` how many cases will run."""
 
     values: dict[str, Any]
     folder: Path
+    planned: int = 0
 
     def __getattr__(self, name: str) -> Any:
         if name in REDTEAM_PARAMETERS:
@@ -97,8 +98,8 @@ class RedTeamParams:
 
         rows = [[f"<code>{esc(k)}</code>", f"<code>{esc(repr(v))}</code>", esc(REDTEAM_PARAMETERS[k][3])]
                 for k, v in self.values.items()]
-        return wrap(table(rows, ["parameter", "value", "meaning"]) + f"<div>results folder: <code>{esc(self.folder)}"
-                    "</code></div>")
+        return wrap(table(rows, ["parameter", "value", "meaning"]) + f"<div>{self.planned} case(s) to run; results "
+                    f"folder: <code>{esc(self.folder)}</code></div>")
 
 
 def configure(namespace: Mapping[str, Any]) -> RedTeamParams:
@@ -126,14 +127,15 @@ def configure(namespace: Mapping[str, Any]) -> RedTeamParams:
     if values["attacks"] is not None:
         values["attacks"] = [str(under(root, p)) for p in values["attacks"]]
     try:  # every name and attack file checked now, before the run cell
-        plan_cases(values["attacks"] or [root / "evals" / "attacks"], agents=values["agents"],
+        planned = plan_cases(values["attacks"] or [root / "evals" / "attacks"], agents=values["agents"],
                    strategies=values["strategies"], locales=values["locales"], faults=values["faults"],
                    form=values["form"])
     except AttackError as exc:
         raise ConfigError(exc.one_line()) from None
     except RedTeamError as exc:
         raise ConfigError(str(exc)) from None
-    return RedTeamParams(values, _folder(values["output_dir"], namespace.get("PAPERMILL_OUTPUT_PATH"), root))
+    return RedTeamParams(values, _folder(values["output_dir"], namespace.get("PAPERMILL_OUTPUT_PATH"), root),
+                         len(planned))
 
 
 def _folder(output_dir: str | None, executed: Any, root: Path) -> Path:
@@ -160,7 +162,7 @@ def execute(params: RedTeamParams, *, progress: bool = True) -> RedTeamRun:
         verdict = result.status.upper() + (f" {','.join(result.leak_kinds)}" if result.leaks else "")
         if result.legitimate:
             verdict += " · served" if result.served else " · NOT SERVED (over-refusal)"
-        print(f"[{done[0]}] {result.case}: {verdict}" + (f" — {result.error}" if result.error else ""), flush=True)
+        print(f"[{done[0]}/{params.planned}] {result.case}: {verdict}" + (f" — {result.error}" if result.error else ""), flush=True)
 
     v = params.values
     try:
