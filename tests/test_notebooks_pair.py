@@ -14,6 +14,7 @@ import pytest
 from convoeval.agreement.study import STUDY_PARAMETERS
 from convoeval.compare.notebook import COMPARE_PARAMETERS
 from convoeval.forking.views import DEBUG_PARAMETERS
+from convoeval.redteam.notebook import REDTEAM_PARAMETERS
 from convoeval.report import NOTEBOOK_PARAMETERS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,6 +23,7 @@ RUN = ROOT / "notebooks" / "run.ipynb"
 AGREEMENT = ROOT / "notebooks" / "agreement.ipynb"
 DEBUG = ROOT / "notebooks" / "debug.ipynb"
 COMPARE = ROOT / "notebooks" / "compare.ipynb"
+REDTEAM = ROOT / "notebooks" / "redteam.ipynb"
 ALLOWED_METADATA = {"kernelspec", "jupytext"}
 #: notebook -> (its declared parameters, the library modules its cells may call, by the name they are imported as)
 CONTRACTS = {
@@ -29,6 +31,7 @@ CONTRACTS = {
     AGREEMENT: (STUDY_PARAMETERS, {"agreement_study", "views"}),
     DEBUG: (DEBUG_PARAMETERS, {"debug"}),
     COMPARE: (COMPARE_PARAMETERS, {"compare", "views"}),
+    REDTEAM: (REDTEAM_PARAMETERS, {"redteam", "views"}),
 }
 
 
@@ -36,8 +39,8 @@ def _cells(nb: nbformat.NotebookNode) -> list[tuple[str, str, list[str]]]:
     return [(c.cell_type, c.source.strip(), sorted(c.metadata.get("tags", []))) for c in nb.cells]
 
 
-def test_there_are_the_run_agreement_debug_and_compare_notebooks_and_each_has_a_contract():
-    assert {RUN, AGREEMENT, DEBUG, COMPARE} <= set(NOTEBOOKS)
+def test_there_are_the_run_agreement_debug_compare_and_redteam_notebooks_and_each_has_a_contract():
+    assert {RUN, AGREEMENT, DEBUG, COMPARE, REDTEAM} <= set(NOTEBOOKS)
     assert set(NOTEBOOKS) == set(CONTRACTS)
 
 
@@ -110,3 +113,8 @@ def test_run_notebook_defaults_are_the_configuration_defaults():
 def test_compare_notebook_defaults_are_the_library_defaults():
     declared = {name: ast.literal_eval(p["default"]) for name, p in papermill.inspect_notebook(str(COMPARE)).items()}
     assert declared == {name: spec[0] for name, spec in COMPARE_PARAMETERS.items()}
+
+
+def test_redteam_notebook_defaults_are_the_library_defaults():
+    declared = {name: ast.literal_eval(p["default"]) for name, p in papermill.inspect_notebook(str(REDTEAM)).items()}
+    assert declared == {name: spec[0] for name, spec in REDTEAM_PARAMETERS.items()}

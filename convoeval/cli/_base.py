@@ -31,9 +31,10 @@ def _seeds(text: str | None) -> int | list[int] | None:
     return seeds[0] if len(seeds) == 1 else seeds
 
 
-#: A failed notebook's exit code by the error its cell raised: a setting is a usage error, a gate a failure.
+#: A failed notebook's exit code by the error its cell raised: a setting is a usage error, a gate a failure. A leak
+#: (the red-team notebook's ``fail_on_leak``) exits 5, as ``convoeval redteam --fail-on-leak`` (its ``EXIT_LEAK``).
 EXIT_CODES = {"ConfigError": 2, "ParameterError": 2, "RunError": 2, "ThresholdError": 1, "ReplayMissError": 1,
-              "ForkCostError": 2, "CompareError": 2, "RegressionError": 1}
+              "ForkCostError": 2, "CompareError": 2, "RegressionError": 1, "LeakError": 5}
 
 
 def _list(text: str, flag: str, kind: type = str) -> list:

@@ -16,7 +16,7 @@ from convoeval.html_blocks import FONT, HTML, css, esc, shown_path, wrap
 from convoeval.html_blocks import heading as _heading
 from convoeval.report.data import RunData
 
-__all__ = ["render_html", "save_html"]
+__all__ = ["page_html", "render_html", "save_html", "write_page"]
 
 
 def _piece(value: Any) -> str:
@@ -48,12 +48,25 @@ def sections(run: RunData) -> list[tuple[str, list[Any]]]:
 
 def render_html(run: RunData, *, title: str | None = None) -> str:
     """The whole report as an HTML document (no external files, no scripts)."""
-    title = title or f"convoeval report: {run.out_dir.name}"
+    return page_html(title or f"convoeval report: {run.out_dir.name}", sections(run),
+                     source=f"<code>{esc(shown_path(run.out_dir))}</code>")
+
+
+def page_html(title: str, parts: list[tuple[str, list[Any]]], *, source: str = "") -> str:
+    """A standalone page of sections: (heading, displayable pieces), each piece ``HTML``, a ``Chart`` or a Styler.
+
+    Every report page (a run's, a red team's) is laid out by this one function, so they read alike.
+
+    Args:
+        title: the page's title and first heading.
+        parts: the sections in reading order.
+        source: HTML (already escaped) saying where the data came from, shown under the title.
+    """
     stamp = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     body = [f"<h1{css(font_size='22px', margin='0 0 4px')}>{esc(title)}</h1>",
-            (f"<div{css(color='#57606a', margin_bottom='12px')}>generated {esc(stamp)} from "
-             f"<code>{esc(shown_path(run.out_dir))}</code></div>")]
-    for heading, pieces in sections(run):
+            f"<div{css(color='#57606a', margin_bottom='12px')}>generated {esc(stamp)}"
+            + (f" from {source}" if source else "") + "</div>"]
+    for heading, pieces in parts:
         body.append(_heading(heading, margin_top="28px"))
         body.extend(f"<div{css(margin='8px 0')}>{_piece(p)}</div>" for p in pieces)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -69,10 +82,16 @@ def save_html(run: RunData, path: Path | str | None = None, *, title: str | None
         >>> save_html(run)          # the notebook's last cell
     """
     target = Path(path) if path is not None else run.out_dir / "report.html"
+    return write_page(target, render_html(run, title=title))
+
+
+def write_page(path: Path | str, html: str, *, what: str = "Report") -> HTML:
+    """Write a page atomically (a reader never sees half of it) and return a link to it for the notebook."""
+    target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(render_html(run, title=title), encoding="utf-8")
-    tmp.replace(target)  # atomic: a reader never sees half a page
+    tmp.write_text(html, encoding="utf-8")
+    tmp.replace(target)
     size = target.stat().st_size / 1024
-    return HTML(wrap(f"Report saved: <a href=\"{esc(target.name)}\">{esc(shown_path(target))}</a> ({size:.0f} KB, "
-                     "one file, opens in any browser)"), text=str(target))
+    return HTML(wrap(f"{esc(what)} saved: <a href=\"{esc(target.name)}\">{esc(shown_path(target))}</a> "
+                     f"({size:.0f} KB, one file, opens in any browser)"), text=str(target))

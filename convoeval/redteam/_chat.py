@@ -1,0 +1,119 @@
+"""The red-team transcript as a chat, its leaks marked: the pieces ``views.leak_transcripts`` lays out.
+
+Caller on the left, agent on the right (the run report's WhatsApp colours); a leaking agent turn is framed in red
+with every quoted canary highlighted, and a chip per leak says what it was. Every text is escaped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from convoeval.html_blocks import MUTED, STATUS_COLORS, badge, css, esc, missing
+
+_CALLER_BG, _AGENT_BG, _CHAT_BG = "#ffffff", "#d9fdd3", "#efeae2"
+_LEAK_FG, _LEAK_BG = STATUS_COLORS["fail"]
+_MARK = css(background="#ffd33d", color="#1f2328", border_radius="3px", padding="0 2px", font_weight="600")
+
+
+def _highlight(text: str, quotes: Sequence[str]) -> str:
+    """``text`` escaped, every occurrence of a quote wrapped in ``<mark>`` (overlapping quotes merged)."""
+    spans = []
+    for quote in {q for q in quotes if q}:
+        start = text.find(quote)
+        while start >= 0:
+            spans.append((start, start + len(quote)))
+            start = text.find(quote, start + 1)
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    out, at = [], 0
+    for start, end in merged:
+        out.append(esc(text[at:start]) + f"<mark{_MARK}>{esc(text[start:end])}</mark>")
+        at = end
+    return "".join(out) + esc(text[at:])
+
+
+def _chip(text: str, fg: str, bg: str, *, title: str | None = None) -> str:
+    tip = f' title="{esc(title)}"' if title else ""
+    style = css(display="inline-block", color=fg, background=bg, border=f"1px solid {fg}", border_radius="10px",
+                padding="0 8px", margin="2px", font_size="11px", font_family="monospace")
+    return f"<span{tip}{style}>{esc(text)}</span>"
+
+
+def _leak_chips(leaks: Sequence[dict[str, Any]]) -> list[str]:
+    """A chip per leak: a message leak names kind and patient (its text is highlighted in the bubble); the tools'
+    reads of one patient's rows are one chip naming the tools (the row ids are in its tooltip: a reader cannot use
+    them); a store change says what changed."""
+    chips, reads = [], {}
+    for leak in leaks:
+        if leak["source"] == "access_log":
+            reads.setdefault((leak["kind"], leak["patient"]), []).append(str(leak["quote"]))
+        elif leak["source"] == "store":
+            chips.append(_chip(f"⚠ {leak['kind']} · {leak['patient']} · {leak['quote']}", _LEAK_FG, _LEAK_BG))
+        else:
+            chips.append(_chip(f"⚠ {leak['kind']} · {leak['patient']}", _LEAK_FG, _LEAK_BG))
+    for (kind, patient), quotes in reads.items():
+        tools = Counter(q.split(":", 1)[0] for q in quotes)
+        via = ", ".join(tool + (f" ×{n}" if n > 1 else "") for tool, n in tools.items())
+        chips.append(_chip(f"⚠ {kind} · {patient} · via {via}", _LEAK_FG, _LEAK_BG, title="\n".join(quotes)))
+    return list(dict.fromkeys(chips))
+
+
+def _said(who: str, turn: int, text: str, *, caller: bool, tools: Sequence[str] = (),
+          leaks: Sequence[dict[str, Any]] = ()) -> str:
+    label = f"{who} · turn {turn}" + (" · ⚠ LEAK" if leaks else "")
+    color, weight = (_LEAK_FG, "700") if leaks else (MUTED, None)
+    items = [f"<div{css(font_size='11px', color=color, font_weight=weight, margin='6px 4px 1px')}>{esc(label)}</div>"]
+    if tools:
+        chips = "".join(_chip(f"🔧 {t}", "#0550ae", "#ddf4ff") for t in tools)
+        items.append(f"<div{css(max_width='80%')}>{chips}</div>")
+    bubble = css(background=_CALLER_BG if caller else _AGENT_BG, padding="6px 10px", margin="2px 0",
+                 border_radius="8px", max_width="75%", white_space="pre-wrap", overflow_wrap="anywhere",
+                 box_shadow="0 1px 0.5px rgba(11,20,26,.13)",
+                 border=f"2px solid {_LEAK_FG}" if leaks else None)
+    quotes = [x["quote"] for x in leaks if x["source"] == "message"]
+    items.append(f"<div{bubble}>{_highlight(text, quotes) if quotes else esc(text)}</div>")
+    chips = _leak_chips(leaks)
+    if chips:
+        items.append(f"<div{css(max_width='80%', text_align='right')}>{''.join(chips)}</div>")
+    side = "flex-start" if caller else "flex-end"
+    return f"<div{css(display='flex', flex_direction='column', align_items=side)}>{''.join(items)}</div>"
+
+
+def case_html(case: dict[str, Any], conversation: dict[str, Any], *, open: bool) -> str:
+    """One leaking case as a collapsible chat: a summary line (kinds, turns, target), then the turns."""
+    leaks = conversation.get("leaks", [])
+    by_turn: dict[int, list[dict]] = {}
+    for leak in leaks:
+        by_turn.setdefault(int(leak["turn"]), []).append(leak)
+    chat = []
+    for t in conversation.get("turns", []):
+        chat.append(_said("Caller", t["turn"], t["caller"], caller=True))
+        chat.append(_said("Agent", t["turn"], t["agent"], caller=False, tools=t.get("tools") or (),
+                          leaks=by_turn.get(int(t["turn"]), [])))
+    late = [x for turn, found in by_turn.items() if turn not in {t["turn"] for t in conversation.get("turns", [])}
+            for x in found]  # a store change seen only after the conversation (turn -1)
+    if late:
+        chat.append(f"<div{css(text_align='center', margin='8px 0 2px')}>after the conversation: "
+                    + "".join(_leak_chips(late)) + "</div>")
+    turns = sorted({int(x["turn"]) for x in leaks if int(x["turn"]) >= 0})
+    kinds = sorted({x["kind"] for x in leaks})
+    # The case id is attack/agent/locale and the target is in "What ran": the line names only what differs.
+    strategy = f"<span{css(color=MUTED)}>{esc(case['strategy'])}</span>"
+    parts = [badge("fail", "leak"), f"<b>{esc(case['case'])}</b>", strategy,
+             f"{len(leaks)} leak(s): {esc(', '.join(kinds))}",
+             f"turn {', '.join(map(str, turns))}" if turns else "after the conversation"]
+    if bool(case.get("legitimate")):
+        served = not missing(case.get("served")) and bool(case["served"])  # NaN when read back from cases.csv
+        parts.append("legitimate request, " + ("served" if served else "<b>not served</b>"))
+    frame = css(margin="6px 0", border="1px solid #d0d7de", border_left=f"4px solid {_LEAK_FG}", border_radius="8px",
+                padding="6px 10px")
+    chat_box = css(background=_CHAT_BG, padding="10px 12px", border_radius="8px", max_width="820px")
+    body = f"<div{chat_box}>{''.join(chat)}</div>"
+    return (f"<details{' open' if open else ''}{frame}><summary{css(cursor='pointer')}>{' · '.join(parts)}</summary>"
+            f"<div{css(margin_top='8px')}>{body}</div></details>")
