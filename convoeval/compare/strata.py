@@ -1,0 +1,158 @@
+"""The difference across scenarios: the average of per-scenario differences, its interval and its test.
+
+A comparison usually has 3–6 scenarios. Resampling scenarios as clusters treats them as a random sample of
+possible scenarios, and a percentile bootstrap over 3 clusters is not an interval at all: a resample made of one
+unchanged scenario alone (probability (1/3)^3 ≈ 4%) put 0 inside the 95% interval of a fault that broke two
+scenarios out of three (issue #27). So the scenarios compared are treated as the fixed set they are (strata):
+
+* the estimate is the mean over scenarios of each scenario's mean pair difference (each scenario weighs the same,
+  however many of its pairs survived);
+* the interval resamples pairs **within** each scenario (seeds × trials), never the scenarios; each scenario's
+  replicates are widened by ``sqrt(n / (n - 1))`` so that the bootstrap's variance is the unbiased one (a plain
+  percentile bootstrap of a mean of 3–8 values is too narrow by that factor);
+* the test is a sign-flip permutation test of that same estimate (``scipy.stats.permutation_test``): under "no
+  change" each pair's difference is as likely to be ``+d`` as ``-d``. It is exact at any size (enumerated up to
+  13 pairs, Monte Carlo beyond), with or without ties.
+
+From ``RANDOM_SCENARIOS_FROM`` scenarios on, the interval resamples scenarios instead (they are then numerous enough
+to stand for scenarios not run), and ``method`` says which was used. The threshold comes from the simulation in
+``benchmarks/bench_compare_sim.py`` (``benchmarks/RESULTS.md``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from convoeval.stats.bootstrap import LEVEL, N_BOOT, percentile_interval
+
+__all__ = ["FIXED", "N_PERM", "SAMPLE", "RANDOM_SCENARIOS_FROM", "interval_method", "sign_flip_p", "stratified_difference"]
+
+#: Scenarios from which the overall interval treats them as a sample of possible scenarios (bootstrap over
+#: scenarios); with fewer, as the fixed set compared (bootstrap within scenarios). See the module's docstring.
+RANDOM_SCENARIOS_FROM = 20
+#: ``scenarios_as``: the interval resampled pairs within the scenarios, or the scenarios themselves.
+FIXED, SAMPLE = "fixed set", "sample of scenarios"
+#: Sign flips drawn by the permutation test when there are too many pairs to enumerate them all.
+N_PERM = 9999
+
+
+def interval_method(n_strata: int, *, over_scenarios: bool | None = None, n_boot: int = N_BOOT,
+                    level: float = LEVEL) -> str:
+    """How ``stratified_difference`` makes the interval for ``n_strata`` scenarios, in words (a ``method`` cell).
+
+    Example:
+        >>> interval_method(3, n_boot=1000)
+        'CI: bootstrap within each of 3 scenarios (the scenarios as a fixed set), B=1000, 95%'
+    """
+    if over_scenarios is None:
+        over_scenarios = n_strata >= RANDOM_SCENARIOS_FROM
+    if over_scenarios:
+        return f"CI: bootstrap over {n_strata} scenarios (as a sample of possible scenarios), B={n_boot}, {level:.0%}"
+    return f"CI: bootstrap within each of {n_strata} scenarios (the scenarios as a fixed set), B={n_boot}, {level:.0%}"
+
+
+def stratified_difference(a: Any, b: Any, strata: Any, *, n_boot: int = N_BOOT, level: float = LEVEL,
+                          seed: int = 0, over_scenarios: bool | None = None) -> dict[str, Any]:
+    """The mean over strata of each stratum's mean of ``b - a``, with its bootstrap interval.
+
+    Pairs where either side is NaN are left out; a stratum left with no pair is not a stratum.
+
+    Args:
+        a: Baseline values, one per pair.
+        b: Candidate values, one per pair.
+        strata: The stratum (scenario) of each pair.
+        n_boot: Bootstrap replicates.
+        level: Confidence level.
+        seed: Bootstrap seed.
+        over_scenarios: Resample the strata themselves (scenarios as a random sample) instead of the pairs within
+            each; default: from ``RANDOM_SCENARIOS_FROM`` strata on.
+
+    Returns:
+        ``baseline, candidate, difference`` (each the mean of per-stratum means), ``ci_low, ci_high``, ``sd`` (the
+        pooled within-stratum standard deviation of the pair differences: the noise pairing and stratifying
+        leave), ``n`` (pairs), ``n_clusters`` (strata), ``ci_method`` (in words) and ``scenarios_as`` (``FIXED``,
+        ``SAMPLE``, or ``"none"`` without an interval). Within strata, a stratum with a single pair
+        shows no noise, so the interval is NaN (and says why) rather than pretending to be exact.
+
+    Example:
+        >>> out = stratified_difference([5, 5, 9, 9], [3, 2, 9, 9], ["s1", "s1", "s2", "s2"], n_boot=200)
+        >>> out["difference"], out["n_clusters"]
+        (-1.25, 2)
+    """
+    frame = pd.DataFrame({"a": np.asarray(a, dtype=float), "b": np.asarray(b, dtype=float),
+                          "s": np.asarray(strata, dtype=object)})
+    frame = frame[np.isfinite(frame["a"]) & np.isfinite(frame["b"])]
+    frame = frame.assign(d=frame["b"] - frame["a"])
+    # Sorted within a stratum: the same interval whatever order (or run ids) the pairs come in.
+    groups = [np.sort(part["d"].to_numpy()) for _, part in frame.groupby("s", sort=True)]
+    n_strata = len(groups)
+    nan = float("nan")
+    if not n_strata:
+        return {"baseline": nan, "candidate": nan, "difference": nan, "ci_low": nan, "ci_high": nan, "sd": nan,
+                "n": 0, "n_clusters": 0, "ci_method": "no pair", "scenarios_as": "none"}
+    per = frame.groupby("s", sort=True)[["a", "b", "d"]].mean()
+    means = per["d"].to_numpy()
+    if over_scenarios is None:
+        over_scenarios = n_strata >= RANDOM_SCENARIOS_FROM
+    rng = np.random.default_rng(seed)
+    how = interval_method(n_strata, over_scenarios=over_scenarios, n_boot=n_boot, level=level)
+    kind = SAMPLE if over_scenarios else FIXED
+    if over_scenarios:
+        draws = rng.multinomial(n_strata, np.full(n_strata, 1 / n_strata), size=n_boot)
+        low, high = percentile_interval(draws @ means / n_strata, level)
+    elif min(len(g) for g in groups) < 2:
+        low, high = nan, nan
+        how, kind = "CI: none, a scenario has a single pair (its noise cannot be seen)", "none"
+    else:
+        reps = np.zeros(n_boot)
+        for d in groups:
+            n = len(d)
+            draws = rng.multinomial(n, np.full(n, 1 / n), size=n_boot)
+            # Widened by sqrt(n / (n - 1)): the bootstrap variance of a mean is (n - 1) / n of the unbiased one.
+            reps += d.mean() + (draws @ d / n - d.mean()) * np.sqrt(n / (n - 1))
+        low, high = percentile_interval(reps / n_strata, level)
+    dof = sum(len(g) - 1 for g in groups)
+    sd = float(np.sqrt(sum(((g - g.mean()) ** 2).sum() for g in groups) / dof)) if dof > 0 else nan
+    return {"baseline": float(per["a"].mean()), "candidate": float(per["b"].mean()), "difference": float(means.mean()),
+            "ci_low": low, "ci_high": high, "sd": sd, "n": len(frame), "n_clusters": n_strata, "ci_method": how,
+            "scenarios_as": kind}
+
+
+def sign_flip_p(a: Any, b: Any, strata: Any, *, n_perm: int = N_PERM, seed: int = 0) -> tuple[float, str]:
+    """Two-sided p-value of "no change" for the stratified mean difference: a sign-flip permutation test.
+
+    Each pair's difference gets its stratum's weight ``1 / (strata × pairs in the stratum)``, so the statistic is
+    exactly ``stratified_difference``'s estimate; under "no change" every sign pattern is equally likely. Exact
+    (every pattern) up to 13 pairs, else ``n_perm`` random patterns with SciPy's conservative ``(k + 1) / (n + 1)``.
+
+    Returns:
+        ``(p_value, how)``; NaN without a pair.
+
+    Example:
+        >>> round(sign_flip_p([5] * 6, [4] * 6, ["s"] * 6)[0], 4)   # 6 pairs all one way: 2 / 2**6
+        0.0312
+    """
+    from scipy.stats import permutation_test  # SciPy's stats take half a second to import
+
+    frame = pd.DataFrame({"a": np.asarray(a, dtype=float), "b": np.asarray(b, dtype=float),
+                          "s": np.asarray(strata, dtype=object)})
+    frame = frame[np.isfinite(frame["a"]) & np.isfinite(frame["b"])]
+    if frame.empty:
+        return float("nan"), "no pair"
+    d = (frame["b"] - frame["a"]).to_numpy()
+    sizes = frame.groupby("s")["s"].transform("size").to_numpy(dtype=float)
+    weights = 1.0 / (sizes * frame["s"].nunique())
+    if not np.any(d):
+        return 1.0, "sign-flip permutation test, stratified by scenario: every difference is 0"
+
+    def statistic(x: np.ndarray, axis: int) -> np.ndarray:
+        return np.sum(x * weights, axis=axis)
+
+    result = permutation_test((d,), statistic, permutation_type="samples", vectorized=True, n_resamples=n_perm,
+                              alternative="two-sided", rng=np.random.default_rng(seed))
+    exact = 2 ** len(d) <= n_perm
+    how = f"sign-flip permutation test, stratified by scenario ({'exact' if exact else f'{n_perm} random flips'})"
+    return float(min(1.0, result.pvalue)), how
