@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.time()
     rows = simulate(args.reps, args.n_boot, args.n_perm, args.seed)
-    limits = threshold(args.reps * 2, args.n_boot, args.seed + 1)
+    limits = threshold(args.reps * 5, args.n_boot, args.seed + 1)
     record = {"command": "benchmarks/bench_compare_sim.py " + " ".join(argv if argv is not None else sys.argv[1:]),
               "machine": machine(), "settings": {**vars(args), "alpha": ALPHA,
                                                  "random_scenarios_from": RANDOM_SCENARIOS_FROM},

@@ -35,6 +35,7 @@ from convoeval.compare.verdict import (
     decide,
     flip_verdict,
     holm,
+    min_pairs_for_significance,
     minimum_detectable_difference,
     pairs_needed,
 )
@@ -188,6 +189,7 @@ def score_changes(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float = 0.
             "pairs_needed": needed, "more_pairs": None if needed is None else max(0, needed - stat["n"]),
             "ci_too_wide": bool(ci_too_wide(stat["ci_low"], stat["ci_high"], n=stat["n"], scale=10.0)),
             "method": f"{how}; {stat['ci_method']}", "scenarios_as": stat["scenarios_as"],
+            "_informative": int(np.count_nonzero(b - a)),
         })
     return _with_verdicts(pd.DataFrame(rows), alpha)
 
@@ -197,8 +199,11 @@ def _with_verdicts(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
 
     One family, so that the score's rows together call a change in an A/A comparison no more often than ``alpha``:
     the overall test is the intersection of the scenarios' and is usually the smallest p when a change is broad.
+    Rows with fewer nonzero differences than a paired test needs to reach ``alpha`` are not counted (``holm``).
     """
-    table["p_adjusted"] = holm(table["p_value"].to_numpy(float))
+    # A row whose nonzero differences are too few to ever reach p < alpha cannot make a false alarm: not counted.
+    testable = table.pop("_informative") >= min_pairs_for_significance(alpha)
+    table["p_adjusted"] = holm(table["p_value"].to_numpy(float), testable)
     table["verdict"] = [decide(d, lo, hi, p, alpha) for d, lo, hi, p in zip(
         table["difference"], table["ci_low"], table["ci_high"], table["p_adjusted"], strict=True)]
     first = ["scenario", "n_pairs", "n_excluded", "baseline", "candidate", "difference", "ci_low", "ci_high",
@@ -245,7 +250,8 @@ def item_changes(pairs: pd.DataFrame, frame_a: pd.DataFrame, frame_b: pd.DataFra
     """Per item (criterion or assertion), pooled over the scenarios that have it: flips and McNemar's exact test.
 
     An item counts for a pair only when both sides have a verdict on it (a judge error or a check error on either
-    side leaves it out, counted in ``n_missing``). p-values are Holm-adjusted over the items.
+    side leaves it out, counted in ``n_missing``). p-values are Holm-adjusted over the items that have enough flips
+    to ever reach ``alpha`` (``holm``'s ``testable``).
 
     Returns:
         ``<item>, scenarios, n_pairs, n_missing, baseline, candidate, difference, pass_to_fail, fail_to_pass,
@@ -272,7 +278,10 @@ def item_changes(pairs: pd.DataFrame, frame_a: pd.DataFrame, frame_b: pd.DataFra
                      "p_value": p, "method": how})
     table = pd.DataFrame(rows, columns=[item, "scenarios", "n_pairs", "n_missing", "baseline", "candidate",
                                         "difference", "pass_to_fail", "fail_to_pass", "p_value", "method"])
-    table.insert(len(table.columns) - 1, "p_adjusted", holm(table["p_value"].to_numpy(float)))
+    # An item with too few flips to ever reach p < alpha cannot make a false alarm: not counted (``holm``).
+    discordant = table["pass_to_fail"] + table["fail_to_pass"]
+    testable = (discordant >= min_pairs_for_significance(alpha)).to_numpy()
+    table.insert(len(table.columns) - 1, "p_adjusted", holm(table["p_value"].to_numpy(float), testable))
     table.insert(len(table.columns) - 1, "verdict", [
         flip_verdict(pf, fp, p, alpha) for pf, fp, p in zip(
             table["pass_to_fail"], table["fail_to_pass"], table["p_adjusted"], strict=True)])
