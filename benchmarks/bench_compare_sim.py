@@ -34,10 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import RESULTS, machine, markdown_table
 from convoeval.compare.stats import score_changes
-from convoeval.compare.strata import RANDOM_SCENARIOS_FROM, stratified_difference
 from convoeval.compare.verdict import NO_CHANGE, REGRESSED, decide
 from convoeval.stats import ALL, percentile_interval, resample_weights
 from convoeval.stats.effects import wilcoxon_p
+from convoeval.stats.strata import RANDOM_SCENARIOS_FROM, stratified_difference
 
 ALPHA = 0.05
 SIZES = [(s, n) for s in (2, 3, 5, 10, 20, 30) for n in (3, 5, 10)]

@@ -11,10 +11,10 @@ import pytest
 from scipy.stats import binom
 
 from convoeval.compare import IMPROVED, NO_CHANGE, REGRESSED, compare
-from convoeval.compare.strata import FIXED, RANDOM_SCENARIOS_FROM, SAMPLE, sign_flip_p, stratified_difference
 from convoeval.frames import RUN_SCHEMA, SCORE_SCHEMA, typed_frame
 from convoeval.pipeline.results import merge_frames
 from convoeval.stats import percentile_interval, resample_weights
+from convoeval.stats.strata import FIXED, RANDOM_SCENARIOS_FROM, SAMPLE, sign_flip_p, stratified_difference
 
 ALPHA = 0.05
 

@@ -17,10 +17,10 @@ import pandas as pd
 from convoeval.compare import stats
 from convoeval.compare.pairing import Pairing, Side, load_side, pair_sides
 from convoeval.compare.stats import valid_pairs
-from convoeval.compare.strata import FIXED, SAMPLE
 from convoeval.compare.verdict import IMPROVED, NO_CHANGE, REGRESSED
 from convoeval.stats import ALL
 from convoeval.stats.bootstrap import LEVEL, N_BOOT
+from convoeval.stats.strata import FIXED, SAMPLE
 
 __all__ = ["Comparison", "compare"]
 

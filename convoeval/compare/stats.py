@@ -6,7 +6,7 @@
 * ``score_changes`` — the paired composite-score difference per scenario and overall, with verdicts. Overall: the
   mean of the per-scenario differences, its interval resampling pairs within each scenario (the scenarios compared
   are a fixed set; from ``strata.RANDOM_SCENARIOS_FROM`` scenarios on, resampling scenarios) and a sign-flip
-  permutation test stratified by scenario (``convoeval.compare.strata``); per scenario: its pairs resampled and
+  permutation test stratified by scenario (``convoeval.stats.strata``); per scenario: its pairs resampled and
   Wilcoxon's signed-rank test. The overall and per-scenario p-values are one Holm family. Also the minimum
   detectable difference and the pairs needed to detect ``detect`` points.
 * ``pass_rate_changes`` — the pass-rate difference per scenario and overall, with McNemar's exact test.
@@ -30,7 +30,6 @@ import numpy as np
 import pandas as pd
 
 from convoeval.compare.pairing import Pairing
-from convoeval.compare.strata import N_PERM, sign_flip_p, stratified_difference
 from convoeval.compare.verdict import (
     decide,
     flip_verdict,
@@ -43,6 +42,7 @@ from convoeval.stats import ALL, rubric_ratings, run_outcomes
 from convoeval.stats.bootstrap import LEVEL, N_BOOT, percentile_interval
 from convoeval.stats.effects import mcnemar_p, wilcoxon_p
 from convoeval.stats.sample_size import ci_too_wide
+from convoeval.stats.strata import N_PERM, sign_flip_p, stratified_difference
 
 __all__ = ["USAGE_METRICS", "assertion_flips", "criterion_changes", "holistic_changes", "pair_table",
            "pass_k_changes", "pass_rate_changes", "score_changes", "usage_changes"]
