@@ -28,7 +28,8 @@ import pandas as pd
 
 from convoeval.stats.bootstrap import LEVEL, N_BOOT, percentile_interval
 
-__all__ = ["FIXED", "N_PERM", "SAMPLE", "RANDOM_SCENARIOS_FROM", "interval_method", "sign_flip_p", "stratified_difference"]
+__all__ = ["FIXED", "N_PERM", "RANDOM_SCENARIOS_FROM", "SAMPLE", "interval_method", "sign_flip_p", "stratified_difference",
+           "stratified_replicates"]
 
 #: Scenarios from which the overall interval treats them as a sample of possible scenarios (bootstrap over
 #: scenarios); with fewer, as the fixed set compared (bootstrap within scenarios). See the module's docstring.
@@ -96,34 +97,63 @@ def stratified_difference(a: Any, b: Any, strata: Any, *, n_boot: int = N_BOOT, 
     counts = np.bincount(codes, minlength=n_strata)
     means = np.bincount(codes, d, minlength=n_strata) / counts
     levels = [float(np.mean(np.bincount(codes, x, minlength=n_strata) / counts)) for x in (a, b)]
-    if over_scenarios is None:
-        over_scenarios = n_strata >= RANDOM_SCENARIOS_FROM
-    rng = np.random.default_rng(seed)
-    how = interval_method(n_strata, over_scenarios=over_scenarios, n_boot=n_boot, level=level)
-    kind = SAMPLE if over_scenarios else FIXED
-    if over_scenarios and n_strata < 2:
-        low, high = nan, nan
-        how, kind = "CI: none, a single scenario cannot be resampled as a sample of scenarios", "none"
-    elif over_scenarios:
-        draws = rng.multinomial(n_strata, np.full(n_strata, 1 / n_strata), size=n_boot)
-        reps = means.mean() + (draws @ means / n_strata - means.mean()) * np.sqrt(n_strata / (n_strata - 1))
-        low, high = percentile_interval(reps, level)
-    elif min(len(g) for g in groups) < 2:
-        low, high = nan, nan
-        how, kind = "CI: none, a scenario has a single pair (its noise cannot be seen)", "none"
-    else:
-        reps = np.zeros(n_boot)
-        for g in groups:
-            n = len(g)
-            draws = rng.multinomial(n, np.full(n, 1 / n), size=n_boot)
-            # Widened by sqrt(n / (n - 1)): the bootstrap variance of a mean is (n - 1) / n of the unbiased one.
-            reps += g.mean() + (draws @ g / n - g.mean()) * np.sqrt(n / (n - 1))
-        low, high = percentile_interval(reps / n_strata, level)
+    reps, how, kind = _replicates(groups, n_boot=n_boot, level=level, seed=seed, over_scenarios=over_scenarios)
+    low, high = percentile_interval(reps, level) if kind != "none" else (nan, nan)
     dof = sum(len(g) - 1 for g in groups)
     sd = float(np.sqrt(sum(((g - g.mean()) ** 2).sum() for g in groups) / dof)) if dof > 0 else nan
     return {"baseline": levels[0], "candidate": levels[1], "difference": float(means.mean()), "ci_low": low,
             "ci_high": high, "sd": sd, "n": int(d.size), "n_clusters": n_strata, "ci_method": how,
             "scenarios_as": kind}
+
+
+def stratified_replicates(values: Any, strata: Any, *, n_boot: int = N_BOOT, level: float = LEVEL, seed: int = 0,
+                          over_scenarios: bool | None = None) -> tuple[float, np.ndarray, str, str]:
+    """The mean of per-stratum means of ``values`` and its bootstrap replicates, resampled as ``stratified_difference``
+    resamples (within strata; over them from ``RANDOM_SCENARIOS_FROM`` on). For one side's rate or score of
+    unpaired runs (``convoeval.stats.noise.compare_targets``).
+
+    Returns:
+        ``(estimate, replicates, ci_method, scenarios_as)``; the replicates are NaN when there is no interval.
+
+    Example:
+        >>> value, reps, how, kind = stratified_replicates([1.0, 0.0, 1.0, 1.0], ["a", "a", "b", "b"], n_boot=50)
+        >>> value, reps.shape, kind
+        (0.75, (50,), 'fixed set')
+    """
+    x = np.asarray(values, dtype=float)
+    x, _, codes, n_strata = _valid(x, x, strata)
+    if not n_strata:
+        return float("nan"), np.full(n_boot, np.nan), "no value", "none"
+    order = np.lexsort((x, codes))
+    groups = np.split(x[order], np.flatnonzero(np.diff(codes[order])) + 1)
+    reps, how, kind = _replicates(groups, n_boot=n_boot, level=level, seed=seed, over_scenarios=over_scenarios)
+    return float(np.mean([g.mean() for g in groups])), reps, how, kind
+
+
+def _replicates(groups: list[np.ndarray], *, n_boot: int, level: float, seed: int, over_scenarios: bool | None
+                ) -> tuple[np.ndarray, str, str]:
+    """Bootstrap replicates of the mean of the groups' means: ``(replicates, ci_method, scenarios_as)``."""
+    n_strata = len(groups)
+    if over_scenarios is None:
+        over_scenarios = n_strata >= RANDOM_SCENARIOS_FROM
+    rng = np.random.default_rng(seed)
+    means = np.array([g.mean() for g in groups])
+    none = np.full(n_boot, np.nan)
+    if over_scenarios and n_strata < 2:
+        return none, "CI: none, a single scenario cannot be resampled as a sample of scenarios", "none"
+    if over_scenarios:
+        draws = rng.multinomial(n_strata, np.full(n_strata, 1 / n_strata), size=n_boot)
+        reps = means.mean() + (draws @ means / n_strata - means.mean()) * np.sqrt(n_strata / (n_strata - 1))
+        return reps, interval_method(n_strata, over_scenarios=True, n_boot=n_boot, level=level), SAMPLE
+    if min(len(g) for g in groups) < 2:
+        return none, "CI: none, a scenario has a single pair (its noise cannot be seen)", "none"
+    reps = np.zeros(n_boot)
+    for g in groups:
+        n = len(g)
+        draws = rng.multinomial(n, np.full(n, 1 / n), size=n_boot)
+        # Widened by sqrt(n / (n - 1)): the bootstrap variance of a mean is (n - 1) / n of the unbiased one.
+        reps += g.mean() + (draws @ g / n - g.mean()) * np.sqrt(n / (n - 1))
+    return reps / n_strata, interval_method(n_strata, over_scenarios=False, n_boot=n_boot, level=level), FIXED
 
 
 def _valid(a: Any, b: Any, strata: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
