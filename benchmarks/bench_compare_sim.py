@@ -15,8 +15,10 @@ known change to the candidate in some scenarios. For each size (2, 3, 5, 10, 20,
   Wilcoxon over all pairs; the headline was the overall row alone.
 
 Reported per case: how often the headline calls a change (A/A: the false-positive rate; with an effect: how often
-it says *regressed*, the power), for new and old. A second table decides ``RANDOM_SCENARIOS_FROM``: with scenario
-effects drawn at random around a population mean of 0, how often the interval resampling scenarios excludes 0.
+it says *regressed*, the power), for new and old. A second table adds a pass/fail family (database assertions
+through ``item_changes``) to A/A comparisons: the headline's false positives over two families. A third decides
+``RANDOM_SCENARIOS_FROM``: with scenario effects drawn at random around a population mean of 0, how often the
+interval resampling scenarios excludes 0.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import RESULTS, machine, markdown_table
-from convoeval.compare.stats import score_changes
+from convoeval.compare.stats import item_changes, score_changes
 from convoeval.compare.verdict import NO_CHANGE, REGRESSED, decide
 from convoeval.stats import ALL, percentile_interval, resample_weights
 from convoeval.stats.effects import wilcoxon_p
@@ -120,6 +122,34 @@ def threshold(reps: int, n_boot: int, seed: int) -> list[dict]:
     return rows
 
 
+def with_items(reps: int, n_boot: int, n_perm: int, seed: int) -> list[dict]:
+    """A/A with a pass/fail family beside the score: 4 database assertions per conversation (each scenario × item
+    passes with its own probability, 0.5–0.95, drawn afresh on each side), through ``item_changes`` as the library
+    runs it. The headline calls a change when any row of either family does (bound 2 × alpha)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for scenarios, seeds in ((2, 5), (3, 8), (5, 5), (10, 10), (30, 3)):
+        calls = {"headline": 0, "score": 0, "assertions": 0}
+        for r in range(reps):
+            pairs = table(rng, scenarios, seeds, 0.0, 0.0)
+            pairs["run_id_b"] = pairs["run_id_a"].str.replace("a", "b", n=1)
+            chance = {(s, i): rng.uniform(0.5, 0.95) for s in pairs["scenario"].unique() for i in range(4)}
+            sides = []
+            for column in ("run_id_a", "run_id_b"):
+                sides.append(pd.DataFrame([
+                    {"run_id": run, "assertion": f"item{i}", "passed": bool(rng.random() < chance[(s, i)])}
+                    for run, s in zip(pairs[column], pairs["scenario"], strict=True) for i in range(4)]))
+            score = score_changes(pairs, alpha=ALPHA, n_boot=n_boot, seed=r, n_perm=n_perm)["verdict"] != NO_CHANGE
+            items = item_changes(pairs, *sides, item="assertion", alpha=ALPHA)["verdict"] != NO_CHANGE
+            calls["score"] += bool(score.any())
+            calls["assertions"] += bool(items.any())
+            calls["headline"] += bool(score.any() or items.any())
+        rows.append({"scenarios": scenarios, "seeds": seeds, "case": "A/A, score + 4 assertions",
+                     **{f"false_positives_{k}": v / reps for k, v in calls.items()}, "reps": reps})
+        print(markdown_table(rows[-1:]).splitlines()[-1], flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=200, help="comparisons per size and case (default 200)")
@@ -127,17 +157,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-perm", type=int, default=999, help="random sign flips of the overall test (999)")
     parser.add_argument("--seed", type=int, default=27)
     parser.add_argument("--save", default="compare_sim", help="results/<name>.json")
+    parser.add_argument("--part", choices=("all", "rows", "items", "threshold"), default="all",
+                        help="one table only; it replaces that table in an existing results file")
     args = parser.parse_args(argv)
     started = time.time()
-    rows = simulate(args.reps, args.n_boot, args.n_perm, args.seed)
-    limits = threshold(args.reps * 5, args.n_boot, args.seed + 1)
-    record = {"command": "benchmarks/bench_compare_sim.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-              "machine": machine(), "settings": {**vars(args), "alpha": ALPHA,
-                                                 "random_scenarios_from": RANDOM_SCENARIOS_FROM},
-              "wall_s": round(time.time() - started, 1), "rows": rows, "threshold": limits}
+    tables = {}
+    if args.part in ("all", "rows"):
+        tables["rows"] = simulate(args.reps, args.n_boot, args.n_perm, args.seed)
+    if args.part in ("all", "items"):
+        tables["items"] = with_items(args.reps, args.n_boot, args.n_perm, args.seed + 2)
+    if args.part in ("all", "threshold"):
+        tables["threshold"] = threshold(args.reps * 5, args.n_boot, args.seed + 1)
+    path = RESULTS / f"{args.save}.json"
+    record = json.loads(path.read_text(encoding="utf-8")) if args.part != "all" and path.exists() else {}
+    command = "benchmarks/bench_compare_sim.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    record.setdefault("parts", {})[args.part] = {
+        "command": command, "machine": machine(), "wall_s": round(time.time() - started, 1),
+        "settings": {**vars(args), "alpha": ALPHA, "random_scenarios_from": RANDOM_SCENARIOS_FROM}}
+    record.update({"command": command, "machine": record["parts"][args.part]["machine"], **tables})
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{args.save}.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
-    print(markdown_table(rows), markdown_table(limits), sep="\n\n")
+    path.write_text(json.dumps(record, indent=1), encoding="utf-8")
+    for rows in tables.values():
+        print(markdown_table(rows), end="\n\n")
     return 0
 
 
