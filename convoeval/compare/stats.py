@@ -42,7 +42,7 @@ from convoeval.stats import ALL, rubric_ratings, run_outcomes
 from convoeval.stats.bootstrap import LEVEL, N_BOOT, percentile_interval
 from convoeval.stats.effects import mcnemar_p, wilcoxon_p
 from convoeval.stats.sample_size import ci_too_wide
-from convoeval.stats.strata import N_PERM, sign_flip_p, stratified_difference
+from convoeval.stats.strata import N_PERM, SAMPLE, sign_flip_p, stratified_difference
 
 __all__ = ["USAGE_METRICS", "assertion_flips", "criterion_changes", "holistic_changes", "pair_table",
            "pass_k_changes", "pass_rate_changes", "score_changes", "usage_changes"]
@@ -187,7 +187,9 @@ def score_changes(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float = 0.
             "ci_low": stat["ci_low"], "ci_high": stat["ci_high"], "p_value": p,
             "mdd": minimum_detectable_difference(stat["sd"], stat["n"], alpha=alpha, power=power),
             "pairs_needed": needed, "more_pairs": None if needed is None else max(0, needed - stat["n"]),
-            "ci_too_wide": bool(ci_too_wide(stat["ci_low"], stat["ci_high"], n=stat["n"], scale=10.0)),
+            # the bootstrap's units: pairs within the scenarios, or the scenarios themselves
+            "ci_too_wide": bool(ci_too_wide(stat["ci_low"], stat["ci_high"], scale=10.0, n=stat[
+                "n_clusters" if stat["scenarios_as"] == SAMPLE else "n"])),
             "method": f"{how}; {stat['ci_method']}", "scenarios_as": stat["scenarios_as"],
             "_informative": int(np.count_nonzero(b - a)),
         })
