@@ -15,7 +15,8 @@ known change to the candidate in some scenarios. For each size (2, 3, 5, 10, 20,
   Wilcoxon over all pairs; the headline was the overall row alone.
 
 Reported per case: how often the headline calls a change (A/A: the false-positive rate; with an effect: how often
-it says *regressed*, the power), for new and old. A second table adds a pass/fail family (database assertions
+it says *regressed*, the power), for new and old; then the issue's own shape (two of three scenarios fall by 4.5
+points). A further table adds a pass/fail family (database assertions
 through ``item_changes``) to A/A comparisons: the headline's false positives over two families. A third decides
 ``RANDOM_SCENARIOS_FROM``: with scenario effects drawn at random around a population mean of 0, how often the
 interval resampling scenarios excludes 0.
@@ -28,6 +29,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -60,13 +62,15 @@ def table(rng: np.random.Generator, scenarios: int, seeds: int, share: float, ch
     return pd.DataFrame(rows)
 
 
-def old_verdict(pairs: pd.DataFrame, *, n_boot: int, seed: int) -> str:
-    """The overall verdict before #27: pooled mean, percentile bootstrap over scenarios, Wilcoxon over all pairs."""
+def old_verdict(pairs: pd.DataFrame, *, n_boot: int, seed: int, bounds: bool = False) -> Any:
+    """The overall verdict before #27: pooled mean, percentile bootstrap over scenarios, Wilcoxon over all pairs
+    (with ``bounds``, also the interval)."""
     d = pairs["score_b"] - pairs["score_a"]
     sums = d.groupby(pairs["scenario"]).agg(["sum", "count"]).to_numpy(dtype=float)
     weights = resample_weights(len(sums), n_boot=n_boot, seed=seed)
     low, high = percentile_interval(weights @ sums[:, 0] / (weights @ sums[:, 1]))
-    return decide(float(d.mean()), low, high, wilcoxon_p(d.to_numpy())[0], ALPHA)
+    verdict = decide(float(d.mean()), low, high, wilcoxon_p(d.to_numpy())[0], ALPHA)
+    return (verdict, low, high) if bounds else verdict
 
 
 def simulate(reps: int, n_boot: int, n_perm: int, seed: int) -> list[dict]:
@@ -95,6 +99,28 @@ def simulate(reps: int, n_boot: int, n_perm: int, seed: int) -> list[dict]:
                          "headline_new": counts["new"] / reps, "overall_score_new": counts["new_overall"] / reps,
                          "headline_old": counts["old"] / reps, "reps": reps})
             print(markdown_table(rows[-1:]).splitlines()[-1], flush=True)
+    return rows
+
+
+def issue_shape(reps: int, n_boot: int, n_perm: int, seed: int) -> list[dict]:
+    """Issue #27's shape: 3 scenarios, two fall by 4.5 points and one is unchanged, 3–10 seeds."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for seeds in (3, 5, 8, 10):
+        counts = {"new": 0, "new_overall": 0, "old": 0, "old_ci_includes_0": 0}
+        for r in range(reps):
+            pairs = table(rng, 3, seeds, 2 / 3, -4.5)
+            scores = score_changes(pairs, alpha=ALPHA, n_boot=n_boot, seed=r, n_perm=n_perm)
+            counts["new"] += bool((scores["verdict"] == REGRESSED).any())
+            counts["new_overall"] += scores["verdict"].iloc[0] == REGRESSED
+            old, low, high = old_verdict(pairs, n_boot=n_boot, seed=r, bounds=True)
+            counts["old"] += old == REGRESSED
+            counts["old_ci_includes_0"] += bool(low <= 0 <= high)
+        rows.append({"scenarios": 3, "seeds": seeds, "case": "-4.5 in 2 of 3 scenarios (issue #27)",
+                     "headline_new": counts["new"] / reps, "overall_score_new": counts["new_overall"] / reps,
+                     "headline_old": counts["old"] / reps, "old_ci_includes_0": counts["old_ci_includes_0"] / reps,
+                     "reps": reps})
+        print(markdown_table(rows[-1:]).splitlines()[-1], flush=True)
     return rows
 
 
@@ -157,13 +183,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-perm", type=int, default=999, help="random sign flips of the overall test (999)")
     parser.add_argument("--seed", type=int, default=27)
     parser.add_argument("--save", default="compare_sim", help="results/<name>.json")
-    parser.add_argument("--part", choices=("all", "rows", "items", "threshold"), default="all",
+    parser.add_argument("--part", choices=("all", "rows", "issue", "items", "threshold"), default="all",
                         help="one table only; it replaces that table in an existing results file")
     args = parser.parse_args(argv)
     started = time.time()
     tables = {}
     if args.part in ("all", "rows"):
         tables["rows"] = simulate(args.reps, args.n_boot, args.n_perm, args.seed)
+    if args.part in ("all", "issue"):
+        tables["issue"] = issue_shape(args.reps, args.n_boot, args.n_perm, args.seed + 3)
     if args.part in ("all", "items"):
         tables["items"] = with_items(args.reps, args.n_boot, args.n_perm, args.seed + 2)
     if args.part in ("all", "threshold"):
