@@ -25,6 +25,7 @@ for name in "${wanted[@]}"; do
                  timeout 3600 "$PY" benchmarks/bench_peers.py ;;
     profile_peers) timeout 1200 "$PY" benchmarks/profile_peers.py ;;  # needs py-spy (--py-spy PATH); not in "all"
     workers)     timeout 2400 "$PY" benchmarks/bench_workers.py ;;  # says so and exits 0 without --workers/--cluster
+    compare_sim) timeout 3600 "$PY" benchmarks/bench_compare_sim.py ;;  # statistics, not speed; not in "all"
     *) echo "unknown benchmark: $name (expected one of: ${all[*]})" >&2; exit 2 ;;
   esac
 done

@@ -26,6 +26,7 @@ SECTIONS: dict[str, list[str]] = {
     "peers": ["startup", "table", "summary"],
     "profile_peers": ["headline", "by_package", "by_stage", "top_functions"],
     "workers": ["processes", "cluster", "cluster_checks"],
+    "compare_sim": ["rows", "issue", "items", "threshold"],
 }
 
 

@@ -108,10 +108,18 @@ def test_compare_targets_is_quiet_for_a_clear_gap():
 def test_compare_targets_score_metric_and_paired_scenarios():
     a = scores({"s0": ["pass"] * 3, "s1": ["fail"] * 3, "extra": ["pass"]})
     b = scores({"s0": ["fail"] * 3, "s1": ["fail"] * 3})
-    with pytest.warns(InsideNoiseWarning):  # two shared scenarios: the CI cannot exclude 0
+    # Two shared scenarios are the fixed set compared (issue #27): s0's three runs all differ by 5 points, s1's by
+    # none, so the gap is clear. Resampling the two scenarios as clusters put 0 in the CI (half the resamples are s1
+    # twice) and warned.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InsideNoiseWarning)
         out = compare_targets(a, b, metric="score", n_boot=200).set_index("statistic")
     assert out.loc["value_a", "value"] == pytest.approx((8 * 3 + 3 * 3) / 6)  # the extra scenario is left out
     assert out.loc["difference", "value"] == pytest.approx(2.5)
+    assert out.loc["difference", "ci_low"] == pytest.approx(2.5) and "fixed set" in out.loc["difference", "method"]
+    # A scenario with a single run on a side shows no noise: no CI, and the gap is called inside the noise.
+    with pytest.warns(InsideNoiseWarning, match="no 95% CI"):
+        compare_targets(scores({"s0": ["pass"], "s1": ["fail"] * 2}), scores({"s0": ["fail"], "s1": ["fail"] * 2}))
 
 
 def test_compare_targets_needs_shared_scenarios():

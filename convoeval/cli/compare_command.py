@@ -18,8 +18,8 @@ def _add_compare_parser(sub: Any) -> None:
                     "whether the candidate improved, regressed or showed no detectable change (per scenario, "
                     "criterion, assertion and overall), with CIs and the minimum detectable difference. The "
                     "candidate is a results folder, or a target run now on exactly the baseline's conversations "
-                    "(--candidate-target, --aa). Exit codes: 0 done; 1 --fail-on-regression and a regression is "
-                    "statistically supported; 2 a setting that cannot work.")
+                    "(--candidate-target, --aa). The headline is regressed when any of these regressed. Exit codes: 0 "
+                    "done; 1 --fail-on-regression and the headline is regressed; 2 a setting that cannot work.")
     p.add_argument("baseline", metavar="BASELINE", help="results folder of the baseline (a run's or a sweep's)")
     p.add_argument("candidate", nargs="?", metavar="CANDIDATE", help="results folder of the candidate")
     p.add_argument("--candidate-target", metavar="TARGET",
@@ -36,7 +36,8 @@ def _add_compare_parser(sub: Any) -> None:
                    help="write the comparison page here (default, when the candidate runs now: <its folder>/"
                         "compare.html)")
     p.add_argument("--fail-on-regression", action="store_true",
-                   help="exit 1 when a regression is statistically supported, naming it")
+                   help="exit 1 when the headline is regressed (a statistically supported regression of the "
+                        "overall score, a scenario, a criterion or an assertion), naming them")
     p.add_argument("--alpha", type=float, default=0.05, metavar="P", help="significance level (default 0.05)")
     p.add_argument("--detect", type=float, default=1.0, metavar="POINTS",
                    help="a score difference to size the sample for (default 1 point)")

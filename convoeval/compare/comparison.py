@@ -1,8 +1,10 @@
 """``compare(baseline, candidate)``: every statistic of a paired comparison, its verdicts and the CI gate.
 
-The verdict of the comparison is the overall composite-score verdict; each scenario, criterion and assertion has
-its own (see ``convoeval.compare.verdict``). ``Comparison.regressions()`` lists every statistically supported
-regression, which is what ``--fail-on-regression`` gates on.
+Each family — the composite score (overall and per scenario, one Holm family), the rubric criteria, the database
+assertions — has its verdicts (see ``convoeval.compare.verdict``). The headline verdict of the comparison accounts
+for all of them, so it cannot contradict a row it prints: **regressed** when any family shows a supported
+regression, else **improved** when any shows a supported improvement, else **no detectable change**; ``reason()``
+names the rows behind it. ``--fail-on-regression`` follows the headline.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import pandas as pd
 
 from convoeval.compare import stats
 from convoeval.compare.pairing import Pairing, Side, load_side, pair_sides
-from convoeval.compare.verdict import IMPROVED, REGRESSED
+from convoeval.compare.stats import valid_pairs
+from convoeval.compare.verdict import IMPROVED, NO_CHANGE, REGRESSED
 from convoeval.stats import ALL
 from convoeval.stats.bootstrap import LEVEL, N_BOOT
+from convoeval.stats.strata import FIXED, SAMPLE
 
 __all__ = ["Comparison", "compare"]
 
@@ -71,8 +75,29 @@ class Comparison:
 
     @property
     def verdict(self) -> str:
-        """improved / regressed / no detectable change, for the composite score over every pair."""
-        return str(self.overall["verdict"])
+        """The headline: regressed / improved / no detectable change, over every family it prints.
+
+        **regressed** when any row — the overall score, a scenario, a criterion, an assertion — regressed (each after
+        its family's Holm correction); else **improved** when any improved; else **no detectable change**. The
+        overall score's own verdict is ``overall["verdict"]``.
+        """
+        if len(self.regressions()):
+            return REGRESSED
+        if len(self.improvements()):
+            return IMPROVED
+        return NO_CHANGE
+
+    def reason(self) -> str:
+        """Which rows make the headline, in words (e.g. ``"2 scenarios and 1 assertion regressed"``)."""
+        parts = []
+        for verdict, found in ((REGRESSED, self.regressions()), (IMPROVED, self.improvements())):
+            if found.empty:
+                continue
+            counts = found["kind"].value_counts()
+            named = [_count(kind, counts[kind]) for kind in ("overall", "scenario", "criterion", "assertion")
+                     if kind in counts]
+            parts.append(f"{_and(named)} {verdict}")
+        return "; ".join(parts) or "no row of any family changed detectably"
 
     def findings(self, verdict: str) -> pd.DataFrame:
         """Every row with this verdict: overall score, scenarios, criteria, assertions (``FINDING_COLUMNS``)."""
@@ -114,9 +139,10 @@ class Comparison:
             diverged = self.pairs["divergence_turn"].notna()
             out.append(f"replay: {int(diverged.sum())} of {len(self.pairs)} candidate conversation(s) diverged from "
                        "the baseline's recording")
-        out.append(f"verdict: {self.verdict.upper()} — score {o['baseline']:.2f} → {o['candidate']:.2f}, difference "
+        out.append(f"verdict: {self.verdict.upper()} — {self.reason()}")
+        out.append(f"score: {o['verdict']} — {o['baseline']:.2f} → {o['candidate']:.2f}, difference "
                    f"{o['difference']:+.2f} ({s['level']:.0%} CI {o['ci_low']:+.2f} to {o['ci_high']:+.2f}, "
-                   f"p={_p(o['p_value'])})")
+                   f"p={_p(o['p_value'])}, p_holm={_p(o['p_adjusted'])}; {self.interval_note()})")
         for row in self.scores[self.scores["scenario"] != ALL].itertuples():
             out.append(f"  {row.scenario:<40} {row.verdict:<21} {row.difference:+.2f} "
                        f"[{row.ci_low:+.2f}, {row.ci_high:+.2f}] p_holm={_p(row.p_adjusted)} n={row.n_pairs}")
@@ -125,6 +151,13 @@ class Comparison:
                 out.append(f"{title} {row.kind}: {row.name} — {row.detail}, p_holm={_p(row.p_adjusted)}")
         out.append(self.noise_line())
         return out
+
+    def interval_note(self) -> str:
+        """How the overall interval treated the scenarios, in a few words."""
+        n = int(valid_pairs(self.pairs)["scenario"].nunique())
+        return {FIXED: f"CI within each of {n} scenario(s), as a fixed set",
+                SAMPLE: f"CI over {n} scenarios, as a sample of possible scenarios"}.get(
+            str(self.overall["scenarios_as"]), "no CI: a scenario has a single pair")
 
     def noise_line(self) -> str:
         """What this comparison could have missed, and how many more runs would detect ``detect`` points."""
@@ -145,11 +178,22 @@ class Comparison:
                 f"i.e. ~{-(-more // per)} more seed(s) × trial(s) per scenario")
 
     def exit_code(self, fail_on_regression: bool) -> int:
-        """1 when ``fail_on_regression`` and a regression is statistically supported, else 0."""
-        return 1 if fail_on_regression and len(self.regressions()) else 0
+        """1 when ``fail_on_regression`` and the headline is regressed, else 0."""
+        return 1 if fail_on_regression and self.verdict == REGRESSED else 0
 
     def __repr__(self) -> str:
         return f"<Comparison: {self.verdict}, {len(self.pairs)} pair(s), {len(self.regressions())} regression(s)>"
+
+
+def _count(kind: str, n: int) -> str:
+    if kind == "overall":
+        return "the overall score"
+    plural = {"criterion": "criteria"}.get(kind, kind + "s")
+    return f"{n} {kind if n == 1 else plural}"
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _p(value: Any) -> str:
@@ -178,7 +222,8 @@ def compare(
         agent: only this agent's scenarios.
         scenario: only this scenario.
         type: only ``"scripted"`` or ``"conversational"`` scenarios.
-        alpha: significance level of every test (families Holm-adjusted).
+        alpha: significance level of every test (each family Holm-adjusted: the score's overall and scenario rows,
+            the criteria, the assertions).
         power: power of the minimum detectable difference.
         level: confidence level of the CIs.
         detect: a score difference (points) to size the sample for.

@@ -132,11 +132,11 @@ def html_path(params: CompareParams, result: Comparison) -> Path:
 
 
 def check_regressions(result: Comparison, params: CompareParams) -> str:
-    """The gate: with ``fail_on_regression``, fail (one line, naming them) when a regression is supported."""
+    """The gate: with ``fail_on_regression``, fail (one line, naming them) when the headline is regressed."""
     found = result.regressions()
     if not params.fail_on_regression:
         return f"{len(found)} regression(s) statistically supported; fail_on_regression is off"
-    if len(found):
+    if result.exit_code(fail_on_regression=True):
         names = "; ".join(f"{r.kind} {r.name}" for r in found.itertuples())
         raise RegressionError(f"{len(found)} regression(s) statistically supported: {names}")
     return "no regression is statistically supported"

@@ -3,15 +3,18 @@
 * ``pair_table`` — one row per pair: both sides' status, score, pass flag, usage, and the candidate's replay columns.
   A pair where either side ended in ``error`` is kept with the reason in ``excluded`` and left out of every
   statistic (an error is neither a pass nor a 0).
-* ``score_changes`` — the paired composite-score difference per scenario and overall: a percentile bootstrap CI
-  (overall: resampling scenarios, so the interval also covers scenario-to-scenario variation; per scenario:
-  resampling its pairs), the Wilcoxon signed-rank test, a verdict, the minimum detectable difference and the pairs
-  needed to detect ``detect`` points.
+* ``score_changes`` — the paired composite-score difference per scenario and overall, with verdicts. Overall: the
+  mean of the per-scenario differences, its interval resampling pairs within each scenario (the scenarios compared
+  are a fixed set; from ``strata.RANDOM_SCENARIOS_FROM`` scenarios on, resampling scenarios) and a sign-flip
+  permutation test stratified by scenario (``convoeval.stats.strata``); per scenario: its pairs resampled and
+  Wilcoxon's signed-rank test. The overall and per-scenario p-values are one Holm family. Also the minimum
+  detectable difference and the pairs needed to detect ``detect`` points.
 * ``pass_rate_changes`` — the pass-rate difference per scenario and overall, with McNemar's exact test.
 * ``item_changes`` — per rubric criterion (``criterion_changes``) or database assertion (``assertion_flips``): the
   pass→fail and fail→pass flips, McNemar's exact test, Holm-adjusted over the family, and a verdict.
-* ``holistic_changes`` — per holistic dimension: the paired difference (CI over scenarios) and Wilcoxon's test.
-* ``pass_k_changes`` — pass^k of each side and the difference, resampling scenarios.
+* ``holistic_changes`` — per holistic dimension: the paired difference (stratified like the score) and Wilcoxon's
+  test.
+* ``pass_k_changes`` — pass^k of each side and the difference, resampling pairs within each scenario.
 * ``usage_changes`` — evaluation cost, agent tokens and latency, messages and duration per conversation.
 
 The bootstrap, McNemar and Wilcoxon code is ``convoeval.stats``'s.
@@ -19,6 +22,7 @@ The bootstrap, McNemar and Wilcoxon code is ``convoeval.stats``'s.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,20 +34,15 @@ from convoeval.compare.verdict import (
     decide,
     flip_verdict,
     holm,
+    min_pairs_for_significance,
     minimum_detectable_difference,
     pairs_needed,
 )
-from convoeval.stats import ALL, pass_hat_k, resample_weights, rubric_ratings
-from convoeval.stats.bootstrap import (
-    LEVEL,
-    N_BOOT,
-    canonical_codes,
-    cluster_codes,
-    cluster_sums,
-    percentile_interval,
-)
+from convoeval.stats import ALL, rubric_ratings, run_outcomes
+from convoeval.stats.bootstrap import LEVEL, N_BOOT, percentile_interval
 from convoeval.stats.effects import mcnemar_p, wilcoxon_p
 from convoeval.stats.sample_size import ci_too_wide
+from convoeval.stats.strata import N_PERM, SAMPLE, sign_flip_p, stratified_difference
 
 __all__ = ["USAGE_METRICS", "assertion_flips", "criterion_changes", "holistic_changes", "pair_table",
            "pass_k_changes", "pass_rate_changes", "score_changes", "usage_changes"]
@@ -139,90 +138,74 @@ def valid_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
 # ── paired differences ──
 
 
-def paired_difference(a: np.ndarray, b: np.ndarray, clusters: np.ndarray, *, n_boot: int = N_BOOT,
-                      level: float = LEVEL, seed: int = 0) -> dict[str, float]:
-    """Mean of ``b - a`` over the pairs where both are defined, with a percentile bootstrap CI over ``clusters``.
-
-    Returns:
-        ``baseline, candidate, difference, ci_low, ci_high, sd`` (of the pair differences), ``n`` (pairs) and
-        ``n_clusters``.
-    """
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    ok = np.isfinite(a) & np.isfinite(b)
-    a, b, clusters = a[ok], b[ok], np.asarray(clusters)[ok]
-    d = b - a
-    if d.size == 0:
-        nan = float("nan")
-        return {"baseline": nan, "candidate": nan, "difference": nan, "ci_low": nan, "ci_high": nan, "sd": nan,
-                "n": 0, "n_clusters": 0}
-    codes, n_clusters = cluster_codes(clusters)
-    content = np.column_stack([d, np.ones_like(d)])
-    codes = canonical_codes(codes, n_clusters, content)  # the same interval whatever the run ids
-    sums = cluster_sums(codes, n_clusters, content)
-    weights = resample_weights(n_clusters, n_boot=n_boot, seed=seed)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        reps = (weights @ sums[:, 0]) / (weights @ sums[:, 1])
-    low, high = percentile_interval(reps, level)
-    return {"baseline": float(a.mean()), "candidate": float(b.mean()), "difference": float(d.mean()),
-            "ci_low": low, "ci_high": high, "sd": float(d.std(ddof=1)) if d.size > 1 else float("nan"),
-            "n": int(d.size), "n_clusters": int(n_clusters)}
-
-
-def _groups(pairs: pd.DataFrame) -> list[tuple[str, pd.DataFrame, np.ndarray]]:
-    """(scenario or ``ALL``, its pairs, the bootstrap clusters): scenarios resample their pairs, ``ALL`` scenarios."""
-    out = [(ALL, pairs, pairs["scenario"].to_numpy())]
-    for scenario, part in pairs.groupby("scenario", sort=True):
-        out.append((str(scenario), part, part["run_id_a"].to_numpy()))
-    return out
+def _groups(pairs: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(scenario or ``ALL``, its pairs): ``ALL`` first, then each scenario."""
+    return [(ALL, pairs), *((str(scenario), part) for scenario, part in pairs.groupby("scenario", sort=True))]
 
 
 def score_changes(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float = 0.8, detect: float = 1.0,
-                  n_boot: int = N_BOOT, level: float = LEVEL, seed: int = 0) -> pd.DataFrame:
+                  n_boot: int = N_BOOT, level: float = LEVEL, seed: int = 0, n_perm: int = N_PERM) -> pd.DataFrame:
     """The composite score's paired difference, per scenario and overall (``scenario == "(all)"``), with verdicts.
+
+    The overall difference is the mean of the per-scenario differences (``strata.stratified_difference``) and its
+    test the stratified sign-flip permutation test (``strata.sign_flip_p``); a scenario's test is Wilcoxon's
+    signed-rank test on its pairs. The overall and the scenarios' p-values are Holm-adjusted as one family.
 
     Args:
         pairs: ``pair_table(...)``.
-        alpha: significance level; the scenarios' p-values are Holm-adjusted as one family.
+        alpha: significance level of the family (overall and scenarios).
         power: the power of the minimum detectable difference.
         detect: a difference (score points) to size the sample for (``pairs_needed``, ``more_pairs``).
         n_boot: bootstrap replicates.
         level: confidence level.
-        seed: bootstrap seed.
+        seed: bootstrap and permutation seed.
+        n_perm: random sign flips of the overall test (when its pairs are too many to enumerate); raised to
+            ``20 × (scenarios + 1) / alpha`` when fewer, so that its smallest p can survive the family's correction.
 
     Returns:
         ``scenario, n_pairs, n_excluded, baseline, candidate, difference, ci_low, ci_high, p_value, p_adjusted,
-        verdict, mdd, pairs_needed, more_pairs, ci_too_wide, method``.
+        verdict, mdd, pairs_needed, more_pairs, ci_too_wide, method, scenarios_as`` (how the interval treated the
+        scenarios: ``strata.FIXED``, ``strata.SAMPLE`` or ``"none"``).
     """
     rows = []
-    for name, part, clusters in _groups(pairs):
+    for name, part in _groups(pairs):
         valid = valid_pairs(part)
-        stat = paired_difference(valid["score_a"], valid["score_b"], valid_clusters(valid, clusters, part),
-                                 n_boot=n_boot, level=level, seed=seed)
-        p, how = wilcoxon_p(valid["score_b"].to_numpy(float) - valid["score_a"].to_numpy(float))
+        a, b = valid["score_a"].to_numpy(float), valid["score_b"].to_numpy(float)
+        strata = valid["scenario"].to_numpy()
+        stat = stratified_difference(a, b, strata, n_boot=n_boot, level=level, seed=seed)
+        if name == ALL:
+            # Enough random flips that the smallest p they can give survives Holm over the whole family ten times
+            # over: with 999 flips (p >= 0.002) and 30 scenarios, no overall change could ever be called.
+            flips = max(n_perm, math.ceil(20 * (len(rows) + pairs["scenario"].nunique()) / alpha))
+            p, how = sign_flip_p(a, b, strata, n_perm=flips, seed=seed)
+        else:
+            p, how = wilcoxon_p(b - a)
         needed = pairs_needed(stat["sd"], detect, alpha=alpha, power=power)
-        unit = "scenarios" if name == ALL else "pairs"
         rows.append({
             "scenario": name, "n_pairs": stat["n"], "n_excluded": len(part) - len(valid),
             "baseline": stat["baseline"], "candidate": stat["candidate"], "difference": stat["difference"],
             "ci_low": stat["ci_low"], "ci_high": stat["ci_high"], "p_value": p,
             "mdd": minimum_detectable_difference(stat["sd"], stat["n"], alpha=alpha, power=power),
             "pairs_needed": needed, "more_pairs": None if needed is None else max(0, needed - stat["n"]),
-            "ci_too_wide": bool(ci_too_wide(stat["ci_low"], stat["ci_high"], n=stat["n_clusters"], scale=10.0)),
-            "method": f"{how}; CI: percentile bootstrap over {unit}, B={n_boot}, {level:.0%}",
+            # the bootstrap's units: pairs within the scenarios, or the scenarios themselves
+            "ci_too_wide": bool(ci_too_wide(stat["ci_low"], stat["ci_high"], scale=10.0, n=stat[
+                "n_clusters" if stat["scenarios_as"] == SAMPLE else "n"])),
+            "method": f"{how}; {stat['ci_method']}", "scenarios_as": stat["scenarios_as"],
+            "_informative": int(np.count_nonzero(b - a)),
         })
     return _with_verdicts(pd.DataFrame(rows), alpha)
 
 
-def valid_clusters(valid: pd.DataFrame, clusters: np.ndarray, part: pd.DataFrame) -> np.ndarray:
-    """The bootstrap clusters of the valid pairs of ``part``."""
-    return pd.Series(clusters, index=part.index).loc[valid.index].to_numpy()
-
-
 def _with_verdicts(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
-    """Holm over the scenarios (the overall row is its own test), then each row's verdict."""
-    scenarios = table["scenario"] != ALL
-    table["p_adjusted"] = table["p_value"].astype(float)
-    table.loc[scenarios, "p_adjusted"] = holm(table.loc[scenarios, "p_value"].to_numpy(float))
+    """Holm over the overall row and the scenarios as one family, then each row's verdict.
+
+    One family, so that the score's rows together call a change in an A/A comparison no more often than ``alpha``:
+    the overall test is the intersection of the scenarios' and is usually the smallest p when a change is broad.
+    Rows with fewer nonzero differences than a paired test needs to reach ``alpha`` are not counted (``holm``).
+    """
+    # A row whose nonzero differences are too few to ever reach p < alpha cannot make a false alarm: not counted.
+    testable = table.pop("_informative") >= min_pairs_for_significance(alpha)
+    table["p_adjusted"] = holm(table["p_value"].to_numpy(float), testable)
     table["verdict"] = [decide(d, lo, hi, p, alpha) for d, lo, hi, p in zip(
         table["difference"], table["ci_low"], table["ci_high"], table["p_adjusted"], strict=True)]
     first = ["scenario", "n_pairs", "n_excluded", "baseline", "candidate", "difference", "ci_low", "ci_high",
@@ -239,10 +222,10 @@ def pass_rate_changes(pairs: pd.DataFrame, *, n_boot: int = N_BOOT, level: float
         method``.
     """
     rows = []
-    for name, part, clusters in _groups(pairs):
+    for name, part in _groups(pairs):
         valid = valid_pairs(part)
-        stat = paired_difference(valid["passed_a"], valid["passed_b"], valid_clusters(valid, clusters, part),
-                                 n_boot=n_boot, level=level, seed=seed)
+        stat = stratified_difference(valid["passed_a"], valid["passed_b"], valid["scenario"].to_numpy(),
+                                     n_boot=n_boot, level=level, seed=seed)
         a, b = valid["passed_a"].to_numpy(float), valid["passed_b"].to_numpy(float)
         p, how = mcnemar_p(a, b)
         rows.append({"scenario": name, "n_pairs": stat["n"], "baseline": stat["baseline"],
@@ -269,7 +252,8 @@ def item_changes(pairs: pd.DataFrame, frame_a: pd.DataFrame, frame_b: pd.DataFra
     """Per item (criterion or assertion), pooled over the scenarios that have it: flips and McNemar's exact test.
 
     An item counts for a pair only when both sides have a verdict on it (a judge error or a check error on either
-    side leaves it out, counted in ``n_missing``). p-values are Holm-adjusted over the items.
+    side leaves it out, counted in ``n_missing``). p-values are Holm-adjusted over the items that have enough flips
+    to ever reach ``alpha`` (``holm``'s ``testable``).
 
     Returns:
         ``<item>, scenarios, n_pairs, n_missing, baseline, candidate, difference, pass_to_fail, fail_to_pass,
@@ -296,7 +280,10 @@ def item_changes(pairs: pd.DataFrame, frame_a: pd.DataFrame, frame_b: pd.DataFra
                      "p_value": p, "method": how})
     table = pd.DataFrame(rows, columns=[item, "scenarios", "n_pairs", "n_missing", "baseline", "candidate",
                                         "difference", "pass_to_fail", "fail_to_pass", "p_value", "method"])
-    table.insert(len(table.columns) - 1, "p_adjusted", holm(table["p_value"].to_numpy(float)))
+    # An item with too few flips to ever reach p < alpha cannot make a false alarm: not counted (``holm``).
+    discordant = table["pass_to_fail"] + table["fail_to_pass"]
+    testable = (discordant >= min_pairs_for_significance(alpha)).to_numpy()
+    table.insert(len(table.columns) - 1, "p_adjusted", holm(table["p_value"].to_numpy(float), testable))
     table.insert(len(table.columns) - 1, "verdict", [
         flip_verdict(pf, fp, p, alpha) for pf, fp, p in zip(
             table["pass_to_fail"], table["fail_to_pass"], table["p_adjusted"], strict=True)])
@@ -327,7 +314,8 @@ def _mean_per_run(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
 
 def holistic_changes(pairing: Pairing, pairs: pd.DataFrame, *, n_boot: int = N_BOOT, level: float = LEVEL,
                      seed: int = 0) -> pd.DataFrame:
-    """Per holistic dimension (and ``overall``): the paired difference in points, CI over scenarios, Wilcoxon p."""
+    """Per holistic dimension (and ``overall``): the paired difference in points (stratified by scenario, like the
+    score's), its CI and Wilcoxon's p."""
     from convoeval.frames import HOLISTIC_DIMENSIONS
 
     dims = [*HOLISTIC_DIMENSIONS, "overall"]
@@ -337,7 +325,7 @@ def holistic_changes(pairing: Pairing, pairs: pd.DataFrame, *, n_boot: int = N_B
     rows = []
     for dim in dims:
         x, y = a[dim].to_numpy(float), b[dim].to_numpy(float)
-        stat = paired_difference(x, y, valid["scenario"].to_numpy(), n_boot=n_boot, level=level, seed=seed)
+        stat = stratified_difference(x, y, valid["scenario"].to_numpy(), n_boot=n_boot, level=level, seed=seed)
         p, how = wilcoxon_p(y - x)
         rows.append({"dimension": dim, "n_pairs": stat["n"], "baseline": stat["baseline"],
                      "candidate": stat["candidate"], "difference": stat["difference"], "ci_low": stat["ci_low"],
@@ -349,21 +337,39 @@ def pass_k_changes(pairs: pd.DataFrame, *, k: Sequence[int] = (1, 2, 3), n_boot:
                    level: float = LEVEL, seed: int = 0) -> pd.DataFrame:
     """pass^k of each side over the valid pairs (a scenario's seeds × trials are its repeats) and the difference.
 
-    The difference's CI resamples the scenarios that have at least k valid pairs.
+    Over the scenarios that have at least k valid pairs. The difference's CI resamples the pairs within each of them
+    (the scenarios are the fixed set compared, as in ``strata``), recomputing both sides' pass^k per replicate.
     """
+    from scipy.special import comb  # SciPy is heavy to import; only the comparison's statistics need it
+
     valid = valid_pairs(pairs)
-    # pass_hat_k groups by scenario itself: a copy of the column as ``by`` gives one row per scenario.
-    sides = {s: pd.DataFrame({"scenario": valid["scenario"], "of": valid["scenario"], "status": valid[f"status_{s}"]})
-             for s in ("a", "b")}
+    ok = {s: run_outcomes(pd.DataFrame({"status": valid[f"status_{s}"]})).to_numpy() for s in ("a", "b")}
+    scenarios = valid["scenario"].to_numpy()
+    rng = np.random.default_rng(seed)
+    draws = {}
+    for name in sorted(set(scenarios)):
+        idx = np.flatnonzero(scenarios == name)
+        draws[name] = (idx, rng.multinomial(len(idx), np.full(len(idx), 1 / len(idx)), size=n_boot))
     rows = []
     for kk in k:
-        per = {s: pass_hat_k(f, k=kk, by="of", n_boot=1).set_index("of")["value"]
-               for s, f in sides.items()}
-        joined = pd.DataFrame(per).dropna()
-        stat = paired_difference(joined["a"], joined["b"], joined.index.to_numpy(), n_boot=n_boot, level=level,
-                                 seed=seed)
-        rows.append({"k": kk, "n_scenarios": stat["n"], "baseline": stat["baseline"], "candidate": stat["candidate"],
-                     "difference": stat["difference"], "ci_low": stat["ci_low"], "ci_high": stat["ci_high"]})
+        point: dict[str, list[float]] = {"a": [], "b": []}
+        reps = {"a": np.zeros(n_boot), "b": np.zeros(n_boot)}
+        used = 0
+        for idx, w in draws.values():
+            x = {s: ok[s][idx] for s in ("a", "b")}
+            if min(np.isfinite(v).sum() for v in x.values()) < kk:
+                continue
+            used += 1
+            for s, v in x.items():
+                seen = np.isfinite(v)
+                point[s].append(comb(v[seen].sum(), kk) / comb(seen.sum(), kk))
+                c, n = w[:, seen] @ v[seen], w[:, seen].sum(axis=1)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    reps[s] += np.where(n >= kk, comb(c, kk) / comb(n, kk), np.nan)
+        base, cand = (float(np.mean(point[s])) if used else np.nan for s in ("a", "b"))
+        low, high = percentile_interval((reps["b"] - reps["a"]) / max(used, 1), level) if used else (np.nan, np.nan)
+        rows.append({"k": kk, "n_scenarios": used, "baseline": base, "candidate": cand, "difference": cand - base,
+                     "ci_low": low, "ci_high": high})
     return pd.DataFrame(rows, columns=["k", "n_scenarios", "baseline", "candidate", "difference", "ci_low",
                                        "ci_high"])
 
@@ -374,8 +380,8 @@ def usage_changes(pairs: pd.DataFrame, *, n_boot: int = N_BOOT, level: float = L
     valid = valid_pairs(pairs)
     rows = []
     for metric, meaning in USAGE_METRICS.items():
-        stat = paired_difference(valid[f"{metric}_a"], valid[f"{metric}_b"], valid["scenario"].to_numpy(),
-                                 n_boot=n_boot, level=level, seed=seed)
+        stat = stratified_difference(valid[f"{metric}_a"], valid[f"{metric}_b"], valid["scenario"].to_numpy(),
+                                     n_boot=n_boot, level=level, seed=seed)
         rows.append({"metric": metric, "meaning": meaning, "n_pairs": stat["n"], "baseline": stat["baseline"],
                      "candidate": stat["candidate"], "difference": stat["difference"], "ci_low": stat["ci_low"],
                      "ci_high": stat["ci_high"]})

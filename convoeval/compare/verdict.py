@@ -53,16 +53,28 @@ def flip_verdict(pass_to_fail: int, fail_to_pass: int, p_value: float, alpha: fl
     return REGRESSED if pass_to_fail > fail_to_pass else IMPROVED
 
 
-def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
+def holm(p_values: Sequence[float] | np.ndarray, testable: Sequence[bool] | np.ndarray | None = None) -> np.ndarray:
     """Holm-adjusted p-values of one family of tests; an undefined p-value (NaN) stays NaN and is not counted.
+
+    Args:
+        p_values: The family's p-values.
+        testable: Which tests can reach ``p < alpha`` at all (default: every one). An exact test on few informative
+            pairs cannot (6 pairs all one way give at best ``2 / 2**6``); it can never make a false alarm, so it is
+            left out of the count, as in Tarone's refinement for discrete tests, and keeps its own p-value.
 
     Example:
         >>> holm([0.01, 0.04, float("nan")]).round(3).tolist()[:2]
         [0.02, 0.04]
+        >>> holm([0.01, 0.04, 0.25], testable=[True, True, False]).round(3).tolist()
+        [0.02, 0.04, 0.25]
     """
     # Written out rather than statsmodels' multipletests, which runs gc.collect() on every call (0.1 s each).
     p = np.asarray(p_values, dtype=float)
     out = np.full(p.shape, np.nan)
+    if testable is not None:
+        keep = np.asarray(testable, dtype=bool)
+        out[~keep] = p[~keep]
+        p = np.where(keep, p, np.nan)
     defined = np.flatnonzero(np.isfinite(p))
     order = defined[np.argsort(p[defined], kind="stable")]
     m = len(order)

@@ -73,13 +73,15 @@ def _amount(value: Any, *, signed: bool = False) -> str:
 
 
 def verdict_summary(cmp: Any) -> HTML:
-    """The overall verdict in a coloured panel, the noise floor, then one row per scenario."""
+    """The headline verdict and why in a coloured panel, the overall score, the noise floor, one row per scenario."""
     o = cmp.overall
     tone = {"regressed": "danger", "improved": "ok"}.get(cmp.verdict, "info")
     level = cmp.settings.get("level", 0.95)
-    head = (f"<b>{esc(cmp.verdict.upper())}</b>: score {_num(o['baseline'])} → {_num(o['candidate'])}, "
-            f"difference {_num(o['difference'], '{:+.2f}')} ({level:.0%} CI {_ci(o['ci_low'], o['ci_high'])}, "
-            f"p={_p(o['p_value'])}) over {int(o['n_pairs'])} pair(s)"
+    head = (f"<b>{esc(cmp.verdict.upper())}</b>: {esc(cmp.reason())}"
+            f"<div{css(margin_top='4px')}>score ({esc(o['verdict'])}): {_num(o['baseline'])} → "
+            f"{_num(o['candidate'])}, difference {_num(o['difference'], '{:+.2f}')} ({level:.0%} CI "
+            f"{_ci(o['ci_low'], o['ci_high'])}, p={_p(o['p_value'])}, p (Holm) "
+            f"{_p(o['p_adjusted'])}) over {int(o['n_pairs'])} pair(s); {esc(cmp.interval_note())}</div>"
             f"<div{css(color=MUTED, margin_top='4px')}>{esc(cmp.noise_line())}</div>")
     sides = (f"baseline <code>{esc(cmp.baseline.label)}</code> ({esc(', '.join(cmp.baseline.targets))}) vs "
              f"candidate <code>{esc(cmp.candidate.label)}</code> ({esc(', '.join(cmp.candidate.targets))}); "

@@ -2,8 +2,10 @@
 
 Most variance between identical sweeps comes from the agent and the simulator, not the judge (tau2-bench issue 540:
 32–55% of tasks flip between identical runs). These functions put a number on that noise so a difference between
-two targets can be read against it. The unit of resampling here is the **scenario** (its trials are repeats of one
-task), not the conversation.
+two targets can be read against it. ``pass_hat_k`` and the flip rates resample the **scenario** (its trials are
+repeats of one task), not the conversation: with few scenarios their intervals are rough (issue #27; ``ci_too_wide``
+flags the widest). ``compare_targets`` treats the shared scenarios as a fixed set and resamples runs within each
+(``convoeval.stats.strata``).
 
 A run's *outcome* is, by default, success = ``status == "pass"`` in a score frame (``SCORE_SCHEMA``); a run whose
 status is ``"error"``, ``"simulator_failure"`` (the simulated patient broke) or missing has no outcome and is left
@@ -26,6 +28,7 @@ from convoeval.stats._wide import as_tuple, iter_groups
 from convoeval.stats.bootstrap import LEVEL, N_BOOT, ci_label, resample_weights, summarize
 from convoeval.stats.consistency import flip_rates
 from convoeval.stats.ratings import rubric_ratings
+from convoeval.stats.strata import RANDOM_SCENARIOS_FROM, stratified_replicates
 
 Success = str | Callable[[pd.DataFrame], pd.Series] | None
 
@@ -231,8 +234,11 @@ def compare_targets(
 ) -> pd.DataFrame:
     """Compare two targets run on the same scenarios; warn when the gap is inside the noise.
 
-    The difference (A − B) gets a paired bootstrap CI that resamples the scenarios both sweeps share (runs on other
-    scenarios are left out). The gap is *inside the noise* when its CI contains 0 or it is smaller than the minimum
+    Over the scenarios both sweeps share (runs on other scenarios are left out), each value is the mean of the
+    per-scenario means, and the difference (A − B) gets a bootstrap CI that resamples each side's runs within each
+    scenario: the scenarios are the fixed set compared (``convoeval.stats.strata``; from ``RANDOM_SCENARIOS_FROM``
+    shared scenarios on, the scenarios themselves are resampled, paired). A scenario with a single run on a side
+    shows no noise: no CI, and the gap counts as inside the noise. The gap is *inside the noise* when its CI contains 0 or it is smaller than the minimum
     detectable difference of these two sweeps; then the ``warning`` column says so and an ``InsideNoiseWarning`` is
     issued.
 
@@ -244,7 +250,7 @@ def compare_targets(
         success: How a run counts as a success (see ``run_outcomes``).
         alpha: Two-sided significance level of the MDD.
         power: Power of the MDD.
-        n_boot: Bootstrap replicates (resampling shared scenarios).
+        n_boot: Bootstrap replicates.
         level: Confidence level.
         seed: Bootstrap seed.
 
@@ -261,14 +267,15 @@ def compare_targets(
     if not shared:
         raise ValueError("the two sweeps share no scenario with an outcome; run both targets on the same scenarios")
     a, b = a[a["scenario"].isin(shared)], b[b["scenario"].isin(shared)]
-    sums = [s.groupby("scenario")["_y"].agg(["sum", "count"]).reindex(shared).to_numpy(dtype=float) for s in (a, b)]
-    weights = resample_weights(len(shared), n_boot=n_boot, seed=seed)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rep_a, rep_b = ((weights @ s[:, 0]) / (weights @ s[:, 1]) for s in sums)
-    value_a, value_b = a["_y"].mean(), b["_y"].mean()
+    # The shared scenarios are strata (issue #27): each side's runs are resampled within each scenario (over the
+    # scenarios only from RANDOM_SCENARIOS_FROM on, then the same draws for both sides), never 3 scenarios as clusters.
+    over = len(shared) >= RANDOM_SCENARIOS_FROM
+    (value_a, rep_a, ci, _), (value_b, rep_b, _, _) = (
+        stratified_replicates(side["_y"], side["scenario"], n_boot=n_boot, level=level,
+                              seed=seed if over else seed + i, over_scenarios=over)
+        for i, side in enumerate((a, b)))
     (var_a, how), (var_b, _) = _within_variance(a["_y"], a["scenario"]), _within_variance(b["_y"], b["scenario"])
     mdd = _mdd(var_a, len(a), var_b, len(b), alpha, power)
-    ci = ci_label("scenario (paired)", n_boot, level)
     unit = "points" if metric == "score" else "proportion"
     scale = 10.0 if metric == "score" else 1.0
     common = {"n_items": len(a) + len(b), "level": level, "scale": scale}
@@ -296,7 +303,9 @@ def _noise_message(labels: tuple[str, str], diff: float, low: float, high: float
     reasons = []
     if not np.isfinite(diff):
         reasons.append("the difference is undefined")
-    if np.isfinite(low) and low <= 0 <= high or not np.isfinite(low):
+    if not np.isfinite(low):
+        reasons.append(f"it has no {level:.0%} CI (a scenario with a single run on a side shows no noise)")
+    elif low <= 0 <= high:
         reasons.append(f"its {level:.0%} CI [{low:.3f}, {high:.3f}] includes 0")
     if np.isfinite(mdd) and abs(diff) < mdd:
         reasons.append(f"it is smaller than the minimum detectable difference ({mdd:.3f}) for this sweep size")
