@@ -10,6 +10,11 @@ flagged runs from every frame so that any aggregate can be recomputed without th
 the reason in ``detail``; NA never counts as flagged.
 """
 
+from convoeval.fidelity.claims import (  # noqa: F401 - the package is the name callers use
+    CLAIM_KINDS,
+    Claim,
+    agent_claims,
+)
 from convoeval.fidelity.flags import (  # noqa: F401 - the package is the name callers use
     FIDELITY_SCHEMA,
     FIDELITY_SUMMARY_SCHEMA,
@@ -21,6 +26,10 @@ from convoeval.fidelity.flags import (  # noqa: F401 - the package is the name c
 from convoeval.fidelity.inputs import (  # noqa: F401 - the package is the name callers use
     CHECKS,
     THRESHOLDS,
+)
+from convoeval.fidelity.roles import (  # noqa: F401 - the package is the name callers use
+    role_reversal,
+    self_named,
 )
 from convoeval.fidelity.text import (  # noqa: F401 - the package is the name callers use
     LANGUAGE_OF_LOCALE,
