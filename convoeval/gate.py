@@ -45,7 +45,8 @@ from convoeval.fidelity import (
     message_words,
     unknown_facts,
 )
-from convoeval.fidelity.claims import CLAIM_KINDS, agent_claims
+from convoeval.fidelity.claims import agent_claims
+from convoeval.fidelity.goal import EARNED_BY, claimed_kinds_phrase, unearned
 from convoeval.fidelity.roles import role_reversal, self_named
 from convoeval.stats.goal import PROCESS_ASSERTIONS
 
@@ -64,22 +65,6 @@ GATE_CHECKS: tuple[GateCheck, ...] = ("invented_fact", "role_reversal", "parroti
 #: ``premature_goal`` asks the agent's own messages who is wrong: nothing claimed, the patient was premature.
 DEFAULT_GATE_CHECKS: tuple[GateCheck, ...] = ("invented_fact", "role_reversal", "parroting", "loop",
                                               "wrong_language", "premature_goal")
-
-#: The claims (``convoeval.fidelity.claims``) by which an agent says it reached each outcome assertion. A failed
-#: assertion the agent claimed is the agent's failure; one it never claimed, under a [GOAL_COMPLETE], the
-#: patient's. Any URL counts for the payment assertions: an agent that writes a link has claimed one.
-EARNED_BY: dict[str, frozenset[str]] = {
-    "payment_link_created": frozenset({"payment_link", "url", "paid"}),
-    "payment_method": frozenset({"payment_link", "url", "paid"}),
-    "invoice_status": frozenset({"payment_link", "url", "paid"}),
-    "appointment_created": frozenset({"booked", "moved"}),
-    "appointment_rescheduled": frozenset({"moved", "booked"}),
-    "appointment_cancelled": frozenset({"cancelled"}),
-    "appointment_confirmed": frozenset({"confirmed"}),
-    "escalated_to_human": frozenset({"handoff"}),
-    "nps_score_recorded": frozenset({"recorded"}),
-    "nps_score": frozenset({"recorded"}),
-}
 #: A re-simulation samples (at the temperature of unseeded runs): at temperature 0 the next seed would replay
 #: the same greedy conversation.
 RESIMULATION_TEMPERATURE = 0.7
@@ -232,25 +217,15 @@ class SimulatorGate:
         if not failed:
             return None
         reasons = "; ".join(str(a.get("message") or a.get("assertion")) for a in failed[:2])
-        if "premature_goal" in self._checks and self._unearned(failed):
-            wanted = set().union(*(EARNED_BY[str(a["assertion"])] for a in failed))
-            kinds = [_CLAIM_WORDS[k] for k in CLAIM_KINDS if k in wanted]
+        if "premature_goal" in self._checks and unearned(failed, self._claimed):
             said = _quote(self._patient_text.get(turn, ""))
             return SimulatorFailure("premature_goal", turn, f"turn {turn}: the patient claimed [GOAL_COMPLETE] "
                                     f"({said}) but {reasons}, and the agent never claimed it (no "
-                                    f"{_either(kinds)} in its messages)")
+                                    f"{claimed_kinds_phrase(failed)} in its messages)")
         if "false_goal_complete" not in self._checks:
             return None
         return SimulatorFailure("false_goal_complete", turn, f"turn {turn}: the patient claimed [GOAL_COMPLETE] but "
                                 f"the database shows the goal not done ({reasons})")
-
-    def _unearned(self, failed: Sequence[Mapping[str, Any]]) -> bool:
-        """Whether every failed outcome assertion is an outcome not done that the agent never claimed."""
-        for row in failed:
-            kinds = EARNED_BY.get(str(row.get("assertion")))
-            if kinds is None or not _not_done(row) or kinds & self._claimed.keys():
-                return False
-        return True
 
     # ── the checks; each returns a failure or None and keeps its own streak ──
 
@@ -341,30 +316,6 @@ class SimulatorGate:
             self._first[check] = turn
         self._streaks[check] += 1
         return True
-
-
-_CLAIM_WORDS = {"payment_link": "payment link", "url": "URL", "paid": "payment confirmation", "amount": "amount",
-                "booked": "booking", "moved": "rescheduling", "cancelled": "cancellation",
-                "confirmed": "confirmation", "recorded": "recorded score", "handoff": "hand-off"}
-
-
-def _either(words: list[str]) -> str:
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
-
-
-def _not_done(row: Mapping[str, Any]) -> bool:
-    """Whether a failed assertion asked for something the database shows not done (rather than done wrongly).
-
-    ``escalated_to_human: false`` failing means a hand-off happened, ``payment_method: boleto`` failing with
-    ``pix`` that a link was made: the agent acted. ``payment_link_created: true`` failing, or a method or score
-    that is missing, means nothing was done.
-    """
-    expected, actual = row.get("expected"), row.get("actual")
-    if expected is False:
-        return False
-    if row.get("assertion") == "invoice_status":
-        return actual in ("pending", "overdue")
-    return actual is None or actual is False or (isinstance(actual, (list, tuple)) and not actual)
 
 
 def _quote(text: str) -> str:
