@@ -47,7 +47,7 @@ from convoeval.fidelity import (
 )
 from convoeval.fidelity.claims import agent_claims
 from convoeval.fidelity.goal import EARNED_BY, claimed_kinds_phrase, unearned
-from convoeval.fidelity.roles import role_reversal, self_named
+from convoeval.fidelity.roles import name_words, role_reversal, self_named
 from convoeval.stats.goal import PROCESS_ASSERTIONS
 
 __all__ = ["DEFAULT_GATE_CHECKS", "EARNED_BY", "GATE_CHECKS", "RESIMULATION_TEMPERATURE", "SIMULATOR_FAILURE_SCHEMA",
@@ -244,8 +244,9 @@ class SimulatorGate:
         quote = role_reversal(text, self._persona, agent_names_itself=self._agent_named_itself)
         if quote is None or self._copied(quote):
             return None
-        return SimulatorFailure("role_reversal", turn, f"turn {turn}: the patient speaks as the assistant "
-                                f"(\"{quote}\"): {_quote(text)}")
+        greets = set(name_words(quote)) & set(name_words(self._persona))
+        how = "greets its own persona's name as the other party" if greets else "speaks as the assistant"
+        return SimulatorFailure("role_reversal", turn, f"turn {turn}: the patient {how} (\"{quote}\"): {_quote(text)}")
 
     def _copied(self, quote: str) -> bool:
         """Whether ``quote`` repeats words of an agent message: copying is ``parroting``'s to judge, not this."""

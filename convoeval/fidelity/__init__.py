@@ -28,6 +28,7 @@ from convoeval.fidelity.inputs import (  # noqa: F401 - the package is the name 
     THRESHOLDS,
 )
 from convoeval.fidelity.roles import (  # noqa: F401 - the package is the name callers use
+    name_words,
     role_reversal,
     self_named,
 )

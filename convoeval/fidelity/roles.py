@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["role_reversal", "self_named"]
+__all__ = ["name_words", "role_reversal", "self_named"]
 
 # Honorifics and particles of a persona's name: "Dona Aparecida", "Seu Antônio Pereira", "Maria da Silva".
 _HONORIFICS = {"dona", "seu", "sr", "sra", "srta", "senhor", "senhora", "don", "dona", "mr", "mrs", "ms", "miss",
@@ -75,8 +75,13 @@ def _fold(text: str) -> str:
     return "".join(out).replace("\u2019", "'")
 
 
-def _name_words(persona_name: str) -> list[str]:
-    """The words of a persona's name that name it: honorifics and particles left out, 3+ letters."""
+def name_words(persona_name: str) -> list[str]:
+    """The words of a persona's name that name it, folded: honorifics and particles left out, 3+ letters.
+
+    Example:
+        >>> name_words("Seu Antônio Pereira")
+        ['antonio', 'pereira']
+    """
     return [w for w in re.findall(r"[^\W\d_]+", _fold(persona_name)) if w not in _HONORIFICS and len(w) >= 3]
 
 
@@ -87,7 +92,7 @@ def self_named(text: str, persona_name: str) -> bool:
         >>> self_named("Oi! Eu sou a Lucia, assistente da clínica.", "Lucia Ferreira")
         True
     """
-    words = _name_words(persona_name)
+    words = name_words(persona_name)
     if not words:
         return False
     return bool(re.search(rf"\b{_SELF_NAMING}(?:{'|'.join(map(re.escape, words))})\b", _fold(text)))
@@ -112,7 +117,7 @@ def role_reversal(text: str, persona_name: str, *, agent_names_itself: bool = Fa
         True
     """
     folded = _fold(text)
-    words = _name_words(persona_name)
+    words = name_words(persona_name)
     if words and not agent_names_itself:
         name = "|".join(map(re.escape, words))
         greeted = re.compile(rf"(?:^|[^\w])({_GREETING}[\s,!]+{_HONORIFIC}(?:(?:{name})\b[\s]*)+)")
