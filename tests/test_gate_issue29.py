@@ -1,0 +1,147 @@
+"""Issue #29: re-simulating a broken patient must never blame the agent. The gate catches a patient speaking as the
+assistant, a single parroting message that would end the conversation, and a [GOAL_COMPLETE] the agent never
+claimed; the agent that claims without acting (invented_payment_url) still fails. Real conversations with the
+reference clinic agents and the store, scripted fake patients, and the recorded local-model conversations of the
+issue (tests/data/gate29/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_gate import judge
+
+from convoeval.pipeline.conversation import RunOptions, arun_any
+from convoeval.scenarios import load_scenarios
+from convoeval.simulator import KICKOFF_MESSAGE
+from convoeval.store import open_store
+from convoeval.testing import FakeChatModel
+
+DATA = Path(__file__).parent / "data" / "gate29"
+HAPPY = "billing-conv-happy-payment"
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("CONVOEVAL_CACHE", "off")
+    with open_store(f"sqlite:///{tmp_path / 'store.db'}") as s:
+        yield s
+
+
+def scenario(scenario_id: str = HAPPY):
+    return load_scenarios(scenario=scenario_id)[0]
+
+
+def attempts(*scripts: list[str]):
+    """A simulated patient that plays one script per attempt: a new attempt starts at the kick-off message.
+
+    A line ``"<copy>"`` copies the agent's last message; ``"<copy> [GOAL_COMPLETE]"`` does and ends.
+    """
+    started = []
+
+    def reply(messages, kwargs):
+        if str(messages[-1].content) == KICKOFF_MESSAGE:
+            started.append(len(started))
+        lines = scripts[started[-1]]
+        said = sum(1 for m in messages if m.type == "ai")
+        line = lines[min(said, len(lines) - 1)]
+        return line.replace("<copy>", str(messages[-1].content)) if "<copy>" in line else line
+    return reply
+
+
+def run_row(result) -> dict:
+    return result.run.iloc[0].to_dict()
+
+
+# ── Role reversal stops the conversation at the message, before the agent reads it ──
+
+
+@pytest.mark.parametrize(("scenario_id", "opening", "how"), [
+    (HAPPY, "Oi Lucia Ferreira! Como posso ajudar você hoje?", "greets its own persona's name"),
+    ("billing-conv-confused-patient", "Oi, dona! Como posso ajudar você hoje?", "speaks as the assistant"),
+    ("scheduling-conv-reschedule-en", "Hello! How can I assist you today?", "speaks as the assistant"),
+    ("support-conv-wants-human-es", "¡Hola! Soy la asistente de la clínica, ¿en qué puedo ayudarte?",
+     "speaks as the assistant"),
+])
+async def test_a_patient_speaking_as_the_assistant_stops_at_its_first_message(store, scenario_id, opening, how):
+    agent_calls = []
+    opts = RunOptions(simulator_model=FakeChatModel([opening]), judge_model=FakeChatModel(), store=store,
+                      verbose=agent_calls.append)
+    result = await arun_any(scenario(scenario_id), seed=1, options=opts)
+    run = run_row(result)
+    assert (result.status, run["simulator_failure"], run["simulator_failure_turn"]) == (
+        "simulator_failure", "role_reversal", 1)
+    assert run["simulator_failure_detail"].startswith(f"turn 1: the patient {how}")
+    assert result.transcript["role"].tolist() == ["patient"]  # the agent never answered it
+
+
+# ── A message that would end the conversation is checked before its stop signal counts ──
+
+
+@pytest.mark.parametrize("signal", ["[GOAL_COMPLETE]", "[STUCK]"])
+async def test_one_parroting_message_that_would_end_the_conversation_is_a_simulator_failure(store, signal):
+    patient = attempts(["Oi, quero pagar minha fatura", f"<copy> {signal}"])
+    opts = RunOptions(simulator_model=FakeChatModel(responder=patient), judge_model=FakeChatModel(), store=store)
+    result = await arun_any(scenario(), seed=1, options=opts)
+    run = run_row(result)
+    assert (result.status, run["stop_reason"], run["simulator_failure"], run["simulator_failure_turn"]) == (
+        "simulator_failure", "simulator_failure", "parroting", 2)
+    assert run["simulator_failure_detail"].startswith("turn 2: the patient's last message, which would end the "
+                                                      "conversation, copies the agent's words (100%")
+
+
+async def test_the_same_copy_mid_conversation_waits_for_a_second_one(store):
+    # Without a stop signal one copy is not yet a failure (parrot_turns = 2): the patient may still answer.
+    patient = attempts(["Oi, quero pagar minha fatura", "<copy>", "Pix", "Sim", "Obrigada! [GOAL_COMPLETE]"])
+    opts = RunOptions(simulator_model=FakeChatModel(responder=patient), judge_model=judge(), store=store)
+    result = await arun_any(scenario(), seed=1, options=opts)
+    assert result.status == "pass" and run_row(result)["stop_reason"] == "GOAL_COMPLETE"
+
+
+# ── --resimulate: every broken attempt is the simulator's, to the last one ──
+
+
+#: The three ways issue #29's re-simulated patients ended, one per attempt, against the healthy billing agent.
+BROKEN_ATTEMPTS = (
+    ["Hello, Lucia Ferreira! I'm your patient. Please tell me what you need assistance with today."],
+    ["Oi, quero pagar minha fatura", "<copy> [GOAL_COMPLETE]"],
+    ["Oi, quero pagar minha fatura", "Obrigada, já está tudo certo! [GOAL_COMPLETE]"],
+)
+
+
+async def test_re_simulating_a_broken_patient_never_ends_in_the_agents_fail(store):
+    opts = RunOptions(simulator_model=FakeChatModel(responder=attempts(*BROKEN_ATTEMPTS, BROKEN_ATTEMPTS[2])),
+                      judge_model=FakeChatModel(), store=store, resimulate=3)
+    result = await arun_any(scenario(), seed=42, options=opts)
+    runs = result.run.sort_values("attempt")
+    assert runs["simulator_failure"].tolist() == ["role_reversal", "parroting", "premature_goal", "premature_goal"]
+    assert result.status == "simulator_failure" and result.score["score"].isna().all()
+    premature = runs.iloc[2]["simulator_failure_detail"]
+    assert premature.startswith('turn 2: the patient claimed [GOAL_COMPLETE] ("Obrigada, já está tudo certo!") but '
+                                "payment_link_created: expected true, got false, and the agent never claimed it")
+
+
+async def test_a_healthy_attempt_after_broken_ones_is_the_one_scored(store):
+    healthy = ["Oi, quero pagar minha fatura", "Pix", "Sim", "Obrigada! [GOAL_COMPLETE]"]
+    opts = RunOptions(simulator_model=FakeChatModel(responder=attempts(*BROKEN_ATTEMPTS, healthy)),
+                      judge_model=judge(), store=store, resimulate=3)
+    result = await arun_any(scenario(), seed=42, options=opts)
+    assert result.status == "pass" and result.run["attempt"].tolist() == [4, 1, 2, 3]
+
+
+@pytest.mark.parametrize("scenario_id", ["billing-conv-happy-payment", "billing-conv-confused-patient",
+                                         "billing-conv-impatient-patient"])
+async def test_an_agent_that_claims_a_link_it_never_made_stays_the_agents_fail(store, scenario_id):
+    # invented_payment_url: the patient's [GOAL_COMPLETE] answers a link the agent wrote; the database has none.
+    method = "Boleto" if "confused" in scenario_id else "Pix"
+    patient = attempts(["Oi, quero pagar minha fatura", method, "Sim", "Obrigada! [GOAL_COMPLETE]"])
+    opts = RunOptions(target="clinic:billing?faults=invented_payment_url", simulator_model=FakeChatModel(
+        responder=patient), judge_model=judge(), store=store, resimulate=3)
+    result = await arun_any(scenario(scenario_id), seed=42, options=opts)
+    run = run_row(result)
+    assert result.status == "fail" and run["stop_reason"] == "GOAL_COMPLETE" and pd.isna(run["simulator_failure"])
+    assert result.run["attempt"].tolist() == [1]  # nothing to re-simulate: the patient played its part
+    failed = result.assertions[~result.assertions["passed"].astype(bool)]
+    assert "payment_link_created" in set(failed["assertion"])
