@@ -34,7 +34,7 @@ _SPEAKER = re.compile(r"^[\s,!.]*(?:aqui|here|speaking|falando|hablando|al habla
 
 _ASSISTANT = re.compile("|".join(f"(?:{p})" for p in (
     # pt-BR
-    r"\b(?:como|em que) (?:eu )?(?:posso|poderia) (?:te |lhe |a |o )?(?:ajudar|auxiliar|ser util)",
+    r"\b(?:como|em que)(?: mais)? (?:eu )?(?:posso|poderia) (?:te |lhe |a |o )?(?:ajudar|auxiliar|ser util)",
     r"\bposso (?:te |lhe )?ajudar (?:em|com) (?:algo|alguma coisa|mais alguma|o que)",
     r"\bestou aqui (?:para|pra) (?:te |lhe )?(?:ajudar|auxiliar|atender)",
     r"\b(?:aqui e|sou|somos|falo) (?:o |a |da |do )?(?:assistente|atendente|recepcionista|secretaria|"
