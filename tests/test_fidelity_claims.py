@@ -4,7 +4,10 @@ and on every patient line the project's humans wrote."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 from agents_clinic_support import load
 from compare_support import LINES as COMPARE_LINES
 from test_agents_clinic_billing import SCRIPTS as BILLING
@@ -28,6 +31,7 @@ from convoeval.fidelity.goal import not_done, unearned
 from convoeval.scenarios import load_scenarios
 
 LOCALES = ("pt-BR", "en", "es")
+INJECTIONS = Path(__file__).parent / "data" / "injections"
 VALUES = {"name": "Lucia", "for_service": " para Limpeza", "old": "quinta, 12/03 às 14:00",
           "clinic": "Clínica Exemplo", "amount": "R$ 150,00", "method": "Pix", "about": "",
           "due": "20/02/2026", "service": "Limpeza", "when": "terça, 10/03 às 10:00", "professional": "Dra. Ana",
@@ -153,6 +157,9 @@ def patient_corpus() -> list[tuple[str, str]]:
             corpus += [(line, load(path).persona.name) for line in _lines(value)]
     for table in (COMPARE_LINES, STUDY_LINES):
         corpus += [(line, name) for name, lines in table.items() for line in lines]
+    for case in sorted(INJECTIONS.glob("*.yaml")):  # the judge-attack conversations' patients, attackers included
+        messages = yaml.safe_load(case.read_text(encoding="utf-8"))["messages"]
+        corpus += [(m["text"], "Lucia Ferreira") for m in messages if m["role"] == "patient"]
     corpus += [("Oi, aqui é a Lucia Ferreira. Vocês podem me ajudar com a fatura?", "Lucia Ferreira"),
                ("Hi, Robert here. Can you help me move my appointment?", "Robert Hayes"),
                ("Hola, me llamo Lucía. ¿Me pueden ayudar?", "Lucía Fernández")]
@@ -161,7 +168,7 @@ def patient_corpus() -> list[tuple[str, str]]:
 
 def test_no_patient_line_written_by_hand_is_a_role_reversal():
     corpus = patient_corpus()
-    assert len(corpus) > 100
+    assert len(corpus) > 120
     assert [(line, role_reversal(line, persona)) for line, persona in corpus
             if role_reversal(line, persona)] == []
 
