@@ -6,12 +6,14 @@ issue (tests/data/gate29/)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from test_gate import judge
 
+from convoeval.gate import GateSettings
 from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.scenarios import load_scenarios
 from convoeval.simulator import KICKOFF_MESSAGE
@@ -145,3 +147,72 @@ async def test_an_agent_that_claims_a_link_it_never_made_stays_the_agents_fail(s
     assert result.run["attempt"].tolist() == [1]  # nothing to re-simulate: the patient played its part
     failed = result.assertions[~result.assertions["passed"].astype(bool)]
     assert "payment_link_created" in set(failed["assertion"])
+
+
+# ── The recorded local-model conversations of the issue: every attempt is the simulator's ──
+
+#: What the gate now says of each recorded attempt (file, scenario, attempt) -> (check, turn). The "before" file is
+#: issue #29's run, made with the gate before it: its last attempts ended the agent's ``fail`` (0.0, 0.0, 3.5).
+KNOWN = {
+    ("billing-s42-resimulate3-before", "billing-conv-confused-patient", 1): ("role_reversal", 1),
+    ("billing-s42-resimulate3-before", "billing-conv-confused-patient", 2): ("role_reversal", 1),
+    ("billing-s42-resimulate3-before", "billing-conv-confused-patient", 3): ("role_reversal", 1),
+    ("billing-s42-resimulate3-before", "billing-conv-happy-payment", 1): ("role_reversal", 1),
+    ("billing-s42-resimulate3-before", "billing-conv-happy-payment", 2): ("role_reversal", 1),
+    ("billing-s42-resimulate3-before", "billing-conv-happy-payment", 3): ("role_reversal", 1),
+    ("billing-s42-resimulate3-before", "billing-conv-impatient-patient", 1): ("role_reversal", 1),
+    ("billing-s42-resimulate3-before", "billing-conv-impatient-patient", 2): ("role_reversal", 1),
+}
+
+
+def recorded_attempts() -> list:
+    """Every attempt of tests/data/gate29/*.json: the embedded 0.5B patient against the healthy billing agent."""
+    params = []
+    for path in sorted(DATA.glob("*.json")):
+        for attempt in json.loads(path.read_text(encoding="utf-8"))["attempts"]:
+            name = f"{path.stem}-{attempt['scenario']}-a{attempt['attempt']}"
+            params.append(pytest.param(path.stem, attempt, id=name))
+    return params
+
+
+def patient_lines(attempt: dict) -> list[str]:
+    """The recorded patient messages as the simulator wrote them (stop signals put back)."""
+    return [m["text"] + (f" [{m['signal']}]" if m["signal"] else "") for m in attempt["messages"]
+            if m["role"] == "patient"]
+
+
+def test_the_recordings_hold_the_issues_three_fails():
+    before = json.loads((DATA / "billing-s42-resimulate3-before.json").read_text(encoding="utf-8"))["attempts"]
+    kept = sorted((a["scenario"], a["then"]["status"], a["then"]["score"]) for a in before if not a["superseded"])
+    assert [(s, status) for s, status, _score in kept] == [("billing-conv-confused-patient", "fail"),
+                                                           ("billing-conv-happy-payment", "fail"),
+                                                           ("billing-conv-impatient-patient", "fail")]
+    assert sum(a["superseded"] for a in before) == 5  # "5 attempt(s) stopped by the gate were re-simulated"
+    assert set(KNOWN) == {(stem, a["scenario"], a["attempt"]) for stem, a in (p.values for p in recorded_attempts())}
+
+
+@pytest.mark.parametrize(("stem", "attempt"), recorded_attempts())
+async def test_every_recorded_attempt_of_the_local_patient_is_a_simulator_failure(store, stem, attempt):
+    # The recorded patient lines, sent in order to the same (deterministic) reference agent under today's gate:
+    # whatever the recording's gate said, each attempt stops as the simulator's failure, never the agent's fail.
+    opts = RunOptions(simulator_model=FakeChatModel(patient_lines(attempt)), judge_model=FakeChatModel(), store=store)
+    result = await arun_any(scenario(attempt["scenario"]), seed=attempt["seed"], options=opts)
+    run = run_row(result)
+    assert result.status == "simulator_failure", run
+    assert (run["simulator_failure"], run["simulator_failure_turn"]) == KNOWN[(stem, attempt["scenario"],
+                                                                              attempt["attempt"])]
+
+
+THEN_FAILED = [p for p in recorded_attempts() if p.values[1]["then"]["status"] == "fail"]
+
+
+@pytest.mark.parametrize(("stem", "attempt"), THEN_FAILED)
+async def test_the_issues_fails_are_simulator_failures_even_past_their_role_reversed_opening(store, stem, attempt):
+    # Without role_reversal the same three attempts still end as the simulator's: by the single parroting message
+    # that ends the run, or by the [GOAL_COMPLETE] that the agent never claimed.
+    checks = ("invented_fact", "parroting", "loop", "wrong_language", "premature_goal")
+    opts = RunOptions(simulator_model=FakeChatModel(patient_lines(attempt)), judge_model=FakeChatModel(), store=store,
+                      gate=GateSettings(checks=checks))
+    result = await arun_any(scenario(attempt["scenario"]), seed=attempt["seed"], options=opts)
+    run = run_row(result)
+    assert result.status == "simulator_failure" and run["simulator_failure"] in ("parroting", "premature_goal"), run
