@@ -208,11 +208,14 @@ THEN_FAILED = [p for p in recorded_attempts() if p.values[1]["then"]["status"] =
 
 @pytest.mark.parametrize(("stem", "attempt"), THEN_FAILED)
 async def test_the_issues_fails_are_simulator_failures_even_past_their_role_reversed_opening(store, stem, attempt):
-    # Without role_reversal the same three attempts still end as the simulator's: by the single parroting message
-    # that ends the run, or by the [GOAL_COMPLETE] that the agent never claimed.
+    # Without role_reversal the same three attempts still end as the simulator's: by the [GOAL_COMPLETE] that the
+    # agent never claimed (it quoted the invoice and offered methods; no link, no URL, no "sent").
     checks = ("invented_fact", "parroting", "loop", "wrong_language", "premature_goal")
     opts = RunOptions(simulator_model=FakeChatModel(patient_lines(attempt)), judge_model=FakeChatModel(), store=store,
                       gate=GateSettings(checks=checks))
     result = await arun_any(scenario(attempt["scenario"]), seed=attempt["seed"], options=opts)
     run = run_row(result)
-    assert result.status == "simulator_failure" and run["simulator_failure"] in ("parroting", "premature_goal"), run
+    assert result.status == "simulator_failure", run
+    turn = {"billing-conv-confused-patient": 2, "billing-conv-happy-payment": 2, "billing-conv-impatient-patient": 3}
+    assert (run["simulator_failure"], run["simulator_failure_turn"]) == ("premature_goal", turn[attempt["scenario"]])
+    assert "payment_link_created: expected true, got false" in run["simulator_failure_detail"]
