@@ -151,8 +151,9 @@ async def test_an_agent_that_claims_a_link_it_never_made_stays_the_agents_fail(s
 
 # ── The recorded local-model conversations of the issue: every attempt is the simulator's ──
 
-#: What the gate now says of each recorded attempt (file, scenario, attempt) -> (check, turn). The "before" file is
-#: issue #29's run, made with the gate before it: its last attempts ended the agent's ``fail`` (0.0, 0.0, 3.5).
+#: What the gate now says of each attempt of the "before" file (scenario, attempt) -> (check, turn): issue #29's
+#: run, made with the gate before it, whose last attempts ended the agent's ``fail`` (0.0, 0.0, 3.5). The "after"
+#: files were made with this gate: each attempt must stop as it did then.
 KNOWN = {
     ("billing-s42-resimulate3-before", "billing-conv-confused-patient", 1): ("role_reversal", 1),
     ("billing-s42-resimulate3-before", "billing-conv-confused-patient", 2): ("role_reversal", 1),
@@ -166,7 +167,7 @@ KNOWN = {
 
 
 def recorded_attempts() -> list:
-    """Every attempt of tests/data/gate29/*.json: the embedded 0.5B patient against the healthy billing agent."""
+    """Every attempt of tests/data/gate29/*.json: the embedded 0.5B patient against a healthy reference agent."""
     params = []
     for path in sorted(DATA.glob("*.json")):
         for attempt in json.loads(path.read_text(encoding="utf-8"))["attempts"]:
@@ -188,7 +189,8 @@ def test_the_recordings_hold_the_issues_three_fails():
                                                            ("billing-conv-happy-payment", "fail"),
                                                            ("billing-conv-impatient-patient", "fail")]
     assert sum(a["superseded"] for a in before) == 5  # "5 attempt(s) stopped by the gate were re-simulated"
-    assert set(KNOWN) == {(stem, a["scenario"], a["attempt"]) for stem, a in (p.values for p in recorded_attempts())}
+    assert set(KNOWN) == {(stem, a["scenario"], a["attempt"]) for stem, a in (p.values for p in recorded_attempts())
+                          if stem.endswith("-before")}
 
 
 @pytest.mark.parametrize(("stem", "attempt"), recorded_attempts())
@@ -199,8 +201,10 @@ async def test_every_recorded_attempt_of_the_local_patient_is_a_simulator_failur
     result = await arun_any(scenario(attempt["scenario"]), seed=attempt["seed"], options=opts)
     run = run_row(result)
     assert result.status == "simulator_failure", run
-    assert (run["simulator_failure"], run["simulator_failure_turn"]) == KNOWN[(stem, attempt["scenario"],
-                                                                              attempt["attempt"])]
+    then = attempt["then"]
+    expected = KNOWN.get((stem, attempt["scenario"], attempt["attempt"]),
+                         (then["simulator_failure"], then["simulator_failure_turn"]))
+    assert (run["simulator_failure"], run["simulator_failure_turn"]) == expected
 
 
 THEN_FAILED = [p for p in recorded_attempts() if p.values[1]["then"]["status"] == "fail"]
