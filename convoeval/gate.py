@@ -146,7 +146,8 @@ class SimulatorGate:
     Example:
         >>> gate = SimulatorGate(scenario, GateSettings())                       # doctest: +SKIP
         >>> gate.agent("Olá! Você pode pagar por Pix ou boleto.")                # doctest: +SKIP
-        >>> gate.patient(2, "Olá! Você pode pagar por Pix ou boleto.")           # None: once is not yet a failure
+        >>> gate.patient(2, "Olá! Você pode pagar por Pix ou boleto.")           # doctest: +SKIP
+        >>> # None: one copy is not yet a failure; with final=True (a stop signal on it), it is one
     """
 
     def __init__(self, scenario: Any, settings: GateSettings):
