@@ -130,6 +130,12 @@ REVERSED = [
     ("Hola, ¿en qué puedo ayudarte hoy?", "Lucía Fernández", "en qué puedo ayudar"),
     ("Good morning, Mr. Hayes. This is the clinic's assistant.", "Robert Hayes", "Good morning, Mr. Hayes"),
     ("Olá! Aqui é o assistente financeiro da Clínica Exemplo.", "Lucia Ferreira", "Aqui é o assistente"),
+    # The seed-42 re-simulation that reached max_turns with the gate's first version (docs/fidelity.md):
+    ("Oi Dona! E você, como posso ajudá-lo hoje?", "Dona Aparecida", "como posso ajudá-lo"),
+    ("Sim, posso gerar o link de pagamento de R$ 180,00 via *cartão de crédito*.", "Dona Aparecida",
+     "posso gerar o link"),
+    ("Claro! Por favor, me informe se você tem alguma outra coisa que eu possa ajudar com.", "Dona Aparecida",
+     "coisa que eu possa ajudar"),
 ]
 
 

@@ -34,8 +34,11 @@ _SPEAKER = re.compile(r"^[\s,!.]*(?:aqui|here|speaking|falando|hablando|al habla
 
 _ASSISTANT = re.compile("|".join(f"(?:{p})" for p in (
     # pt-BR
-    r"\b(?:como|em que)(?: mais)? (?:eu )?(?:posso|poderia) (?:te |lhe |a |o )?(?:ajudar|auxiliar|ser util)",
+    r"\b(?:como|em que)(?: mais)? (?:eu )?(?:posso|poderia) (?:te |lhe |a |o )?"
+    r"(?:ajudar|ajuda-l[oa]s?|auxiliar|auxilia-l[oa]s?|atende-l[oa]s?|ser util)",
     r"\bposso (?:te |lhe )?ajudar (?:em|com) (?:algo|alguma coisa|mais alguma|o que)",
+    r"\b(?:coisa|algo) (?:mais )?(?:em )?que eu (?:possa|posso) (?:te |lhe )?(?:ajudar|ajuda-l[oa])",
+    r"\b(?:posso|vou) (?:te |lhe )?(?:gerar|enviar|mandar|criar) (?:o |um |seu |o seu )?link",
     r"\bestou aqui (?:para|pra) (?:te |lhe )?(?:ajudar|auxiliar|atender)",
     r"\b(?:aqui e|sou|somos|falo) (?:o |a |da |do )?(?:assistente|atendente|recepcionista|secretaria|"
     r"clinica|equipe da clinica|atendimento)",
@@ -49,6 +52,7 @@ _ASSISTANT = re.compile("|".join(f"(?:{p})" for p in (
     r"\bi(?:'m| am) (?:here|happy|glad) to (?:help|assist)(?! me)",
     r"\b(?:tell me|let me know) (?:what|how) (?:you need|i can)",
     r"\bwhat (?:do )?you need (?:help|assistance) with",
+    r"\bi(?:'ll| will| can) (?:generate|send|create) (?:you )?(?:the |a |your )?(?:payment )?link",
     r"\b(?:this is|i(?:'m| am)) (?:the |your )(?:virtual |billing |scheduling |clinic's )?"
     r"(?:assistant|receptionist|clinic|front desk|secretary)\b",
     r"\bwelcome to (?:the |our )?clinic",
@@ -59,6 +63,7 @@ _ASSISTANT = re.compile("|".join(f"(?:{p})" for p in (
     r"\bbienvenid[oa]s? a (?:la |nuestra )?clinica",
     r"\b(?:hay )?algo (?:mas )?en (?:lo )?que (?:te |le )?(?:pueda|podamos) ayudar",
     r"\bcual es (?:tu|su) (?:duda|consulta|necesidad)\b",
+    r"\b(?:puedo|voy a) (?:generar|enviar|mandar|crear)(?:te|le)? (?:el |un |tu )?(?:enlace|link)",
     r"\b(?:dime|cuentame|digame) (?:que|en que|como) (?:necesitas|te puedo|le puedo)",
 )))
 # A speaker naming itself: "sou a Lucia", "I'm Lucia", "me llamo Lucía". An agent that does so with the persona's
