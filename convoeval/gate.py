@@ -193,7 +193,8 @@ class SimulatorGate:
             self._streaks = dict.fromkeys(self._streaks, 0)
         else:
             self._patient_text[turn] = text
-            failure = (self._invented_fact(turn, text) or self._role_reversal(turn, text)
+            failure = (self._ends_unheard(turn, text, final) or self._invented_fact(turn, text)
+                       or self._role_reversal(turn, text)
                        or self._parroting(turn, text, words, final) or self._loop(turn, text, words)
                        or self._wrong_language(turn, text))
         self._patient.append(words)
@@ -238,6 +239,13 @@ class SimulatorGate:
             return None
         return SimulatorFailure("invented_fact", turn, f"turn {turn}: the patient states {facts[0]}, which the "
                                 f"persona does not hold and the agent never said: {_quote(text)}")
+
+    def _ends_unheard(self, turn: int, text: str, final: bool) -> SimulatorFailure | None:
+        """A stop signal before the agent said anything: no goal could be reached, nothing could get stuck."""
+        if not final or self._agent or "premature_goal" not in self._checks:
+            return None
+        return SimulatorFailure("premature_goal", turn, f"turn {turn}: the patient ended the conversation before the "
+                                f"agent said anything: {_quote(text) if text.strip() else 'an empty message'}")
 
     def _role_reversal(self, turn: int, text: str) -> SimulatorFailure | None:
         if "role_reversal" not in self._checks:

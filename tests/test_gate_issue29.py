@@ -94,6 +94,23 @@ async def test_one_parroting_message_that_would_end_the_conversation_is_a_simula
                                                       "conversation, copies the agent's words (100%")
 
 
+@pytest.mark.parametrize(("scenario_id", "opening"), [
+    # The local patient's fourth attempt at support-conv-prices-insurance-en, seed 1: an empty first message with
+    # [GOAL_COMPLETE]. Every outcome assertion passed (nothing was forbidden, nothing done), only tools_called
+    # failed: without this rule the agent was scored fail 0.0 for a conversation it never took part in.
+    ("support-conv-prices-insurance-en", " [GOAL_COMPLETE]"),
+    ("billing-conv-happy-payment", "Não consigo. [STUCK]"),
+])
+async def test_a_stop_signal_before_the_agent_said_anything_is_a_premature_end(store, scenario_id, opening):
+    opts = RunOptions(simulator_model=FakeChatModel([opening]), judge_model=FakeChatModel(), store=store)
+    result = await arun_any(scenario(scenario_id), seed=1, options=opts)
+    run = run_row(result)
+    assert (result.status, run["simulator_failure"], run["simulator_failure_turn"]) == (
+        "simulator_failure", "premature_goal", 1)
+    assert run["simulator_failure_detail"].startswith("turn 1: the patient ended the conversation before the agent "
+                                                      "said anything")
+
+
 async def test_the_same_copy_mid_conversation_waits_for_a_second_one(store):
     # Without a stop signal one copy is not yet a failure (parrot_turns = 2): the patient may still answer.
     patient = attempts(["Oi, quero pagar minha fatura", "<copy>", "Pix", "Sim", "Obrigada! [GOAL_COMPLETE]"])
