@@ -3,14 +3,21 @@
 ``convoeval.fidelity`` flags a broken patient after the fact; the gate runs the same kind of deterministic checks
 *while* the conversation runs (``convoeval.pipeline.conversation``), after every simulated patient message:
 
+* ``invented_fact``: a message states a personal fact the persona does not hold and the agent never said;
+* ``role_reversal``: a message speaks as the assistant (offers help, introduces itself as the clinic) or greets
+  the persona's own name as the other party (``convoeval.fidelity.roles``);
 * ``parroting``: ``parrot_turns`` patient messages in a row mostly copy one of the agent's messages;
 * ``loop``: ``loop_turns`` patient messages in a row repeat one of the patient's own earlier messages, in a loop
   the patient started (a patient repeating itself to an agent that repeats itself first is the agent's problem);
 * ``wrong_language``: ``language_turns`` patient messages in a row read as another language than the scenario's,
   unless the agent wrote in that language first;
-* ``invented_fact``: a message states a personal fact the persona does not hold and the agent never said;
-* ``false_goal_complete`` (off by default, see ``DEFAULT_GATE_CHECKS``): ``[GOAL_COMPLETE]`` that the database
-  contradicts, decided after the assertions.
+* ``premature_goal``: ``[GOAL_COMPLETE]`` while an outcome assertion failed and the agent never claimed that
+  outcome (``convoeval.fidelity.claims``), decided after the assertions;
+* ``false_goal_complete`` (off by default, see ``DEFAULT_GATE_CHECKS``): any ``[GOAL_COMPLETE]`` the database
+  contradicts, claimed by the agent or not.
+
+A message that ends the conversation (``[GOAL_COMPLETE]``, ``[STUCK]``) is checked before its stop signal counts,
+and one such message that parrots the agent is enough: the stop signal never outranks the gate.
 
 A conversation the gate stops ends with ``stop_reason`` and status ``simulator_failure``, the check, the turn and
 a sentence in its run row; it is not judged, it has no score, and no pass rate, mean or threshold counts it
@@ -38,19 +45,26 @@ from convoeval.fidelity import (
     message_words,
     unknown_facts,
 )
+from convoeval.fidelity.claims import agent_claims
+from convoeval.fidelity.goal import EARNED_BY, claimed_kinds_phrase, unearned
+from convoeval.fidelity.roles import name_words, role_reversal, self_named
 from convoeval.stats.goal import PROCESS_ASSERTIONS
 
-__all__ = ["DEFAULT_GATE_CHECKS", "GATE_CHECKS", "RESIMULATION_TEMPERATURE", "SIMULATOR_FAILURE_SCHEMA",
+__all__ = ["DEFAULT_GATE_CHECKS", "EARNED_BY", "GATE_CHECKS", "RESIMULATION_TEMPERATURE", "SIMULATOR_FAILURE_SCHEMA",
            "GateSettings", "SimulatorFailure", "SimulatorGate", "exclude_simulator_failures", "gate_settings",
            "simulator_failures", "stopped_run_ids"]
 
-GateCheck = Literal["parroting", "loop", "wrong_language", "invented_fact", "false_goal_complete"]
-#: Every check the gate can run, in the order a message is checked.
-GATE_CHECKS: tuple[GateCheck, ...] = ("invented_fact", "parroting", "loop", "wrong_language", "false_goal_complete")
+GateCheck = Literal["invented_fact", "role_reversal", "parroting", "loop", "wrong_language", "premature_goal",
+                    "false_goal_complete"]
+#: Every check the gate can run, in the order a message is checked (the goal checks last, after the assertions).
+GATE_CHECKS: tuple[GateCheck, ...] = ("invented_fact", "role_reversal", "parroting", "loop", "wrong_language",
+                                      "premature_goal", "false_goal_complete")
 #: The checks on by default. ``false_goal_complete`` is not: the database says the goal was not done, not who is
 #: wrong. An agent that tells the patient "done" without doing it (the reference agent's known fault
 #: ``invented_payment_url``) gets a correct ``[GOAL_COMPLETE]`` from a good simulator, and must be scored ``fail``.
-DEFAULT_GATE_CHECKS: tuple[GateCheck, ...] = ("invented_fact", "parroting", "loop", "wrong_language")
+#: ``premature_goal`` asks the agent's own messages who is wrong: nothing claimed, the patient was premature.
+DEFAULT_GATE_CHECKS: tuple[GateCheck, ...] = ("invented_fact", "role_reversal", "parroting", "loop",
+                                              "wrong_language", "premature_goal")
 #: A re-simulation samples (at the temperature of unseeded runs): at temperature 0 the next seed would replay
 #: the same greedy conversation.
 RESIMULATION_TEMPERATURE = 0.7
@@ -132,59 +146,86 @@ class SimulatorGate:
     Example:
         >>> gate = SimulatorGate(scenario, GateSettings())                       # doctest: +SKIP
         >>> gate.agent("Olá! Você pode pagar por Pix ou boleto.")                # doctest: +SKIP
-        >>> gate.patient(2, "Olá! Você pode pagar por Pix ou boleto.")           # None: once is not yet a failure
+        >>> gate.patient(2, "Olá! Você pode pagar por Pix ou boleto.")           # doctest: +SKIP
+        >>> # None: one copy is not yet a failure; with final=True (a stop signal on it), it is one
     """
 
     def __init__(self, scenario: Any, settings: GateSettings):
         self.settings = settings
         self._checks = frozenset(settings.checks)
         self._known = KnownFacts(scenario)
+        self._locale = scenario.locale
         self._language = LANGUAGE_OF_LOCALE.get(scenario.locale)
+        self._persona = scenario.persona.name
         self._names = message_words(scenario.persona.name)
         self._agent: list[list[str]] = []  # every agent message's words, in order
         self._agent_text = ""
+        self._agent_named_itself = False  # the agent introduced itself with the persona's name (role_reversal)
+        self._claimed: dict[str, str] = {}  # claim kind -> the agent's first quote of it (premature_goal)
         self._patient: list[list[str]] = []
+        self._patient_text: dict[int, str] = {}
         self._streaks = {"parroting": 0, "loop": 0, "wrong_language": 0}
         self._first = dict.fromkeys(self._streaks, 0)  # the turn each streak started at
 
     def agent(self, text: str) -> None:
-        """Record an agent message (what the patient may repeat, quote or answer)."""
+        """Record an agent message (what the patient may repeat, quote or answer, and what the agent claims)."""
         self._known.add(text)
         self._agent.append(message_words(text))
         self._agent_text = text
+        self._agent_named_itself = self._agent_named_itself or self_named(text, self._persona)
+        for claim in agent_claims(text, self._locale):
+            self._claimed.setdefault(claim.kind, claim.quote)
 
-    def patient(self, turn: int, text: str, *, recorded: bool = False) -> SimulatorFailure | None:
+    def patient(self, turn: int, text: str, *, recorded: bool = False, final: bool = False
+                ) -> SimulatorFailure | None:
         """Check a patient message; returns the failure when the patient just broke, else ``None``.
 
         Args:
             turn: the message's turn (1-based).
             text: the message, stop markers removed.
             recorded: a replayed, recorded message: kept as history, never checked (it is not the simulator's).
+            final: the message carries a stop signal (``[GOAL_COMPLETE]``, ``[STUCK]``) and would end the
+                conversation: one parroting message is then enough, since no later message could make the streak.
         """
         words = message_words(text)
         failure = None
         if recorded:
             self._streaks = dict.fromkeys(self._streaks, 0)
         else:
-            failure = (self._invented_fact(turn, text) or self._parroting(turn, text, words)
-                       or self._loop(turn, text, words) or self._wrong_language(turn, text))
+            self._patient_text[turn] = text
+            failure = (self._ends_unheard(turn, text, final) or self._invented_fact(turn, text)
+                       or self._role_reversal(turn, text)
+                       or self._parroting(turn, text, words, final) or self._loop(turn, text, words)
+                       or self._wrong_language(turn, text))
         self._patient.append(words)
         return failure
 
     def goal_claim(self, turn: int, assertions: Sequence[Mapping[str, Any]]) -> SimulatorFailure | None:
-        """After the assertions: a ``[GOAL_COMPLETE]`` at ``turn`` that the database contradicts, when checked.
+        """After the assertions: the patient's ``[GOAL_COMPLETE]`` at ``turn``, when an outcome assertion failed.
 
-        The database's goal verdict is ``convoeval.agreement.goal_truth``'s: every outcome assertion passed (the
-        tool-use assertions are about the process). No outcome assertion, or one that could not be checked, decides
-        nothing.
+        ``premature_goal`` (on by default): every failed outcome assertion asked for something the database shows
+        not done (a link, a booking, a hand-off that does not exist) and the agent never claimed it in any message
+        (``EARNED_BY``): the patient declared a goal nobody said was reached. An assertion the agent claimed, one
+        that failed because the agent did what it must not (``escalated_to_human: false`` with a hand-off), or one
+        whose claims are unknown (``EARNED_BY`` has no entry) leaves the conversation the agent's.
+
+        ``false_goal_complete`` (off by default): any failed outcome assertion, whatever the agent said.
+
+        The tool-use assertions are about the process and never count. An assertion that could not be checked
+        decides nothing.
         """
-        if "false_goal_complete" not in self._checks:
-            return None
         outcome = [a for a in assertions if a.get("assertion") not in PROCESS_ASSERTIONS]
         failed = [a for a in outcome if a.get("passed") is False]
         if not failed:
             return None
         reasons = "; ".join(str(a.get("message") or a.get("assertion")) for a in failed[:2])
+        if "premature_goal" in self._checks and unearned(failed, self._claimed):
+            said = _quote(self._patient_text.get(turn, ""))
+            return SimulatorFailure("premature_goal", turn, f"turn {turn}: the patient claimed [GOAL_COMPLETE] "
+                                    f"({said}) but {reasons}, and the agent never claimed it (no "
+                                    f"{claimed_kinds_phrase(failed)} in its messages)")
+        if "false_goal_complete" not in self._checks:
+            return None
         return SimulatorFailure("false_goal_complete", turn, f"turn {turn}: the patient claimed [GOAL_COMPLETE] but "
                                 f"the database shows the goal not done ({reasons})")
 
@@ -199,12 +240,40 @@ class SimulatorGate:
         return SimulatorFailure("invented_fact", turn, f"turn {turn}: the patient states {facts[0]}, which the "
                                 f"persona does not hold and the agent never said: {_quote(text)}")
 
-    def _parroting(self, turn: int, text: str, words: list[str]) -> SimulatorFailure | None:
+    def _ends_unheard(self, turn: int, text: str, final: bool) -> SimulatorFailure | None:
+        """A stop signal before the agent said anything: no goal could be reached, nothing could get stuck."""
+        if not final or self._agent or "premature_goal" not in self._checks:
+            return None
+        return SimulatorFailure("premature_goal", turn, f"turn {turn}: the patient ended the conversation before the "
+                                f"agent said anything: {_quote(text) if text.strip() else 'an empty message'}")
+
+    def _role_reversal(self, turn: int, text: str) -> SimulatorFailure | None:
+        if "role_reversal" not in self._checks:
+            return None
+        quote = role_reversal(text, self._persona, agent_names_itself=self._agent_named_itself)
+        if quote is None or self._copied(quote):
+            return None
+        greets = set(name_words(quote)) & set(name_words(self._persona))
+        how = "greets its own persona's name as the other party" if greets else "speaks as the assistant"
+        return SimulatorFailure("role_reversal", turn, f"turn {turn}: the patient {how} (\"{quote}\"): {_quote(text)}")
+
+    def _copied(self, quote: str) -> bool:
+        """Whether ``quote`` repeats words of an agent message: copying is ``parroting``'s to judge, not this."""
+        said = f" {' '.join(message_words(quote))} "
+        return any(said in f" {' '.join(a)} " for a in self._agent)
+
+    def _parroting(self, turn: int, text: str, words: list[str], final: bool) -> SimulatorFailure | None:
         s = self.settings
         share = 0.0
         if len(words) >= s.parrot_min_words:
             share = max((copied_share(a, words, s.parrot_min_run) for a in self._agent), default=0.0)
-        if not self._step("parroting", turn, share >= s.parrot_ratio) or self._streaks["parroting"] < s.parrot_turns:
+        if not self._step("parroting", turn, share >= s.parrot_ratio):
+            return None
+        if final and self._streaks["parroting"] < s.parrot_turns:
+            # The conversation would end here: one copy is all the streak will ever be, so it decides.
+            return SimulatorFailure("parroting", turn, f"turn {turn}: the patient's last message, which would end "
+                                    f"the conversation, copies the agent's words ({share:.0%}: {_quote(text)})")
+        if self._streaks["parroting"] < s.parrot_turns:
             return None
         return SimulatorFailure("parroting", turn, f"turns {self._first['parroting']}–{turn}: {s.parrot_turns} "
                                 f"patient messages in a row copy the agent's words ({share:.0%} of the last: "

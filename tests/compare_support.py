@@ -36,7 +36,13 @@ _TURN = re.compile(r"\[Turn (\d+)\] Agent: (\".*?\")(?: tools: \[(.*?)\])?$", re
 def patient(messages: list[Any], kwargs: dict[str, Any]) -> str:
     text = "\n".join(str(m.content) for m in messages[:1])  # the system prompt names the persona
     lines = next(lines for name, lines in LINES.items() if name in text)
-    return lines[min(int(kwargs["seed"]) % SEED_STEP, len(lines) - 1)]
+    line = lines[min(int(kwargs["seed"]) % SEED_STEP, len(lines) - 1)]
+    # The patient ends once it has a link; an agent that never sends one (never_finishes) is confirmed until
+    # max_turns, as a real patient would. Ending anyway would be a premature [GOAL_COMPLETE], the simulator's
+    # failure (the gate's premature_goal), and the fault would go unscored.
+    if line.endswith("[GOAL_COMPLETE]") and "https://" not in "\n".join(str(m.content) for m in messages):
+        return "Sim"
+    return line
 
 
 def agent_turns(prompt: str) -> list[tuple[str, list[str]]]:

@@ -272,10 +272,20 @@ HOLISTIC = {"issues": [], "suggestion": "ok", "scores": {"correctness": 9, "help
                                                           "conciseness": 8, "goal_completion": 9}}
 
 
+#: The patients who want a person end only once the agent has said it hands them over (its hand-off messages name
+#: the team); otherwise they give up. A [GOAL_COMPLETE] the agent never earned would be a premature patient, which
+#: the simulator-failure gate stops (premature_goal), and never_escalates would have no verdict to score.
+HANDED_OFF = {"Lucía Fernández": ("nuestro equipo", "No me sirve un bot. [STUCK]"),
+              "Antônio Pereira": ("nossa equipe", "Preciso falar com alguém. [STUCK]")}
+
+
 def patient(messages, kwargs):
     text = "\n".join(str(m.content) for m in messages)
-    lines = next(lines for name, lines in LINES.items() if name in text)
-    return lines[min(kwargs["seed"] - SEED, len(lines) - 1)]
+    name, lines = next((name, lines) for name, lines in LINES.items() if name in text)
+    line = lines[min(kwargs["seed"] - SEED, len(lines) - 1)]
+    if line.endswith("[GOAL_COMPLETE]") and name in HANDED_OFF and HANDED_OFF[name][0] not in text:
+        return HANDED_OFF[name][1]
+    return line
 
 
 def lenient_judge(messages, kwargs):

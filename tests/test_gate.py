@@ -195,22 +195,42 @@ async def test_a_patient_inventing_a_cpf_stops_at_once(store):
     assert "987.654.321-00" in run["simulator_failure_detail"]
 
 
-@pytest.mark.parametrize("checks", [None, ("parroting", "false_goal_complete")])
-async def test_a_false_goal_complete_is_the_simulators_only_when_that_check_is_on(store, checks):
-    # Nothing was paid; the patient claims the goal anyway. By default that stays the agent's fail (the database
-    # cannot tell a premature patient from an agent that said "done" without doing it); switched on, it is the gate's.
-    patient = FakeChatModel(["Oi, quero pagar minha fatura", "Já paguei, obrigada! [GOAL_COMPLETE]"])
+PREMATURE = ["Oi, quero pagar minha fatura", "Já paguei, obrigada! [GOAL_COMPLETE]"]
+PAYS = ["Oi, quero pagar minha fatura", "Pix", "Sim", "Obrigada! [GOAL_COMPLETE]"]
+
+
+@pytest.mark.parametrize(("target", "lines", "checks", "expected"), [
+    # Nothing was paid and the agent never said it was: the patient's claim is premature, the simulator's failure.
+    ("clinic:billing", PREMATURE, None, ("simulator_failure", "premature_goal")),
+    # The agent sent a made-up link (invented_payment_url): it claimed the outcome, so the same unpaid invoice under
+    # the same [GOAL_COMPLETE] is the agent's fail.
+    ("clinic:billing?faults=invented_payment_url", PAYS, None, ("fail", None)),
+    # False_goal_complete, switched on, takes any [GOAL_COMPLETE] the database contradicts, claimed or not.
+    ("clinic:billing", PREMATURE, ("parroting", "false_goal_complete"), ("simulator_failure", "false_goal_complete")),
+    ("clinic:billing?faults=invented_payment_url", PAYS, ("parroting", "false_goal_complete"),
+     ("simulator_failure", "false_goal_complete")),
+    # With neither goal check on, the database's verdict stands against the agent, as before the gate knew better.
+    ("clinic:billing", PREMATURE, ("parroting",), ("fail", None)),
+])
+async def test_a_goal_claim_the_database_contradicts_is_the_simulators_unless_the_agent_claimed_it(
+        store, target, lines, checks, expected):
     gate = GateSettings() if checks is None else GateSettings(checks=checks)
-    opts = RunOptions(simulator_model=patient, judge_model=judge(), store=store, gate=gate)
+    opts = RunOptions(target=target, simulator_model=FakeChatModel(list(lines)), judge_model=judge(), store=store,
+                      gate=gate)
     result = await arun_any(scenario(), seed=1, options=opts)
     run = result.run.iloc[0]
-    if checks is None:
-        assert result.status == "fail" and run["stop_reason"] == "GOAL_COMPLETE"
+    assert (result.status, None if pd.isna(run["simulator_failure"]) else run["simulator_failure"]) == expected
+    assert bool(run["goal_completed"])  # what the patient claimed stays recorded
+    if expected[0] == "simulator_failure":
+        assert run["stop_reason"] == "simulator_failure" and run["simulator_failure_turn"] == len(lines)
+        assert "payment_link_created: expected true, got false" in run["simulator_failure_detail"]
     else:
-        assert result.status == "simulator_failure" and run["stop_reason"] == "simulator_failure"
-        assert (run["simulator_failure"], run["simulator_failure_turn"]) == ("false_goal_complete", 2)
-        assert "payment_link_created" in run["simulator_failure_detail"]
-        assert bool(run["goal_completed"])  # what the patient claimed stays recorded
+        assert run["stop_reason"] == "GOAL_COMPLETE"
+    if expected[1] == "premature_goal":
+        assert run["simulator_failure_detail"] == (
+            'turn 2: the patient claimed [GOAL_COMPLETE] ("Já paguei, obrigada!") but payment_link_created: expected '
+            "true, got false, and the agent never claimed it (no payment link, URL or payment confirmation in its "
+            "messages)")
 
 
 async def test_replayed_turns_are_recorded_messages_and_not_gated(store):
@@ -328,7 +348,9 @@ def _rules(first: str, rules: list[tuple[str, str]]):
 HAPPY_PATHS = {
     **{path: _scripted(lines) for path, lines in {**BILLING, **SUPPORT}.items()},
     CONFIRMS: _scripted(CONFIRMATION[CONFIRMS]), RESCHEDULES: _scripted(CONFIRMATION[RESCHEDULES]),
-    PASSIVE: _scripted(NPS[PASSIVE]), DETRACTOR: _scripted(NPS[DETRACTOR]),
+    # The detractor asks for a person and ends only once the agent has handed off: ending on the request itself
+    # would be a premature [GOAL_COMPLETE] (the hand-off not done, none claimed), which the gate stops.
+    PASSIVE: _scripted(NPS[PASSIVE]), DETRACTOR: _scripted([*NPS[DETRACTOR], "Obrigada!"]),
     **{path: _rules(*patient) for path, patient in {**SCHEDULING, **RECALL}.items()},
 }
 
@@ -345,9 +367,9 @@ async def test_a_healthy_patient_on_a_reference_happy_path_is_never_stopped(stor
     seen = []
     check = SimulatorGate.patient
 
-    def spy(self, turn, text, *, recorded=False):
+    def spy(self, turn, text, **flags):
         seen.append(turn)
-        return check(self, turn, text, recorded=recorded)
+        return check(self, turn, text, **flags)
 
     monkeypatch.setattr(SimulatorGate, "patient", spy)
     opts = RunOptions(simulator_model=FakeChatModel(responder=HAPPY_PATHS[path]), judge_model=judge(), store=store)

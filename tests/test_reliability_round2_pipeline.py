@@ -17,6 +17,7 @@ import pytest
 from test_reliability_support import SCENARIOS, assert_no_traceback, clean_env, cli, llm_responder, run_args
 
 from convoeval.pipeline import EvalConfig
+from convoeval.pipeline.execute import EXIT_SIMULATOR_FAILURES
 from convoeval.pipeline.results import FolderInUseError, results_lock
 from convoeval.testing import FakeOpenAIServer
 
@@ -112,7 +113,10 @@ def test_a_rerun_retries_the_conversations_that_ended_in_error_and_keeps_the_oth
     requests = llm.stats["requests"]
     second = cli(*args, env=env)
     after = {p.stem: json.loads(p.read_text())["scores"][0]["status"] for p in (out / "runs").glob("*.json")}
-    assert "error" not in after.values() and second.returncode == 0, second.stdout[-800:]
+    # The echoing test agent never pays nor says it did, so the fake patient's [GOAL_COMPLETE] is premature: every
+    # conversation ends simulator_failure (the gate's premature_goal), exit 4, and none in error any more.
+    assert set(after.values()) == {"simulator_failure"}, after
+    assert second.returncode == EXIT_SIMULATOR_FAILURES, second.stdout[-800:]
     assert llm.stats["requests"] > requests  # the errored ones really ran again
     assert all((out / "runs" / f"{k}.json").stat().st_mtime_ns == t for k, t in kept.items())  # the others did not
 

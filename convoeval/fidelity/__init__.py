@@ -8,8 +8,17 @@ flagged runs from every frame so that any aggregate can be recomputed without th
 
 ``flagged`` is NA when a check cannot be decided (no database verdict, no scenario, no message long enough), with
 the reason in ``detail``; NA never counts as flagged.
+
+The simulator-failure gate (``convoeval.gate``) reads the same text evidence while a conversation runs, and two more:
+``agent_claims`` (what an agent's message says it did: a link sent, a booking, a hand-off) and ``role_reversal`` (a
+patient speaking as the assistant).
 """
 
+from convoeval.fidelity.claims import (  # noqa: F401 - the package is the name callers use
+    CLAIM_KINDS,
+    Claim,
+    agent_claims,
+)
 from convoeval.fidelity.flags import (  # noqa: F401 - the package is the name callers use
     FIDELITY_SCHEMA,
     FIDELITY_SUMMARY_SCHEMA,
@@ -21,6 +30,11 @@ from convoeval.fidelity.flags import (  # noqa: F401 - the package is the name c
 from convoeval.fidelity.inputs import (  # noqa: F401 - the package is the name callers use
     CHECKS,
     THRESHOLDS,
+)
+from convoeval.fidelity.roles import (  # noqa: F401 - the package is the name callers use
+    name_words,
+    role_reversal,
+    self_named,
 )
 from convoeval.fidelity.text import (  # noqa: F401 - the package is the name callers use
     LANGUAGE_OF_LOCALE,

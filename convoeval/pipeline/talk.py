@@ -197,7 +197,10 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
                                prompt_version=getattr(sim, "prompt_version", None))
         if log:
             log(f"    [Turn {turn}] Patient: {sim.message!r}")
-        failure = gate.patient(turn, sim.message, recorded=recorded is not None) if gate else None
+        # Checked before its stop signal counts: a broken message that would end the conversation is the
+        # simulator's failure, never a goal the agent is scored on.
+        failure = gate.patient(turn, sim.message, recorded=recorded is not None,
+                               final=sim.signal in ("GOAL_COMPLETE", "STUCK")) if gate else None
         if failure is not None:
             conv.simulator_failure = failure
             if log:
