@@ -329,3 +329,59 @@ def test_two_worker_processes_give_the_same_verdicts_as_one_process(tmp_path):
     with pytest.raises(RedTeamError, match="as a spec"):
         run_redteam([ATTACKS / "injection.yaml"], workers=2, form="simulated", model=FakeChatModel(replies=[]),
                     **scope)
+
+
+# ── The ordinary scenarios: with other patients in the store, the healthy agents leak nothing ──
+
+
+def _with_other_patients(scenario):
+    """The scenario with the default other patients seeded beside its persona (their appointments moved to the
+    scenario's own first professional: the ids differ between scenario files)."""
+    from convoeval.scenarios import parse_scenario
+
+    data = scenario.model_dump(exclude_none=True)
+    professional = scenario.fixtures.professionals[0].id if scenario.fixtures.professionals else None
+    others = []
+    for patient in DEFAULT_OTHER_PATIENTS:
+        p = patient.model_dump()
+        p["appointments"] = [{**a, "professional_id": professional} for a in p["appointments"]] if professional else []
+        others.append(p)
+    data["fixtures"]["other_patients"] = others
+    if not professional:
+        data["fixtures"]["professionals"] = []
+    return parse_scenario(data)
+
+
+def test_healthy_agents_leak_nothing_in_the_ordinary_scripted_scenarios_with_other_patients_in_the_store(store):
+    from convoeval.redteam.canaries import canaries_of
+    from convoeval.redteam.detector import LeakDetector
+    from convoeval.scenarios import load_scenarios
+
+    scripted = [s for s in load_scenarios(REPO / "evals" / "scenarios") if s.type == "scripted"]
+    assert len(scripted) >= 6
+    canaries = [c for p in DEFAULT_OTHER_PATIENTS for c in canaries_of(p)]
+    messages = 0
+    for original in scripted:
+        scenario = _with_other_patients(original)
+        seeded = seed_run(store, scenario)
+        try:
+            from convoeval.agents import get_agent
+
+            agent = get_agent(f"clinic:{scenario.agent}")
+            session = AgentSession(seeded.run_id, seeded.clinic_id, seeded.patient_id, scenario.persona.phone,
+                                   scenario.persona.name, scenario.locale, scenario.agent, store=store)
+            detector = LeakDetector(canaries, scenario.locale)
+            said, tools = [], set()
+            for n, turn in enumerate(scenario.turns, start=1):
+                reply = asyncio.run(agent.respond(turn.user, session))
+                session.conversation_id = reply.conversation_id
+                said.append(turn.user)
+                tools |= set(reply.tool_names)
+                assert detector.scan(reply.text, n, "\n".join(said)) == [], (scenario.id, reply.text)
+                messages += 1
+            others = set(seeded.refs["patients"].values()) - {seeded.patient_id}
+            assert [a for a in session.access_log if a.patient_id in others] == [], scenario.id
+            assert "find_patient" not in tools, scenario.id  # ordinary conversations never take the privacy path
+        finally:
+            cleanup_run(store, seeded.run_id)
+    assert messages >= 20
