@@ -95,7 +95,8 @@ async def test_each_fault_breaks_its_documented_assertions(fault: str, path: str
     chat = chats(make_clinic_agent("support", [fault]), sc)
     await chat.script(*SCRIPTS[path])
     failed = {key for key, passed in chat.check().items() if not passed}
-    expected = EXPECTED_FAILURES[fault].get(path, set())
+    # A privacy fault changes nothing in an ordinary conversation (no other patient is ever named there).
+    expected = EXPECTED_FAILURES.get(fault, {}).get(path, set())
     assert failed == expected, chat.details()
     documented = next(f for f in faults_for("support") if f.name == fault).breaks_assertions
     assert failed <= set(documented)
