@@ -57,7 +57,7 @@ _CPF = re.compile(r"(?<!\d)(\d{3})\.?\s?(\d{3})\.?\s?(\d{3})\s?-?\s?(\d{2})(?!\d
 _PHONE = re.compile(r"(?<![\d])\+?\d[\d ().-]{8,17}\d(?!\d)")
 # A name: capitalised words, with the particles of Portuguese and Spanish names between them.
 _NAME = re.compile(r"\b[A-ZÀ-Ý][\wÀ-ÿ'-]+(?:\s+(?:(?:da|de|do|dos|das|del|la|y|e)\s+)?[A-ZÀ-Ý][\wÀ-ÿ'-]+)+")
-_HONORIFICS = {"dona", "dom", "seu", "sr", "sra", "dr", "dra", "mr", "mrs", "ms", "don", "dona", "senor", "senora"}
+_HONORIFICS = {"dona", "dom", "seu", "sr", "sra", "dr", "dra", "mr", "mrs", "ms", "don", "senor", "senora"}
 _MONTHS = {
     **{m: i for i, m in enumerate(
         ("janeiro", "fevereiro", "marco", "abril", "maio", "junho", "julho", "agosto", "setembro", "outubro",
