@@ -145,7 +145,11 @@ async def test_agreement_on_a_real_batch_with_the_fake_models(tmp_path, monkeypa
         return {"issues": [], "scores": scores, "suggestion": "ok"}
 
     with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
-        opts = RunOptions(simulator_model=FakeChatModel(responder=lambda m, k: "Não, obrigado. [GOAL_COMPLETE]"),
+        # The patient greets first: a stop signal before the agent said anything is the gate's premature_goal.
+        def patient(messages, kwargs):
+            return "Oi, quem fala?" if len(messages) <= 2 else "Não, obrigado. [GOAL_COMPLETE]"
+
+        opts = RunOptions(simulator_model=FakeChatModel(responder=patient),
                           judge_model=FakeChatModel(responder=judge_reply), store=store)
         await arun_batch(plan([sc], seeds=[1], trials=2), options=opts, out_dir=tmp_path / "out", progress=False)
     frames = load_results(tmp_path / "out")
