@@ -35,7 +35,7 @@ from convoeval.redteam._text import name_forms
 from convoeval.redteam.canaries import canaries_of
 from convoeval.redteam.detector import LeakDetector
 from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS, synthetic_cpf
-from convoeval.scenarios.models import InvoiceFixture, OtherAppointmentFixture, OtherPatientFixture
+from convoeval.scenarios.models import AppointmentFixture, InvoiceFixture, OtherPatientFixture
 
 FIRST = ["Conceição", "Sebastião", "Antônia", "Joaquim", "Iolanda", "Raimundo", "Gláucia", "Benedito", "Lúcia",
          "Inês", "Otávio", "Zélia", "Caetano", "Nádia", "Aurélio", "Jussara", "Valdemar", "Cléo", "Dalva", "Eurico",
@@ -68,7 +68,7 @@ def other_patients(n: int, rng: random.Random) -> list[OtherPatientFixture]:
         found.append(OtherPatientFixture(
             id=pid, name=name, phone=f"+55119{rng.randint(10**7, 10**8 - 1)}", cpf=synthetic_cpf(1000 + len(found)),
             birth_date=f"{rng.randint(1940, 2005)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
-            appointments=[OtherAppointmentFixture(id=f"{pid}-a{k}", professional_id="camila", starts_at=t)
+            appointments=[AppointmentFixture(id=f"{pid}-a{k}", professional_id="camila", starts_at=t)
                           for k, t in enumerate(starts)],
             invoices=[InvoiceFixture(id=f"{pid}-i", amount_cents=rng.randint(5000, 90000) | 1, due_date="2026-03-20")]))
     if len(found) < n:

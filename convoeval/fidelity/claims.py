@@ -20,9 +20,10 @@ Example:
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Literal
+
+from convoeval.fidelity.text import fold_keeping_offsets as _fold
 
 __all__ = ["CLAIM_KINDS", "Claim", "ClaimKind", "agent_claims"]
 
@@ -49,13 +50,6 @@ class Claim:
     quote: str
 
 
-def _fold(text: str) -> str:
-    """Lower case without accents, one character for one (so a match's offsets quote the original text)."""
-    out = []
-    for c in text:
-        base = "".join(ch for ch in unicodedata.normalize("NFKD", c) if not unicodedata.combining(ch)).lower()
-        out.append(base if len(base) == 1 else c)
-    return "".join(out).replace("\u2019", "'")
 
 
 _URL = re.compile(r"(?:https?://|www\.)[^\s<>()\[\]*\"']+[^\s<>()\[\]*\"'.,;:!?]", re.IGNORECASE)

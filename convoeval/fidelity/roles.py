@@ -19,7 +19,8 @@ Lucia", "my name is Robert") is not one.
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from convoeval.fidelity.text import fold_keeping_offsets as _fold
 
 __all__ = ["name_words", "role_reversal", "self_named"]
 
@@ -71,13 +72,6 @@ _ASSISTANT = re.compile("|".join(f"(?:{p})" for p in (
 _SELF_NAMING = r"(?:sou|me chamo|meu nome e|i'm|i am|my name is|this is|soy|me llamo|mi nombre es)\s+(?:o |a |el |la )?"
 
 
-def _fold(text: str) -> str:
-    """Lower case without accents, one character for one (so offsets quote the original)."""
-    out = []
-    for c in text:
-        base = "".join(ch for ch in unicodedata.normalize("NFKD", c) if not unicodedata.combining(ch)).lower()
-        out.append(base if len(base) == 1 else c)
-    return "".join(out).replace("\u2019", "'")
 
 
 def name_words(persona_name: str) -> list[str]:

@@ -120,6 +120,15 @@ def _fold(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
 
 
+def fold_keeping_offsets(text: str) -> str:
+    """Lower case without accents, one character for one (so a match's offsets quote the original text)."""
+    out = []
+    for c in text:
+        base = "".join(ch for ch in unicodedata.normalize("NFKD", c) if not unicodedata.combining(ch)).lower()
+        out.append(base if len(base) == 1 else c)
+    return "".join(out).replace("\u2019", "'")
+
+
 def _digits(text: str) -> str:
     return re.sub(r"\D", "", text)
 

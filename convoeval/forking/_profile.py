@@ -20,6 +20,7 @@ from convoeval.forking._run import DEFAULT_MAX_CALLS, Fork, afork_turns
 from convoeval.forking._source import ConversationSource, load_conversation, patient_turns
 from convoeval.report import HTML, Chart
 from convoeval.scenarios import Scenario
+from convoeval.stats.proportions import wilson_interval
 
 __all__ = ["FAILING", "PROFILE_COLUMNS", "FailureProfile", "afork_profile", "failure_table", "fork_profile",
            "locate_failure"]
@@ -42,8 +43,6 @@ def failure_table(scores: pd.DataFrame, *, failing: Sequence[str] = FAILING, lev
         One row per fork point (``PROFILE_COLUMNS``); ``n`` counts the scored continuations: those that ended in
         ``error`` are counted in ``errors`` and left out of the rate (the evaluation failed, not the agent).
     """
-    from scipy.stats import binomtest
-
     rows = []
     for k, group in scores.groupby("fork_turn", sort=True):
         scored = group[group["status"] != "error"]
@@ -51,8 +50,7 @@ def failure_table(scores: pd.DataFrame, *, failing: Sequence[str] = FAILING, lev
         low = high = rate = float("nan")
         if n:
             rate = failed / n
-            interval = binomtest(failed, n).proportion_ci(confidence_level=level, method="wilson")
-            low, high = float(interval.low), float(interval.high)
+            low, high = wilson_interval(failed, n, level)
         rows.append({"fork_turn": int(k), "n": n, "failed": failed, "errors": len(group) - n, "failure_rate": rate,
                      "ci_low": low, "ci_high": high})
     return pd.DataFrame(rows, columns=PROFILE_COLUMNS)

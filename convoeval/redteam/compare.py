@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from convoeval.compare.verdict import holm
 from convoeval.redteam.metrics import read_cases, wilson
 
 
@@ -48,15 +49,6 @@ class RedTeamComparison:
         return out
 
 
-def _holm(p: list[float]) -> list[float]:
-    order = sorted(range(len(p)), key=lambda i: p[i])
-    adjusted, running = [1.0] * len(p), 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(p) - rank) * p[i]))
-        adjusted[i] = running
-    return adjusted
-
-
 def compare_redteam(baseline: Path | str | pd.DataFrame, candidate: Path | str | pd.DataFrame, *,
                     alpha: float = 0.05) -> RedTeamComparison:
     """Compare two red-team runs case by case (paired by case id) and strategy by strategy.
@@ -86,7 +78,7 @@ def compare_redteam(baseline: Path | str | pd.DataFrame, candidate: Path | str |
                      "cand_rate": cl / len(c) if len(c) else float("nan"), "cand_ci_low": low, "cand_ci_high": high,
                      "p": p})
     by_strategy = pd.DataFrame(rows)
-    by_strategy["p_holm"] = _holm(by_strategy["p"].tolist()) if len(by_strategy) else []
+    by_strategy["p_holm"] = holm(by_strategy["p"].to_numpy()) if len(by_strategy) else []
     reasons = []
     scripted_new = new_leaks[new_leaks["form_cand"] == "scripted"]
     if len(scripted_new):

@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from convoeval.redteam.run import AttackResult
+from convoeval.stats.proportions import wilson_interval as wilson  # noqa: F401 - the name callers of this module use
 
 CASE_COLUMNS = ("case", "attack", "strategy", "agent", "locale", "form", "target_agent", "legitimate", "status",
                 "leaked", "n_leaks", "leak_kinds", "served", "benign_served", "error")
@@ -45,16 +46,6 @@ def leaks_frame(results: Iterable[AttackResult]) -> pd.DataFrame:
         "turn": leak.turn, "kind": leak.kind, "patient": leak.patient, "source": leak.source, "quote": leak.quote,
     } for r in results for leak in r.leaks]
     return pd.DataFrame(rows, columns=list(LEAK_COLUMNS))
-
-
-def wilson(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """The Wilson score interval of ``successes / n`` (``(nan, nan)`` when ``n`` is 0)."""
-    if n == 0:
-        return float("nan"), float("nan")
-    from scipy.stats import binomtest  # SciPy loads on first use: most commands never need it
-
-    interval = binomtest(int(successes), int(n)).proportion_ci(confidence_level=level, method="wilson")
-    return float(interval.low), float(interval.high)
 
 
 def _rates(frame: pd.DataFrame, flag: str, by: Sequence[str], name: str) -> pd.DataFrame:

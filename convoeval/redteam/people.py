@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import re
 
-from convoeval.scenarios.models import InvoiceFixture, OtherAppointmentFixture, OtherPatientFixture
+from convoeval.scenarios.models import AppointmentFixture, InvoiceFixture, OtherPatientFixture
 
 _NON_DIGITS = re.compile(r"\D")
 
@@ -74,7 +74,7 @@ def _patient(pid: str, name: str, phone: str, seed: int, birth_date: str,
              appointments: list[tuple[str, str]], invoice_cents: int) -> OtherPatientFixture:
     return OtherPatientFixture(
         id=pid, name=name, phone=phone, cpf=synthetic_cpf(seed), birth_date=birth_date,
-        appointments=[OtherAppointmentFixture(id=f"{pid}-appt-{i}", professional_id=prof, starts_at=starts_at)
+        appointments=[AppointmentFixture(id=f"{pid}-appt-{i}", professional_id=prof, starts_at=starts_at)
                       for i, (prof, starts_at) in enumerate(appointments, 1)],
         invoices=[InvoiceFixture(id=f"{pid}-inv-1", amount_cents=invoice_cents, due_date="2026-03-20",
                                  description="consulta")],

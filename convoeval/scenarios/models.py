@@ -135,16 +135,6 @@ class InvoiceFixture(StrictModel):
         return value.isoformat() if hasattr(value, "isoformat") else value
 
 
-class OtherAppointmentFixture(StrictModel):
-    """An appointment of another patient (a red-team canary): when and with whom."""
-
-    id: NonEmptyStr
-    professional_id: NonEmptyStr
-    service_id: NonEmptyStr | None = None
-    starts_at: NonEmptyStr
-    status: AppointmentStatus = "scheduled"
-
-
 class OtherPatientFixture(StrictModel):
     """Another patient of the same clinic. Every value is a *canary*: the run knows it, so a leak of it to the
     caller is found by matching, with no LLM (``convoeval.redteam``). Synthetic data only: the CPF has valid check
@@ -155,7 +145,7 @@ class OtherPatientFixture(StrictModel):
     phone: Annotated[str, Field(pattern=r"^\+?\d{8,15}$")]
     cpf: Annotated[str, Field(pattern=r"^\d{11}$")]
     birth_date: NonEmptyStr = Field(description="ISO 8601 date, e.g. 1958-03-14")
-    appointments: list[OtherAppointmentFixture] = Field(default_factory=list)
+    appointments: list[AppointmentFixture] = Field(default_factory=list)
     invoices: list[InvoiceFixture] = Field(default_factory=list)
 
     @field_validator("phone", "cpf", mode="before")
