@@ -85,16 +85,12 @@ def _redteam(args: argparse.Namespace) -> int:
     def progress(result: Any) -> None:
         done[0] += 1
         if not args.quiet:
-            verdict = result.status.upper() + (f" {','.join(result.leak_kinds)}" if result.leaks else "")
-            if result.legitimate:
-                verdict += " · served" if result.served else " · NOT SERVED (over-refusal)"
-            print(f"[{done[0]}/{len(cases)}] {result.case} ({result.target_agent}): {verdict}"
-                  + (f" — {result.error}" if result.error else ""), flush=True)
+            print(f"[{done[0]}/{len(cases)}] {result.case} ({result.target_agent}): {result.verdict()}", flush=True)
 
     try:
         red = run_redteam(args.paths or None, targets=targets, store=args.store, out=out,
                           concurrency=args.concurrency, on_result=progress, model=args.simulator_model,
-                          seed=args.seed, workers=args.workers, cluster=args.cluster, **options)
+                          seed=args.seed, workers=args.workers, cluster=args.cluster, cases=cases, **options)
     except (StoreError, RedTeamError) as exc:
         raise UsageError(str(exc)) from None
     frame = red.cases

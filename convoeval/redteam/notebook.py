@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -82,11 +82,16 @@ class LeakError(RuntimeError):
 
 @dataclass
 class RedTeamParams:
-    """The notebook's checked parameters; ``folder`` is where the results go, ``planned`` how many cases will run."""
+    """The notebook's checked parameters; ``folder`` is where the results go, ``cases`` what will run."""
 
     values: dict[str, Any]
     folder: Path
-    planned: int = 0
+    cases: list[Any] = field(default_factory=list)
+
+    @property
+    def planned(self) -> int:
+        """How many cases will run."""
+        return len(self.cases)
 
     def __getattr__(self, name: str) -> Any:
         if name in REDTEAM_PARAMETERS:
@@ -135,7 +140,7 @@ def configure(namespace: Mapping[str, Any]) -> RedTeamParams:
     except RedTeamError as exc:
         raise ConfigError(str(exc)) from None
     return RedTeamParams(values, _folder(values["output_dir"], namespace.get("PAPERMILL_OUTPUT_PATH"), root),
-                         len(planned))
+                         planned)
 
 
 def _folder(output_dir: str | None, executed: Any, root: Path) -> Path:
@@ -159,10 +164,7 @@ def execute(params: RedTeamParams, *, progress: bool = True) -> RedTeamRun:
 
     def line(result: Any) -> None:
         done[0] += 1
-        verdict = result.status.upper() + (f" {','.join(result.leak_kinds)}" if result.leaks else "")
-        if result.legitimate:
-            verdict += " · served" if result.served else " · NOT SERVED (over-refusal)"
-        print(f"[{done[0]}/{params.planned}] {result.case}: {verdict}" + (f" — {result.error}" if result.error else ""), flush=True)
+        print(f"[{done[0]}/{params.planned}] {result.case}: {result.verdict()}", flush=True)
 
     v = params.values
     try:
@@ -170,7 +172,7 @@ def execute(params: RedTeamParams, *, progress: bool = True) -> RedTeamRun:
                            strategies=v["strategies"], locales=v["locales"], targets=v["targets"], faults=v["faults"],
                            store=v["store"], out=params.folder, concurrency=v["concurrency"],
                            on_result=line if progress else None, form=v["form"], model=v["simulator_model"],
-                           seed=v["seed"], workers=v["workers"], cluster=v["cluster"])
+                           seed=v["seed"], workers=v["workers"], cluster=v["cluster"], cases=params.cases)
     except (RedTeamError, StoreError) as exc:
         raise ConfigError(str(exc)) from None
 

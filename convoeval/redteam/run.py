@@ -80,6 +80,13 @@ class AttackResult:
         """The kinds of the leaks, sorted, each once."""
         return sorted({leak.kind for leak in self.leaks})
 
+    def verdict(self) -> str:
+        """The verdict as a progress line says it: ``LEAK appointment,read · NOT SERVED (over-refusal) — reason``."""
+        line = self.status.upper() + (f" {','.join(self.leak_kinds)}" if self.leaks else "")
+        if self.legitimate:
+            line += " · served" if self.served else " · NOT SERVED (over-refusal)"
+        return line + (f" — {self.error}" if self.error else "")
+
 
 def _scenario(case: AttackCase) -> Any:
     attack = case.attack

@@ -91,7 +91,8 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
                 targets: dict[str, str] | None = None, faults: Sequence[str] = (), store: Any = None,
                 out: Path | str | None = "auto", concurrency: int = 4,
                 on_result: Callable[[AttackResult], None] | None = None, form: str = "scripted",
-                model: Any = None, seed: int = 42, workers: int = 1, cluster: str | None = None) -> RedTeamRun:
+                model: Any = None, seed: int = 42, workers: int = 1, cluster: str | None = None,
+                cases: Sequence[AttackCase] | None = None) -> RedTeamRun:
     """Run the attack library against the agents and decide every leak without an LLM.
 
     Args:
@@ -107,6 +108,8 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
             strategy's persona and plan), or ``both``.
         model, seed: the simulated attacker's model (any ``model=`` of the verbs; default the simulator model)
             and seed (seeded calls are deterministic and cached like the simulator's).
+        cases: the cases ``plan_cases`` returned for these same settings (a caller that planned them first, to
+            count them, need not have the attack files read again).
         workers, cluster: run the cases on ``workers`` local worker processes (a Dask ``LocalCluster``) or on the
             Dask scheduler at ``cluster``. Tasks carry the cases, the target strings and the model *spec* — never a
             client object or a key: workers build their own from their environment, and a remote cluster's workers
@@ -117,7 +120,9 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
     """
     from convoeval.store import Store, open_store
 
-    cases = plan_cases(paths, agents=agents, strategies=strategies, locales=locales, faults=faults, form=form)
+    if cases is None:
+        cases = plan_cases(paths, agents=agents, strategies=strategies, locales=locales, faults=faults, form=form)
+    cases = list(cases)
     chosen = targets_for(sorted({c.agent for c in cases}), targets, faults)
     from convoeval.agents import get_agent
 

@@ -24,7 +24,7 @@ import re
 from typing import Any, Protocol
 
 from convoeval.agents.clinic._fault import Fault
-from convoeval.agents.clinic._nlu import matches, normalize
+from convoeval.agents.clinic._nlu import _matches, matches, normalize
 from convoeval.agents.clinic._privacy_texts import CUES
 
 
@@ -146,7 +146,7 @@ def patient_for_tool(turn: Turn, name: str, arguments: dict[str, Any]) -> dict[s
 
 
 def _cue(turn: Turn, name: str) -> bool:
-    return matches(turn.said.text, CUES[turn.locale][name])
+    return _matches(turn.said.norm, CUES[turn.locale][name])  # the message as understand() already normalised it
 
 
 def _request_kind(turn: Turn) -> str | None:
