@@ -153,69 +153,47 @@ def _seed(store: Store, scenario: Scenario, run_id: str) -> SeededRun:
         })
         for slot in fx.slots
     ])
-    s.add("appointments", [
-        (a.id, {
-            "clinic_id": clinic_id,
-            "patient_id": patient_id,
-            "professional_id": s.ref("professionals", a.professional_id, owner=f"appointments/{a.id}", field_name="professional_id"),
-            "service_id": s.ref("services", a.service_id, owner=f"appointments/{a.id}", field_name="service_id"),
-            "starts_at": a.starts_at,
-            "status": a.status,
-            "created_by": "fixture",
-            "created_at": now,
-        })
-        for a in fx.appointments
-    ])
-    s.add("invoices", [
-        (i.id, {
-            "clinic_id": clinic_id,
-            "patient_id": patient_id,
-            "amount_cents": i.amount_cents,
-            "due_date": i.due_date,
-            "status": i.status,
-            "description": i.description,
-        })
-        for i in fx.invoices
-    ])
-    _seed_other_patients(s, fx.other_patients, clinic_id, now)
-    return SeededRun(run_id=run_id, clinic_id=clinic_id, patient_id=patient_id, refs=s.refs)
-
-
-def _seed_other_patients(s: _Seeder, others: Sequence[Any], clinic_id: str, now: str) -> None:
-    """Other patients of the clinic (red-team canaries): their rows, birth dates, appointments and invoices."""
-    if not others:
-        return
+    # Other patients of the clinic (red-team canaries) before the appointments and invoices that point at them.
+    others = fx.other_patients
     s.add("patients", [(o.id, {"clinic_id": clinic_id, "name": o.name, "phone": o.phone, "cpf": o.cpf}) for o in others])
-    ids = s.refs["patients"]
+    owners = {"": patient_id, **{o.id: s.refs["patients"][o.id] for o in others}}
     s.add("patient_details", [
-        (o.id, {"clinic_id": clinic_id, "patient_id": ids[o.id], "birth_date": o.birth_date}) for o in others
+        (o.id, {"clinic_id": clinic_id, "patient_id": owners[o.id], "birth_date": o.birth_date}) for o in others
     ])
+    appointments = [("", a) for a in fx.appointments] + [(o.id, a) for o in others for a in o.appointments]
+    invoices = [("", i) for i in fx.invoices] + [(o.id, i) for o in others for i in o.invoices]
     s.add("appointments", [
         (a.id, {
             "clinic_id": clinic_id,
-            "patient_id": ids[o.id],
-            "professional_id": s.ref("professionals", a.professional_id, owner=f"other_patients/{o.id}/appointments/{a.id}",
+            "patient_id": owners[owner],
+            "professional_id": s.ref("professionals", a.professional_id, owner=_where(owner, "appointments", a.id),
                                      field_name="professional_id"),
-            "service_id": s.ref("services", a.service_id, owner=f"other_patients/{o.id}/appointments/{a.id}",
+            "service_id": s.ref("services", a.service_id, owner=_where(owner, "appointments", a.id),
                                 field_name="service_id"),
             "starts_at": a.starts_at,
             "status": a.status,
             "created_by": "fixture",
             "created_at": now,
         })
-        for o in others for a in o.appointments
+        for owner, a in appointments
     ])
     s.add("invoices", [
         (i.id, {
             "clinic_id": clinic_id,
-            "patient_id": ids[o.id],
+            "patient_id": owners[owner],
             "amount_cents": i.amount_cents,
             "due_date": i.due_date,
             "status": i.status,
             "description": i.description,
         })
-        for o in others for i in o.invoices
+        for owner, i in invoices
     ])
+    return SeededRun(run_id=run_id, clinic_id=clinic_id, patient_id=patient_id, refs=s.refs)
+
+
+def _where(owner: str, table: str, ref: str) -> str:
+    """A fixture's place in the scenario, for errors: ``appointments/x``, or ``other_patients/p/appointments/x``."""
+    return f"other_patients/{owner}/{table}/{ref}" if owner else f"{table}/{ref}"
 
 
 def finish_run(store: Store, run_id: str) -> None:
