@@ -46,11 +46,30 @@ def test_label_spellings(tmp_path):
 @pytest.mark.parametrize(("body", "header", "message"), [
     ("r0,c1,pass,ana,\n", "conversation,criterion,label,note\n", r"labels\.csv: missing column\(s\) \['rater'\]"),
     ("r0,c1,pass,ana,\nr1,,fail,ana,\n", HEADER, r"labels\.csv, line 3: empty criterion"),
-    ("r0,c1,pass,ana,\nr0,c2,maybe,ana,\n", HEADER, r"labels\.csv, line 3: label must be pass or fail, got 'maybe'"),
+    ("r0,c1,pass,ana,\nr0,c2,maybe,ana,\n", HEADER, r"labels\.csv, line 3: label must be pass, fail or unsure, got 'maybe'"),
+    ("r0,c1,pass,ana,robot\n", "conversation,criterion,label,rater,source\n",
+     r"labels\.csv, line 2: source must be one of human, database, fault, got 'robot'"),
 ])
 def test_errors_name_file_and_line(tmp_path, body, header, message):
     with pytest.raises(LabelError, match=message):
         read_labels(_csv(tmp_path, body, header=header))
+
+
+def test_unsure_labels_and_sources_are_read(tmp_path):
+    path = _csv(tmp_path, "r0,c1,unsure,ana,,\nr0,c2,pass,db,,database\nr1,c1,fail,ana,why,\n",
+                header="conversation,criterion,label,rater,note,source\n")
+    labels = read_labels(path)
+    assert labels["label"].isna().tolist() == [True, False, False]
+    assert labels["source"].tolist() == ["human", "database", "human"]
+    assert read_labels(_csv(tmp_path, "r0,c1,pass,ana,\n", name="b.csv"))["source"].tolist() == ["human"]
+
+
+def test_unsure_labels_are_validated_then_left_out_of_ratings(tmp_path):
+    path = _csv(tmp_path, "r0,0,unsure,ana,\nr0,1,pass,ana,\n")
+    ratings = label_ratings(read_labels(path), _runs())
+    assert len(ratings) == 1 and bool(ratings["passed"].iloc[0])
+    with pytest.raises(LabelError, match="no criterion_index 7"):
+        label_ratings(read_labels(_csv(tmp_path, "r0,7,unsure,ana,\n", name="c.csv")), _runs())
 
 
 def test_load_labels_reads_a_folder_skips_examples_and_rejects_double_labels(tmp_path):

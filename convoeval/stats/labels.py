@@ -2,7 +2,8 @@
 
 The CSV format is documented in ``evals/labels/README.md``: columns ``conversation`` (a ``run_id``, or
 ``scenario/seed/trial``), ``criterion`` (the criterion's text, or its 0-based ``criterion_index``), ``label``
-(``pass``/``fail``) and ``rater``; an optional ``note``. Every error names the file and line.
+(``pass``/``fail``, or ``unsure``: kept, but not a verdict) and ``rater``; optional ``note`` and ``source`` (who
+decided: ``human``, the default, ``database`` or ``fault``). Every error names the file and line.
 
 **Corrected pass rate** (Rogan & Gladen 1978). A judge with sensitivity ``q1`` (P(judge passes | human passes)) and
 specificity ``q0`` (P(judge fails | human fails)) that passes a share ``p`` of conversations implies a true pass
@@ -43,6 +44,10 @@ LABEL_COLUMNS = ("conversation", "criterion", "label", "rater")
 LABELS_DIR = Path("evals/labels")
 _PASS = frozenset({"pass", "passed", "true", "yes", "1"})
 _FAIL = frozenset({"fail", "failed", "false", "no", "0"})
+#: A labeller who could not decide; the row is kept (it counts as labelled work) but carries no verdict.
+UNSURE = "unsure"
+#: Where a label comes from: a person, the database (a criterion linked to an assertion), or a known injected fault.
+LABEL_SOURCES = ("human", "database", "fault")
 _KEY = re.compile(r"^(?P<scenario>[^/]+)/(?P<seed>-?\d+)/(?P<trial>-?\d+)$")
 
 
@@ -54,11 +59,11 @@ def read_labels(path: str | Path) -> pd.DataFrame:
     """Read and validate one label CSV.
 
     Returns:
-        ``conversation, criterion, label (boolean), rater, note, file, line`` (``line`` is the 1-based line in the
-        file; the header is line 1).
+        ``conversation, criterion, label (boolean; <NA> for unsure), rater, note, source, file, line`` (``line`` is
+        the 1-based line in the file; the header is line 1; ``source`` is ``human`` when the file has no such column).
 
     Raises:
-        LabelError: a missing column, an empty cell, or a label that is not pass/fail.
+        LabelError: a missing column, an empty cell, a label that is not pass/fail/unsure, or an unknown source.
     """
     path = Path(path)
     try:
@@ -77,11 +82,14 @@ def read_labels(path: str | Path) -> pd.DataFrame:
         if empty:
             raise LabelError(f"{path}, line {line}: empty {', '.join(empty)}")
         label = values["label"].lower()
-        if label not in _PASS | _FAIL:
-            raise LabelError(f"{path}, line {line}: label must be pass or fail, got {values['label']!r}")
-        rows.append({**values, "label": label in _PASS, "note": str(rec.get("note", "")).strip(),
-                     "file": str(path), "line": line})
-    frame = pd.DataFrame(rows, columns=[*LABEL_COLUMNS, "note", "file", "line"])
+        if label not in _PASS | _FAIL | {UNSURE}:
+            raise LabelError(f"{path}, line {line}: label must be pass, fail or {UNSURE}, got {values['label']!r}")
+        source = str(rec.get("source", "")).strip().lower() or "human"
+        if source not in LABEL_SOURCES:
+            raise LabelError(f"{path}, line {line}: source must be one of {', '.join(LABEL_SOURCES)}, got {source!r}")
+        rows.append({**values, "label": pd.NA if label == UNSURE else label in _PASS,
+                     "note": str(rec.get("note", "")).strip(), "source": source, "file": str(path), "line": line})
+    frame = pd.DataFrame(rows, columns=[*LABEL_COLUMNS, "note", "source", "file", "line"])
     return frame.astype({"label": "boolean", "line": "int64"})
 
 
@@ -117,7 +125,7 @@ def read_labels_empty() -> pd.DataFrame:
     """A zero-row labels frame."""
     return pd.DataFrame({c: pd.Series(dtype=t) for c, t in {
         "conversation": "object", "criterion": "object", "label": "boolean", "rater": "object", "note": "object",
-        "file": "object", "line": "int64"}.items()})
+        "source": "object", "file": "object", "line": "int64"}.items()})
 
 
 def _norm(text: str) -> str:
@@ -128,7 +136,8 @@ def label_ratings(labels: pd.DataFrame, rubric: pd.DataFrame) -> pd.DataFrame:
     """Resolve labels against the runs' rubric frame into a pass/fail ratings frame (rater = the label's rater).
 
     A label whose conversation is not among the rubric's runs is left out (label files may cover other sweeps), with
-    a warning counting them.
+    a warning counting them. ``unsure`` labels are checked like the others (conversation and criterion must exist)
+    and then left out: they are not verdicts.
 
     Raises:
         LabelError: a ``scenario/seed/trial`` key that matches several runs, or a criterion the conversation's rubric
@@ -157,6 +166,8 @@ def label_ratings(labels: pd.DataFrame, rubric: pd.DataFrame) -> pd.DataFrame:
             unmatched += 1
             continue
         text = _criterion_of(str(rec.criterion), criteria[run_id], where, run_id)
+        if pd.isna(rec.label):
+            continue
         conv = first.loc[run_id]
         rows.append({"run_id": run_id, "scenario": conv["scenario"], "seed": conv["seed"], "trial": conv["trial"],
                      "criterion": text, "rater": rec.rater, "passed": rec.label})
