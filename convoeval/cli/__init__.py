@@ -21,6 +21,7 @@ from convoeval.cli._base import COMMANDS, EXIT_CODES, UsageError, _int, _list, _
 from convoeval.cli.compare_command import _add_compare_parser
 from convoeval.cli.config_flags import add_config_flags, given_settings
 from convoeval.cli.fork_pin import _add_fork_parser, _add_pin_parser
+from convoeval.cli.label_command import _add_label_parser
 from convoeval.cli.redteam_command import _add_redteam_parser
 from convoeval.scenarios import json_schema, validate_paths
 
@@ -281,6 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_pin_parser(sub)
     _add_compare_parser(sub)
     _add_redteam_parser(sub)
+    _add_label_parser(sub)
     return parser
 
 
