@@ -139,10 +139,12 @@ def test_label_a_10_criterion_conversation_by_keyboard_reload_export_import(page
 
 
 def test_a_script_in_the_transcript_is_shown_as_text(page_of, tmp_path):
-    _make_page(tmp_path / "run", tmp_path / "page.html", n=1, agent_text=XSS)
+    _make_page(tmp_path / "run", tmp_path / "page.html", n=1, agent_text=XSS + " pay *R$ 150,00* by _Pix_ to a_b_c")
     page = page_of(tmp_path / "page.html")
     assert page.evaluate("window.__pwned") is None
-    assert page.locator(".msg.agent .bubble").first.inner_text() == XSS
+    bubble = page.locator(".msg.agent .bubble").first
+    assert bubble.inner_text() == XSS + " pay R$ 150,00 by Pix to a_b_c"  # WhatsApp's *bold* and _italic_ only
+    assert bubble.locator("strong").inner_text() == "R$ 150,00" and bubble.locator("em").inner_text() == "Pix"
     assert page.locator(".chat img, .chat script").count() == 0
     assert page.locator(".crit .ctext").first.inner_text().endswith("<b>0</b>")  # criterion markup is text too
 

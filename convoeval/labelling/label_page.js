@@ -212,7 +212,7 @@
     var where = el("div", "where");
     where.appendChild(el("strong", null, "Conversation " + (state.conv + 1) + " of " + CONVS.length));
     where.appendChild(el("span", "convkey", c.key));
-    if (c.stratum && c.stratum !== "all") where.appendChild(el("span", "stratum", c.stratum));
+    if (c.stratum && c.stratum !== "all" && c.stratum !== c.scenario) where.appendChild(el("span", "stratum", c.stratum));
     nav.appendChild(prev);
     nav.appendChild(where);
     nav.appendChild(next);
@@ -231,6 +231,23 @@
     nav.appendChild(dots);
   }
 
+  // WhatsApp's own formatting, as the patient saw it: *bold* and _italic_. Built from text nodes, never markup.
+  // Like WhatsApp, only at word edges: snake_case and 2*3*4 stay as they are.
+  var FORMAT = /(^|[\s(.,;:!?"'])(?:\*([^\s*](?:[^*\n]*[^\s*])?)\*|_([^\s_](?:[^_\n]*[^\s_])?)_)(?=$|[\s).,;:!?"'])/g;
+  function bubble(text) {
+    var div = el("div", "bubble");
+    var last = 0, m;
+    FORMAT.lastIndex = 0;
+    while ((m = FORMAT.exec(text)) !== null) {
+      var start = m.index + m[1].length;
+      if (start > last) div.appendChild(document.createTextNode(text.slice(last, start)));
+      div.appendChild(el(m[2] !== undefined ? "strong" : "em", null, m[2] !== undefined ? m[2] : m[3]));
+      last = FORMAT.lastIndex;
+    }
+    if (last < text.length) div.appendChild(document.createTextNode(text.slice(last)));
+    return div;
+  }
+
   function renderChat() {
     var c = conv();
     var chat = els.chat;
@@ -245,7 +262,7 @@
       var side = m.role === "patient" ? "patient" : "agent";
       var group = el("div", "msg " + side);
       group.appendChild(el("div", "who", side === "patient" ? "Patient" : "Agent"));
-      m.bubbles.forEach(function (b) { group.appendChild(el("div", "bubble", b)); });
+      m.bubbles.forEach(function (b) { group.appendChild(bubble(b)); });
       m.tools.forEach(function (t) {
         var d = el("details", "tool");
         d.appendChild(el("summary", null, "tool: " + t.name));

@@ -123,7 +123,10 @@ def choose_conversations(
         raise LabelPageError(f"--sample must be at least 1, got {sample}")
     priority = conversation_priority(frames)
     if priority.empty:
-        raise LabelPageError("no conversation has a rubric to label (scripted runs and failed judges have none)")
+        statuses = frames["scores"]["status"].value_counts().to_dict() if len(frames["scores"]) else {}
+        seen = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) or "none scored"
+        raise LabelPageError(f"no conversation has rubric verdicts to label ({len(frames['runs'])} conversation(s): "
+                             f"{seen}; scripted runs, simulator failures and errored judges have none)")
     priority["conversation"] = priority["run_id"].map(_short_keys(frames["runs"]))
     priority["stratum"] = _strata(priority, frames, stratify)
     rng = np.random.default_rng(seed)
