@@ -20,6 +20,8 @@ from convoeval.labelling import (
     load_folder,
     page_data,
 )
+from convoeval.pipeline import EvalConfig, execute
+from tests.compare_support import env, fake_models, seeds  # noqa: F401 - env is a fixture
 from tests.label_support import XSS, labelled_run
 
 
@@ -174,3 +176,24 @@ def test_cli_usage_errors_are_one_line(run, capsys):
     with pytest.raises(SystemExit):
         main(["label", "import", "only-one.csv"])
     assert "usage: convoeval label import LABELS.csv RESULTS" in capsys.readouterr().err
+
+
+def test_from_a_real_run_the_page_holds_the_scenario_criteria_and_ranks_by_disagreement(env, monkeypatch, tmp_path):
+    """A pipeline run (fake simulator, a noisy judge sampled 3 times) into a page and a label file that imports."""
+    with fake_models(monkeypatch, noisy=True, seed=1):
+        config = EvalConfig.checked({"agent": "billing", "type": "conversational", "judge_samples": 3},
+                                    seed=seeds(2), output_dir=str(tmp_path / "run"))
+        execute(config, progress="off")
+    frames = load_folder(tmp_path / "run")
+    priority = conversation_priority(frames)
+    chosen = choose_conversations(frames, sample=3)
+    assert list(chosen["informativeness"]) == sorted(priority["informativeness"], reverse=True)[:3]
+    assert priority["disagreement"].max() > 0  # the noisy judge's samples do disagree somewhere
+    data = page_data(frames, chosen, source="run")
+    texts = {c["text"] for conv in data["conversations"] for c in conv["criteria"]}
+    assert "Agent offered Pix and boleto as payment options" in texts
+    first = data["conversations"][0]
+    assert [m["role"] for m in first["messages"]][:2] == ["patient", "agent"]
+    rows = [f'{first["id"]},"{c["csv"]}",pass,ana,' for c in first["criteria"]]
+    labels = _write(tmp_path / "real.csv", rows)
+    assert check_labels(labels, frames).errors == []
