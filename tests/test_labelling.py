@@ -64,6 +64,14 @@ def test_balanced_when_one_stratum_is_far_more_informative(tmp_path):
     assert set(chosen["run_id"]) == {"run-07", "run-06", "run-03", "run-05"}
 
 
+def test_stratify_by_status_uses_the_score_status(tmp_path):
+    run = labelled_run(tmp_path / "r", n=4, scenarios=("a",))
+    frames = load_folder(run)
+    frames["scores"]["status"] = ["pass", "warn", "fail", "warn"]
+    chosen = choose_conversations(frames, sample=3, stratify="status")
+    assert list(chosen["stratum"]) == ["warn", "fail", "pass"]  # run-03 (warn) is the most informative
+
+
 def test_random_sample_is_seeded_and_differs_from_the_ranked_one(tmp_path):
     frames = load_folder(labelled_run(tmp_path / "r", n=12, scenarios=("a",)))
     one = choose_conversations(frames, sample=5, random=True, seed=3)
@@ -142,6 +150,12 @@ def test_import_check_reports_every_bad_line(run, tmp_path):
     assert len(caught.value.check.errors) == 4 and not (tmp_path / "labels-dir").exists()
 
 
+def test_an_empty_export_is_refused(run, tmp_path):
+    check = check_labels(_write(tmp_path / "empty.csv", []), load_folder(run))
+    assert check.errors == [f"{tmp_path / 'empty.csv'}: no labels (a header only): label at least one criterion "
+                            "before exporting"]
+
+
 def test_import_copies_a_clean_file_and_refuses_a_clash(run, tmp_path):
     labels = _write(tmp_path / "ana.csv", ["run-01,0,pass,ana,", "run-01,1,unsure,ana,why not", "run-02,0,fail,ana,"])
     check, target = import_labels(labels, run, dest=tmp_path / "labels")
@@ -197,3 +211,10 @@ def test_from_a_real_run_the_page_holds_the_scenario_criteria_and_ranks_by_disag
     rows = [f'{first["id"]},"{c["csv"]}",pass,ana,' for c in first["criteria"]]
     labels = _write(tmp_path / "real.csv", rows)
     assert check_labels(labels, frames).errors == []
+
+
+def test_a_file_without_the_required_columns_is_one_error_on_line_1(run, tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_text("conversation,criterion,verdict\nrun-01,0,pass\n", encoding="utf-8")
+    check = check_labels(path, load_folder(run))
+    assert len(check.errors) == 1 and check.errors[0].startswith(f"{path}, line 1: missing column(s) ['label', 'rater']")

@@ -83,6 +83,9 @@ def check_labels(path: Path | str, frames: dict[str, pd.DataFrame]) -> LabelChec
         check.errors.append(f"{path}, line 1: missing column(s) {absent}; expected {list(LABEL_COLUMNS)} "
                             "(+ optional note, source)")
         return check
+    if raw.empty:
+        check.errors.append(f"{path}: no labels (a header only): label at least one criterion before exporting")
+        return check
     rubric = frames["rubric"]
     run_ids = set(rubric["run_id"].astype(str))
     with tempfile.TemporaryDirectory(prefix="convoeval-labels-") as tmp:

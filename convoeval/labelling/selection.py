@@ -105,8 +105,8 @@ def choose_conversations(
     Args:
         frames: A run's frames (``load_folder`` or ``EvalResult.frames``).
         sample: How many conversations; all of them when there are fewer.
-        stratify: A column of the runs frame (``scenario``, ``agent``, ``target``, ``type``) or of the scores frame
-            (``status``) whose values are balanced; ``None``: one stratum.
+        stratify: A column of the scores frame (``scenario``, ``agent``, ``status``: pass/warn/fail) or of the runs
+            frame (``target``, ``type``) whose values are balanced; ``None``: one stratum.
         random: A seeded random sample instead of the most informative one.
         seed: The seed of the random order (ties, or the whole order with ``random``).
 
@@ -159,7 +159,7 @@ def _short_keys(runs: pd.DataFrame) -> dict[str, str]:
 def _strata(priority: pd.DataFrame, frames: dict[str, pd.DataFrame], stratify: str | None) -> pd.Series:
     if stratify is None:
         return pd.Series("all", index=priority.index)
-    for name in ("runs", "scores"):
+    for name in ("scores", "runs"):  # scores first: its status is pass/warn/fail, the runs frame's is completed/error
         frame = frames[name]
         if stratify in frame.columns:
             values = frame.drop_duplicates("run_id").set_index(frame.drop_duplicates("run_id")["run_id"].astype(str))
@@ -169,4 +169,4 @@ def _strata(priority: pd.DataFrame, frames: dict[str, pd.DataFrame], stratify: s
 
 
 def _stratify_columns(frames: dict[str, pd.DataFrame]) -> Sequence[str]:
-    return [c for name in ("runs", "scores") for c in frames[name].columns if c != "run_id"]
+    return [c for name in ("scores", "runs") for c in frames[name].columns if c != "run_id"]
