@@ -138,16 +138,18 @@ def test_import_check_reports_every_bad_line(run, tmp_path):
         "run-01,42,fail,ana,",          # line 5: no such criterion
         "run-01,0,unsure,,",            # line 6: no rater
         "run-02,0,fail,ana,fine",
+        "billing-b/41/0,2,pass,ana,",   # the short key of run-01: fine
+        "billing-b/41/0,11,pass,ana,",  # line 9: but not this criterion
     ])
     check = check_labels(labels, load_folder(run))
-    assert [int(re.search(r"line (\d+)", e).group(1)) for e in check.errors] == [3, 4, 5, 6]
+    assert [int(re.search(r"line (\d+)", e).group(1)) for e in check.errors] == [3, 4, 5, 6, 9]
     assert "label must be pass, fail or unsure" in check.errors[0] and str(labels) in check.errors[0]
     assert "'run-99' is not in this run" in check.errors[1]
     assert "no criterion_index 42" in check.errors[2]
     assert "empty rater" in check.errors[3]
     with pytest.raises(LabelImportError) as caught:
         import_labels(labels, run, dest=tmp_path / "labels-dir")
-    assert len(caught.value.check.errors) == 4 and not (tmp_path / "labels-dir").exists()
+    assert len(caught.value.check.errors) == 5 and not (tmp_path / "labels-dir").exists()
 
 
 def test_an_empty_export_is_refused(run, tmp_path):

@@ -87,39 +87,62 @@ def check_labels(path: Path | str, frames: dict[str, pd.DataFrame]) -> LabelChec
         check.errors.append(f"{path}: no labels (a header only): label at least one criterion before exporting")
         return check
     rubric = frames["rubric"]
-    run_ids = set(rubric["run_id"].astype(str))
+    whole = _check_whole_file(path, rubric)
+    if whole is not None:  # the usual case, a clean export: one read, no per-line pass
+        check.labels, check.ratings = whole
+        return check
+    by_conversation = _rubric_by_conversation(rubric)
     with tempfile.TemporaryDirectory(prefix="convoeval-labels-") as tmp:
         for i in range(len(raw)):
-            line = i + 2
-            error = _check_line(raw.iloc[[i]], Path(tmp) / "line.csv", path, line, rubric, run_ids)
+            error = _check_line(raw.iloc[[i]], Path(tmp) / "line.csv", path, i + 2, by_conversation,
+                                rubric["run_id"].nunique())
             if error:
                 check.errors.append(error)
-    if check.errors:
-        return check
-    try:
-        check.labels = load_labels([path])  # the one-rater-once check, across the file
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # every conversation was matched above
-            check.ratings = label_ratings(check.labels, rubric)
-    except LabelError as exc:
-        check.errors.append(str(exc))
+    if not check.errors:  # every line is fine alone: what is left is across lines (one rater labelling twice)
+        try:
+            load_labels([path])
+        except LabelError as exc:
+            check.errors.append(str(exc))
     return check
 
 
-def _check_line(row: pd.DataFrame, scratch: Path, path: Path, line: int, rubric: pd.DataFrame,
-                run_ids: set[str]) -> str | None:
+def _check_whole_file(path: Path, rubric: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """``(labels, ratings)`` when the file loads against the run with no error and no unmatched conversation."""
+    try:
+        labels = load_labels([path])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ratings = label_ratings(labels, rubric)
+    except LabelError:
+        return None
+    return None if caught else (labels, ratings)
+
+
+def _rubric_by_conversation(rubric: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The rubric rows a label may name, by ``run_id`` and by ``scenario/seed/trial`` (all the runs that key has)."""
+    out: dict[str, pd.DataFrame] = {}
+    short: dict[str, list[pd.DataFrame]] = {}
+    for run_id, rows in rubric.groupby(rubric["run_id"].astype(str)):
+        out[run_id] = rows
+        first = rows.iloc[0]
+        if pd.notna(first["seed"]) and pd.notna(first["trial"]):
+            short.setdefault(f"{first['scenario']}/{int(first['seed'])}/{int(first['trial'])}", []).append(rows)
+    for key, parts in short.items():
+        out.setdefault(key, pd.concat(parts))  # several runs under one key: label_ratings names the clash
+    return out
+
+
+def _check_line(row: pd.DataFrame, scratch: Path, path: Path, line: int,
+                by_conversation: dict[str, pd.DataFrame], n_runs: int) -> str | None:
     """One line through ``read_labels`` and ``label_ratings`` (as a one-line file), its error with its real line."""
     row.to_csv(scratch, index=False)
     try:
-        one = read_labels(scratch)
+        one = read_labels(scratch).assign(file=str(path), line=line)
         conversation = str(one["conversation"].iloc[0])
-        one = one.assign(file=str(path), line=line)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            label_ratings(one, rubric)
-        if caught:
+        if conversation not in by_conversation:
             return (f"{path}, line {line}: conversation {conversation!r} is not in this run "
-                    f"({len(run_ids)} conversation(s) with a rubric)")
+                    f"({n_runs} conversation(s) with a rubric)")
+        label_ratings(one, by_conversation[conversation])
     except LabelError as exc:
         message = str(exc)
         prefix = f"{scratch}, line 2"  # read_labels names the scratch file: name the real one and line
