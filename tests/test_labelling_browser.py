@@ -162,11 +162,14 @@ def test_two_pages_keep_separate_progress(browser, page_of, tmp_path):
     assert first.inner_text(".progress .ptext") == "3 of 20 criteria labelled"
 
 
-def test_help_opens_and_closes_with_the_keyboard(page_of, tmp_path):
+def test_tools_and_help_open_with_the_keyboard(page_of, tmp_path):
     _make_page(tmp_path / "run", tmp_path / "page.html", n=1)
     page = page_of(tmp_path / "page.html")
     page.keyboard.type("ana")
     page.keyboard.press("Enter")
+    assert not page.is_visible(".tool pre")
+    page.keyboard.press("t")                 # the tools' arguments and results
+    assert '"status": "all"' in page.locator(".tool pre").first.inner_text()
     page.keyboard.press("?")
     assert page.is_visible("#help") and "next conversation" in page.inner_text("#help")
     page.keyboard.press("p")                 # shortcuts are off while help is open

@@ -145,6 +145,7 @@
      ["n or Enter", "write a note on the criterion; Enter or Esc when done"],
      ["] or →", "next conversation"], ["[ or ←", "previous conversation"],
      ["g", "next conversation with unlabelled criteria"],
+     ["t", "show or hide what the agent's tools were given and returned"],
      ["e", "export the labels as CSV"], ["?", "this help; Esc closes it"]].forEach(function (row) {
       var tr = el("tr");
       var th = el("th");
@@ -282,7 +283,8 @@
     panel.textContent = "";
     var n = doneIn(c);
     var head = el("div", "phead");
-    head.appendChild(el("h2", null, "Does each criterion hold?"));
+    head.appendChild(el("h2", null, "Conversation " + (state.conv + 1) + " of " + CONVS.length +
+      ": does each criterion hold?"));
     head.appendChild(el("span", "count", n + " of " + c.criteria.length + " labelled"));
     panel.appendChild(head);
     var how = el("p", "how");
@@ -419,6 +421,11 @@
     var note = card && card.querySelector("textarea");
     if (note) note.focus();
   }
+  function toggleTools() {
+    var all = els.chat.querySelectorAll("details.tool");
+    var open = all.length && !all[0].open;
+    for (var i = 0; i < all.length; i++) all[i].open = open;
+  }
   function toggleHelp(show) { els.help.classList.toggle("hidden", !show); }
   function askName() {
     els.ask.classList.remove("hidden");
@@ -479,6 +486,7 @@
     else if (key === "n" || key === "Enter") focusNote();
     else if (key === "Backspace" || key === "Delete") clearLabel();
     else if (key === "g") nextUnfinished();
+    else if (key === "t") toggleTools();
     else if (key === "e") exportCsv();
     else if (key === "?") toggleHelp(true);
     else handled = false;
