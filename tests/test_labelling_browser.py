@@ -23,6 +23,8 @@ from convoeval.labelling import (
 )
 from tests.label_support import XSS, labelled_run
 
+pytestmark = pytest.mark.browser
+
 CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
 
 
