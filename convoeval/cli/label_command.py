@@ -10,6 +10,8 @@ from typing import Any
 from convoeval.cli._base import UsageError, _int, command
 
 _IMPORT = "import"
+# convoeval.labelling is imported in the handlers, as the other commands' packages are: it loads pandas and the
+# pipeline's frames (about as long again as the whole CLI's start-up), which `convoeval --help` should not pay for.
 
 
 def _add_label_parser(sub: Any) -> None:
