@@ -14,10 +14,28 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
+from convoeval.plugins import PluginError
 from convoeval.scenarios.agent_registry import agent_names
+from convoeval.scenarios.assertion_kinds import (
+    ASSERTION_GROUP,
+    assertion_keys,
+    assertion_kind,
+    load_all_plugins,
+    values_model,
+)
 from convoeval.scenarios.errors import _shown
 
 LOCALES = ("pt-BR", "en", "es")
@@ -178,27 +196,59 @@ class Fixtures(StrictModel):
 
 
 class Assertions(StrictModel):
-    """What the database must show after the run. Each key is checked by ``convoeval.store.assertions``.
+    """What the database must show after the run: one value per registered assertion key.
 
-    Unset keys are not checked. An unknown key is a validation error.
+    The keys are those of ``convoeval.scenarios.assertion_kinds`` (the clinic keys, ``sql``, and any key a plugin
+    registers through the ``convoeval.assertions`` entry point), each value validated against its kind's type when
+    the scenario loads. Unset keys are not checked. An unknown key is a validation error naming the field.
     """
 
-    payment_link_created: bool | None = None
-    payment_method: PaymentMethod | None = None
-    invoice_status: InvoiceStatus | None = None
-    appointment_created: bool | None = None
-    appointment_confirmed: bool | None = None
-    appointment_cancelled: bool | None = None
-    appointment_rescheduled: bool | None = None
-    nps_score_recorded: bool | None = None
-    nps_score: Annotated[StrictInt, Field(ge=0, le=10)] | None = None
-    escalated_to_human: bool | None = None
-    tools_called: list[NonEmptyStr] | None = None
-    tools_not_called: list[NonEmptyStr] | None = None
+    model_config = ConfigDict(extra="allow")
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _registered_keys(cls, data: Any, handler: Any) -> Any:
+        if isinstance(data, Assertions) or not isinstance(data, dict):
+            return handler(data)
+        unknown = [_unknown_key(key, value) for key, value in data.items() if not _is_known(key)]
+        if any(unknown):
+            raise ValidationError.from_exception_data("Assertions", [u for u in unknown if u])
+        values = values_model().model_validate(data)
+        # Kept in registration order (the clinic keys first), the order results are reported in.
+        return handler({k: getattr(values, k) for k in type(values).model_fields if getattr(values, k) is not None})
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
+        # The schema editors see lists every registered key with its type (extra="allow" alone would say "anything").
+        return handler(values_model().__pydantic_core_schema__)
+
+    def checks(self) -> dict[str, Any]:
+        """The assertions this scenario sets as validated values (``sql`` as ``SqlCheck`` models), in key order."""
+        return dict(self.__pydantic_extra__ or {})
 
     def active(self) -> dict[str, Any]:
-        """The assertions this scenario actually sets, in declaration order."""
-        return {k: v for k, v in self.model_dump().items() if v is not None}
+        """The assertions this scenario actually sets as plain YAML values, in registration order."""
+        return {k: v for k, v in self.model_dump(exclude_unset=True).items() if v is not None}
+
+
+def _is_known(key: Any) -> bool:
+    try:
+        return isinstance(key, str) and assertion_kind(key) is not None
+    except PluginError:
+        return False
+
+
+def _unknown_key(key: Any, value: Any) -> Any:
+    """The pydantic error line for an assertion key no one registered, or whose plugin cannot be loaded."""
+    try:
+        assertion_kind(key) if isinstance(key, str) else None
+    except PluginError as exc:
+        message = f"the plugin for this assertion cannot be used: {exc}"
+    else:
+        message = (f"unknown field: no assertion {_shown(key)} is registered; known: {', '.join(assertion_keys())} "
+                   f"(a package adds keys through the {ASSERTION_GROUP} entry point)")
+    return {"type": PydanticCustomError("unknown_assertion", message.replace("{", "{{").replace("}", "}}")),
+            "loc": (str(key),), "input": value}
 
 
 # ── Rubric ──
@@ -216,8 +266,9 @@ class RubricCriterion(StrictModel):
     @field_validator("assertion")
     @classmethod
     def _known_assertion(cls, value: str | None) -> str | None:
-        if value is not None and value not in Assertions.model_fields:
-            raise ValueError(f"unknown assertion {_shown(value)}; expected one of {', '.join(Assertions.model_fields)}")
+        if value is not None and not (value.startswith("sql.") or _is_known(value)):
+            raise ValueError(f"unknown assertion {_shown(value)}; expected one of {', '.join(assertion_keys())} "
+                             "or sql.<name>")
         return value
 
 
@@ -315,7 +366,14 @@ def scenario_type(scenario: Scenario) -> ScenarioType:
 
 
 def json_schema() -> dict[str, Any]:
-    """The JSON Schema of a scenario file (either type), for editors' YAML autocompletion."""
+    """The JSON Schema of a scenario file (either type), for editors' YAML autocompletion.
+
+    ``assertions`` lists every registered key, including those of installed plugins (loaded here).
+
+    Raises:
+        PluginError: a ``convoeval.assertions`` entry point cannot be loaded.
+    """
+    load_all_plugins()
     schema = TypeAdapter(Annotated[ConversationalScenario | ScriptedScenario, Field()]).json_schema()
     # A criterion may be written as a plain string (the short form) or as {text, assertion}.
     rubric = schema["$defs"]["ConversationalScenario"]["properties"]["rubric"]

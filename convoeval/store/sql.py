@@ -27,6 +27,8 @@ from convoeval.store import schema
 from convoeval.store.base import TABLES, Row, Store, StoreError
 
 BUSY_TIMEOUT_S = 30
+#: How long a ``sql:`` assertion's query may run on Postgres before the database stops it.
+QUERY_TIMEOUT_MS = 5000
 _PG_SCHEMES = ("postgresql", "postgres")
 _READONLY = "convoeval_readonly"
 
@@ -192,6 +194,29 @@ class SqlStore(Store):
         statement, params = self._delete_statement(table, where)
         with self._errors(f"delete from {table}"), self._conn(write=True) as conn:
             return conn.execute(statement, params).rowcount
+
+    sql_refusal = None
+
+    def query(self, sql: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """Run a ``sql:`` assertion's query with ``params`` bound; the rows as tuples.
+
+        The scenario loader has parsed the query and refused any write; here the database refuses one too: SQLite
+        runs it with ``PRAGMA query_only`` on, Postgres in a ``READ ONLY`` transaction with a statement timeout.
+        """
+        statement = sa.text(sql)
+        with self._errors("run a sql: assertion's query"), self._conn(write=False) as conn:
+            if self.backend == "postgres":
+                # Only in a transaction of its own: inside the caller's, writes may already have run (and a LOCAL
+                # setting would outlive the query).
+                if self._tx.get() is None:
+                    conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+                    conn.exec_driver_sql(f"SET LOCAL statement_timeout = {QUERY_TIMEOUT_MS}")
+                return [tuple(row) for row in conn.execute(statement, dict(params))]
+            conn.exec_driver_sql("PRAGMA query_only = ON")
+            try:
+                return [tuple(row) for row in conn.execute(statement, dict(params))]
+            finally:
+                conn.exec_driver_sql("PRAGMA query_only = OFF")
 
     def close(self) -> None:
         self._engine.dispose()
