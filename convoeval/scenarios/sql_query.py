@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from typing import Annotated, Any, Literal
 
 import sqlglot
@@ -71,7 +72,9 @@ def _parse(query: str) -> exp.Expression:
     try:
         parsed = [s for s in sqlglot.parse(query, read="postgres") if s is not None]
     except SqlglotError as exc:
-        raise ValueError(f"the query cannot be parsed: {' '.join(str(exc).split())[:200]}") from None
+        # sqlglot underlines the token with terminal escapes: keep the words only.
+        words = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).split())
+        raise ValueError(f"the query cannot be parsed: {words[:200]}") from None
     finally:
         sqlglot_log.setLevel(level)
     if len(parsed) != 1:
