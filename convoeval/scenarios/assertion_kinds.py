@@ -21,11 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+from pydantic_core import PydanticCustomError
 
 from convoeval.plugins import PluginError, plugin_for, plugin_names
+from convoeval.scenarios.errors import _shown
 
-__all__ = ["ASSERTION_GROUP", "AssertionKind", "assertion_keys", "assertion_kind", "register_assertion",
+__all__ = ["ASSERTION_GROUP", "AssertionKind", "Assertions", "assertion_keys", "assertion_kind", "is_assertion_key", "register_assertion",
            "values_model"]
 
 ASSERTION_GROUP = "convoeval.assertions"
@@ -137,3 +139,60 @@ def values_model() -> type[BaseModel]:
 
 _DOC = ("What the database must show after the run. Unset keys are not checked; an unknown key is an error. "
         "Packages add keys through the convoeval.assertions entry point.")
+
+
+class Assertions(BaseModel):
+    """What the database must show after the run: one value per registered assertion key.
+
+    The keys are those of ``convoeval.scenarios.assertion_kinds`` (the clinic keys, ``sql``, and any key a plugin
+    registers through the ``convoeval.assertions`` entry point), each value validated against its kind's type when
+    the scenario loads. Unset keys are not checked. An unknown key is a validation error naming the field.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _registered_keys(cls, data: Any, handler: Any) -> Any:
+        if isinstance(data, Assertions) or not isinstance(data, dict):
+            return handler(data)
+        unknown = [_unknown_key(key, value) for key, value in data.items() if not is_assertion_key(key)]
+        if unknown:
+            raise ValidationError.from_exception_data("Assertions", unknown)
+        values = values_model().model_validate(data)
+        # Kept in registration order (the clinic keys first), the order results are reported in.
+        return handler({k: getattr(values, k) for k in type(values).model_fields if getattr(values, k) is not None})
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
+        # The schema editors see lists every registered key with its type (extra="allow" alone would say "anything").
+        return handler(values_model().__pydantic_core_schema__)
+
+    def checks(self) -> dict[str, Any]:
+        """The assertions this scenario sets as validated values (``sql`` as ``SqlCheck`` models), in key order."""
+        return dict(self.__pydantic_extra__ or {})
+
+    def active(self) -> dict[str, Any]:
+        """The assertions this scenario actually sets as plain YAML values, in registration order."""
+        return {k: v for k, v in self.model_dump(exclude_unset=True).items() if v is not None}
+
+
+def is_assertion_key(key: Any) -> bool:
+    """Whether ``key`` is registered or declared by a loadable plugin (a broken plugin's key is not)."""
+    try:
+        return isinstance(key, str) and assertion_kind(key) is not None
+    except PluginError:
+        return False
+
+
+def _unknown_key(key: Any, value: Any) -> Any:
+    """The pydantic error line for an assertion key no one registered, or whose plugin cannot be loaded."""
+    try:
+        assertion_kind(key) if isinstance(key, str) else None
+    except PluginError as exc:
+        message = f"the plugin for this assertion cannot be used: {exc}"
+    else:
+        message = (f"unknown field: no assertion {_shown(key)} is registered; known: {', '.join(assertion_keys())} "
+                   f"(a package adds keys through the {ASSERTION_GROUP} entry point)")
+    return {"type": PydanticCustomError("unknown_assertion", message.replace("{", "{{").replace("}", "}}")),
+            "loc": (str(key),), "input": value}

@@ -14,28 +14,11 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictInt,
-    TypeAdapter,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, field_validator
 from pydantic_core import PydanticCustomError
 
-from convoeval.plugins import PluginError
 from convoeval.scenarios.agent_registry import agent_names
-from convoeval.scenarios.assertion_kinds import (
-    ASSERTION_GROUP,
-    assertion_keys,
-    assertion_kind,
-    load_all_plugins,
-    values_model,
-)
+from convoeval.scenarios.assertion_kinds import Assertions, assertion_keys, is_assertion_key, load_all_plugins
 from convoeval.scenarios.errors import _shown
 
 LOCALES = ("pt-BR", "en", "es")
@@ -192,63 +175,7 @@ class Fixtures(StrictModel):
     )
 
 
-# ── Assertions: database queries after the conversation ──
-
-
-class Assertions(StrictModel):
-    """What the database must show after the run: one value per registered assertion key.
-
-    The keys are those of ``convoeval.scenarios.assertion_kinds`` (the clinic keys, ``sql``, and any key a plugin
-    registers through the ``convoeval.assertions`` entry point), each value validated against its kind's type when
-    the scenario loads. Unset keys are not checked. An unknown key is a validation error naming the field.
-    """
-
-    model_config = ConfigDict(extra="allow")
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _registered_keys(cls, data: Any, handler: Any) -> Any:
-        if isinstance(data, Assertions) or not isinstance(data, dict):
-            return handler(data)
-        unknown = [_unknown_key(key, value) for key, value in data.items() if not _is_known(key)]
-        if any(unknown):
-            raise ValidationError.from_exception_data("Assertions", [u for u in unknown if u])
-        values = values_model().model_validate(data)
-        # Kept in registration order (the clinic keys first), the order results are reported in.
-        return handler({k: getattr(values, k) for k in type(values).model_fields if getattr(values, k) is not None})
-
-    @classmethod
-    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
-        # The schema editors see lists every registered key with its type (extra="allow" alone would say "anything").
-        return handler(values_model().__pydantic_core_schema__)
-
-    def checks(self) -> dict[str, Any]:
-        """The assertions this scenario sets as validated values (``sql`` as ``SqlCheck`` models), in key order."""
-        return dict(self.__pydantic_extra__ or {})
-
-    def active(self) -> dict[str, Any]:
-        """The assertions this scenario actually sets as plain YAML values, in registration order."""
-        return {k: v for k, v in self.model_dump(exclude_unset=True).items() if v is not None}
-
-
-def _is_known(key: Any) -> bool:
-    try:
-        return isinstance(key, str) and assertion_kind(key) is not None
-    except PluginError:
-        return False
-
-
-def _unknown_key(key: Any, value: Any) -> Any:
-    """The pydantic error line for an assertion key no one registered, or whose plugin cannot be loaded."""
-    try:
-        assertion_kind(key) if isinstance(key, str) else None
-    except PluginError as exc:
-        message = f"the plugin for this assertion cannot be used: {exc}"
-    else:
-        message = (f"unknown field: no assertion {_shown(key)} is registered; known: {', '.join(assertion_keys())} "
-                   f"(a package adds keys through the {ASSERTION_GROUP} entry point)")
-    return {"type": PydanticCustomError("unknown_assertion", message.replace("{", "{{").replace("}", "}}")),
-            "loc": (str(key),), "input": value}
+# ── Assertions: database queries after the conversation (``Assertions``, in assertion_kinds.py: one registry) ──
 
 
 # ── Rubric ──
@@ -266,7 +193,7 @@ class RubricCriterion(StrictModel):
     @field_validator("assertion")
     @classmethod
     def _known_assertion(cls, value: str | None) -> str | None:
-        if value is not None and not (value.startswith("sql.") or _is_known(value)):
+        if value is not None and not (value.startswith("sql.") or is_assertion_key(value)):
             raise ValueError(f"unknown assertion {_shown(value)}; expected one of {', '.join(assertion_keys())} "
                              "or sql.<name>")
         return value

@@ -196,10 +196,12 @@ def _check(store: Store, seeded: SeededRun, key: str, expected: Any, plain: Any)
         passed, detail = JUDGES.get(key, _equal)(key, plain, actual)
     elif kind is not None and kind.read is not None:
         actual = kind.read(store, seeded, expected)
-        passed, detail = kind.judge(expected, actual) if kind.judge else _equal(key, plain, actual)
-        if not isinstance(passed, bool) or not isinstance(detail, str):
-            raise TypeError(f"assertion {key!r}: judge must return (passed: bool, detail: str), "
-                            f"got ({type(passed).__name__}, {type(detail).__name__})")
+        verdict = kind.judge(expected, actual) if kind.judge else _equal(key, plain, actual)
+        # A plugin's judge that returns anything else is an error, never read as a pass.
+        if not (isinstance(verdict, tuple) and len(verdict) == 2 and isinstance(verdict[0], bool)
+                and isinstance(verdict[1], str)):
+            raise TypeError(f"assertion {key!r}: judge must return (passed: bool, detail: str), got {verdict!r:.80}")
+        passed, detail = verdict
     else:
         raise LookupError(f"assertion {key!r} is registered but has no checker: give its AssertionKind a read "
                           "function (or register one with convoeval.store.assertions.checker)")
