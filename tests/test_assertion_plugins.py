@@ -27,7 +27,7 @@ from convoeval.scenarios import (
     load_scenarios,
 )
 from convoeval.scenarios import assertion_kinds as kinds
-from convoeval.store import SeededRun, check_assertions
+from convoeval.store import SeededRun, check_assertions, open_store
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -200,13 +200,14 @@ def test_the_json_schema_refuses_a_broken_plugin_by_name(tmp_path, monkeypatch):
 def test_plugin_checkers_fail_then_pass_and_report_like_clinic_keys(shop):
     seeded = SeededRun(run_id="run-1", clinic_id="c", patient_id="p")
     wanted = {"order": {"status": "placed", "min_total_cents": 1000}, "order_count": 1}
-    before = check_assertions(None, wanted, seeded)  # these checkers never touch convoeval's store
+    store = open_store("sqlite:///:memory:")  # these checkers read the shop's database, not convoeval's store
+    before = check_assertions(store, wanted, seeded)
     assert [(r.key, r.passed, r.actual) for r in before] == [("order", False, None), ("order_count", False, 0)]
     assert before[0].detail == "order: expected an order, the run placed none"
     assert before[1].detail == "order_count: expected 1, got 0"
     _order(shop, "run-2", "placed", 5000)  # another run's order
     _order(shop, "run-1", "placed", 2500)
-    after = check_assertions(None, Assertions.model_validate(wanted), seeded)
+    after = check_assertions(store, Assertions.model_validate(wanted), seeded)
     assert [(r.key, r.passed) for r in after] == [("order", True), ("order_count", True)]
     assert after[0].expected == {"status": "placed", "min_total_cents": 1000}  # plain data for the result frames
     assert after[0].detail == "order: placed, 2500 cents, as expected"
@@ -214,10 +215,11 @@ def test_plugin_checkers_fail_then_pass_and_report_like_clinic_keys(shop):
 
 def test_a_plugin_kind_without_a_checker_or_with_a_bad_judge_is_an_error_not_a_pass(shop):
     seeded = SeededRun(run_id="run-1", clinic_id="c", patient_id="p")
+    store = open_store("sqlite:///:memory:")
     with pytest.raises(LookupError, match="'no_read' is registered but has no checker"):
-        check_assertions(None, {"no_read": True}, seeded)
+        check_assertions(store, {"no_read": True}, seeded)
     with pytest.raises(TypeError, match=r"'bad_judge': judge must return \(passed: bool, detail: str\)"):
-        check_assertions(None, {"bad_judge": True}, seeded)
+        check_assertions(store, {"bad_judge": True}, seeded)
 
 
 def test_a_key_registered_in_code_wins_over_an_entry_point(shop, tmp_path):

@@ -158,3 +158,24 @@ def test_invoice_status_without_seeded_invoices_is_none(store: Store, run_ids: l
     run_ids.append(seeded.run_id)
     [result] = check_assertions(store, {"invoice_status": "pending"}, seeded)
     assert (result.actual, result.passed, result.detail) == (None, False, "invoice_status: expected pending, got nothing")
+
+
+def test_every_clinic_key_in_one_snapshot_sends_each_distinct_read_once(store: Store, run_ids: list[str],
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    seeded = seed_run(store, clinic_scenario())
+    run_ids.append(seeded.run_id)
+    _tools(store, seeded)
+    sent: list[tuple[str, tuple, str | None]] = []
+    original = type(store).select
+
+    def spy(self, table, where=None, *, order_by=None):
+        sent.append((table, tuple(sorted((where or {}).items())), order_by))
+        return original(self, table, where, order_by=order_by)
+
+    monkeypatch.setattr(type(store), "select", spy)
+    every = {c.key: c.expected for c in CASES} | {"tools_not_called": ["handoff_to_human"]}
+    results = check_assertions(store, every, seeded)
+    assert len(results) == 12
+    assert len(sent) == len(set(sent)), sent  # the four appointment keys and both tool keys share their reads
+    assert sorted({table for table, *_ in sent}) == ["appointments", "conversations", "handoffs", "invoices",
+                                                     "messages", "nps_responses", "payment_links"]

@@ -100,6 +100,11 @@ class Store(abc.ABC):
         operation on its own (the default here), so callers still clean up after a failure."""
         return contextlib.nullcontext()
 
+    def snapshot(self) -> contextlib.AbstractContextManager[None]:
+        """A block of reads that see one consistent state, where the backend offers it (SQL stores: one read-only
+        transaction); elsewhere each read runs on its own (the default here)."""
+        return contextlib.nullcontext()
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""
 
