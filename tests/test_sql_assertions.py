@@ -6,12 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 import respx
 from store_support import clinic_scenario, run_ids, store, store_url  # noqa: F401 - fixtures
 
 from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.scenarios import Assertions, ScenarioError, load_scenario_file, load_scenarios, parse_scenario
+from convoeval.stats.truth import truth_ratings
 from convoeval.store import Store, StoreError, check_assertions, open_store, seed_run
 from convoeval.store.sql_assertions import require_sql
 from convoeval.store.supabase import SupabaseStore
@@ -228,3 +230,31 @@ async def test_sql_results_reach_the_assertions_frame(store_url) -> None:
     assert rows[3]["message"] == "sql.two_links: expected == 2, got 1"
     score = result.score.iloc[0]
     assert (score["status"], score["assertion_failures"]) == ("fail", 1)
+
+
+# ── judge agreement: a rubric criterion may name a sql: assertion as its database truth ──
+
+
+def _conversational(rubric: list, sql: dict) -> dict[str, Any]:
+    return {"type": "conversational", "id": "sql-truth", "agent": "billing", "description": "d",
+            "persona": {"name": "Ana", "phone": "11987650099"}, "goal": "pay", "rubric": rubric,
+            "assertions": {"sql": sql}}
+
+
+def test_a_criterion_names_a_sql_assertion_of_its_own_scenario():
+    sql = {"one_pix_link": {"query": f"SELECT count(*) FROM payment_links {PICK}", "expect": 1}}
+    sc = parse_scenario(_conversational([{"text": "One Pix link", "assertion": "sql.one_pix_link"}], sql))
+    assert sc.rubric[0].assertion == "sql.one_pix_link"
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(_conversational(["ok", {"text": "Two links", "assertion": "sql.two_links"}], sql), "f.yaml")
+    assert caught.value.one_line() == ("f.yaml: rubric[1].assertion: no sql: assertion named 'two_links' in this "
+                                       "scenario's assertions; it has one_pix_link")
+
+
+def test_sql_results_are_database_truth_for_the_criteria_that_name_them():
+    rubric = pd.DataFrame([{"run_id": "r1", "scenario": "s", "seed": 1, "trial": 1, "criterion": "One Pix link",
+                            "assertion": "sql.one_pix_link", "passed": True}])
+    assertions = pd.DataFrame([{"run_id": "r1", "scenario": "s", "assertion": "sql.one_pix_link", "passed": False},
+                               {"run_id": "r1", "scenario": "s", "assertion": "payment_link_created", "passed": True}])
+    [truth] = truth_ratings(rubric, assertions).to_dict("records")
+    assert (truth["criterion"], truth["rater"], bool(truth["passed"])) == ("One Pix link", "database", False)

@@ -14,7 +14,17 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from convoeval.scenarios.agent_registry import agent_names
@@ -199,6 +209,11 @@ class RubricCriterion(StrictModel):
         return value
 
 
+def _braced(text: str) -> str:
+    """``text`` as a pydantic message template (its braces doubled)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 def _criterion(value: Any) -> Any:
     return {"text": value} if isinstance(value, str) else value
 
@@ -229,6 +244,20 @@ class ConversationalScenario(_ScenarioHeader):
     @classmethod
     def _expand_shorthand(cls, value: Any) -> Any:
         return [_criterion(v) for v in value] if isinstance(value, list) else value
+
+    @model_validator(mode="after")
+    def _sql_criteria_name_their_query(self) -> ConversationalScenario:
+        # "sql.<name>" can only be checked against this file's own sql: names, which the criterion cannot see.
+        names = self.assertions.checks().get("sql") or {}
+        bad = [{"type": PydanticCustomError("unknown_assertion", _braced(
+                    f"no sql: assertion named {c.assertion[4:]!r} in this scenario's assertions; it has "
+                    f"{', '.join(names) or 'none'}")),
+                "loc": ("rubric", i, "assertion"), "input": c.assertion}
+               for i, c in enumerate(self.rubric) if c.assertion and c.assertion.startswith("sql.")
+               and c.assertion[4:] not in names]
+        if bad:
+            raise ValidationError.from_exception_data(type(self).__name__, bad)
+        return self
 
     @property
     def criteria(self) -> list[str]:
