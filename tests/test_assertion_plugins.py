@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from convoeval import plugins
 from convoeval.scenarios import (
@@ -247,3 +248,15 @@ def test_an_invalid_kind_is_refused_when_it_is_made():
         kinds.AssertionKind("order_total", int, read=42)
     with pytest.raises(TypeError, match="takes an AssertionKind"):
         kinds.register_assertion({"key": "x"})
+
+
+def test_a_key_declared_as_a_field_validates_and_is_checked_like_a_registered_one():
+    class WithSteps(Assertions):
+        steps: list[str] | None = None
+
+    typed = WithSteps.model_validate({"steps": ["a", "b"], "nps_score": 9})
+    assert typed.checks() == {"steps": ["a", "b"], "nps_score": 9}
+    assert typed.active() == {"steps": ["a", "b"], "nps_score": 9}
+    with pytest.raises(ValidationError, match=r"steps\n  Input should be a valid list"):
+        WithSteps.model_validate({"steps": "a"})
+    assert "steps" in WithSteps.model_json_schema()["properties"]

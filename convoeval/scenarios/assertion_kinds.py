@@ -125,15 +125,19 @@ def load_all_plugins() -> None:
 
 
 @functools.cache
-def values_model() -> type[BaseModel]:
-    """A strict pydantic model with one optional field per registered key (rebuilt when the registry changes).
+def values_model(owner: type[BaseModel] | None = None) -> type[BaseModel]:
+    """A strict pydantic model with one optional field per registered key (rebuilt when the registry changes), and
+    the fields ``owner`` (default ``Assertions``) declares itself.
 
     Scenario files are validated with it, and the JSON Schema of ``assertions:`` is its schema.
     """
-    fields: dict[str, Any] = {
+    # Fields declared on Assertions itself (none today) validate like registered keys, so either way of adding a
+    # key works.
+    fields: dict[str, Any] = {name: (info.annotation, info) for name, info in (owner or Assertions).model_fields.items()}
+    fields.update({
         kind.key: (kind.value | None, Field(default=None, description=kind.description or None))
         for kind in _KINDS.values()
-    }
+    })
     return create_model("Assertions", __config__=ConfigDict(extra="forbid"), __doc__=_DOC, **fields)
 
 
@@ -156,21 +160,23 @@ class Assertions(BaseModel):
     def _registered_keys(cls, data: Any, handler: Any) -> Any:
         if isinstance(data, Assertions) or not isinstance(data, dict):
             return handler(data)
-        unknown = [_unknown_key(key, value) for key, value in data.items() if not is_assertion_key(key)]
+        unknown = [_unknown_key(key, value) for key, value in data.items()
+                   if key not in cls.model_fields and not is_assertion_key(key)]
         if unknown:
             raise ValidationError.from_exception_data("Assertions", unknown)
-        values = values_model().model_validate(data)
+        values = values_model(cls).model_validate(data)
         # Kept in registration order (the clinic keys first), the order results are reported in.
         return handler({k: getattr(values, k) for k in type(values).model_fields if getattr(values, k) is not None})
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
         # The schema editors see lists every registered key with its type (extra="allow" alone would say "anything").
-        return handler(values_model().__pydantic_core_schema__)
+        return handler(values_model(cls).__pydantic_core_schema__)
 
     def checks(self) -> dict[str, Any]:
         """The assertions this scenario sets as validated values (``sql`` as ``SqlCheck`` models), in key order."""
-        return dict(self.__pydantic_extra__ or {})
+        declared = {k: v for k in type(self).model_fields if (v := getattr(self, k)) is not None}
+        return {**declared, **(self.__pydantic_extra__ or {})}
 
     def active(self) -> dict[str, Any]:
         """The assertions this scenario actually sets as plain YAML values, in registration order."""
