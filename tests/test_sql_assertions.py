@@ -258,3 +258,18 @@ def test_sql_results_are_database_truth_for_the_criteria_that_name_them():
                                {"run_id": "r1", "scenario": "s", "assertion": "payment_link_created", "passed": True}])
     [truth] = truth_ratings(rubric, assertions).to_dict("records")
     assert (truth["criterion"], truth["rater"], bool(truth["passed"])) == ("One Pix link", "database", False)
+
+
+def test_a_snapshot_sees_one_state_and_on_postgres_refuses_writes(store: Store, run_ids: list[str]) -> None:
+    seeded = seed_run(store, clinic_scenario())
+    run_ids.append(seeded.run_id)
+    row = {"run_id": seeded.run_id, "clinic_id": seeded.clinic_id, "patient_id": seeded.patient_id,
+           "reason": "r", "created_at": "2026-03-01T10:00:00Z"}
+    count = f"SELECT count(*) FROM handoffs {PICK}"
+    with store.snapshot():
+        assert store.query(count, {"run_id": seeded.run_id}) == [(0,)]
+        if store.backend == "postgres":
+            with pytest.raises(StoreError, match="read-only transaction"):
+                store.insert("handoffs", row)
+    store.insert("handoffs", row)  # after the snapshot, writes work again
+    assert store.query(count, {"run_id": seeded.run_id}) == [(1,)]

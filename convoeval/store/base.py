@@ -84,7 +84,7 @@ class Store(abc.ABC):
         """Delete rows matching ``where`` (which must not be empty); returns the number deleted."""
 
     def query(self, sql: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
-        """Run one read-only query (a ``sql:`` assertion's, already checked by ``convoeval.scenarios.sql_query``)
+        """Run one read-only query (a ``sql:`` assertion's, already checked by ``convoeval.scenarios.sql_check``)
         with ``params`` bound by name (``:run_id``); returns its rows as tuples.
 
         A backend without SQL access refuses (the default here): say why in the ``StoreError``, and set
