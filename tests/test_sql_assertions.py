@@ -59,6 +59,7 @@ REFUSED = [
     ("SELECT count(*) FROM invoices WHERE run_id = :scenario", "unknown parameter :scenario"),
     ("SELECT count(*) FROM invoices WHERE run_id = ?", "positional parameters (?)"),
     ("SELECT count(*) FROM invoices WHERE run_id = $1", "positional parameters ($1)"),
+    ("SELECT " + "(" * 3000 + "1" + ")" * 3000 + " FROM runs WHERE run_id = :run_id", "nested too deeply to check"),
     ("SELEKT 1", "cannot be parsed: Invalid expression / Unexpected token. Line 1, Col: 8. SELEKT 1"),
 ]
 

@@ -46,6 +46,15 @@ def check_query(query: str) -> str:
     Raises:
         ValueError: one sentence saying what is refused (a write, an unknown table or column, a parameter …).
     """
+    try:
+        return _check(query)
+    except RecursionError:  # sqlglot parses and qualifies recursively: a query nested thousands deep
+        raise ValueError("the query is nested too deeply to check") from None
+    except SqlglotError as exc:  # any other complaint of sqlglot's is still this file's error, never a traceback
+        raise ValueError(f"the query cannot be checked: {_words(exc)}") from None
+
+
+def _check(query: str) -> str:
     statement = _parse(query)
     for node in statement.walk():
         if isinstance(node, _FORBIDDEN):
@@ -67,9 +76,7 @@ def _parse(query: str) -> exp.Expression:
     try:
         parsed = [s for s in sqlglot.parse(query, read="postgres") if s is not None]
     except SqlglotError as exc:
-        # sqlglot underlines the token with terminal escapes: keep the words only.
-        words = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).split())
-        raise ValueError(f"the query cannot be parsed: {words[:200]}") from None
+        raise ValueError(f"the query cannot be parsed: {_words(exc)}") from None
     finally:
         sqlglot_log.setLevel(level)
     if len(parsed) != 1:
@@ -78,6 +85,11 @@ def _parse(query: str) -> exp.Expression:
     if not isinstance(statement, exp.Query):
         raise ValueError(f"the query must only read, but it is {_what(statement)}: sql: assertions are read-only")
     return statement
+
+
+def _words(exc: Exception) -> str:
+    # sqlglot underlines the token with terminal escapes: keep the words only.
+    return " ".join(re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).split())[:200]
 
 
 def _what(node: exp.Expression) -> str:
