@@ -10,13 +10,15 @@ import pydantic
 import pytest
 from store_support import billing_scenario, clinic_scenario, run_ids, store, store_url  # noqa: F401 - fixtures
 
-from convoeval.scenarios import Assertions
+from convoeval.scenarios import CLINIC_KEYS, Assertions, assertion_keys, assertion_kind
 from convoeval.store import SeededRun, Store, check_assertions, ensure_conversation, record_message, seed_run
 from convoeval.store.assertions import CHECKERS
 
 
-def test_one_checker_per_assertion_field() -> None:
-    assert set(CHECKERS) == set(Assertions.model_fields)
+def test_one_checker_per_clinic_key() -> None:
+    assert set(CHECKERS) == set(CLINIC_KEYS)
+    # Every key convoeval registers has a checker: the clinic keys' readers, and sql's runner.
+    assert set(assertion_keys(plugins=False)) == set(CLINIC_KEYS) | {"sql"}
 
 
 def _scoped(seeded: SeededRun, **row: Any) -> dict[str, Any]:
@@ -89,7 +91,7 @@ CASES = [
 
 
 def test_cases_cover_every_assertion_key() -> None:
-    assert {c.key for c in CASES} | {"tools_not_called"} == set(Assertions.model_fields)
+    assert {c.key for c in CASES} | {"tools_not_called"} == set(CLINIC_KEYS)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.key)
@@ -119,7 +121,8 @@ def test_tools_not_called_passes_then_fails(store: Store, run_ids: list[str]) ->
 def test_false_expectations_pass_on_a_quiet_run(store: Store, run_ids: list[str]) -> None:
     seeded = seed_run(store, clinic_scenario())
     run_ids.append(seeded.run_id)
-    quiet = {k: False for k, f in Assertions.model_fields.items() if f.annotation == (bool | None)}
+    quiet = {k: False for k in CLINIC_KEYS if assertion_kind(k).value is bool}
+    assert len(quiet) == 7
     results = check_assertions(store, quiet, seeded)
     assert [r.key for r in results] == list(quiet) and all(r.passed for r in results)
 
@@ -155,3 +158,24 @@ def test_invoice_status_without_seeded_invoices_is_none(store: Store, run_ids: l
     run_ids.append(seeded.run_id)
     [result] = check_assertions(store, {"invoice_status": "pending"}, seeded)
     assert (result.actual, result.passed, result.detail) == (None, False, "invoice_status: expected pending, got nothing")
+
+
+def test_every_clinic_key_in_one_snapshot_sends_each_distinct_read_once(store: Store, run_ids: list[str],
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    seeded = seed_run(store, clinic_scenario())
+    run_ids.append(seeded.run_id)
+    _tools(store, seeded)
+    sent: list[tuple[str, tuple, str | None]] = []
+    original = type(store).select
+
+    def spy(self, table, where=None, *, order_by=None):
+        sent.append((table, tuple(sorted((where or {}).items())), order_by))
+        return original(self, table, where, order_by=order_by)
+
+    monkeypatch.setattr(type(store), "select", spy)
+    every = {c.key: c.expected for c in CASES} | {"tools_not_called": ["handoff_to_human"]}
+    results = check_assertions(store, every, seeded)
+    assert len(results) == 12
+    assert len(sent) == len(set(sent)), sent  # the four appointment keys and both tool keys share their reads
+    assert sorted({table for table, *_ in sent}) == ["appointments", "conversations", "handoffs", "invoices",
+                                                     "messages", "nps_responses", "payment_links"]

@@ -10,6 +10,7 @@ import uuid
 import pytest
 from store_support import PG_URL, require_postgres, run_ids, store, store_url  # noqa: F401 - pytest fixtures
 
+from convoeval.sql_schema import column_types
 from convoeval.store import TABLES, Store, StoreError, open_store
 from convoeval.store import schema as ref_schema
 from convoeval.store.sql import SqlStore, normalize_url
@@ -28,8 +29,8 @@ def _clinic(store: Store, run_id: str) -> str:
 
 
 def test_postgres_migration_has_the_sqlite_columns_in_the_same_order() -> None:
-    sqlite_cols = {t: tuple(c) for t, c in ref_schema._column_types("sqlite").items()}
-    postgres_cols = {t: tuple(c) for t, c in ref_schema._column_types("postgres").items()}
+    sqlite_cols = {t: tuple(c) for t, c in column_types("sqlite").items()}
+    postgres_cols = {t: tuple(c) for t, c in column_types("postgres").items()}
     assert postgres_cols == sqlite_cols
     assert list(sqlite_cols) == list(TABLES)
 

@@ -42,6 +42,7 @@ from convoeval.store.fixtures import (
     new_run_id,
     seed_run,
 )
+from convoeval.store.sql_assertions import require_sql
 
 
 async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 1,
@@ -95,6 +96,7 @@ async def _arun_attempt(scenario: Scenario, seed: int | None, trial: int, opts: 
     target = safe_target(opts.target or default_target(scenario))
     try:
         agent = opts.agent_for(scenario)[1]
+        require_sql(store, scenario.assertions)  # e.g. sql: on the Supabase REST store: refused before talking
         seeded = await asyncio.to_thread(seed_run, store, scenario, run_id)
         conv = _Conversation(scenario, seeded, store, target, seed, trial)
         try:

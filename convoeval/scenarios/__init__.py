@@ -2,7 +2,8 @@
 
 ``models`` declares what a scenario file may hold (strict: an unknown field is an error); ``loader`` reads files
 and folders into them (``load_scenarios``, ``validate_paths``); ``errors`` words what is wrong with a file;
-``agent_registry`` holds the agent names a scenario's ``agent`` is checked against.
+``agent_registry`` holds the agent names a scenario's ``agent`` is checked against; ``assertion_kinds`` the
+assertion keys (``builtin_assertions`` registers the clinic keys and ``sql``, ``sql_query`` checks a ``sql:`` query).
 
 Example:
     >>> from convoeval.scenarios import load_scenarios
@@ -12,6 +13,14 @@ Example:
 
 from convoeval.scenarios._yaml import MAX_NESTING
 from convoeval.scenarios.agent_registry import REFERENCE_AGENTS, agent_names, check_agent_name, register_agent_name
+from convoeval.scenarios.assertion_kinds import (
+    ASSERTION_GROUP,
+    AssertionKind,
+    assertion_keys,
+    assertion_kind,
+    register_assertion,
+)
+from convoeval.scenarios.builtin_assertions import CLINIC_KEYS
 from convoeval.scenarios.errors import MAX_PROBLEMS, ScenarioError
 from convoeval.scenarios.loader import (
     DEFAULT_SCENARIOS_DIR,
@@ -58,6 +67,12 @@ AGENTS = REFERENCE_AGENTS
 
 __all__ = [
     "AGENTS",
+    "ASSERTION_GROUP",
+    "CLINIC_KEYS",
+    "AssertionKind",
+    "assertion_keys",
+    "assertion_kind",
+    "register_assertion",
     "DEFAULT_SCENARIOS_DIR",
     "LOCALES",
     "MAX_NESTING",

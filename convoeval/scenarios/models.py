@@ -14,10 +14,21 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from convoeval.scenarios.agent_registry import agent_names
+from convoeval.scenarios.assertion_kinds import Assertions, assertion_keys, is_assertion_key, load_all_plugins
 from convoeval.scenarios.errors import _shown
 
 LOCALES = ("pt-BR", "en", "es")
@@ -174,31 +185,7 @@ class Fixtures(StrictModel):
     )
 
 
-# ── Assertions: database queries after the conversation ──
-
-
-class Assertions(StrictModel):
-    """What the database must show after the run. Each key is checked by ``convoeval.store.assertions``.
-
-    Unset keys are not checked. An unknown key is a validation error.
-    """
-
-    payment_link_created: bool | None = None
-    payment_method: PaymentMethod | None = None
-    invoice_status: InvoiceStatus | None = None
-    appointment_created: bool | None = None
-    appointment_confirmed: bool | None = None
-    appointment_cancelled: bool | None = None
-    appointment_rescheduled: bool | None = None
-    nps_score_recorded: bool | None = None
-    nps_score: Annotated[StrictInt, Field(ge=0, le=10)] | None = None
-    escalated_to_human: bool | None = None
-    tools_called: list[NonEmptyStr] | None = None
-    tools_not_called: list[NonEmptyStr] | None = None
-
-    def active(self) -> dict[str, Any]:
-        """The assertions this scenario actually sets, in declaration order."""
-        return {k: v for k, v in self.model_dump().items() if v is not None}
+# ── Assertions: database queries after the conversation (``Assertions``, in assertion_kinds.py: one registry) ──
 
 
 # ── Rubric ──
@@ -216,9 +203,15 @@ class RubricCriterion(StrictModel):
     @field_validator("assertion")
     @classmethod
     def _known_assertion(cls, value: str | None) -> str | None:
-        if value is not None and value not in Assertions.model_fields:
-            raise ValueError(f"unknown assertion {_shown(value)}; expected one of {', '.join(Assertions.model_fields)}")
+        if value is not None and not (value.startswith("sql.") or is_assertion_key(value)):
+            raise ValueError(f"unknown assertion {_shown(value)}; expected one of {', '.join(assertion_keys())} "
+                             "or sql.<name>")
         return value
+
+
+def _braced(text: str) -> str:
+    """``text`` as a pydantic message template (its braces doubled)."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 def _criterion(value: Any) -> Any:
@@ -251,6 +244,20 @@ class ConversationalScenario(_ScenarioHeader):
     @classmethod
     def _expand_shorthand(cls, value: Any) -> Any:
         return [_criterion(v) for v in value] if isinstance(value, list) else value
+
+    @model_validator(mode="after")
+    def _sql_criteria_name_their_query(self) -> ConversationalScenario:
+        # "sql.<name>" can only be checked against this file's own sql: names, which the criterion cannot see.
+        names = self.assertions.checks().get("sql") or {}
+        bad = [{"type": PydanticCustomError("unknown_assertion", _braced(
+                    f"no sql: assertion named {c.assertion[4:]!r} in this scenario's assertions; it has "
+                    f"{', '.join(names) or 'none'}")),
+                "loc": ("rubric", i, "assertion"), "input": c.assertion}
+               for i, c in enumerate(self.rubric) if c.assertion and c.assertion.startswith("sql.")
+               and c.assertion[4:] not in names]
+        if bad:
+            raise ValidationError.from_exception_data(type(self).__name__, bad)
+        return self
 
     @property
     def criteria(self) -> list[str]:
@@ -315,7 +322,14 @@ def scenario_type(scenario: Scenario) -> ScenarioType:
 
 
 def json_schema() -> dict[str, Any]:
-    """The JSON Schema of a scenario file (either type), for editors' YAML autocompletion."""
+    """The JSON Schema of a scenario file (either type), for editors' YAML autocompletion.
+
+    ``assertions`` lists every registered key, including those of installed plugins (loaded here).
+
+    Raises:
+        PluginError: a ``convoeval.assertions`` entry point cannot be loaded.
+    """
+    load_all_plugins()
     schema = TypeAdapter(Annotated[ConversationalScenario | ScriptedScenario, Field()]).json_schema()
     # A criterion may be written as a plain string (the short form) or as {text, assertion}.
     rubric = schema["$defs"]["ConversationalScenario"]["properties"]["rubric"]

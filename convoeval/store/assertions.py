@@ -1,7 +1,12 @@
 """Assertions are database queries run after the conversation, scoped to the run's clinic and patient.
 
-One checker per key of ``convoeval.scenarios.Assertions``, registered in ``CHECKERS``. Each reads the *actual*
-value from the store; ``check_assertions`` compares it with the scenario's expected value.
+Every key a scenario may set is an ``AssertionKind`` (``convoeval.scenarios.assertion_kinds``). How it is checked:
+
+* the clinic keys: a reader registered here in ``CHECKERS`` (``@checker(key)``) returns the *actual* value from the
+  store; ``check_assertions`` compares it with the expected one (``JUDGES`` holds the comparisons other than
+  equality, e.g. ``tools_called``);
+* ``sql``: each named query runs read-only and yields its own result ``sql.<name>`` (``convoeval.store.sql_assertions``);
+* a plugin's key: its kind's ``read(store, seeded, expected)`` and ``judge(expected, actual)``.
 
 Semantics worth knowing:
 
@@ -21,10 +26,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from convoeval.scenarios import Assertions
+from convoeval.scenarios import Assertions, assertion_kind
 from convoeval.store.base import Row, Store
 from convoeval.store.conversations import agent_tools
 from convoeval.store.fixtures import SeededRun
+from convoeval.store.read_once import ReadOnce
+from convoeval.store.sql_assertions import check_sql
 
 
 @dataclass
@@ -39,9 +46,12 @@ class AssertionResult:
 
 
 Checker = Callable[[Store, SeededRun], Any]
+Judge = Callable[[str, Any, Any], tuple[bool, str]]
 
 #: Assertion key -> function reading the actual value from the store.
 CHECKERS: dict[str, Checker] = {}
+#: Assertion key -> ``judge(key, expected, actual) -> (passed, detail)`` where equality is not the test.
+JUDGES: dict[str, Judge] = {}
 
 
 def checker(key: str) -> Callable[[Checker], Checker]:
@@ -88,7 +98,8 @@ def _invoice_status(store: Store, seeded: SeededRun) -> str | None:
 
 
 def _any_appointment(store: Store, seeded: SeededRun, **where: Any) -> bool:
-    return bool(_rows(store, seeded, "appointments", **where))
+    # Filtered here, not in SQL: four keys read the same rows, which ReadOnce then fetches once.
+    return any(all(a[k] == v for k, v in where.items()) for a in _rows(store, seeded, "appointments"))
 
 
 @checker("appointment_created")
@@ -108,8 +119,7 @@ def _appointment_cancelled(store: Store, seeded: SeededRun) -> bool:
 
 @checker("appointment_rescheduled")
 def _appointment_rescheduled(store: Store, seeded: SeededRun) -> bool:
-    rows = _rows(store, seeded, "appointments", status="rescheduled")
-    return any(a["rescheduled_to"] for a in rows)
+    return any(a["status"] == "rescheduled" and a["rescheduled_to"] for a in _rows(store, seeded, "appointments"))
 
 
 @checker("nps_score_recorded")
@@ -148,21 +158,56 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def _judge(key: str, expected: Any, actual: Any) -> tuple[bool, str]:
-    """Compare; returns (passed, detail)."""
-    if key == "tools_called":
-        missing = [t for t in expected if t not in actual]
-        if missing:
-            return False, f"{key}: expected {_show(missing)} to be called, got {_show(actual)}"
-        return True, f"{key}: {_show(expected)} called as expected"
-    if key == "tools_not_called":
-        forbidden = [t for t in expected if t in actual]
-        if forbidden:
-            return False, f"{key}: expected {_show(forbidden)} not to be called, but the agent called them"
-        return True, f"{key}: none of {_show(expected)} called, as expected"
+def _all_called(key: str, expected: Any, actual: Any) -> tuple[bool, str]:
+    missing = [t for t in expected if t not in actual]
+    if missing:
+        return False, f"{key}: expected {_show(missing)} to be called, got {_show(actual)}"
+    return True, f"{key}: {_show(expected)} called as expected"
+
+
+def _none_called(key: str, expected: Any, actual: Any) -> tuple[bool, str]:
+    forbidden = [t for t in expected if t in actual]
+    if forbidden:
+        return False, f"{key}: expected {_show(forbidden)} not to be called, but the agent called them"
+    return True, f"{key}: none of {_show(expected)} called, as expected"
+
+
+JUDGES.update(tools_called=_all_called, tools_not_called=_none_called)
+
+
+def _equal(key: str, expected: Any, actual: Any) -> tuple[bool, str]:
     if actual == expected:
         return True, f"{key}: {_show(expected)} as expected"
     return False, f"{key}: expected {_show(expected)}, got {_show(actual)}"
+
+
+#: Assertion key -> function giving all of that key's results (a key that holds several named checks).
+RUNNERS: dict[str, Callable[[Store, SeededRun, Any], list[AssertionResult]]] = {
+    "sql": lambda store, seeded, checks: check_sql(store, seeded, checks, AssertionResult),
+}
+
+
+def _check(store: Store, reads: Any, seeded: SeededRun, key: str, expected: Any, plain: Any) -> list[AssertionResult]:
+    """The result(s) of one key: ``expected`` is the validated value, ``plain`` the same as YAML data; the clinic
+    readers read through ``reads`` (the store, its reads memoised for this check)."""
+    if key in RUNNERS:
+        return RUNNERS[key](store, seeded, expected)
+    kind = assertion_kind(key)
+    if key in CHECKERS:
+        actual = CHECKERS[key](reads, seeded)
+        passed, detail = JUDGES.get(key, _equal)(key, plain, actual)
+    elif kind is not None and kind.read is not None:
+        actual = kind.read(store, seeded, expected)
+        verdict = kind.judge(expected, actual) if kind.judge else _equal(key, plain, actual)
+        # A plugin's judge that returns anything else is an error, never read as a pass.
+        if not (isinstance(verdict, tuple) and len(verdict) == 2 and isinstance(verdict[0], bool)
+                and isinstance(verdict[1], str)):
+            raise TypeError(f"assertion {key!r}: judge must return (passed: bool, detail: str), got {verdict!r:.80}")
+        passed, detail = verdict
+    else:
+        raise LookupError(f"assertion {key!r} is registered but has no checker: give its AssertionKind a read "
+                          "function (or register one with convoeval.store.assertions.checker)")
+    return [AssertionResult(key=key, expected=plain, actual=actual, passed=passed, detail=detail)]
 
 
 def check_assertions(
@@ -177,7 +222,12 @@ def check_assertions(
         seeded: the run, as returned by ``seed_run``.
 
     Returns:
-        One ``AssertionResult`` per assertion the scenario sets, in declaration order.
+        One ``AssertionResult`` per assertion the scenario sets, in registration order (the clinic keys first);
+        ``sql`` gives one per named query (key ``sql.<name>``), in file order.
+
+    Raises:
+        StoreError: the store failed, or cannot run the ``sql:`` queries (the Supabase REST backend).
+        LookupError: a registered key without a checker.
 
     Example:
         >>> [r.detail for r in check_assertions(store, {"invoice_status": "paid"}, seeded)]
@@ -185,9 +235,11 @@ def check_assertions(
     """
     if not isinstance(assertions, Assertions):
         assertions = Assertions.model_validate(assertions)
+    plain = assertions.active()
     results = []
-    for key, expected in assertions.active().items():
-        actual = CHECKERS[key](store, seeded)
-        passed, detail = _judge(key, expected, actual)
-        results.append(AssertionResult(key=key, expected=expected, actual=actual, passed=passed, detail=detail))
+    # One consistent view for every check, and one BEGIN for the twenty or so reads instead of one each.
+    with store.snapshot():
+        reads = ReadOnce(store)
+        for key, expected in assertions.checks().items():
+            results.extend(_check(store, reads, seeded, key, expected, plain[key]))
     return results

@@ -83,9 +83,26 @@ class Store(abc.ABC):
     def delete(self, table: str, where: Mapping[str, Any]) -> int:
         """Delete rows matching ``where`` (which must not be empty); returns the number deleted."""
 
+    def query(self, sql: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """Run one read-only query (a ``sql:`` assertion's, already checked by ``convoeval.scenarios.sql_check``)
+        with ``params`` bound by name (``:run_id``); returns its rows as tuples.
+
+        A backend without SQL access refuses (the default here): say why in the ``StoreError``, and set
+        ``sql_refusal`` so a run can refuse before its conversation rather than after it.
+        """
+        raise StoreError(self.sql_refusal or f"{self.backend or type(self).__name__} store: cannot run SQL queries")
+
+    #: Why this backend cannot run ``sql:`` assertions (``None``: it can).
+    sql_refusal: str | None = "this store cannot run SQL queries (sql: assertions need a SQL backend)"
+
     def transaction(self) -> contextlib.AbstractContextManager[None]:
         """A block whose row operations commit together (SQL stores); a backend without transactions runs each
         operation on its own (the default here), so callers still clean up after a failure."""
+        return contextlib.nullcontext()
+
+    def snapshot(self) -> contextlib.AbstractContextManager[None]:
+        """A block of reads that see one consistent state, where the backend offers it (SQL stores: one read-only
+        transaction); elsewhere each read runs on its own (the default here)."""
         return contextlib.nullcontext()
 
     def close(self) -> None:  # noqa: B027 - optional hook

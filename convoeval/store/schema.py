@@ -1,57 +1,27 @@
 """The reference schema as data: tables, their columns, and which columns are booleans.
 
-Read from the migration files themselves, so the SQL stays the single source of truth and every backend checks
-table and column names the same way (and gives the same error for a typo).
+Read from the migration files themselves (``convoeval.sql_schema``), so the SQL stays the single source of truth and
+every backend checks table and column names the same way (and gives the same error for a typo).
 """
 
 from __future__ import annotations
 
 import functools
-import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
+from convoeval.sql_schema import column_types, migration_files, statements, strip_comments
 from convoeval.store.base import TABLES, StoreError
 
-MIGRATIONS_DIR = Path(__file__).parent / "migrations"
-
-_CREATE_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+)\s*\((.*?)\n\);", re.S)
-_NOT_A_COLUMN = ("UNIQUE", "PRIMARY", "CHECK", "FOREIGN", "CONSTRAINT")
-
-
-def migration_files(dialect: str) -> list[Path]:
-    """The migration files for ``dialect`` ("sqlite" or "postgres"), in the order they apply."""
-    return sorted(MIGRATIONS_DIR.glob(f"[0-9][0-9][0-9]_*.{dialect}.sql"))
-
-
-def strip_comments(sql: str) -> str:
-    """Remove ``--`` comments (the migrations keep no ``--`` inside string literals)."""
-    return "\n".join(line.split("--", 1)[0] for line in sql.splitlines())
-
-
-def statements(sql: str) -> list[str]:
-    """Split a migration file into statements (no ``;`` inside literals or comments in our files)."""
-    return [s.strip() for s in strip_comments(sql).split(";") if s.strip()]
-
-
-def _column_types(dialect: str) -> dict[str, dict[str, str]]:
-    tables: dict[str, dict[str, str]] = {}
-    for path in migration_files(dialect):
-        for name, body in _CREATE_TABLE.findall(strip_comments(path.read_text(encoding="utf-8"))):
-            columns = tables.setdefault(name, {})
-            for line in body.split(","):
-                words = line.split()
-                if len(words) >= 2 and words[0].upper() not in _NOT_A_COLUMN and not words[0].startswith("("):
-                    columns[words[0]] = words[1].upper()
-    return tables
+__all__ = ["boolean_columns", "check_columns", "check_table", "columns", "insert_rows", "migration_files", "order_column",
+           "statements", "strip_comments"]
 
 
 @functools.cache
 def columns() -> dict[str, tuple[str, ...]]:
     """Every reference table mapped to its column names, in schema order."""
-    found = {table: tuple(cols) for table, cols in _column_types("sqlite").items()}
+    found = {table: tuple(cols) for table, cols in column_types("sqlite").items()}
     if set(found) != set(TABLES):
         # A migration and TABLES disagree: a packaging or editing mistake, not a user error.
         raise StoreError(f"reference schema: migration tables {sorted(found)} differ from TABLES {sorted(TABLES)}")
@@ -63,7 +33,7 @@ def boolean_columns() -> dict[str, frozenset[str]]:
     """Columns that are BOOLEAN in the Postgres migration (SQLite stores them as 0/1 integers)."""
     return {
         table: frozenset(c for c, kind in cols.items() if kind == "BOOLEAN")
-        for table, cols in _column_types("postgres").items()
+        for table, cols in column_types("postgres").items()
     }
 
 

@@ -27,6 +27,8 @@ from convoeval.store import schema
 from convoeval.store.base import TABLES, Row, Store, StoreError
 
 BUSY_TIMEOUT_S = 30
+#: How long a ``sql:`` assertion's query may run on Postgres before the database stops it.
+QUERY_TIMEOUT_MS = 5000
 _PG_SCHEMES = ("postgresql", "postgres")
 _READONLY = "convoeval_readonly"
 
@@ -64,6 +66,8 @@ class SqlStore(Store):
         self._reflect_lock = threading.Lock()
         # The connection of the transaction open in this thread / task, if any (see ``transaction``).
         self._tx: contextvars.ContextVar[sa.Connection | None] = contextvars.ContextVar(f"tx-{id(self)}", default=None)
+        # Whether that connection is a read snapshot's (see ``snapshot``), already read-only.
+        self._reading: contextvars.ContextVar[bool] = contextvars.ContextVar(f"reading-{id(self)}", default=False)
         # An in-memory SQLite database lives in one connection, which threads must take turns on.
         self._memory = self.backend == "sqlite" and self._sa_url.database in (None, "", ":memory:")
         self._serial: contextlib.AbstractContextManager[Any] = threading.RLock() if self._memory else contextlib.nullcontext()
@@ -144,6 +148,29 @@ class SqlStore(Store):
                 self._tx.reset(token)
 
     @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Run the reads inside the block on ONE connection, in one read transaction: a consistent view, and one
+        BEGIN instead of one per ``select`` (the assertions of a conversation make about twenty).
+
+        Postgres makes the transaction ``READ ONLY`` (a write inside fails); SQLite's stays deferred, so it takes
+        no write lock and never blocks the runs writing beside it. Inside an open ``transaction()`` it adds nothing.
+        """
+        if self._tx.get() is not None:
+            yield
+            return
+        with self._serial, self._errors("open a read snapshot"), self._engine.connect() as raw:
+            conn = raw.execution_options(**{_READONLY: True})
+            if self.backend == "postgres":
+                conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+                conn.exec_driver_sql(f"SET LOCAL statement_timeout = {QUERY_TIMEOUT_MS}")
+            token, reading = self._tx.set(conn), self._reading.set(True)
+            try:
+                yield
+            finally:
+                self._tx.reset(token)
+                self._reading.reset(reading)
+
+    @contextlib.contextmanager
     def _conn(self, *, write: bool) -> Iterator[sa.Connection]:
         """The open transaction's connection, else a new one (a write transaction, or a read-only connection)."""
         current = self._tx.get()
@@ -192,6 +219,29 @@ class SqlStore(Store):
         statement, params = self._delete_statement(table, where)
         with self._errors(f"delete from {table}"), self._conn(write=True) as conn:
             return conn.execute(statement, params).rowcount
+
+    sql_refusal = None
+
+    def query(self, sql: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """Run a ``sql:`` assertion's query with ``params`` bound; the rows as tuples.
+
+        The scenario loader has parsed the query and refused any write; here the database refuses one too: SQLite
+        runs it with ``PRAGMA query_only`` on, Postgres in a ``READ ONLY`` transaction with a statement timeout.
+        """
+        statement = sa.text(sql)
+        with self._errors("run a sql: assertion's query"), self._conn(write=False) as conn:
+            if self.backend == "postgres":
+                # In a transaction of its own, or in a snapshot (already read-only); inside the caller's write
+                # transaction, writes may already have run (and a LOCAL setting would outlive the query).
+                if self._tx.get() is None and not self._reading.get():
+                    conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+                    conn.exec_driver_sql(f"SET LOCAL statement_timeout = {QUERY_TIMEOUT_MS}")
+                return [tuple(row) for row in conn.execute(statement, dict(params))]
+            conn.exec_driver_sql("PRAGMA query_only = ON")
+            try:
+                return [tuple(row) for row in conn.execute(statement, dict(params))]
+            finally:
+                conn.exec_driver_sql("PRAGMA query_only = OFF")
 
     def close(self) -> None:
         self._engine.dispose()

@@ -155,6 +155,11 @@ class SupabaseStore(Store):
             raise StoreError(f"{self.backend} store: refusing to delete every row of {table!r} (empty where)")
         return len(self._execute(f"delete from {table}", lambda: _filtered(self._client.table(table).delete(), where)))
 
+    #: PostgREST serves table rows and stored functions, never a query written by the caller.
+    sql_refusal = ("supabase store: sql: assertions need SQL, which the Supabase REST API (PostgREST) does not run; "
+                   "point convoeval at the project's direct Postgres connection string (postgresql://…, "
+                   "docs/store.md) to check them, or use a plugin assertion that reads rows with select()")
+
     def close(self) -> None:
         self._http.close()
 

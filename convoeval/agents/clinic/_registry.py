@@ -7,7 +7,7 @@ from typing import TypeVar
 
 from convoeval.agents.clinic._agent import ClinicAgent
 from convoeval.agents.clinic._fault import Fault
-from convoeval.scenarios import Assertions, register_agent_name
+from convoeval.scenarios import assertion_keys, register_agent_name
 
 #: Every known fault of every registered agent, keyed ``agent:name`` (``billing:rude_tone``).
 FAULTS: dict[str, Fault] = {}
@@ -33,7 +33,7 @@ def register_clinic_agent(name: str, *, faults: Sequence[Fault] = ()) -> Callabl
                 raise ValueError(f"fault {fault.name!r} belongs to {fault.agent!r}, not {name!r}")
             if fault.name in known:
                 raise ValueError(f"fault {fault.name!r} is declared twice for {name!r}")
-            unknown = [a for a in fault.breaks_assertions if a not in Assertions.model_fields]
+            unknown = [a for a in fault.breaks_assertions if a not in assertion_keys(plugins=False)]
             if unknown:
                 raise ValueError(f"fault {fault.key!r} names unknown assertion(s): {', '.join(unknown)}")
             known[fault.name] = fault

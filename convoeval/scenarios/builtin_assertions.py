@@ -1,0 +1,43 @@
+"""The assertion keys convoeval ships: the clinic facts and ``sql``, registered like any plugin's key.
+
+Their values' types live here (the scenario layer); the functions that check them are registered by
+``convoeval.store.assertions`` (clinic keys) and ``convoeval.store.sql_assertions`` (``sql``), above the store.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, StrictInt
+
+from convoeval.scenarios.assertion_kinds import AssertionKind, register_assertion
+from convoeval.scenarios.models import InvoiceStatus, NonEmptyStr, PaymentMethod
+from convoeval.scenarios.sql_query import SqlChecks
+
+__all__ = ["CLINIC_KEYS"]
+
+_CLINIC = (
+    AssertionKind("payment_link_created", bool, "A payment link exists for the patient."),
+    AssertionKind("payment_method", PaymentMethod, "The method of the latest payment link."),
+    AssertionKind("invoice_status", InvoiceStatus,
+                  "The status of the patient's seeded invoice due first (invoices the agent created do not count)."),
+    AssertionKind("appointment_created", bool, "The agent created an appointment (created_by = 'agent')."),
+    AssertionKind("appointment_confirmed", bool, "One of the patient's appointments is confirmed."),
+    AssertionKind("appointment_cancelled", bool, "One of the patient's appointments is cancelled."),
+    AssertionKind("appointment_rescheduled", bool,
+                  "One of the patient's appointments is rescheduled, with rescheduled_to set."),
+    AssertionKind("nps_score_recorded", bool, "An NPS response was recorded."),
+    AssertionKind("nps_score", Annotated[StrictInt, Field(ge=0, le=10)], "The latest NPS score recorded (0 to 10)."),
+    AssertionKind("escalated_to_human", bool, "The conversation was handed off to a human."),
+    AssertionKind("tools_called", list[NonEmptyStr], "Every listed tool appears among the agent's tool calls."),
+    AssertionKind("tools_not_called", list[NonEmptyStr], "None of the listed tools appears among the agent's calls."),
+)
+
+#: The clinic keys, in the order a scenario's results list them.
+CLINIC_KEYS = tuple(register_assertion(kind).key for kind in _CLINIC)
+
+register_assertion(AssertionKind(
+    "sql", SqlChecks,
+    "Named read-only queries over the reference schema with :run_id, :clinic_id, :patient_id bound, each with "
+    "expect (the value returned) or rows (how many rows), compared with op (==, !=, <, <=, >, >=).",
+))
