@@ -46,7 +46,7 @@ from convoeval.stats._estimate import (
 )
 from convoeval.stats.bootstrap import LEVEL
 
-__all__ = ["FOLDS", "MAX_OUTSIDE", "fit_isotonic", "isotonic_mean"]
+__all__ = ["FOLDS", "MAX_OUTSIDE", "fit_isotonic", "isotonic_items", "isotonic_mean"]
 
 #: Cross-fitting folds (CJE's default).
 FOLDS = 5
@@ -128,12 +128,19 @@ def isotonic_mean(
         >>> round(isotonic_mean(s, labels).value, 3)
         0.5
     """
+    return isotonic_items(prepare(judge, labels, clusters), folds=folds, variance=variance, max_outside=max_outside,
+                          level=level, min_labels=min_labels, bounds=bounds, seed=seed)
+
+
+def isotonic_items(items: Items, *, folds: int = FOLDS, variance: str = "cross-fit", max_outside: float = MAX_OUTSIDE,
+                   level: float = LEVEL, min_labels: int = MIN_LABELS, bounds: tuple[float, float] | None = None,
+                   seed: int = 0, strict: bool = True) -> Estimate:
+    """``isotonic_mean`` on checked ``Items``; ``strict=False`` accepts identical labels (one stratum of several)."""
     if variance not in _VARIANCES:
         raise ValueError(f"variance must be one of {_VARIANCES}, got {variance!r}")
     if folds < 2:
         raise ValueError(f"folds must be at least 2, got {folds}")
-    items = prepare(judge, labels, clusters)
-    reason = refusal(items, min_labels=min_labels)
+    reason = refusal(items, min_labels=min_labels, need_variation=strict)
     if reason:
         return refused("isotonic", items, reason, "isotonic calibration")
     s, y, lab = items.judge, items.labels, items.labelled

@@ -38,7 +38,8 @@ from convoeval.stats._estimate import (
 )
 from convoeval.stats.bootstrap import LEVEL
 
-__all__ = ["judge_only_mean", "labels_only_mean", "ppi_lambda", "ppi_mean", "ppi_proportion"]
+__all__ = ["check_binary", "judge_only_items", "judge_only_mean", "labels_only_items", "labels_only_mean", "ppi_items",
+           "ppi_lambda", "ppi_mean", "ppi_proportion"]
 
 PROPORTION = (0.0, 1.0)
 
@@ -60,10 +61,12 @@ def ppi_lambda(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray) -> 
     return float(np.clip(cov / ((1 + n / big_n) * var), 0.0, 1.0))
 
 
-def _ppi(items: Items, lam: float | None, level: float, bounds: tuple[float, float] | None,
-         min_labels: int, what: str) -> Estimate:
+def ppi_items(items: Items, *, lam: float | None = None, level: float = LEVEL,
+              bounds: tuple[float, float] | None = None, min_labels: int = MIN_LABELS, strict: bool = True,
+              what: str = "mean") -> Estimate:
+    """``ppi_mean`` on checked ``Items``; ``strict=False`` accepts identical labels (one stratum of several)."""
     name = "ppi++" if lam is None else ("ppi" if lam == 1 else f"ppi(lam={lam:g})")
-    reason = refusal(items, min_labels=min_labels)
+    reason = refusal(items, min_labels=min_labels, need_variation=strict)
     lab = items.labelled
     y, yhat, yu = items.labels[lab], items.judge[lab], items.judge[~lab]
     n, big_n = y.size, yu.size
@@ -125,7 +128,7 @@ def ppi_mean(
         >>> abs(est.value) < 1e-12, est.lam
         (True, 1.0)
     """
-    return _ppi(prepare(judge, labels, clusters), lam, level, bounds, min_labels, "mean")
+    return ppi_items(prepare(judge, labels, clusters), lam=lam, level=level, bounds=bounds, min_labels=min_labels)
 
 
 def ppi_proportion(
@@ -145,10 +148,15 @@ def ppi_proportion(
         0.5
     """
     items = prepare(judge, labels, clusters)
+    check_binary(items, "ppi_proportion")
+    return ppi_items(items, lam=lam, level=level, bounds=PROPORTION, min_labels=min_labels, what="pass rate")
+
+
+def check_binary(items: Items, who: str) -> None:
+    """Raise unless the judge values and the labels are all 0/1."""
     for name, values in (("judge", items.judge), ("labels", items.labels[items.labelled])):
         if not np.isin(values, (0.0, 1.0)).all():
-            raise ValueError(f"ppi_proportion needs 0/1 (pass/fail) {name}; use ppi_mean for scores")
-    return _ppi(items, lam, level, PROPORTION, min_labels, "pass rate")
+            raise ValueError(f"{who} needs 0/1 (pass/fail) {name}; use ppi_mean or isotonic_mean for scores")
 
 
 def labels_only_mean(
@@ -164,8 +172,13 @@ def labels_only_mean(
 
     ``judge`` is only used to count the items the labels stand for (``n_unlabelled``).
     """
-    items = prepare(judge, labels, clusters)
-    reason = refusal(items, min_labels=min_labels)
+    return labels_only_items(prepare(judge, labels, clusters), level=level, min_labels=min_labels, bounds=bounds)
+
+
+def labels_only_items(items: Items, *, level: float = LEVEL, bounds: tuple[float, float] | None = None,
+                      min_labels: int = MIN_LABELS, strict: bool = True) -> Estimate:
+    """``labels_only_mean`` on checked ``Items``."""
+    reason = refusal(items, min_labels=min_labels, need_variation=strict)
     if reason:
         return refused("labels_only", items, reason, "labels only")
     y = items.labels[items.labelled]
@@ -189,7 +202,13 @@ def judge_only_mean(
     Its interval only measures sampling noise: it says nothing of the judge's bias, so it misses the truth whenever
     the judge is biased (see ``benchmarks/bench_calibration_coverage.py``). Shown for comparison.
     """
-    items = prepare(judge, np.full(np.asarray(judge).size, np.nan), clusters)
+    return judge_only_items(prepare(judge, np.full(np.asarray(judge).size, np.nan), clusters), level=level,
+                            bounds=bounds)
+
+
+def judge_only_items(items: Items, *, level: float = LEVEL, bounds: tuple[float, float] | None = None,
+                     **_: Any) -> Estimate:
+    """``judge_only_mean`` on checked ``Items`` (their labels are ignored)."""
     if len(items.judge) < 2:
         return refused("judge_only", items, "fewer than 2 judged items", "judge only")
     s = items.judge
