@@ -21,6 +21,7 @@ from convoeval.stats._result import result_frame
 from convoeval.stats._wide import as_tuple, iter_groups
 from convoeval.stats.bootstrap import LEVEL, N_BOOT
 from convoeval.stats.calibrated import estimate
+from convoeval.stats.isotonic import MAX_OUTSIDE
 from convoeval.stats.labels import LABEL_SOURCES, label_ratings
 from convoeval.stats.ratings import holistic_ratings, rubric_ratings
 
@@ -154,6 +155,7 @@ def goal_rate_estimates(
     level: float = LEVEL,
     seed: int = 0,
     source: str = "database",
+    max_outside: float = MAX_OUTSIDE,
 ) -> pd.DataFrame:
     """The true goal rate from a holistic 0–10 score: raw (share of scores ``>= threshold``), labels alone, PPI++
     (the score / 10 as the judge's prediction) and isotonic calibration of the score, side by side.
@@ -172,6 +174,8 @@ def goal_rate_estimates(
         level: Confidence level.
         seed: Seed of the isotonic folds.
         source: What ``truth`` is, for the ``labels`` column.
+        max_outside: The isotonic map's tolerance for unlabelled scores outside the labelled range (see
+            ``isotonic_mean``).
 
     Returns:
         The ``pass_rate_estimates`` columns, with ``dimension`` in place of ``*by``.
@@ -194,6 +198,6 @@ def goal_rate_estimates(
             judged = {"judge_only": np.where(np.isnan(score), np.nan, score >= threshold),
                       "ppi++": score / 10, "ppi": score / 10}.get(name, score)
             est = estimate(name, judged, labels, clusters=mine["run_id"].to_numpy(dtype=object), strata=layers,
-                           level=level, bounds=_RATE, min_labels=min_labels, seed=seed)
+                           level=level, bounds=_RATE, min_labels=min_labels, seed=seed, max_outside=max_outside)
             rows.append({**est.row(groups={"rater": judge, "dimension": dimension}), "labels": source})
     return result_frame(rows, ["rater", "dimension"])
