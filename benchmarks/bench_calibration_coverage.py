@@ -16,7 +16,9 @@ from (not the sample's), which is what an interval claims to cover.
   cluster-robust variance, and the same estimator told the items are independent (to show why clustering matters).
 
 For each estimator: coverage of the 95% interval (among datasets it did not refuse), how often it refused, mean
-half-width. Then **efficiency**: exactly 10% labelled, a judge whose correlation with the labels is 0.7, the PPI++
+half-width. The intervals carry the library's small-sample correction (Student t with G - 1 df, variance x
+G/(G-1), G the labelled conversations); ``--normal`` runs them without it (the normal quantile, as ``ppi_py``).
+Then **efficiency**: exactly 10% labelled, a judge whose correlation with the labels is 0.7, the PPI++
 interval's width over the labels-only one. Coverage from 1,000 datasets has a standard error of about 0.7 points.
 """
 
@@ -42,10 +44,14 @@ SCORE_ESTIMATORS = ("judge_only", "labels_only", "ppi", "ppi++", "isotonic", "is
 TARGET = (0.93, 0.97)
 
 
+#: ``--normal`` sets it to False: the intervals without the small-sample correction (normal quantile, no G/(G-1)).
+SMALL = {"small": True}
+
+
 def _run(name: str, judge: np.ndarray, labels: np.ndarray, bounds, n_boot: int, seed: int, clusters=None):
     if name == "isotonic_jackknife":
         return estimate("isotonic", judge, labels, clusters=clusters, bounds=bounds, variance="jackknife", seed=seed)
-    return estimate(name, judge, labels, clusters=clusters, bounds=bounds, n_boot=n_boot, seed=seed)
+    return estimate(name, judge, labels, clusters=clusters, bounds=bounds, n_boot=n_boot, seed=seed, **SMALL)
 
 
 def _labelled(rng: np.random.Generator, values: np.ndarray, share: float) -> np.ndarray:
@@ -149,7 +155,7 @@ def efficiency(reps: int, seed: int) -> list[dict[str, Any]]:
                 labels = _labelled(rng, y, 0.10)
                 lab = ~np.isnan(labels)
                 corrs.append(np.corrcoef(s[lab], y[lab])[0, 1])
-                ppi, lo = estimate("ppi++", s, labels), estimate("labels_only", s, labels)
+                ppi, lo = estimate("ppi++", s, labels, **SMALL), estimate("labels_only", s, labels, **SMALL)
                 if not (ppi.refused or lo.refused):
                     ratios.append((ppi.ci_high - ppi.ci_low) / (lo.ci_high - lo.ci_low))
             ratios_a = np.array(ratios)
@@ -167,7 +173,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-boot", type=int, default=1000, help="Rogan-Gladen bootstrap replicates")
     parser.add_argument("--seed", type=int, default=20261125)
     parser.add_argument("--save", default="calibration_coverage", help="results/<name>.json")
+    parser.add_argument("--normal", action="store_true",
+                        help="intervals without the small-sample correction (normal quantile, as ppi_py)")
     args = parser.parse_args(argv)
+    SMALL["small"] = not args.normal
     started = time.time()
     rows = []
     for i, kind in enumerate(("rates", "scores", "clustered")):

@@ -8,6 +8,7 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import t as student_t
 
 from convoeval.stats.calibrated import ESTIMATORS, calibrated_estimates, estimate
 from convoeval.stats.isotonic import fit_isotonic, isotonic_mean
@@ -45,12 +46,18 @@ def _ppi_py(y, yhat, yhat_u, lam=None):
 @pytest.mark.parametrize("lam", [None, 1.0, 0.0, 0.4])
 def test_ppi_matches_the_ppi_py_formulas(lam):
     s, labels, _, lab = _data()
-    got = ppi_mean(s, labels, lam=lam)
+    got = ppi_mean(s, labels, lam=lam, small=False)
     want = _ppi_py(labels[lab], s[lab], s[~lab], lam)
     assert got.value == pytest.approx(want[0], rel=1e-12)
     assert (got.ci_low, got.ci_high) == pytest.approx(want[1:3], rel=1e-12)
     assert got.lam == pytest.approx(want[3], rel=1e-12)
     assert got.n_labelled == lab.sum() and got.n_unlabelled == (~lab).sum() and not got.refused
+    # By default the interval is corrected for the G labelled conversations: variance x G/(G-1), t with G-1 df.
+    corrected = ppi_mean(s, labels, lam=lam)
+    g = int(lab.sum())
+    assert corrected.se == pytest.approx(got.se * np.sqrt(g / (g - 1)), rel=1e-12)
+    assert corrected.ci_high - corrected.value == pytest.approx(corrected.se * student_t.ppf(0.975, g - 1))
+    assert f"Student t with {g - 1} df" in corrected.method
 
 
 def test_ppi_py_published_example_bias_corrected_exactly():
@@ -140,11 +147,11 @@ def test_rogan_gladen_on_arrays_matches_the_formula_and_refuses_a_coin():
 
 def test_clustered_interval_does_not_shrink_when_a_conversation_is_copied():
     s, labels, _, _ = _data(n=300, share=0.3)
-    single = ppi_mean(s, labels, lam=1)
+    single = ppi_mean(s, labels, lam=1, small=False)
     copies = 4  # each conversation holds 4 identical criteria: no new information
     tiled = ppi_mean(np.repeat(s, copies), np.repeat(labels, copies), clusters=np.repeat(np.arange(300), copies),
-                     lam=1)
-    naive = ppi_mean(np.repeat(s, copies), np.repeat(labels, copies), lam=1)
+                     lam=1, small=False)
+    naive = ppi_mean(np.repeat(s, copies), np.repeat(labels, copies), lam=1, small=False)
     assert tiled.value == pytest.approx(single.value)
     assert tiled.se == pytest.approx(single.se, rel=1e-9)
     assert naive.se == pytest.approx(single.se / 2, rel=1e-9)        # items as independent: sqrt(4) too narrow

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import t as student_t
 
 from convoeval.stats._result import stat_row
 from convoeval.stats.bootstrap import LEVEL, cluster_codes
@@ -165,13 +166,26 @@ def z_value(level: float = LEVEL) -> float:
     return NormalDist().inv_cdf(0.5 + level / 2)
 
 
-def interval(value: float, se: float, level: float, bounds: tuple[float, float] | None) -> tuple[float, float, float]:
-    """``(value, low, high)`` of the normal interval, all clipped to ``bounds`` (the range the truth lies in)."""
-    half = z_value(level) * se
+def interval(value: float, se: float, level: float, bounds: tuple[float, float] | None,
+             df: int | None = None) -> tuple[float, float, float]:
+    """``(value, low, high)``: ``value ± q * se`` with ``q`` the normal quantile, or Student's t with ``df`` degrees of
+    freedom; all clipped to ``bounds`` (the range the truth lies in)."""
+    q = z_value(level) if df is None else float(student_t.ppf(0.5 + level / 2, df))
+    half = q * se
     low, high = value - half, value + half
     if bounds is not None:
         value, low, high = (float(np.clip(x, *bounds)) for x in (value, low, high))
     return float(value), float(low), float(high)
+
+
+def small_sample(items: Items, variance: float, enabled: bool) -> tuple[float, int | None, str]:
+    """The small-sample correction of an interval from ``G`` labelled conversations: the variance times
+    ``G / (G - 1)`` (CR1: a cluster-robust variance from few clusters is too small) and Student's t with ``G - 1``
+    degrees of freedom. Returns ``(variance, df, words)``; unchanged (normal) when not ``enabled``."""
+    g = items.n_labelled_clusters
+    if not enabled or g < 2:
+        return variance, None, "normal"
+    return variance * g / (g - 1), g - 1, f"Student t with {g - 1} df, variance x G/(G-1) for G = {g} labelled"
 
 
 def labels_only_variance(items: Items) -> float:

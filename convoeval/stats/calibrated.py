@@ -55,10 +55,10 @@ ESTIMATORS: dict[str, Callable[..., Estimate]] = {
 MIN_PER_STRATUM = 5
 _OPTIONS = {  # the options each estimator takes (the rest are left out of its call)
     "judge_only": {"level", "bounds"},
-    "labels_only": {"level", "bounds", "min_labels", "strict"},
-    "ppi++": {"level", "bounds", "min_labels", "strict"},
-    "ppi": {"level", "bounds", "min_labels", "strict"},
-    "isotonic": {"level", "bounds", "min_labels", "strict", "seed", "folds", "variance", "max_outside"},
+    "labels_only": {"level", "bounds", "min_labels", "strict", "small"},
+    "ppi++": {"level", "bounds", "min_labels", "strict", "small"},
+    "ppi": {"level", "bounds", "min_labels", "strict", "small"},
+    "isotonic": {"level", "bounds", "min_labels", "strict", "seed", "folds", "variance", "max_outside", "small"},
     "rogan_gladen": {"level", "min_labels", "strict", "seed", "n_boot"},
 }
 

@@ -43,6 +43,7 @@ from convoeval.stats._estimate import (
     prepare,
     refusal,
     refused,
+    small_sample,
 )
 from convoeval.stats.bootstrap import LEVEL
 
@@ -104,6 +105,7 @@ def isotonic_mean(
     min_labels: int = MIN_LABELS,
     bounds: tuple[float, float] | None = None,
     seed: int = 0,
+    small: bool = True,
 ) -> Estimate:
     """The mean label, from labels where known and isotonic-calibrated judge scores elsewhere, with its interval.
 
@@ -118,6 +120,7 @@ def isotonic_mean(
         min_labels: Fewest labelled conversations accepted.
         bounds: Clip the estimate and interval to this range (``(0, 1)`` for a pass rate).
         seed: Seed of the fold assignment.
+        small: The small-sample correction of ``ppi_mean`` (t with G - 1 df, variance x G/(G-1)).
 
     Returns:
         An ``Estimate`` (``extra`` holds ``outside``: unlabelled items scored outside the labelled range).
@@ -129,12 +132,12 @@ def isotonic_mean(
         0.5
     """
     return isotonic_items(prepare(judge, labels, clusters), folds=folds, variance=variance, max_outside=max_outside,
-                          level=level, min_labels=min_labels, bounds=bounds, seed=seed)
+                          level=level, min_labels=min_labels, bounds=bounds, seed=seed, small=small)
 
 
 def isotonic_items(items: Items, *, folds: int = FOLDS, variance: str = "cross-fit", max_outside: float = MAX_OUTSIDE,
                    level: float = LEVEL, min_labels: int = MIN_LABELS, bounds: tuple[float, float] | None = None,
-                   seed: int = 0, strict: bool = True) -> Estimate:
+                   seed: int = 0, strict: bool = True, small: bool = True) -> Estimate:
     """``isotonic_mean`` on checked ``Items``; ``strict=False`` accepts identical labels (one stratum of several)."""
     if variance not in _VARIANCES:
         raise ValueError(f"variance must be one of {_VARIANCES}, got {variance!r}")
@@ -180,10 +183,13 @@ def isotonic_items(items: Items, *, folds: int = FOLDS, variance: str = "cross-f
         var_cal = cluster_variance(influence, items.codes, items.n_clusters)
         how = f"cross-fitted residuals over {k} folds"
     total = var_scores + var_cal
-    se = float(np.sqrt(total))
-    value, low, high = interval(value, se, level, bounds)
-    method = (f"isotonic calibration of the judge's scores to the labels (labels where known); normal {level:.0%} "
-              f"CI with the calibration's variance ({how}); n labelled {int(lab.sum())}, unlabelled "
+    corrected, df, quantile = small_sample(items, total, small and variance != "jackknife")
+    if variance == "jackknife":  # CJE's reading: the jackknife term has K - 1 degrees of freedom at most
+        quantile = "normal"
+    se = float(np.sqrt(corrected))
+    value, low, high = interval(value, se, level, bounds, df)
+    method = (f"isotonic calibration of the judge's scores to the labels (labels where known); {level:.0%} CI: "
+              f"{quantile}, with the calibration's variance ({how}); n labelled {int(lab.sum())}, unlabelled "
               f"{int((~lab).sum())}{clip_note(bounds)}")
     if outside:
         method += f"; {outside} unlabelled score(s) outside the labelled range [{low_s:g}, {high_s:g}], mapped flat"

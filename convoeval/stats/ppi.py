@@ -35,6 +35,7 @@ from convoeval.stats._estimate import (
     prepare,
     refusal,
     refused,
+    small_sample,
 )
 from convoeval.stats.bootstrap import LEVEL
 
@@ -63,7 +64,7 @@ def ppi_lambda(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray) -> 
 
 def ppi_items(items: Items, *, lam: float | None = None, level: float = LEVEL,
               bounds: tuple[float, float] | None = None, min_labels: int = MIN_LABELS, strict: bool = True,
-              what: str = "mean") -> Estimate:
+              what: str = "mean", small: bool = True) -> Estimate:
     """``ppi_mean`` on checked ``Items``; ``strict=False`` accepts identical labels (one stratum of several)."""
     name = "ppi++" if lam is None else ("ppi" if lam == 1 else f"ppi(lam={lam:g})")
     reason = refusal(items, min_labels=min_labels, need_variation=strict)
@@ -82,11 +83,12 @@ def ppi_items(items: Items, *, lam: float | None = None, level: float = LEVEL,
         influence[~lab] = tuned * (yu - yu.mean()) / big_n
     influence[lab] = (rect - rect.mean()) / n
     variance = cluster_variance(influence, items.codes, items.n_clusters)
-    se = float(np.sqrt(variance))
-    value, low, high = interval(value, se, level, bounds)
+    corrected, df, quantile = small_sample(items, variance, small)
+    se = float(np.sqrt(corrected))
+    value, low, high = interval(value, se, level, bounds, df)
     how = ("PPI++ (lam tuned to minimise the variance, clipped to [0, 1])" if lam is None else f"PPI, lam={lam:g}")
     clusters = "conversation-clustered" if items.n_clusters < len(items.judge) else "items independent"
-    method = (f"{what}: {how}, lam={tuned:.3f}; n labelled {n}, unlabelled {big_n}; normal {level:.0%} CI, "
+    method = (f"{what}: {how}, lam={tuned:.3f}; n labelled {n}, unlabelled {big_n}; {level:.0%} CI: {quantile}, "
               f"{clusters}{clip_note(bounds)}")
     if items.dropped:
         method += f"; {items.dropped} item(s) without a judge value left out"
@@ -103,8 +105,9 @@ def ppi_mean(
     level: float = LEVEL,
     min_labels: int = MIN_LABELS,
     bounds: tuple[float, float] | None = None,
+    small: bool = True,
 ) -> Estimate:
-    """The PPI++ (or PPI, or any fixed-``lam``) estimate of the mean label, with its normal interval.
+    """The PPI++ (or PPI, or any fixed-``lam``) estimate of the mean label, with its interval.
 
     Args:
         judge: The judge's value for every item (a 0–10 score, a 0/1 verdict); NaN leaves the item out.
@@ -114,6 +117,8 @@ def ppi_mean(
         level: Confidence level.
         min_labels: Fewest labelled conversations accepted.
         bounds: Clip the estimate and interval to this range (the range the truth lies in).
+        small: The small-sample correction (``small_sample``: t with G - 1 df, variance x G/(G-1), G the labelled
+            conversations); ``False`` gives ``ppi_py``'s normal interval exactly.
 
     Returns:
         An ``Estimate``; refused (NaN, with the reason) when fewer than ``min_labels`` conversations are labelled or
@@ -128,7 +133,8 @@ def ppi_mean(
         >>> abs(est.value) < 1e-12, est.lam
         (True, 1.0)
     """
-    return ppi_items(prepare(judge, labels, clusters), lam=lam, level=level, bounds=bounds, min_labels=min_labels)
+    return ppi_items(prepare(judge, labels, clusters), lam=lam, level=level, bounds=bounds, min_labels=min_labels,
+                     small=small)
 
 
 def ppi_proportion(
@@ -139,6 +145,7 @@ def ppi_proportion(
     lam: float | None = None,
     level: float = LEVEL,
     min_labels: int = MIN_LABELS,
+    small: bool = True,
 ) -> Estimate:
     """The PPI++ estimate of a pass rate: ``ppi_mean`` of 0/1 verdicts and labels, clipped to [0, 1].
 
@@ -149,7 +156,8 @@ def ppi_proportion(
     """
     items = prepare(judge, labels, clusters)
     check_binary(items, "ppi_proportion")
-    return ppi_items(items, lam=lam, level=level, bounds=PROPORTION, min_labels=min_labels, what="pass rate")
+    return ppi_items(items, lam=lam, level=level, bounds=PROPORTION, min_labels=min_labels, what="pass rate",
+                     small=small)
 
 
 def check_binary(items: Items, who: str) -> None:
@@ -167,25 +175,28 @@ def labels_only_mean(
     level: float = LEVEL,
     min_labels: int = MIN_LABELS,
     bounds: tuple[float, float] | None = None,
+    small: bool = True,
 ) -> Estimate:
-    """The mean of the labelled items alone (the judge ignored), normal interval (``ddof = 0``, cluster-robust).
+    """The mean of the labelled items alone (the judge ignored), cluster-robust interval (small-sample corrected
+    like ``ppi_mean``'s unless ``small=False``).
 
     ``judge`` is only used to count the items the labels stand for (``n_unlabelled``).
     """
-    return labels_only_items(prepare(judge, labels, clusters), level=level, min_labels=min_labels, bounds=bounds)
+    return labels_only_items(prepare(judge, labels, clusters), level=level, min_labels=min_labels, bounds=bounds,
+                             small=small)
 
 
 def labels_only_items(items: Items, *, level: float = LEVEL, bounds: tuple[float, float] | None = None,
-                      min_labels: int = MIN_LABELS, strict: bool = True) -> Estimate:
+                      min_labels: int = MIN_LABELS, strict: bool = True, small: bool = True) -> Estimate:
     """``labels_only_mean`` on checked ``Items``."""
     reason = refusal(items, min_labels=min_labels, need_variation=strict)
     if reason:
         return refused("labels_only", items, reason, "labels only")
     y = items.labels[items.labelled]
-    variance = labels_only_variance(items)
+    variance, df, quantile = small_sample(items, labels_only_variance(items), small)
     se = float(np.sqrt(variance))
-    value, low, high = interval(float(y.mean()), se, level, bounds)
-    method = f"mean of the {y.size} labelled item(s) alone; normal {level:.0%} CI{clip_note(bounds)}"
+    value, low, high = interval(float(y.mean()), se, level, bounds, df)
+    method = f"mean of the {y.size} labelled item(s) alone; {level:.0%} CI: {quantile}{clip_note(bounds)}"
     return Estimate("labels_only", value, se, low, high, y.size, len(items.judge) - y.size, items.n_clusters,
                     items.n_labelled_clusters, float(y.size), method, lam=0.0)
 
