@@ -118,3 +118,25 @@ def test_human_csv_labels_calibrate_like_the_free_ones(tmp_path):
     c2 = table.set_index(["criterion", "estimator"]).loc["c2"]
     assert c2.loc["labels_only", "n_labelled"] == 30                         # the unsure label is left out
     assert c2.loc["labels_only", "value"] == pytest.approx(truth[:30, 1].mean()) and (c2["labels"] == "human").all()
+
+
+def test_pass_rates_stratified_by_scenario_when_labels_were_drawn_per_scenario():
+    rng = np.random.default_rng(8)
+    parts, rows = [], []
+    for scenario, size, rate in (("small", 40, 0.2), ("large", 160, 0.9)):
+        truth = rng.random(size) < rate
+        judge = np.where(truth, rng.random(size) < 0.9, rng.random(size) < 0.3)
+        prefix = f"{scenario}-"
+        parts.append(rubric({"judge-x": list(judge)}, scenario=scenario, run_prefix=prefix))
+        rows += [(f"{prefix}{i}", "c1", "pass" if truth[i] else "fail") for i in range(15)]  # 15 labels in each
+    frame = pd.concat(parts, ignore_index=True)
+    labels = pd.DataFrame(rows, columns=["conversation", "criterion", "label"]).assign(
+        label=lambda f: f["label"].eq("pass").astype("boolean"), rater="ana", source="human", file="ana.csv",
+        line=lambda f: range(2, len(f) + 2))
+    flat = pass_rate_estimates(frame, labels, estimators=("labels_only",), overall=False).iloc[0]
+    strat = pass_rate_estimates(frame, labels, estimators=("labels_only",), overall=False, strata="scenario").iloc[0]
+    small, large = (labels["conversation"].str.startswith(s) for s in ("small", "large"))
+    assert flat["value"] == pytest.approx(labels["label"].astype(float).mean())        # 50/50: over-weighs "small"
+    assert strat["value"] == pytest.approx(0.2 * labels.loc[small, "label"].astype(float).mean()
+                                           + 0.8 * labels.loc[large, "label"].astype(float).mean())
+    assert "stratified over 2 strata" in strat["method"]
