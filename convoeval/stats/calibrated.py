@@ -100,7 +100,7 @@ def stratified(name: str, items: Items, strata: np.ndarray, *, min_per_stratum: 
     value = float(np.sum(weights * [e.value for _, _, e, _ in parts]))
     variance = float(np.sum(weights ** 2 * np.array([e.se ** 2 for _, _, e, _ in parts])))
     value, low, high = interval(value, float(np.sqrt(variance)), level, bounds)
-    n_lab = items.n_labelled
+    n_lab = 0 if name == "judge_only" else items.n_labelled  # the naive estimate uses no label
     if name == "judge_only":
         n_eff = float("nan")
     else:
