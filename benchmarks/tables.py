@@ -27,6 +27,7 @@ SECTIONS: dict[str, list[str]] = {
     "profile_peers": ["headline", "by_package", "by_stage", "top_functions"],
     "workers": ["processes", "cluster", "cluster_checks"],
     "compare_sim": ["rows", "issue", "items", "threshold"],
+    "calibration_coverage": ["coverage", "efficiency"],
 }
 
 

@@ -126,6 +126,17 @@ views.plot_fault_confusion(study)
 views.labels_view(study)
 
 # %% [markdown]
+# ## Calibrated estimates
+# What each judge's pass rate (per criterion) and goal rate (the holistic `goal_completion` score) really are, with
+# an honest interval: the judge's **raw** rate, the **labels alone**, and the judge **calibrated** by the labels
+# (PPI++, isotonic calibration, Rogan–Gladen) side by side. Calibrated on the **free labels** (criteria linked to a
+# database assertion, known-fault conversations) and, when `labels` is given, on the **human** ones, so the two can
+# be checked against each other. An estimator that cannot give an honest interval says why instead of a number.
+
+# %%
+views.calibrated_view(study)
+
+# %% [markdown]
 # ## Flip rates
 # The same judge asked again, and the same scenario run again across seeds and trials.
 

@@ -44,6 +44,7 @@ alpha = 0.05
 detect = 1.0
 fail_on_regression = False
 output_dir = None
+labels = None
 
 # %%
 from convoeval import compare
@@ -93,6 +94,14 @@ views.flipped_conversations(result)
 
 # %%
 views.details(result)
+
+# %% [markdown]
+# ## Calibrated pass rates
+# With human labels (`labels`: a label CSV or folder naming conversations by run id), each criterion's judge pass
+# rate calibrated on each side's labels (PPI++), and the change with its interval.
+
+# %%
+views.calibrated_changes(result)
 
 # %%
 views.unpaired(result)

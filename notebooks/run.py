@@ -48,6 +48,7 @@ cluster = None
 resume = True
 simulator_gate = True
 resimulate = 0
+labels = None
 
 # %%
 from convoeval import pipeline, report
@@ -111,6 +112,15 @@ report.failures(run)
 
 # %%
 report.database_truth(run)
+
+# %% [markdown]
+# ## Calibrated pass rates
+# With human labels (`labels`: a label CSV or folder, `evals/labels/README.md`), each judge's pass rate per criterion
+# raw, from the labels alone, and calibrated by them (PPI++, isotonic, Rogan–Gladen), with intervals; the database's
+# verdicts are calibrated on too, as free labels.
+
+# %%
+report.calibrated_rates(run)
 
 # %% [markdown]
 # ## Simulated patient's fidelity

@@ -55,6 +55,12 @@ def test_the_study_runs_end_to_end_and_its_tables_are_the_library_s(fake_llm, tm
     assert "verbosity" in html("views.probe_view(study)")
     assert "parroting" in html("views.fidelity_view(study)")
     assert "You may not conclude" in html("views.study_conclusions(study)")
+    # The calibrated estimates: the free labels (database, known faults) of 3 conversations are too few for any
+    # calibrated interval, so each estimator says why instead of giving a number; the raw rates are shown.
+    calibrated = html("views.calibrated_view(study)")
+    assert "raw judge rate" in calibrated and "PPI++" in calibrated and "goal_completion (holistic score)" in calibrated
+    assert "refused: only " in calibrated and "labelled conversation(s); at least 10" in calibrated
+    assert "database+fault" in calibrated
 
     # The study's progress, as lines (convoeval notebook shows them in the terminal): each step, each conversation.
     log = "".join(o.get("text", "") for o in outputs["study = agreement_study.run_study(config)"]
@@ -97,6 +103,10 @@ def test_the_study_runs_end_to_end_and_its_tables_are_the_library_s(fake_llm, tm
     assert fake_llm.stats["requests"] == before
     scored = load_study(out).tables["labels"]
     assert {"plain", "warm"} <= set(scored["rater_a"]) and set(scored["rater_b"]) == {"ana"}
+    estimates = load_study(out).tables["calibrated_estimates"]
+    human = estimates[estimates["labels"] == "human"]
+    assert set(human["rater"]) == {"plain", "warm"} and set(human["criterion"]) == set(criteria)
+    assert human.loc[human["estimator"] == "ppi++", "refused"].str.startswith("only 1 labelled").all()
 
 
 def _texts(nb) -> dict[str, str]:

@@ -3,13 +3,14 @@ kernel: the candidate is a folder), and its parameter checks."""
 
 from __future__ import annotations
 
+import pandas as pd
 import papermill
 import pytest
 from compare_support import env, fake_models, run_baseline  # noqa: F401 - env is a fixture
 from conftest import ROOT
 from papermill.exceptions import PapermillExecutionError
 
-from convoeval.compare import CompareError, compare, run_candidate
+from convoeval.compare import CompareError, compare, load_side, run_candidate
 from convoeval.compare.notebook import RegressionError, check_regressions, configure
 
 HAPPY = "billing-conv-happy-payment"
@@ -35,6 +36,16 @@ def test_the_notebook_compares_two_folders_writes_the_page_and_gates(folders):
     with pytest.raises(PapermillExecutionError, match="RegressionError"):
         papermill.execute_notebook(str(ROOT / "notebooks" / "compare.ipynb"), str(out), cwd=str(ROOT),
                                    parameters={**params, "fail_on_regression": True}, progress_bar=False)
+    # With human labels on both sides (by run id), the page also shows the calibrated pass rates and their change.
+    rubric = [load_side(folders / side).frames["rubric"] for side in ("base", "cand")]
+    labelled = pd.concat([r.drop_duplicates(["run_id", "criterion"]) for r in rubric], ignore_index=True)
+    labels = folders / "labels.csv"
+    pd.DataFrame({"conversation": labelled["run_id"], "criterion": labelled["criterion"], "label": "pass",
+                  "rater": "ana"}).to_csv(labels, index=False)
+    papermill.execute_notebook(str(ROOT / "notebooks" / "compare.ipynb"), str(out), cwd=str(ROOT),
+                               parameters={**params, "labels": str(labels)}, progress_bar=False)
+    page = (folders / "page" / "compare.html").read_text(encoding="utf-8")
+    assert "Calibrated pass rates" in page and "refused: baseline: only 8 labelled" in page
 
 
 def test_parameters_are_checked_in_one_line(folders):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import papermill
 import pytest
 
@@ -49,6 +50,19 @@ def test_papermill_run_of_the_billing_agent_produces_the_whole_report(fake_llm, 
     page = (out / "report.html").read_text(encoding="utf-8")
     assert page.count("data:image/png;base64,") == 3 and "billing-conv-happy-payment" in page
     assert fake_llm.stats["requests"] > 20
+    assert html("report.calibrated_rates(run)").count("No labels") == 1 and "Calibrated pass rates" not in page
+    # With human labels (the labels parameter) the same folder's report calibrates on them; no conversation re-runs.
+    rubric = pd.read_parquet(out / "data" / "rubric.parquet")
+    first = rubric[rubric["criterion_index"] == 0].drop_duplicates("run_id")
+    labels = tmp_path / "labels.csv"
+    pd.DataFrame({"conversation": first["run_id"], "criterion": 0, "label": "pass", "rater": "ana"}).to_csv(
+        labels, index=False)
+    before = fake_llm.stats["requests"]
+    again = _outputs(_execute(tmp_path, agent="billing", output_dir=str(out), labels=str(labels)))
+    assert fake_llm.stats["requests"] == before
+    shown = "".join(o["data"].get("text/html", "") for o in again["report.calibrated_rates(run)"])
+    assert "raw judge rate" in shown and "refused: only" in shown and ">human<" in shown
+    assert "Calibrated pass rates" in (out / "report.html").read_text(encoding="utf-8")
 
 
 def test_a_bad_parameter_value_fails_with_one_line(fake_llm, tmp_path):

@@ -13,6 +13,8 @@ Example:
     >>> binary_agreement(rubric_ratings(frames["rubric"], rater=("judge_model", "prompt_version")))  # doctest: +SKIP
 """
 
+from convoeval.agreement.calibration import calibration_table, free_labels
+from convoeval.agreement.fault_labels import fault_labels
 from convoeval.agreement.faults import (
     KNOWN_FAULTS,
     fault_confusion,
@@ -50,11 +52,14 @@ __all__ = [
     *_STATISTICS,
     *_LAZY,
     "KNOWN_FAULTS",
+    "calibration_table",
     "fault_confusion",
     "fault_detection",
+    "fault_labels",
     "fault_study_plan",
     "fault_targets",
     "fault_truth",
+    "free_labels",
     "rejudge",
     "run_fault_study",
 ]

@@ -26,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval.agreement.calibration import calibration_table
 from convoeval.agreement.study_params import (  # noqa: F401 - the study's parameters, re-exported
     STUDY_PARAMETERS,
     StudyConfig,
@@ -267,7 +268,8 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
         ``{name: table}``; names: ``database``, ``judges``, ``scores``, ``self_consistency``, ``score_consistency``,
         ``faults``, ``fault_confusion``, ``trial_flips``, ``probes``, ``fidelity``, ``simulator_failures`` (the
         conversations the simulator-failure gate stopped, left out of every other table; absent when none),
-        ``labels``, ``calibrated``.
+        ``labels``, ``calibrated``, ``calibrated_estimates`` (raw, labels-only and calibrated pass and goal rates
+        on the free labels and the human ones: ``convoeval.agreement.calibration``).
         A table that the data cannot support (one judge, one sample, no known faults, no labels, no probes) is
         empty or absent; ``convoeval.report.agreement_views`` says which and why.
     """
@@ -311,10 +313,11 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
     ) > 1:
         tables["trial_flips"] = ag.trial_flip_rate(rubric.merge(frames["runs"][["run_id", "target"]], on="run_id"),
                                                    rater=("judge", "target"), **opts)
-    if labels is not None:
-        human = ag.load_labels(labels)
+    human = ag.load_labels(labels) if labels is not None else None
+    if human is not None:
         tables["labels"] = ag.score_against_labels(rubric, human, rater="judge", **opts)
         tables["calibrated"] = ag.calibrated_pass_rates(rubric, human, rater="judge", **opts)
+    tables["calibrated_estimates"] = calibration_table(with_judges, human=human, rater="judge", **opts)
     return {name: table for name, table in tables.items() if table is not None}
 
 

@@ -41,6 +41,9 @@ def _add_compare_parser(sub: Any) -> None:
     p.add_argument("--alpha", type=float, default=0.05, metavar="P", help="significance level (default 0.05)")
     p.add_argument("--detect", type=float, default=1.0, metavar="POINTS",
                    help="a score difference to size the sample for (default 1 point)")
+    p.add_argument("--labels", metavar="CSV",
+                   help="human labels (a label CSV or folder, conversations by run id): also show each criterion's "
+                        "pass rate calibrated on them on each side (PPI++) and its change; not part of the verdict")
     p.add_argument("--agent", choices=agent_names(), help="only this agent's scenarios")
     p.add_argument("--scenario", metavar="ID", help="only the scenario with this id")
     p.add_argument("--type", choices=("scripted", "conversational"), help="only this scenario type")
@@ -58,6 +61,7 @@ def _compare(args: argparse.Namespace) -> int:
     from convoeval.compare import CompareError, baseline_target, compare, load_side, run_candidate
     from convoeval.llm import LLMError
     from convoeval.pipeline import ConfigError
+    from convoeval.stats.labels import LabelError
     from convoeval.store import StoreError
 
     ways = [bool(args.candidate), bool(args.candidate_target), args.aa]
@@ -82,8 +86,11 @@ def _compare(args: argparse.Namespace) -> int:
                                       store_url=args.store, progress="off" if args.no_progress else "bar")
             html = html or candidate.out_dir / "compare.html"
             print(f"candidate: {target} ran {len(candidate.scores)} conversation(s) into {candidate.out_dir}")
-        result = compare(baseline, candidate, alpha=args.alpha, detect=args.detect, **scope)
-    except (CompareError, ConfigError, LLMError, StoreError) as exc:
+        labels = Path(args.labels).expanduser() if args.labels else None
+        if labels is not None and not labels.exists():
+            raise UsageError(f"--labels: {labels} does not exist (a label CSV or a folder of them)")
+        result = compare(baseline, candidate, alpha=args.alpha, detect=args.detect, labels=labels, **scope)
+    except (CompareError, ConfigError, LLMError, StoreError, LabelError) as exc:
         raise UsageError(str(exc)) from None
     for line in result.lines():
         print(line)

@@ -10,16 +10,19 @@ names the rows behind it. ``--fail-on-regression`` follows the headline.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from convoeval.compare import stats
-from convoeval.compare.pairing import Pairing, Side, load_side, pair_sides
+from convoeval.compare.pairing import CompareError, Pairing, Side, load_side, pair_sides
 from convoeval.compare.stats import valid_pairs
 from convoeval.compare.verdict import IMPROVED, NO_CHANGE, REGRESSED
 from convoeval.stats import ALL
 from convoeval.stats.bootstrap import LEVEL, N_BOOT
+from convoeval.stats.calibrated_change import CHANGE_COLUMNS, calibrated_rate_changes
+from convoeval.stats.labels import load_labels
 from convoeval.stats.strata import FIXED, SAMPLE
 
 __all__ = ["Comparison", "compare"]
@@ -43,6 +46,8 @@ class Comparison:
         pass_k: ``stats.pass_k_changes``.
         usage: ``stats.usage_changes``.
         settings: alpha, power, level, detect, n_boot, seed.
+        calibrated: with labels, ``convoeval.stats.calibrated_rate_changes``: each criterion's pass rate calibrated
+            on each side's labels (PPI++) and its change; empty without labels. Not part of the verdict.
     """
 
     pairing: Pairing
@@ -55,6 +60,7 @@ class Comparison:
     pass_k: pd.DataFrame
     usage: pd.DataFrame
     settings: dict[str, Any] = field(default_factory=dict)
+    calibrated: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def baseline(self) -> Side:
@@ -149,6 +155,11 @@ class Comparison:
         for title, table in (("regressed", self.regressions()), ("improved", self.improvements())):
             for row in table[table["kind"].isin(["criterion", "assertion"])].itertuples():
                 out.append(f"{title} {row.kind}: {row.name} — {row.detail}, p_holm={_p(row.p_adjusted)}")
+        for row in self.calibrated.itertuples():
+            shown = (f"refused: {row.refused}" if row.refused else
+                     f"{row.baseline:.0%} → {row.candidate:.0%}, change {row.difference:+.0%} "
+                     f"[{row.ci_low:+.0%}, {row.ci_high:+.0%}]")
+            out.append(f"calibrated pass rate ({row.estimator}): {row.criterion} — {shown}")
         out.append(self.noise_line())
         return out
 
@@ -213,6 +224,7 @@ def compare(
     detect: float = 1.0,
     n_boot: int = N_BOOT,
     seed: int = 0,
+    labels: str | Path | pd.DataFrame | None = None,
 ) -> Comparison:
     """Compare a candidate with a baseline, conversation by conversation.
 
@@ -229,6 +241,8 @@ def compare(
         detect: a score difference (points) to size the sample for.
         n_boot: bootstrap replicates.
         seed: bootstrap seed.
+        labels: human labels (a label CSV, a folder of them, or a labels frame; conversations named by run id):
+            each side's pass rates are also calibrated on them (``Comparison.calibrated``).
 
     Returns:
         A ``Comparison``.
@@ -256,5 +270,20 @@ def compare(
         pass_k=stats.pass_k_changes(pairs, **boot),
         usage=stats.usage_changes(pairs, **boot),
         settings={"alpha": alpha, "power": power, "level": level, "detect": detect, **boot},
+        calibrated=_calibrated(sides, labels, level=level, n_boot=n_boot, seed=seed),
     )
+
+
+def _calibrated(sides: list[Side], labels: Any, **options: Any) -> pd.DataFrame:
+    """Each criterion's calibrated pass rate on both sides and its change; empty without labels."""
+    if labels is None:
+        return pd.DataFrame(columns=list(CHANGE_COLUMNS))
+    frame = labels if isinstance(labels, pd.DataFrame) else load_labels(labels)
+    baseline, candidate = (side.frames.get("rubric") for side in sides)
+    if baseline is None or candidate is None or baseline.empty or candidate.empty:
+        return pd.DataFrame(columns=list(CHANGE_COLUMNS))
+    try:
+        return calibrated_rate_changes(baseline, candidate, frame, **options)
+    except ValueError as exc:
+        raise CompareError(str(exc)) from exc
 

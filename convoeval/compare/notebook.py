@@ -46,6 +46,8 @@ COMPARE_PARAMETERS: dict[str, tuple[Any, Callable[[Any], bool], str, str]] = {
                            "the last cell fails when a regression is statistically supported"),
     "output_dir": (None, _opt_str, "a folder or None",
                    "where the page goes (default: beside the executed notebook, or the candidate's folder)"),
+    "labels": (None, _opt_str, "a label CSV or folder, or None",
+               "human labels (conversations by run id): each side's pass rates calibrated on them, and the change"),
 }
 
 
@@ -110,7 +112,10 @@ def run(params: CompareParams, *, progress: Any = "lines") -> Comparison:
     if candidate is None:
         target = params.candidate_target or baseline_target(baseline)
         candidate = run_candidate(baseline, target, replay=params.replay, progress=progress)
-    return compare(baseline, candidate, alpha=params.alpha, detect=params.detect, **scope)
+    labels = _path(params.labels) if params.labels is not None else None
+    if labels is not None and not labels.exists():
+        raise CompareError(f"labels: {labels} does not exist (a label CSV or a folder of them)")
+    return compare(baseline, candidate, alpha=params.alpha, detect=params.detect, labels=labels, **scope)
 
 
 def _path(value: str) -> Path:

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from convoeval.paths import project_root
+from convoeval.paths import project_root, under
 
 __all__ = ["MAX_SEED", "ConfigError", "EvalConfig", "project_root"]
 
@@ -94,10 +94,13 @@ class EvalConfig(BaseModel):
                           "(docs/fidelity.md)")
     resimulate: int = Field(0, ge=0, le=10, description="simulate a conversation the gate stopped again with the "
                                                         "next seed, up to this many times")
+    labels: str | None = Field(
+        None, description="human labels (a CSV file or a folder of them, evals/labels format), relative to the "
+                          "project: the report then shows each judge's pass rates calibrated on them (None: none)")
 
     # ── checks (one line each; pydantic's own messages are folded by ``checked``) ──
 
-    @field_validator("agent", "scenario", "target", "output_dir", "scenarios_dir", "cluster", mode="before")
+    @field_validator("agent", "scenario", "target", "output_dir", "scenarios_dir", "cluster", "labels", mode="before")
     @classmethod
     def _non_empty(cls, value: Any) -> Any:
         if isinstance(value, str) and not value.strip():
@@ -111,6 +114,14 @@ class EvalConfig(BaseModel):
 
         if value is not None and value not in agent_names():
             raise ValueError(f"must be one of {', '.join(agent_names())} (or None for all)")
+        return value
+
+    @field_validator("labels")
+    @classmethod
+    def _labels_exist(cls, value: str | None) -> str | None:
+        # Checked before the run, not after it in the report: a typo should not cost a whole run.
+        if value is not None and not under(project_root(), value).exists():
+            raise ValueError(f"{under(project_root(), value)} does not exist (a label CSV or a folder of them)")
         return value
 
     @field_validator("seed", mode="before")
@@ -354,6 +365,7 @@ _WHAT = {
     "output_dir": "must be a folder path, or None",
     "scenarios_dir": "must be a folder path, or None",
     "cluster": "must be a Dask scheduler address such as tcp://host:8786, or None",
+    "labels": "must be a label CSV file or a folder of them, or None",
     "resume": "must be True or False",
     "simulator_gate": "must be True, False or a mapping of gate settings (docs/fidelity.md)",
 }

@@ -12,6 +12,7 @@ Example:
 """
 
 from convoeval.html_blocks import HTML
+from convoeval.report.calibrated import calibrated_rates, calibrated_rates_frame
 from convoeval.report.data import RunData, load_run
 from convoeval.report.execute import (
     ReplayMissError,
@@ -57,6 +58,8 @@ __all__ = [
     "RunError",
     "ThresholdError",
     "agreement_cells",
+    "calibrated_rates",
+    "calibrated_rates_frame",
     "check_parameters",
     "check_threshold",
     "criteria_frame",

@@ -15,11 +15,13 @@ import numpy as np
 import pandas as pd
 
 from convoeval.html_blocks import HTML, box, cell, esc, shown_path, table, wrap
+from convoeval.report.calibration_views import calibrated_view  # noqa: F401 - the notebook's views, in one place
 from convoeval.report.overview import LOCAL_DEMO_WARNING
 from convoeval.report.plots import Chart, _figure, _note
 from convoeval.report.trust import agreement_cells
 
 __all__ = [
+    "calibrated_view",
     "consistency_view",
     "database_view",
     "fault_view",

@@ -33,7 +33,7 @@ from convoeval.pipeline.replay import RecordedReply, same_reply
 from convoeval.report.plots import Chart
 from convoeval.stats import ALL
 
-__all__ = ["compare_sections", "details", "flipped_conversations", "plot_forest", "render_compare_html",
+__all__ = ["calibrated_changes", "compare_sections", "details", "flipped_conversations", "plot_forest", "render_compare_html",
            "save_compare_html", "unpaired", "changed_items", "verdict_summary"]
 
 #: verdict -> the status whose colours show it.
@@ -225,6 +225,28 @@ def details(cmp: Any) -> HTML:
     return HTML(wrap("".join(blocks)), text="pass rate, holistic, pass^k and usage")
 
 
+def calibrated_changes(cmp: Any) -> HTML:
+    """With labels: each criterion's pass rate calibrated on each side's labels (PPI++), and the change."""
+    frame = getattr(cmp, "calibrated", pd.DataFrame())
+    if frame is None or frame.empty:
+        text = "No labels (parameter labels), so no calibrated pass rates."
+        return HTML(wrap(f"<div{css(color=MUTED)}>{esc(text)}</div>"), text=text)
+    pct, signed = "{:.0%}".format, "{:+.0%}".format
+    rows = []
+    for r in frame.to_dict("records"):
+        sides = ["–" if missing(r[s]) else f"{pct(r[s])} {_ci(r[s + '_low'], r[s + '_high'], pct)}"
+                 for s in ("baseline", "candidate")]
+        change = (f"refused: {r['refused']}" if r["refused"] else
+                  f"{signed(r['difference'])} {_ci(r['ci_low'], r['ci_high'], signed)}")
+        rows.append([esc(r["criterion"]), *(esc(x) for x in sides), esc(change),
+                     cell(r["n_labelled_baseline"]), cell(r["n_labelled_candidate"])])
+    note = (f"Each side's judge pass rate calibrated on its own labelled conversations ({esc(frame['estimator'].iloc[0])}"
+            "; docs/agreement.md, \"Calibrated estimates\"); the change's interval adds the sides' variances. "
+            "Not part of the verdict above.")
+    return HTML(wrap(box(note) + table(rows, ["criterion", "baseline", "candidate", "change", "labelled (baseline)",
+                                              "labelled (candidate)"])), text=f"{len(frame)} calibrated criteria")
+
+
 def unpaired(cmp: Any) -> HTML:
     """Conversations without a partner, with the reason (never dropped silently)."""
     frame = cmp.unpaired
@@ -244,6 +266,7 @@ def compare_sections(cmp: Any) -> list[tuple[str, list[Any]]]:
         ("Criteria and assertions that changed", [changed_items(cmp)]),
         ("Conversations that changed", [flipped_conversations(cmp)]),
         ("Other differences", [details(cmp)]),
+        *([("Calibrated pass rates", [calibrated_changes(cmp)])] if len(getattr(cmp, "calibrated", [])) else []),
         ("Unpaired conversations", [unpaired(cmp)]),
     ]
 

@@ -27,6 +27,7 @@ def _piece(value: Any) -> str:
 
 def sections(run: RunData) -> list[tuple[str, list[Any]]]:
     """The report's sections in reading order: (heading, displayable pieces)."""
+    from convoeval.report.calibrated import calibrated_rates, run_labels
     from convoeval.report.overview import what_ran
     from convoeval.report.plots import plot_components, plot_criteria, plot_holistic
     from convoeval.report.problems import errors, failures
@@ -34,6 +35,7 @@ def sections(run: RunData) -> list[tuple[str, list[Any]]]:
     from convoeval.report.transcripts import transcripts
     from convoeval.report.trust import database_truth, fidelity
 
+    calibrated = [("Calibrated pass rates", [calibrated_rates(run)])] if run_labels(run) else []
     return [
         ("What ran", [what_ran(run)]),
         ("Scores", [score_table(run)]),
@@ -41,6 +43,7 @@ def sections(run: RunData) -> list[tuple[str, list[Any]]]:
         ("Transcripts", [transcripts(run)]),
         ("Failures", [failures(run)]),
         ("Judges against the database", [database_truth(run)]),
+        *calibrated,
         ("Simulated patient's fidelity", [fidelity(run)]),
         ("Errors", [errors(run)]),
     ]

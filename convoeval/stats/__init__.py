@@ -21,6 +21,7 @@ from typing import Any
 
 
 def _load() -> dict[str, Any]:
+    from convoeval.stats._estimate import MIN_LABELS, Estimate
     from convoeval.stats._result import ALL, RESULT_COLUMNS
     from convoeval.stats.binary import binary_agreement, cohen_kappa, confusion_counts
     from convoeval.stats.bootstrap import (
@@ -29,6 +30,8 @@ def _load() -> dict[str, Any]:
         percentile_interval,
         resample_weights,
     )
+    from convoeval.stats.calibrated import ESTIMATORS, calibrated_estimates
+    from convoeval.stats.calibrated_rates import goal_rate_estimates, label_values, pass_rate_estimates
     from convoeval.stats.consistency import (
         flip_rates,
         score_consistency,
@@ -36,7 +39,9 @@ def _load() -> dict[str, Any]:
     )
     from convoeval.stats.effects import EFFECT_COLUMNS, PAIR_COLUMNS, mcnemar_p, probe_effects, wilcoxon_p
     from convoeval.stats.effects_plot import plot_probe_effects
+    from convoeval.stats.free_labels import database_labels
     from convoeval.stats.interpret import interpret
+    from convoeval.stats.isotonic import isotonic_mean
     from convoeval.stats.labels import (
         LabelError,
         calibrated_pass_rates,
@@ -61,7 +66,9 @@ def _load() -> dict[str, Any]:
         run_outcomes,
         trial_flip_rate,
     )
+    from convoeval.stats.ppi import judge_only_mean, labels_only_mean, ppi_mean, ppi_proportion
     from convoeval.stats.ratings import holistic_ratings, rubric_ratings
+    from convoeval.stats.rogan_gladen import rogan_gladen_rate
     from convoeval.stats.sample_size import (
         CI_HALF_WIDTH_LIMIT,
         ci_too_wide,
@@ -93,14 +100,18 @@ __all__ = [
     "CI_HALF_WIDTH_LIMIT",
     "DATABASE",
     "EFFECT_COLUMNS",
+    "ESTIMATORS",
+    "Estimate",
     "GOAL_THRESHOLD",
-    "PAIR_COLUMNS",
-    "RESULT_COLUMNS",
     "InsideNoiseWarning",
     "LabelError",
+    "MIN_LABELS",
+    "PAIR_COLUMNS",
+    "RESULT_COLUMNS",
     "binary_agreement",
     "bootstrap_ci",
     "bootstrap_statistic",
+    "calibrated_estimates",
     "calibrated_pass_rates",
     "ci_too_wide",
     "cohen_kappa",
@@ -108,28 +119,38 @@ __all__ = [
     "confusion_counts",
     "corrected_pass_rate",
     "database_agreement",
+    "database_labels",
     "fleiss_kappa",
     "flip_rates",
+    "goal_rate_estimates",
     "goal_ratings",
     "goal_truth",
     "gwet_ac1",
     "holistic_ratings",
     "icc",
     "interpret",
+    "isotonic_mean",
+    "judge_only_mean",
     "krippendorff_alpha",
     "label_ratings",
+    "label_values",
+    "labels_only_mean",
     "load_labels",
     "mcnemar_p",
     "minimum_detectable_difference",
     "multi_rater_agreement",
     "outcome_flip_rate",
     "pass_hat_k",
+    "pass_rate_estimates",
     "percentile_interval",
     "plot_probe_effects",
+    "ppi_mean",
+    "ppi_proportion",
     "probe_effects",
     "read_labels",
     "required_sample_size",
     "resample_weights",
+    "rogan_gladen_rate",
     "rubric_ratings",
     "run_outcomes",
     "sample_size_for_half_width",

@@ -1,0 +1,231 @@
+"""Prediction-powered inference (PPI, PPI++): a mean from judge values on every item and labels on a slice.
+
+With labelled items ``L`` (``n``: label ``Y`` and judge value ``Yhat``) and unlabelled ones ``U`` (``N``: judge
+value only), the PPI++ estimate (Angelopoulos, Duchi & Zrnic 2023, arXiv 2311.01453) is::
+
+    theta = lam * mean_U(Yhat) + mean_L(Y - lam * Yhat)
+
+It is unbiased for the mean of ``Y`` whatever the judge and whatever ``lam``: the labelled term corrects the judge's
+bias. ``lam`` tunes how much the judge is trusted; PPI++ picks the one that minimises the variance,
+``lam = cov(Y, Yhat) / ((1 + n/N) var(Yhat))`` (covariance over ``L``, variance over ``L`` and ``U``), clipped to
+[0, 1], so the estimate is never (asymptotically) worse than the labels alone (``lam = 0``). ``lam = 1`` is plain PPI.
+The interval is normal with ``se^2 = var(lam * Yhat_U) / N + var(Y - lam * Yhat)_L / n`` — the formulas of
+``ppi_py.ppi_mean_ci`` (population variances, ``ddof = 0``), which ``tests/test_stats_ppi.py`` checks. Given
+conversation clusters, the same influence values are summed per conversation first (cluster-robust variance).
+
+The gain: with a judge whose correlation with the labels is ``rho``, the variance is about
+``(1 - rho^2 N / (n + N))`` times that of the labels alone; a judge uncorrelated with the labels gives no gain.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from convoeval.stats._estimate import (
+    MIN_LABELS,
+    Estimate,
+    Items,
+    clip_note,
+    cluster_variance,
+    effective_n,
+    interval,
+    labels_only_variance,
+    prepare,
+    refusal,
+    refused,
+    small_sample,
+)
+from convoeval.stats.bootstrap import LEVEL
+
+__all__ = ["check_binary", "judge_only_items", "judge_only_mean", "labels_only_items", "labels_only_mean", "ppi_items",
+           "ppi_lambda", "ppi_mean", "ppi_proportion"]
+
+PROPORTION = (0.0, 1.0)
+
+
+def ppi_lambda(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray) -> float:
+    """PPI++'s power-tuning weight for a mean (``ppi_py._calc_lam_glm`` with an identity Hessian), in [0, 1].
+
+    Example:
+        >>> round(ppi_lambda(np.array([0., 1, 1, 0]), np.array([0., 1, 1, 0]), np.array([0., 1])), 4)
+        0.2778
+    """
+    n, big_n = y.size, yhat_unlabelled.size
+    if n < 2 or big_n == 0:
+        return 0.0
+    cov = float(np.mean((y - y.mean()) * (yhat - yhat.mean())))
+    var = float(np.var(np.concatenate([yhat, yhat_unlabelled]), ddof=1))
+    if var <= 0:
+        return 0.0
+    return float(np.clip(cov / ((1 + n / big_n) * var), 0.0, 1.0))
+
+
+def ppi_items(items: Items, *, lam: float | None = None, level: float = LEVEL,
+              bounds: tuple[float, float] | None = None, min_labels: int = MIN_LABELS, strict: bool = True,
+              what: str = "mean", small: bool = True) -> Estimate:
+    """``ppi_mean`` on checked ``Items``; ``strict=False`` accepts identical labels (one stratum of several)."""
+    name = "ppi++" if lam is None else ("ppi" if lam == 1 else f"ppi(lam={lam:g})")
+    reason = refusal(items, min_labels=min_labels, need_variation=strict)
+    lab = items.labelled
+    y, yhat, yu = items.labels[lab], items.judge[lab], items.judge[~lab]
+    n, big_n = y.size, yu.size
+    if reason:
+        return refused(name, items, reason, f"{what}: PPI")
+    tuned = ppi_lambda(y, yhat, yu) if lam is None else float(lam)
+    if big_n == 0:
+        tuned = 0.0  # every item is labelled: the labels are the answer
+    rect = y - tuned * yhat
+    value = tuned * (yu.mean() if big_n else 0.0) + rect.mean()
+    influence = np.zeros(len(items.judge))
+    if big_n:
+        influence[~lab] = tuned * (yu - yu.mean()) / big_n
+    influence[lab] = (rect - rect.mean()) / n
+    variance = cluster_variance(influence, items.codes, items.n_clusters)
+    corrected, df, quantile = small_sample(items, variance, small)
+    se = float(np.sqrt(corrected))
+    value, low, high = interval(value, se, level, bounds, df)
+    how = ("PPI++ (lam tuned to minimise the variance, clipped to [0, 1])" if lam is None else f"PPI, lam={lam:g}")
+    clusters = "conversation-clustered" if items.n_clusters < len(items.judge) else "items independent"
+    method = (f"{what}: {how}, lam={tuned:.3f}; n labelled {n}, unlabelled {big_n}; {level:.0%} CI: {quantile}, "
+              f"{clusters}{clip_note(bounds)}")
+    if items.dropped:
+        method += f"; {items.dropped} item(s) without a judge value left out"
+    return Estimate(name, value, se, low, high, n, big_n, items.n_clusters, items.n_labelled_clusters,
+                    effective_n(items, variance), method, lam=tuned)
+
+
+def ppi_mean(
+    judge: Any,
+    labels: Any,
+    *,
+    clusters: Any = None,
+    lam: float | None = None,
+    level: float = LEVEL,
+    min_labels: int = MIN_LABELS,
+    bounds: tuple[float, float] | None = None,
+    small: bool = True,
+) -> Estimate:
+    """The PPI++ (or PPI, or any fixed-``lam``) estimate of the mean label, with its interval.
+
+    Args:
+        judge: The judge's value for every item (a 0–10 score, a 0/1 verdict); NaN leaves the item out.
+        labels: The label where known, NaN elsewhere.
+        clusters: The conversation of each item (cluster-robust variance); default: items independent.
+        lam: ``None`` tunes it (PPI++); 1 is plain PPI; 0 the labels alone.
+        level: Confidence level.
+        min_labels: Fewest labelled conversations accepted.
+        bounds: Clip the estimate and interval to this range (the range the truth lies in).
+        small: The small-sample correction (``small_sample``: t with G - 1 df, variance x G/(G-1), G the labelled
+            conversations); ``False`` gives ``ppi_py``'s normal interval exactly.
+
+    Returns:
+        An ``Estimate``; refused (NaN, with the reason) when fewer than ``min_labels`` conversations are labelled or
+        every label is the same.
+
+    Example:
+        ppi_py's own test: a judge biased by +2 on 100 labelled items, and 10,000 unlabelled items it scores 2
+        (truth 0): the bias is corrected exactly and the judge fully trusted.
+
+        >>> y = np.random.default_rng(0).normal(size=100)
+        >>> est = ppi_mean(np.concatenate([y + 2, np.full(10_000, 2.0)]), np.concatenate([y, np.full(10_000, np.nan)]))
+        >>> abs(est.value) < 1e-12, est.lam
+        (True, 1.0)
+    """
+    return ppi_items(prepare(judge, labels, clusters), lam=lam, level=level, bounds=bounds, min_labels=min_labels,
+                     small=small)
+
+
+def ppi_proportion(
+    judge: Any,
+    labels: Any,
+    *,
+    clusters: Any = None,
+    lam: float | None = None,
+    level: float = LEVEL,
+    min_labels: int = MIN_LABELS,
+    small: bool = True,
+) -> Estimate:
+    """The PPI++ estimate of a pass rate: ``ppi_mean`` of 0/1 verdicts and labels, clipped to [0, 1].
+
+    Example:
+        >>> judge = np.array([1, 1, 0, 1] * 50); labels = np.array([1, 0, 0, 1] * 5 + [np.nan] * 180)
+        >>> round(ppi_proportion(judge, labels).value, 3)
+        0.5
+    """
+    items = prepare(judge, labels, clusters)
+    check_binary(items, "ppi_proportion")
+    return ppi_items(items, lam=lam, level=level, bounds=PROPORTION, min_labels=min_labels, what="pass rate",
+                     small=small)
+
+
+def check_binary(items: Items, who: str) -> None:
+    """Raise unless the judge values and the labels are all 0/1."""
+    for name, values in (("judge", items.judge), ("labels", items.labels[items.labelled])):
+        if not np.isin(values, (0.0, 1.0)).all():
+            raise ValueError(f"{who} needs 0/1 (pass/fail) {name}; use ppi_mean or isotonic_mean for scores")
+
+
+def labels_only_mean(
+    judge: Any,
+    labels: Any,
+    *,
+    clusters: Any = None,
+    level: float = LEVEL,
+    min_labels: int = MIN_LABELS,
+    bounds: tuple[float, float] | None = None,
+    small: bool = True,
+) -> Estimate:
+    """The mean of the labelled items alone (the judge ignored), cluster-robust interval (small-sample corrected
+    like ``ppi_mean``'s unless ``small=False``).
+
+    ``judge`` is only used to count the items the labels stand for (``n_unlabelled``).
+    """
+    return labels_only_items(prepare(judge, labels, clusters), level=level, min_labels=min_labels, bounds=bounds,
+                             small=small)
+
+
+def labels_only_items(items: Items, *, level: float = LEVEL, bounds: tuple[float, float] | None = None,
+                      min_labels: int = MIN_LABELS, strict: bool = True, small: bool = True) -> Estimate:
+    """``labels_only_mean`` on checked ``Items``."""
+    reason = refusal(items, min_labels=min_labels, need_variation=strict)
+    if reason:
+        return refused("labels_only", items, reason, "labels only")
+    y = items.labels[items.labelled]
+    variance, df, quantile = small_sample(items, labels_only_variance(items), small)
+    se = float(np.sqrt(variance))
+    value, low, high = interval(float(y.mean()), se, level, bounds, df)
+    method = f"mean of the {y.size} labelled item(s) alone; {level:.0%} CI: {quantile}{clip_note(bounds)}"
+    return Estimate("labels_only", value, se, low, high, y.size, len(items.judge) - y.size, items.n_clusters,
+                    items.n_labelled_clusters, float(y.size), method, lam=0.0)
+
+
+def judge_only_mean(
+    judge: Any,
+    *,
+    clusters: Any = None,
+    level: float = LEVEL,
+    bounds: tuple[float, float] | None = None,
+) -> Estimate:
+    """The naive estimate: the judge's own mean over every item, as if the judge were right (no label used).
+
+    Its interval only measures sampling noise: it says nothing of the judge's bias, so it misses the truth whenever
+    the judge is biased (see ``benchmarks/bench_calibration_coverage.py``). Shown for comparison.
+    """
+    return judge_only_items(prepare(judge, np.full(np.asarray(judge).size, np.nan), clusters), level=level,
+                            bounds=bounds)
+
+
+def judge_only_items(items: Items, *, level: float = LEVEL, bounds: tuple[float, float] | None = None,
+                     **_: Any) -> Estimate:
+    """``judge_only_mean`` on checked ``Items`` (their labels are ignored)."""
+    if len(items.judge) < 2:
+        return refused("judge_only", items, "fewer than 2 judged items", "judge only")
+    s = items.judge
+    variance = cluster_variance((s - s.mean()) / s.size, items.codes, items.n_clusters)
+    se = float(np.sqrt(variance))
+    value, low, high = interval(float(s.mean()), se, level, bounds)
+    method = (f"the judge's mean over {s.size} item(s), no labels (naive: assumes the judge unbiased); "
+              f"normal {level:.0%} CI{clip_note(bounds)}")
+    return Estimate("judge_only", value, se, low, high, 0, s.size, items.n_clusters, 0, float("nan"), method)
