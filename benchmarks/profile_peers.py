@@ -177,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpu-s", type=float, default=None,
                         help="CPU seconds of an unprofiled run of this size (default: results/peers.json's)")
     parser.add_argument("--save", default="profile_peers")
+    parser.add_argument("--raw", type=Path, default=None, help="also keep py-spy's raw (collapsed) stacks here")
     args = parser.parse_args(argv)
     if not Path(args.py_spy).exists():
         parser.error(f"py-spy not found at {args.py_spy}: `pip install --target /tmp/prof py-spy` (not into .venv)")
@@ -203,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         if cpu is None:
             cpu, cpu_source = done.cpu_s, "this profiled run (py-spy's own CPU included)"
         result = tables(parse(raw), args.rate, args.size, args.top, cpu)
+        if args.raw:
+            shutil.copyfile(raw, args.raw)
     own_ms = 1000 * cpu * (1 - result["client_share"]) / args.size
     headline = {"conversations": args.size, "llm_calls": calls, "profiled_wall_s": round(done.wall_s, 1),
                 "gil_s_sampled": result["gil_s"], "cpu_s": round(cpu, 2), "cpu_source": cpu_source,
