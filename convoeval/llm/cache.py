@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import hashlib
 import json
 import os
@@ -328,15 +329,20 @@ def _mask_ids(value: Any) -> Any:
     else in the text still counts, and the sample identity still separates trials.
     """
     if isinstance(value, str):
-        if len(value) < 32:
-            return value
-        masked, found = _RUN_IDS.subn("<id>", value)
-        return _TRANSCRIPT_TAG.sub("<tag>", masked) if found else value
+        return value if len(value) < 32 else _mask_text(value)
     if isinstance(value, list):
         return [_mask_ids(v) for v in value]
     if isinstance(value, dict):
         return {k: _mask_ids(v) for k, v in value.items()}
     return value
+
+
+@functools.lru_cache(maxsize=8192)
+def _mask_text(text: str) -> str:
+    # Memoised: a conversation's messages come back in every later call's key (the patient's history, the judges'
+    # transcript), so each text is scanned once instead of once per call that repeats it.
+    masked, found = _RUN_IDS.subn("<id>", text)
+    return _TRANSCRIPT_TAG.sub("<tag>", masked) if found else text
 
 
 def _canonical_message(message: BaseMessage) -> dict[str, Any]:
