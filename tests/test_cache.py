@@ -52,6 +52,25 @@ def test_key_is_deterministic_and_hex():
     assert len(key_for()) == 64
 
 
+def test_keys_are_those_recorded_by_earlier_versions():
+    """Golden keys computed at b63d03e (before the key's speed-ups): every recorded cache must still replay."""
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+    msgs = [SystemMessage("You are a patient. Run 0123456789abcdef0123456789abcdef."),
+            HumanMessage("Link: https://pay.clinic.example/pix/7b08c2e5-1d2e-4c5a-b160-dec8baf93604 ok", name="clinic"),
+            AIMessage("", tool_calls=[{"name": "lookup", "args": {"invoice_id": "61b2491cf3e04dc1849d5877c0fce6f9",
+                                                                  "n": [1, "x"]}, "id": "call_1"}]),
+            ToolMessage("found", tool_call_id="call_1"),
+            HumanMessage("<transcript-0123456789ab>\nAgent: pay at 0123456789abcdef0123456789abcdef\n"
+                         "</transcript-0123456789ab>")]
+    judge = cache_key(ModelInfo("openai", "gpt-5-mini"), {"model": "gpt-5-mini", "temperature": 0.0}, {"seed": 42},
+                      msgs, SampleIdentity("billing-happy", 42, 1, "judge", None, 2, "rubric"), '{"title": "Verdict"}')
+    local = cache_key(ModelInfo("local", "qwen", "http://127.0.0.1:4321/v1", structured_method="json_schema"), {}, {},
+                      msgs[:2], SampleIdentity("s", None, 3, "simulator", 4), None)
+    assert judge == "4a078e5858b40252655b33c85390441bbc8bc0f2c87b7f10b6006564d35675f3"
+    assert local == "db80aa347a64fb6fa094876f6fa966ba11126d9f8bca721745ab77befdce4548"
+
+
 @pytest.mark.parametrize(
     "change",
     [
