@@ -22,6 +22,7 @@ py-spy is not a dependency of convoeval: pass its path (``pip install --target /
 
 Usage:
     .venv/bin/python benchmarks/profile_peers.py --size 200 --py-spy /tmp/prof/bin/py-spy
+    .venv/bin/python benchmarks/profile_peers.py --size 200 --tool openevals   # the peer, the same way
 """
 
 from __future__ import annotations
@@ -37,13 +38,23 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_peers import PEERS_DIR, SCENARIO, SCENARIOS_DIR, TARGET, convoeval_command
+from benchmarks.bench_peers import (
+    OPENEVALS_CONFIGS,
+    PEERS_DIR,
+    PEERS_PYTHON,
+    SCENARIO,
+    SCENARIOS_DIR,
+    TARGET,
+    convoeval_command,
+)
 from benchmarks.common import REPO, RESULTS, FakeLLM, clean_env, loadavg, markdown_table, run_process, save, temp_folder
 
 #: Packages that own a sample (innermost match wins), by a fragment of the file path.
 PACKAGES: tuple[tuple[str, str], ...] = (
     ("<frozen importlib", "imports (start-up and lazy)"),
     ("/convoeval/", "convoeval"),
+    ("/openevals/", "openevals"),
+    ("/langsmith/", "langsmith (openevals' tracing client)"),
     ("/langchain_core/", "LLM client stack"),
     ("/langchain_openai/", "LLM client stack"),
     ("/openai/", "LLM client stack"),
@@ -79,6 +90,14 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("convoeval/batch.py", "write_run", "results file (write_run)"),
     ("convoeval/batch.py", "load_results", "end of run: load_results"),
     ("convoeval/runs.py", "save_outputs", "end of run: Parquet, CSV, report.json"),
+    # The same stages after the pipeline's move (issue #11 onwards); the old paths stay for old checkouts.
+    ("convoeval/pipeline/results.py", "write_conversation", "results file (write_run)"),
+    ("convoeval/pipeline/results.py", "load_results", "end of run: load_results"),
+    ("convoeval/pipeline/execute.py", "save_outputs", "end of run: Parquet, CSV, report.json"),
+    ("convoeval/fidelity/", "", "simulator gate (fidelity checks on every message)"),
+    ("convoeval/gate.py", "", "simulator gate (fidelity checks on every message)"),
+    ("convoeval/llm/http_transport.py", "", "LLM client stack in LangChain's own tasks (openai SDK, httpx, LangChain)"),
+    ("convoeval/llm/chat_classes.py", "", "LLM client stack in LangChain's own tasks (openai SDK, httpx, LangChain)"),
     ("convoeval/summary.py", "", "end of run: summary"),
     ("convoeval/agents/", "", "agent under test (peer_app via the adapter)"),
     ("peers/peer_app.py", "", "agent under test (peer_app via the adapter)"),
@@ -155,13 +174,13 @@ def tables(stacks: list[tuple[list[tuple[str, str]], int]], rate: int, size: int
             "client_share": by_package["LLM client stack"] / total}
 
 
-def unprofiled_cpu_s(size: int) -> float | None:
-    """The CPU of ``bench_peers.py``'s default convoeval run of this size, if ``results/peers.json`` has one."""
+def unprofiled_cpu_s(size: int, tool: str = "convoeval", config: str = "default") -> float | None:
+    """The CPU of ``bench_peers.py``'s run of this tool, configuration and size, if ``results/peers.json`` has one."""
     path = RESULTS / "peers.json"
     if not path.exists():
         return None
     rows = json.loads(path.read_text(encoding="utf-8")).get("rows", [])
-    found = [r["cpu_s"] for r in rows if r["tool"] == "convoeval" and r["config"] == "default"
+    found = [r["cpu_s"] for r in rows if r["tool"] == tool and r["config"] == config
              and r["conversations"] == size and r["returncode"] == 0]
     return min(found) if found else None
 
@@ -177,6 +196,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpu-s", type=float, default=None,
                         help="CPU seconds of an unprofiled run of this size (default: results/peers.json's)")
     parser.add_argument("--save", default="profile_peers")
+    parser.add_argument("--tool", choices=("convoeval", "openevals"), default="convoeval",
+                        help="which tool to profile (openevals: benchmarks/peers/openevals_run.py in .venv-peers)")
+    parser.add_argument("--openevals", default="threads", choices=sorted(OPENEVALS_CONFIGS),
+                        help="openevals' configuration (bench_peers.py's names)")
+    parser.add_argument("--raw", type=Path, default=None, help="also keep py-spy's raw (collapsed) stacks here")
     args = parser.parse_args(argv)
     if not Path(args.py_spy).exists():
         parser.error(f"py-spy not found at {args.py_spy}: `pip install --target /tmp/prof py-spy` (not into .venv)")
@@ -188,26 +212,35 @@ def main(argv: list[str] | None = None) -> int:
                         CONVOEVAL_STORE_URL=f"sqlite:///{folder / 'store.db'}", OPENAI_BASE_URL=llm.base_url,
                         OPENAI_MODEL="fake-model", CONVOEVAL_MAX_CONCURRENCY=str(max(16, 3 * args.size)))
         raw = folder / "profile.txt"
-        command = [args.py_spy, "record", "--gil", "--nonblocking", "--rate", str(args.rate), "--format", "raw",
-                   "--full-filenames", "-o", str(raw), "--", *convoeval_command(), "run", "--scenario", SCENARIO,
-                   "--scenarios-dir", SCENARIOS_DIR, "--trials", str(args.size), "--target", TARGET,
-                   "--concurrency", str(args.size), "--out", str(folder / "results"), "--no-progress"]
+        spy = [args.py_spy, "record", "--gil", "--nonblocking", "--rate", str(args.rate), "--format", "raw",
+               "--full-filenames", "-o", str(raw), "--"]
+        if args.tool == "openevals":
+            env = clean_env()
+            command = [*spy, str(PEERS_PYTHON), str(PEERS_DIR / "openevals_run.py"), "--base-url", llm.base_url,
+                       "--conversations", str(args.size), *OPENEVALS_CONFIGS[args.openevals][0]]
+        else:
+            command = [*spy, *convoeval_command(), "run", "--scenario", SCENARIO, "--scenarios-dir", SCENARIOS_DIR,
+                       "--trials", str(args.size), "--target", TARGET, "--concurrency", str(args.size), "--out",
+                       str(folder / "results"), "--no-progress"]
         load_before = loadavg()
         done = run_process(command, env=env, timeout=max(600.0, 3.0 * args.size))
         calls = llm.stats()["requests"]
         if done.returncode != 0 or not raw.exists():
             print(done.stderr[-2000:], file=sys.stderr)
             return 1
-        cpu = args.cpu_s or unprofiled_cpu_s(args.size)
-        cpu_source = "--cpu-s" if args.cpu_s else "results/peers.json (unprofiled run, convoeval default)"
+        config = args.openevals if args.tool == "openevals" else "default"
+        cpu = args.cpu_s or unprofiled_cpu_s(args.size, args.tool, config)
+        cpu_source = "--cpu-s" if args.cpu_s else f"results/peers.json (unprofiled run, {args.tool} {config})"
         if cpu is None:
             cpu, cpu_source = done.cpu_s, "this profiled run (py-spy's own CPU included)"
         result = tables(parse(raw), args.rate, args.size, args.top, cpu)
+        if args.raw:
+            shutil.copyfile(raw, args.raw)
     own_ms = 1000 * cpu * (1 - result["client_share"]) / args.size
-    headline = {"conversations": args.size, "llm_calls": calls, "profiled_wall_s": round(done.wall_s, 1),
+    headline = {"tool": args.tool, "conversations": args.size, "llm_calls": calls, "profiled_wall_s": round(done.wall_s, 1),
                 "gil_s_sampled": result["gil_s"], "cpu_s": round(cpu, 2), "cpu_source": cpu_source,
                 "client_stack_share": f"{100 * result['client_share']:.0f}%",
-                "convoeval_own_cpu_ms_per_conversation": round(own_ms, 1),
+                f"{args.tool}_own_cpu_ms_per_conversation": round(own_ms, 1),
                 "load_before": load_before, "load_after": loadavg()}
     path = save(args.save, {"headline": headline, **result})
     for rows in ([headline], result["by_package"], result["by_stage"], result["top_functions"]):

@@ -52,6 +52,25 @@ def test_key_is_deterministic_and_hex():
     assert len(key_for()) == 64
 
 
+def test_keys_are_those_recorded_by_earlier_versions():
+    """Golden keys computed at b63d03e (before the key's speed-ups): every recorded cache must still replay."""
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+    msgs = [SystemMessage("You are a patient. Run 0123456789abcdef0123456789abcdef."),
+            HumanMessage("Link: https://pay.clinic.example/pix/7b08c2e5-1d2e-4c5a-b160-dec8baf93604 ok", name="clinic"),
+            AIMessage("", tool_calls=[{"name": "lookup", "args": {"invoice_id": "61b2491cf3e04dc1849d5877c0fce6f9",
+                                                                  "n": [1, "x"]}, "id": "call_1"}]),
+            ToolMessage("found", tool_call_id="call_1"),
+            HumanMessage("<transcript-0123456789ab>\nAgent: pay at 0123456789abcdef0123456789abcdef\n"
+                         "</transcript-0123456789ab>")]
+    judge = cache_key(ModelInfo("openai", "gpt-5-mini"), {"model": "gpt-5-mini", "temperature": 0.0}, {"seed": 42},
+                      msgs, SampleIdentity("billing-happy", 42, 1, "judge", None, 2, "rubric"), '{"title": "Verdict"}')
+    local = cache_key(ModelInfo("local", "qwen", "http://127.0.0.1:4321/v1", structured_method="json_schema"), {}, {},
+                      msgs[:2], SampleIdentity("s", None, 3, "simulator", 4), None)
+    assert judge == "4a078e5858b40252655b33c85390441bbc8bc0f2c87b7f10b6006564d35675f3"
+    assert local == "db80aa347a64fb6fa094876f6fa966ba11126d9f8bca721745ab77befdce4548"
+
+
 @pytest.mark.parametrize(
     "change",
     [
@@ -227,6 +246,56 @@ async def test_concurrent_calls_share_one_cache(cache):
     replays = await asyncio.gather(*[call_model(model, MESSAGES, identity=i, cache=cache) for i in identities])
     assert all(r.cache_hit for r in replays)
     assert len(model.calls) == 20
+
+
+async def test_replies_of_one_moment_share_one_commit_and_are_durable_when_handed_back(cache, monkeypatch):
+    writes: list[int] = []
+    original = cache._write
+    monkeypatch.setattr(cache, "_write", lambda rows: (writes.append(len(rows)), original(rows)))
+    model = FakeChatModel(responder=lambda messages, kwargs: "same moment")
+    calls = [call_model(model, MESSAGES, identity=replace(IDENTITY, trial=t), cache=cache) for t in range(30)]
+
+    async def read_by_another_connection(after: asyncio.Future) -> int:
+        await after
+        with sqlite3.connect(cache.path) as other:  # what a new process would find after a kill now
+            return other.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    first = asyncio.ensure_future(calls[0])
+    results, seen = await asyncio.gather(asyncio.gather(first, *calls[1:]), read_by_another_connection(first))
+    assert writes == [30]  # one transaction for the 30 replies that arrived together
+    assert seen == 30  # handed back only once committed
+    assert not any(r.cache_hit for r in results)
+    replays = await asyncio.gather(*[call_model(model, MESSAGES, identity=replace(IDENTITY, trial=t), cache=cache)
+                                     for t in range(30)])
+    assert all(r.cache_hit for r in replays) and writes == [30]
+
+
+async def test_a_failed_group_commit_fails_every_call_of_the_group_and_stores_nothing(cache, monkeypatch):
+    def broken(rows):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(cache, "_write", broken)
+    model = FakeChatModel(responder=lambda messages, kwargs: "lost")
+    outcomes = await asyncio.gather(*[call_model(model, MESSAGES, identity=replace(IDENTITY, trial=t), cache=cache)
+                                      for t in range(3)], return_exceptions=True)
+    assert [type(o) for o in outcomes] == [sqlite3.OperationalError] * 3
+    monkeypatch.undo()
+    assert len(cache) == 0
+
+
+async def test_a_group_commit_keeps_the_first_writer_of_a_key(cache):
+    info = ModelInfo("fake", "m")
+    await asyncio.gather(cache.aput("k", {"text": "first"}, info, IDENTITY),
+                         cache.aput("k", {"text": "second"}, info, IDENTITY))
+    await cache.aput("k", {"text": "third"}, info, IDENTITY)
+    assert cache.get("k") == {"text": "first"} and len(cache) == 1
+
+
+async def test_a_group_commit_in_replay_or_off_mode_writes_nothing(tmp_path):
+    for mode in ("replay", "off"):
+        store = ResponseCache(tmp_path / f"{mode}.sqlite", mode)
+        await store.aput("k", {"text": "x"}, ModelInfo("fake", "m"), IDENTITY)
+        assert not (tmp_path / f"{mode}.sqlite").exists() or len(ResponseCache(tmp_path / f"{mode}.sqlite")) == 0
 
 
 def _served_model(server: FakeOpenAIServer) -> ChatOpenAI:

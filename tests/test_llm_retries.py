@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
@@ -15,6 +17,7 @@ from convoeval.llm import (
     call_model,
     register_model,
 )
+from convoeval.llm.retries import _wait_s
 from convoeval.testing import FakeOpenAIServer, ServerFault
 
 FAKE_KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"
@@ -230,3 +233,13 @@ async def test_a_dead_local_server_points_at_the_status_command():
     with pytest.raises(LLMCallError, match=r"local/qwen \(simulator\) call failed after 2 attempts: connection error.*"
                                            r"convoeval llm status"):
         await call_model(model, [("user", "hi")], identity=IDENTITY, retry=policy(Sleeps(), attempts=2))
+
+
+def test_backoff_is_full_jitter_exponential_capped_as_tenacity_computed_it():
+    random.seed(7)
+    policy = RetryPolicy(attempts=9, initial_wait=0.5, max_wait=3.0)
+    plain = ValueError("no response, no Retry-After")
+    for attempt, high in ((1, 0.5), (2, 1.0), (3, 2.0), (4, 3.0), (8, 3.0), (5000, 3.0)):
+        waits = [_wait_s(policy, attempt, plain) for _ in range(400)]
+        assert all(0.0 <= w <= high for w in waits), attempt
+        assert max(waits) > 0.9 * high and min(waits) < 0.1 * high, attempt  # spread over the whole range

@@ -14,6 +14,11 @@ Modes (``CONVOEVAL_CACHE`` or the ``cache=`` argument of ``call_model``):
 Path: ``CONVOEVAL_CACHE_PATH`` or ``<state_dir>/cache.sqlite``. Several processes may write at once (WAL journal,
 busy timeout, ``INSERT OR IGNORE``: the first writer of a key wins and later ones are no-ops).
 
+Writes are group commits (``aput``): the replies that arrive in one turn of the event loop are committed in one
+transaction, and each call gets its reply back only once that transaction is committed. A process killed at any
+moment has therefore lost at most the calls in flight (asked, not yet handed back), as with a commit per call,
+while a sweep with hundreds of calls in flight pays one commit per batch instead of one per call.
+
 What is stored: the reply text, the validated JSON of a structured reply, token usage, finish reason, and for
 inspection the provider, model, endpoint and identity. Never API keys or request headers: they are not inputs of
 the key and not part of the response.
@@ -21,8 +26,10 @@ the key and not part of the response.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
+import functools
 import hashlib
 import json
 import os
@@ -31,11 +38,11 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
 
 from convoeval.llm.types import CacheMissError, ModelInfo, SampleIdentity
 from convoeval.paths import state_dir
@@ -68,6 +75,21 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
+_INSERT = (
+    "INSERT OR IGNORE INTO responses (key, created_at, provider, model, base_url, role, scenario, seed, trial, turn,"
+    " schema_name, response) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _row(key: str, response: dict[str, Any], info: ModelInfo, identity: SampleIdentity,
+         schema_name: str | None) -> tuple[Any, ...]:
+    """The ``responses`` row of one reply (``_INSERT``'s columns, in order)."""
+    return (
+        key, time.time(), info.provider, info.model, _stable_base_url(info), identity.role, identity.scenario,
+        identity.seed, identity.trial, identity.turn, schema_name, json.dumps(response, ensure_ascii=False),
+    )  # fmt: skip
+
+
 def normalize_mode(mode: str) -> str:
     """``rw`` / ``replay`` / ``off`` from any accepted spelling; raises ``ValueError`` otherwise."""
     try:
@@ -93,6 +115,9 @@ class ResponseCache:
         self.mode = normalize_mode(mode or os.environ.get("CONVOEVAL_CACHE") or "rw")
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
+        # Rows waiting for their group commit, per event loop (a notebook's loop, convoeval's background loop and
+        # Dask worker threads' loops may share one cache), with the future their callers await.
+        self._batches: dict[asyncio.AbstractEventLoop, tuple[list[tuple[Any, ...]], asyncio.Future[None]]] = {}
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.path)!r}, mode={self.mode!r})"
@@ -123,19 +148,53 @@ class ResponseCache:
 
     def put(self, key: str, response: dict[str, Any], info: ModelInfo, identity: SampleIdentity,
             schema_name: str | None = None) -> None:
-        """Store ``response`` under ``key`` unless a response is already there (first writer wins)."""
+        """Store ``response`` under ``key`` now, in a transaction of its own (first writer wins).
+
+        Code on an event loop uses ``aput``, which shares the commit with the other replies of the same moment.
+        """
         if self.mode != "rw":
             return
-        row = (
-            key, time.time(), info.provider, info.model, _stable_base_url(info), identity.role, identity.scenario,
-            identity.seed, identity.trial, identity.turn, schema_name, json.dumps(response, ensure_ascii=False),
-        )  # fmt: skip
+        self._write([_row(key, response, info, identity, schema_name)])
+
+    async def aput(self, key: str, response: dict[str, Any], info: ModelInfo, identity: SampleIdentity,
+                   schema_name: str | None = None) -> None:
+        """Store ``response`` under ``key`` (first writer wins); returns once it is committed.
+
+        Every ``aput`` of one turn of the event loop joins one transaction, committed by a callback that runs after
+        the callbacks already queued (the other replies that arrived with this one). The caller waits for that
+        commit, so a reply is never handed on before it is durable; a failed commit raises in every caller.
+        """
+        if self.mode != "rw":
+            return
+        loop = asyncio.get_running_loop()
+        batch = self._batches.get(loop)
+        if batch is None:
+            batch = self._batches[loop] = ([], loop.create_future())
+            loop.call_soon(self._commit_batch, loop)
+        batch[0].append(_row(key, response, info, identity, schema_name))
+        await asyncio.shield(batch[1])  # a cancelled caller must not cancel the others' commit
+
+    def _commit_batch(self, loop: asyncio.AbstractEventLoop) -> None:
+        rows, done = self._batches.pop(loop)
+        try:
+            self._write(rows)
+        except Exception as exc:  # noqa: BLE001 - handed to every caller of the batch, as put() would raise it
+            done.set_exception(exc)
+            done.exception()  # marked retrieved: a batch whose callers were all cancelled must not log an error
+        else:
+            done.set_result(None)
+
+    def _write(self, rows: list[tuple[Any, ...]]) -> None:
+        """``rows`` in one transaction: one WAL commit whatever their number."""
         with self._lock:
-            self._connection().execute(
-                "INSERT OR IGNORE INTO responses (key, created_at, provider, model, base_url, role, scenario, seed,"
-                " trial, turn, schema_name, response) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(_INSERT, rows)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
 
     def miss(self, info: ModelInfo, identity: SampleIdentity) -> CacheMissError:
         """The error for a miss in replay mode: which call, and how to record it."""
@@ -243,10 +302,15 @@ def cache_key(
         "structured": info.structured_method if schema_json else None,
         "schema": schema_json,
         "messages": [_canonical_message(m) for m in messages],
-        "identity": asdict(identity),
+        # Its fields are scalars: a plain dict gives the same JSON as dataclasses.asdict, without its deep copy
+        # (a third of the key's CPU).
+        "identity": {name: getattr(identity, name) for name in _IDENTITY_FIELDS},
     }
     blob = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+_IDENTITY_FIELDS = tuple(f.name for f in fields(SampleIdentity))
 
 
 def _stable_base_url(info: ModelInfo) -> str | None:
@@ -270,10 +334,7 @@ def _mask_ids(value: Any) -> Any:
     else in the text still counts, and the sample identity still separates trials.
     """
     if isinstance(value, str):
-        if len(value) < 32:
-            return value
-        masked, found = _RUN_IDS.subn("<id>", value)
-        return _TRANSCRIPT_TAG.sub("<tag>", masked) if found else value
+        return value if len(value) < 32 else _mask_text(value)
     if isinstance(value, list):
         return [_mask_ids(v) for v in value]
     if isinstance(value, dict):
@@ -281,9 +342,18 @@ def _mask_ids(value: Any) -> Any:
     return value
 
 
+@functools.lru_cache(maxsize=8192)
+def _mask_text(text: str) -> str:
+    # Memoised: a conversation's messages come back in every later call's key (the patient's history, the judges'
+    # transcript), so each text is scanned once instead of once per call that repeats it.
+    masked, found = _RUN_IDS.subn("<id>", text)
+    return _TRANSCRIPT_TAG.sub("<tag>", masked) if found else text
+
+
 def _canonical_message(message: BaseMessage) -> dict[str, Any]:
     out: dict[str, Any] = {"role": message.type, "content": _mask_ids(message.content)}
-    tool_calls = getattr(message, "tool_calls", None)
+    # Only AI messages carry tool calls; asking any other message goes through pydantic's failing __getattr__.
+    tool_calls = message.tool_calls if isinstance(message, AIMessage) else None
     if tool_calls:
         out["tool_calls"] = [{"name": c["name"], "args": _mask_ids(c["args"])} for c in tool_calls]
     # Tool-call ids are left out on purpose: servers mint random ones, and they only pair a result with its call.

@@ -157,7 +157,7 @@ async def _call_and_store(model: Any, msgs: list[BaseMessage], kwargs: dict[str,
         info.provider, info.model, result.prompt_tokens, result.completion_tokens, cached_tokens
     )
     if store is not None and key is not None:
-        store.put(key, _to_cache(result), info, identity, schema.__name__ if schema else None)
+        await store.aput(key, _to_cache(result), info, identity, schema.__name__ if schema else None)
     _account(result, accounting, cached_tokens)
     return result
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import BaseModel
@@ -104,7 +104,7 @@ def model_info(model: Any, role: str | None = None) -> ModelInfo:
         declared = getattr(model, "convoeval_model_info", None)
         info = declared() if callable(declared) else _infer_info(model)
     if role is not None and info.role != role:
-        info = ModelInfo(**{**asdict(info), "role": role})
+        info = replace(info, role=role)  # not asdict: it deep-copies, and this runs on every call
     return info
 
 

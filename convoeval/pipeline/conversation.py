@@ -99,17 +99,20 @@ async def _arun_attempt(scenario: Scenario, seed: int | None, trial: int, opts: 
         require_sql(store, scenario.assertions)  # e.g. sql: on the Supabase REST store: refused before talking
         seeded = await asyncio.to_thread(seed_run, store, scenario, run_id)
         conv = _Conversation(scenario, seeded, store, target, seed, trial)
+        cleaning = False
         try:
             if isinstance(scenario, ConversationalScenario):
                 stop_reason, goal_completed = await _talk_conversational(conv, agent, opts, seed, trial, label,
                                                                          replay, attempt)
             else:
                 stop_reason, goal_completed = await _talk_scripted(conv, agent, opts, label)
-            results = await asyncio.to_thread(conv.finish, scenario.assertions)
+            cleaning = True  # from here the worker thread cleans up, whatever happens (even if this task is cancelled)
+            results = await asyncio.to_thread(_finish_and_clean_up, conv, store, seeded.run_id, scenario.assertions)
             assertion_rows = _assertion_rows(conv.keys, results)
         finally:
             _forget(agent, conv.session.conversation_id)
-            await asyncio.to_thread(cleanup_run, store, seeded.run_id)
+            if not cleaning:
+                await asyncio.to_thread(cleanup_run, store, seeded.run_id)
     except Exception as exc:  # noqa: BLE001 - every failure becomes this run's error, never a crash of the sweep
         error = _describe(exc)
         stop_reason = "error"
@@ -147,6 +150,18 @@ async def _arun_attempt(scenario: Scenario, seed: int | None, trial: int, opts: 
     return ConversationResult(rows={"runs": [run_row], "scores": [score], "transcripts": transcript,
                                     "rubric": rubric, "holistic": holistic, "turns": turns,
                                     "assertions": assertion_rows})
+
+
+def _finish_and_clean_up(conv: _Conversation, store: Store, run_id: str, assertions: Any) -> Any:
+    """The assertions' results, then the run's rows removed: one trip to a worker thread instead of two.
+
+    Every hop to the thread pool waits for a core when the machine is busy; the cleanup runs even when the
+    assertions raise, as the caller's ``finally`` did before.
+    """
+    try:
+        return conv.finish(assertions)
+    finally:
+        cleanup_run(store, run_id)
 
 
 async def _judge(conv: _Conversation, opts: RunOptions
