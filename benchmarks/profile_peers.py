@@ -79,7 +79,7 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("convoeval/batch.py", "write_run", "results file (write_run)"),
     ("convoeval/batch.py", "load_results", "end of run: load_results"),
     ("convoeval/runs.py", "save_outputs", "end of run: Parquet, CSV, report.json"),
-    ("convoeval/summary.py", "", "end of run: summary"),
+    ("convoeval/pipeline/summary.py", "", "end of run: summary"),
     ("convoeval/agents/", "", "agent under test (peer_app via the adapter)"),
     ("peers/peer_app.py", "", "agent under test (peer_app via the adapter)"),
 )

@@ -9,10 +9,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from convoeval import _moved
-
-_moved.install()  # old import paths of moved modules, for one release
-
 __version__ = "0.1.0"
 
 _EXPORTS = {

@@ -11,7 +11,7 @@ Layout of a sweep folder::
       index.html                 the index report
 
 A combination with ``done.json`` is skipped when the sweep is started again, and a combination interrupted midway
-resumes inside its own folder (its finished conversations are kept by ``convoeval.batch``), so a killed sweep
+resumes inside its own folder (its finished conversations are kept by ``convoeval.pipeline``), so a killed sweep
 re-run finishes only the rest. A failed combination is reported and the sweep goes on. Every LLM call goes through
 the response cache, so re-running a sweep into a new folder replays the calls instead of making them again.
 """

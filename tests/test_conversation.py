@@ -8,7 +8,8 @@ import math
 
 import pytest
 
-from convoeval.batch import Job, arun_batch, finished_keys, load_results, plan
+from convoeval.pipeline import Job, arun_batch, load_results, plan
+from convoeval.pipeline.batch import finished_keys
 from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.scenarios import load_scenarios, parse_scenario
 from convoeval.store import TABLES
@@ -203,7 +204,7 @@ def test_jobs_need_distinct_keys():
 
 
 async def test_a_run_file_holds_plain_values_and_reads_back_the_same_frames(store, tmp_path):
-    from convoeval.batch import write_run
+    from convoeval.pipeline.batch import write_run
 
     sc = scenario()
     simulator = FakeChatModel(replies=["Oi, quero pagar minha fatura", "Pix", "Sim", "Obrigada! [GOAL_COMPLETE]"])
@@ -227,7 +228,7 @@ def test_run_records_turn_every_missing_value_into_none():
     import numpy as np
     import pandas as pd
 
-    from convoeval.batch import _records
+    from convoeval.frames import records as _records
 
     frame = pd.DataFrame({
         "n": pd.Series([1, None], dtype="Int64"),

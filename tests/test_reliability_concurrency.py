@@ -22,7 +22,7 @@ from store_support import PG_URL, require_postgres
 from test_reliability_support import SCENARIOS, fake_responder, record_figures
 
 from convoeval.agents.base import AgentReply, AgentSession, ToolCall
-from convoeval.batch import arun_batch, load_results, plan
+from convoeval.pipeline import arun_batch, load_results, plan
 from convoeval.pipeline.conversation import RunOptions
 from convoeval.scenarios import load_scenarios
 from convoeval.store import TABLES, open_store

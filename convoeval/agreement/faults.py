@@ -165,7 +165,7 @@ def fault_study_plan(
         >>> len(fault_study_plan(load_scenarios(agent="billing")))
         13
     """
-    from convoeval.batch import plan
+    from convoeval.pipeline import plan
 
     rows = []
     for target, (names, group) in _study_targets(scenarios, agents, faults).items():
@@ -224,11 +224,11 @@ async def arun_fault_study(
         progress: ``True`` (a bar), ``"lines"`` (plain lines, for notebooks) or ``False``: one count over every
             target, each conversation named with its fault (``[healthy]`` for the healthy agent).
         store: The fixtures store (``None``: ``$CONVOEVAL_STORE_URL`` or the local SQLite file).
-        simulator_gate: The simulator-failure gate (``convoeval.gate.gate_settings``: ``True``, ``False`` or a
+        simulator_gate: The simulator-failure gate (``convoeval.simulator.gate.gate_settings``: ``True``, ``False`` or a
             mapping of thresholds); a conversation it stops ends ``simulator_failure`` and is not judged.
 
     Returns:
-        The frames of ``convoeval.batch.load_results`` (runs, scores, transcripts, rubric, holistic, turns,
+        The frames of ``convoeval.pipeline.load_results`` (runs, scores, transcripts, rubric, holistic, turns,
         assertions, calls) over every target's folder, concatenated; only the conversations this study planned.
         ``runs.target`` tells the arms apart (join other frames on ``run_id``); ``calls`` has a ``target`` column.
 
@@ -239,11 +239,10 @@ async def arun_fault_study(
         >>> frames = run_fault_study(load_scenarios(agent="billing"), "reports/faults")   # doctest: +SKIP
         >>> fault_detection(frames)                                                        # doctest: +SKIP
     """
-    from convoeval.batch import arun_batch, load_results, merge_frames, plan
-    from convoeval.conversation import RunOptions
-    from convoeval.gate import gate_settings
+    from convoeval.pipeline import RunOptions, arun_batch, load_results, merge_frames, plan
     from convoeval.pipeline.progress import Progress, as_mode
     from convoeval.pipeline.results import finished
+    from convoeval.simulator.gate import gate_settings
 
     root = Path(out_dir)
     targets = {target: (names, plan(group, seeds=seeds, trials=trials))

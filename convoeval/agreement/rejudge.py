@@ -45,7 +45,7 @@ def judged_transcripts(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """The transcripts worth judging again: conversational runs that completed (errored runs have no verdicts).
 
     Args:
-        frames: A run's or sweep's frames (``convoeval.batch.load_results``).
+        frames: A run's or sweep's frames (``convoeval.pipeline.load_results``).
 
     Returns:
         The transcript rows of those runs (``TRANSCRIPT_SCHEMA``).
@@ -68,7 +68,7 @@ def rejudge(
     """Judge every completed conversational run again with each judge configuration.
 
     Args:
-        frames: A run's or sweep's frames (``convoeval.batch.load_results``).
+        frames: A run's or sweep's frames (``convoeval.pipeline.load_results``).
         judges: ``{name: spec}`` (a spec is what ``convoeval.llm.models.get_model("judge", spec)`` takes, or a chat model),
             or a list of specs named by ``judge_label``.
         scenarios: The scenarios the runs came from (their rubrics and goals).

@@ -37,7 +37,7 @@ def _opt_str(v: Any) -> bool:
 def _gate(v: Any) -> bool:
     from pydantic import ValidationError
 
-    from convoeval.gate import gate_settings
+    from convoeval.simulator.gate import gate_settings
 
     if not isinstance(v, (bool, dict)):
         return False

@@ -6,7 +6,7 @@
                    warn  if score < 7 or any criterion failed
                    pass  otherwise
                    error if any judge (or the conversation, or an assertion check) errored: no score is made up
-    simulator_failure  when the simulated patient broke and the gate stopped the run (``convoeval.gate``): it is
+    simulator_failure  when the simulated patient broke and the gate stopped the run (``convoeval.simulator.gate``): it is
                    not judged and has no score; it is neither the agent's pass nor its fail
 
 Scripted runs (``score_scripted``) use the same rule with the scripted run's own instruments: a turn "passes" when

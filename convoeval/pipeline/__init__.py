@@ -11,6 +11,7 @@ The CLI (``convoeval run``), the run notebook (``configure`` + ``notebook.execut
 through ``execute``.
 """
 
+from convoeval.pipeline.batch import arun_batch, run_batch
 from convoeval.pipeline.config import ConfigError, EvalConfig, project_root
 from convoeval.pipeline.conversation import (
     ConversationResult,
@@ -22,7 +23,7 @@ from convoeval.pipeline.conversation import (
 )
 from convoeval.pipeline.execute import execute
 from convoeval.pipeline.jobs import Job, plan
-from convoeval.pipeline.notebook import configure
+from convoeval.pipeline.notebook import check_threshold, configure
 from convoeval.pipeline.results import EvalResult, load_results, merge_frames
 
 __all__ = [
@@ -33,7 +34,9 @@ __all__ = [
     "Job",
     "RunOptions",
     "arun_any",
+    "arun_batch",
     "arun_conversation",
+    "check_threshold",
     "configure",
     "execute",
     "load_results",
@@ -41,5 +44,6 @@ __all__ = [
     "plan",
     "project_root",
     "run_any",
+    "run_batch",
     "run_conversation",
 ]

@@ -166,7 +166,7 @@ class EvalConfig(BaseModel):
             return value
         if not isinstance(value, Mapping):
             raise ValueError("must be True, False or a mapping of gate settings (docs/fidelity.md)")
-        from convoeval.gate import GateSettings
+        from convoeval.simulator.gate import GateSettings
 
         try:
             GateSettings(**value)  # unknown or mistyped thresholds fail here, before any run starts
@@ -258,7 +258,7 @@ class EvalConfig(BaseModel):
 
     def gate_settings(self) -> Any:
         """The simulator-failure gate's ``GateSettings``, or ``None`` when ``simulator_gate`` is ``False``."""
-        from convoeval.gate import gate_settings
+        from convoeval.simulator.gate import gate_settings
 
         return gate_settings(self.simulator_gate)
 

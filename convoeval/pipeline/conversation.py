@@ -22,7 +22,6 @@ from convoeval.agents import safe_target
 from convoeval.frames import (
     SIMULATOR_FAILURE,
 )
-from convoeval.gate import GateSettings
 from convoeval.judges.scoring import score_conversation, score_scripted_conversation
 from convoeval.llm import model_info
 from convoeval.pipeline.conversation_result import (  # noqa: F401 - re-exported: callers import them from here
@@ -36,6 +35,7 @@ from convoeval.pipeline.options import Log, RunOptions, default_target  # noqa: 
 from convoeval.pipeline.replay import PatientReplay
 from convoeval.pipeline.talk import _Conversation, _describe, _forget, _talk_conversational, _talk_scripted
 from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario
+from convoeval.simulator.gate import GateSettings
 from convoeval.store import Store, open_store
 from convoeval.store.fixtures import (
     cleanup_run,
@@ -52,7 +52,7 @@ async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 
     A conversational run whose simulated patient breaks is stopped by the gate (``options.gate``) and ends
     ``simulator_failure``, unjudged; with ``options.resimulate`` it is simulated again with the next seed, sampled,
     up to that many times, and the last attempt is the one kept (``rows[...][0]``), the failed ones following it
-    in ``runs``, ``transcripts`` and ``assertions`` with ``superseded`` set (``convoeval.gate``).
+    in ``runs``, ``transcripts`` and ``assertions`` with ``superseded`` set (``convoeval.simulator.gate``).
 
     Args:
         scenario: a loaded scenario.
@@ -232,7 +232,7 @@ async def arun_conversation(
         store: the fixtures store (default ``open_store()``).
         verbose: a function receiving every turn as a line (e.g. ``print``).
         simulator_gate: stop the conversation when the simulated patient breaks (``simulator_failure``, not
-            judged; ``convoeval.gate``): ``True``, ``False`` or a mapping of ``GateSettings`` thresholds.
+            judged; ``convoeval.simulator.gate``): ``True``, ``False`` or a mapping of ``GateSettings`` thresholds.
 
     Returns:
         A ``ConversationResult``: ``.transcript``, ``.rubric``, ``.holistic``, ``.assertions``, ``.score`` (DataFrames
@@ -242,9 +242,9 @@ async def arun_conversation(
         >>> result = run_conversation("billing-conv-happy-payment", seed=42)  # doctest: +SKIP
         >>> result.score[["status", "score", "rubric_score", "holistic_overall"]]  # doctest: +SKIP
     """
-    from convoeval.gate import gate_settings
     from convoeval.llm.accounting import record_calls
     from convoeval.llm.models import as_chat_model
+    from convoeval.simulator.gate import gate_settings
 
     resolved = _scenario(scenario)
     options = RunOptions(target=target, simulator_model=as_chat_model("simulator", simulator_model),

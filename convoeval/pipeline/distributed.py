@@ -71,9 +71,9 @@ def _worker_options(settings: WorkerSettings) -> RunOptions:
     with _OPTIONS_LOCK:
         options = _OPTIONS.get(settings.cache_key())
         if options is None:
-            from convoeval.gate import GateSettings
             from convoeval.llm import set_budget_share
             from convoeval.llm.models import get_model
+            from convoeval.simulator.gate import GateSettings
             from convoeval.store import open_store
 
             set_budget_share(settings.budget_share)

@@ -140,7 +140,7 @@ def execute(
         "machine": f"{platform.system()} {platform.machine()}, Python {platform.python_version()}",
     }
     save_outputs(frames, out, meta)
-    from convoeval.summary import summary_lines
+    from convoeval.pipeline.summary import summary_lines
 
     lines = summary_lines(frames, fail_threshold=config.fail_threshold)
     if meta["local_demo"]:
@@ -309,7 +309,7 @@ def exit_code(scores: pd.DataFrame, fail_threshold: float | None, *, allow_error
     if "error" in statuses and not allow_errors:
         return EXIT_EVALUATION_ERRORS
     if fail_threshold is not None:
-        from convoeval.summary import below_threshold
+        from convoeval.pipeline.summary import below_threshold
 
         if len(below_threshold(scores, fail_threshold)):
             return EXIT_BELOW_THRESHOLD
@@ -320,7 +320,7 @@ def exit_code(scores: pd.DataFrame, fail_threshold: float | None, *, allow_error
 
 def save_outputs(frames: dict[str, pd.DataFrame], out: Path, meta: dict[str, Any]) -> None:
     """Write the tidy frames as Parquet and CSV, the analyst's failure table, and the JSON report."""
-    from convoeval.summary import failures_frame, save_json_report
+    from convoeval.pipeline.summary import failures_frame, save_json_report
 
     data = out / "data"
     data.mkdir(parents=True, exist_ok=True)

@@ -17,8 +17,11 @@ from convoeval.frames import SIMULATOR_FAILURE
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.results import EvalResult
 
-__all__ = ["RERECORD_HINT", "ReplayMissError", "RunError", "ThresholdError", "check_threshold", "configure",
-           "execute", "replay_misses"]
+__all__ = ["NOTEBOOK_PARAMETERS", "RERECORD_HINT", "ReplayMissError", "RunError", "ThresholdError", "check_threshold",
+           "configure", "execute", "replay_misses"]
+
+#: The run notebook's parameter names (``EvalConfig``'s fields).
+NOTEBOOK_PARAMETERS = tuple(EvalConfig.model_fields)
 
 #: How to re-record, printed with every replay miss.
 RERECORD_HINT = ("re-record the calls: run once with CONVOEVAL_CACHE=rw (for the notebook CI cache: "
@@ -120,7 +123,7 @@ def check_threshold(run: EvalResult, fail_threshold: float | None = None) -> str
     Raises:
         ThresholdError: naming the conversations below the threshold.
     """
-    from convoeval.summary import below_threshold
+    from convoeval.pipeline.summary import below_threshold
 
     if fail_threshold is None:
         fail_threshold = (run.meta.get("config") or {}).get("fail_threshold")

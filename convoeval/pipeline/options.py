@@ -8,8 +8,8 @@ from typing import Any
 
 from convoeval.agents import get_agent
 from convoeval.agents.base import Agent
-from convoeval.gate import GateSettings
 from convoeval.scenarios import Scenario
+from convoeval.simulator.gate import GateSettings
 from convoeval.store import Store
 
 #: Called with one line per event when a run is verbose (``--verbose``).
@@ -34,7 +34,7 @@ class RunOptions:
     agents: dict[str, Agent] = field(default_factory=dict)
     #: Called with (conversation label, turn) as each turn starts: the run's progress display.
     on_turn: Callable[[str, int], None] | None = None
-    #: The simulator-failure gate's checks and thresholds (``convoeval.gate``); ``None`` switches it off.
+    #: The simulator-failure gate's checks and thresholds (``convoeval.simulator.gate``); ``None`` switches it off.
     gate: GateSettings | None = field(default_factory=GateSettings)
     #: A conversation the gate stopped is simulated again with the next seed, sampled, up to this many times.
     resimulate: int = 0

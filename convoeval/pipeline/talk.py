@@ -11,11 +11,11 @@ from convoeval.agents.base import Agent, AgentError, AgentReply, AgentSession
 from convoeval.frames import (
     SIMULATOR_FAILURE,
 )
-from convoeval.gate import RESIMULATION_TEMPERATURE, SimulatorFailure, SimulatorGate
 from convoeval.llm import LLMError, SampleIdentity
 from convoeval.pipeline.options import Log, RunOptions
 from convoeval.pipeline.replay import PatientReplay, same_reply
 from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario
+from convoeval.simulator.gate import RESIMULATION_TEMPERATURE, SimulatorFailure, SimulatorGate
 from convoeval.store import Store
 from convoeval.store.assertions import AssertionResult, check_assertions
 from convoeval.store.base import StoreError
@@ -164,7 +164,7 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
     With a ``replay``, the recorded patient messages are sent first (see ``convoeval.pipeline.replay``). With the
     gate on, every simulated patient message is checked before the agent sees it; a broken patient stops the loop
     with ``simulator_failure`` (the reason in ``conv.simulator_failure``). Attempt k > 1 is a re-simulation: the
-    simulator samples with seed + k - 1 (``convoeval.gate``).
+    simulator samples with seed + k - 1 (``convoeval.simulator.gate``).
     """
     from convoeval.simulator import DEFAULT_FRAMING, asimulate
 

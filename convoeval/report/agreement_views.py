@@ -287,7 +287,7 @@ def probe_view(study: Any) -> HTML:
 
 
 def plot_probes(study: Any) -> Chart | HTML:
-    """The probes' effects as a forest plot (``convoeval.agreement.probes.plot_probe_effects``)."""
+    """The probes' effects as a forest plot (``convoeval.stats.plot_probe_effects``)."""
     frame = _get(study, "probes")
     if frame.empty:
         return _note("No bias probes were run.")

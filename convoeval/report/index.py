@@ -316,7 +316,7 @@ def _flips_html(frame: pd.DataFrame) -> str:
             + f"<div{css(color=MUTED)}>Flip rate = share of scenarios whose verdicts on the criterion are not the same "
             "for every seed and trial; pairwise disagreement = the chance that two of those conversations got "
             "different verdicts (0 = stable, around 0.5 = a coin toss), with its 95% bootstrap interval over "
-            "scenarios. Computed by <code>convoeval.agreement.trial_flip_rate</code>.</div>")
+            "scenarios. Computed by <code>convoeval.stats.trial_flip_rate</code>.</div>")
 
 
 def _spread_chart(scores: pd.DataFrame) -> Chart | None:

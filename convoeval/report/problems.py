@@ -23,9 +23,9 @@ ERROR_COLUMNS = ["kind", "scenario", "seed", "trial", "where", "reason"]
 def failures(run: RunData) -> HTML:
     """The analyst's table: what failed, in how many conversations, an example of the evidence, and suggestions.
 
-    Built from ``convoeval.summary.failures_frame``; sorted by the number of conversations affected.
+    Built from ``convoeval.pipeline.summary.failures_frame``; sorted by the number of conversations affected.
     """
-    from convoeval.summary import failures_frame
+    from convoeval.pipeline.summary import failures_frame
 
     frame = failures_frame(run.frames)
     if frame.empty:

@@ -52,12 +52,7 @@ from convoeval.scenarios.models import (
     scenario_type,
 )
 
-#: The reference agents' names, as a tuple: the name before ``agent_names()`` (which also holds the agents other
-#: packages register). Kept for one release.
-AGENTS = REFERENCE_AGENTS
-
 __all__ = [
-    "AGENTS",
     "DEFAULT_SCENARIOS_DIR",
     "LOCALES",
     "MAX_NESTING",

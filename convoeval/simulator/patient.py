@@ -76,7 +76,7 @@ async def asimulate(
         framing: ``"chat"`` (role inversion, the default) or ``"transcript"``.
         max_tokens: Reply length cap.
         temperature: Overrides the sampling temperature (default: 0 when seeded, ``UNSEEDED_TEMPERATURE`` otherwise);
-            a re-simulation samples with its seed (``convoeval.gate``).
+            a re-simulation samples with its seed (``convoeval.simulator.gate``).
 
     Returns:
         The parsed ``SimulatorTurn`` (message, signal, plus the raw reply and the call's accounting).
