@@ -44,7 +44,7 @@ from benchmarks.common import (
 async def sweep(jobs: list[Any], out: Path, concurrency: int) -> None:
     """Run ``jobs`` as ``convoeval run`` does: models and store built once, results streamed to ``out``."""
     from convoeval.llm.models import get_model
-    from convoeval.pipeline import arun_batch
+    from convoeval.pipeline.batch import arun_batch
     from convoeval.pipeline.conversation import RunOptions
     from convoeval.store import open_store
 

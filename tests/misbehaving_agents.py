@@ -102,7 +102,8 @@ def scenario():
 def main(target: str, jobs: int, store_url: str) -> None:
     from test_reliability_support import fake_responder
 
-    from convoeval.pipeline import RunOptions, plan, run_batch
+    from convoeval.pipeline import RunOptions, plan
+    from convoeval.pipeline.batch import run_batch
     from convoeval.store import TABLES, open_store
     from convoeval.testing import FakeChatModel
 

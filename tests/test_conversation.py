@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from convoeval.pipeline import Job, arun_batch, load_results, plan
-from convoeval.pipeline.batch import finished_keys
+from convoeval.pipeline import Job, load_results, plan
+from convoeval.pipeline.batch import arun_batch, finished_keys
 from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.scenarios import load_scenarios, parse_scenario
 from convoeval.store import TABLES

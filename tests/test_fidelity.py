@@ -19,7 +19,8 @@ from convoeval.fidelity import (
     fidelity_summary,
     flagged_runs,
 )
-from convoeval.pipeline import arun_batch, load_results, plan
+from convoeval.pipeline import load_results, plan
+from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions
 from convoeval.scenarios import load_scenarios, parse_scenario
 from convoeval.store import open_store

@@ -22,7 +22,8 @@ from test_reliability_support import fake_responder, forced_tool, llm_responder
 
 from convoeval.agents.python_callable import PythonCallableAgent
 from convoeval.cli import build_parser
-from convoeval.pipeline import ConfigError, EvalConfig, arun_batch, execute, load_results, plan
+from convoeval.pipeline import ConfigError, EvalConfig, execute, load_results, plan
+from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.pipeline.execute import EXIT_BELOW_THRESHOLD, EXIT_OK, EXIT_SIMULATOR_FAILURES, exit_code
 from convoeval.pipeline.notebook import check_threshold

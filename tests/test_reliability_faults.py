@@ -34,7 +34,8 @@ from test_reliability_support import (
 
 from convoeval import llm
 from convoeval.llm import retries
-from convoeval.pipeline import EvalConfig, arun_batch, execute, load_results, plan
+from convoeval.pipeline import EvalConfig, execute, load_results, plan
+from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions
 from convoeval.pipeline.execute import select_scenarios
 from convoeval.scenarios import parse_scenario

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 from agreement_support import assertion_rows, holistic, rubric, runs
 
-from convoeval.pipeline import arun_batch, load_results, plan
+from convoeval.pipeline import load_results, plan
+from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions
 from convoeval.scenarios import load_scenarios
 from convoeval.stats import ALL, DATABASE, database_agreement, goal_ratings, goal_truth, truth_pairs, truth_ratings

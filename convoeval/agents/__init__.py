@@ -23,6 +23,7 @@ from urllib.parse import parse_qs
 
 from convoeval import plugins
 from convoeval.agents.base import Agent, AgentError, AgentReply, AgentSession, ToolCall
+from convoeval.urls import safe_url
 
 __all__ = [
     "Agent",
@@ -99,27 +100,26 @@ def parse_clinic_target(rest: str) -> tuple[str, list[str]]:
 
 def _clinic(target: AgentTarget, **options: Any) -> Agent:
     name, faults = parse_clinic_target(target.rest)
-    from convoeval.agents.clinic import (
-        make_clinic_agent,  # lazy: written separately, heavy on dialogue tables
-    )
+    # The reference agents' dialogue tables load with the first clinic target, not with `convoeval --help`.
+    from convoeval.agents.clinic import make_clinic_agent  # noqa: PLC0415 - start-up budget (tests/test_startup.py)
 
     return make_clinic_agent(name, faults, **options)
 
 
 def _webhook(target: AgentTarget, **options: Any) -> Agent:
-    from convoeval.agents.webhook import WebhookAgent
+    from convoeval.agents.webhook import WebhookAgent  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     return WebhookAgent(target.raw, **options)
 
 
 def _openai_chat(target: AgentTarget, **options: Any) -> Agent:
-    from convoeval.agents.openai_chat import OpenAIChatAgent
+    from convoeval.agents.openai_chat import OpenAIChatAgent  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     return OpenAIChatAgent(target.rest.strip() or None, **options)
 
 
 def _python_callable(target: AgentTarget, **options: Any) -> Agent:
-    from convoeval.agents.python_callable import PythonCallableAgent
+    from convoeval.agents.python_callable import PythonCallableAgent  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     return PythonCallableAgent(target.raw, **options)
 
@@ -141,7 +141,6 @@ def safe_target(target: str | None) -> str | None:
     """
     if target is None or not target.lower().startswith(("http://", "https://")):
         return target
-    from convoeval.urls import safe_url
 
     return safe_url(target)
 
@@ -167,7 +166,7 @@ def get_agent(target: str, **options: Any) -> Agent:
         >>> agent = get_agent("clinic:billing?faults=invented_url")  # doctest: +SKIP
         >>> reply = await agent.respond("Oi, quero pagar", session)  # doctest: +SKIP
     """
-    from convoeval.agents.python_callable import TARGET_RE
+    from convoeval.agents.python_callable import TARGET_RE  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     if not isinstance(target, str) or not target.strip():
         raise ValueError(f"empty agent target; accepted forms: {', '.join(ACCEPTED_FORMS)}")

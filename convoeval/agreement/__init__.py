@@ -24,30 +24,31 @@ from convoeval.agreement.faults import (
     fault_truth,
     run_fault_study,
 )
+from convoeval.agreement.probes import (
+    PROBES,
+    ProbeResult,
+    arun_probes,
+    inject,
+    pad_verbosity,
+    run_probes,
+    translate_transcripts,
+)
 from convoeval.agreement.rejudge import rejudge
-
-# The probes and the study pull in the judges (and LangChain): imported on first use, so the statistics stay light.
-_LAZY = {
-    **dict.fromkeys(("PROBES", "ProbeResult", "arun_probes", "inject", "pad_verbosity", "run_probes",
-                     "translate_transcripts"), "convoeval.agreement.probes"),
-    **dict.fromkeys(("Study", "check_study_parameters", "compute_tables", "load_study", "run_study"),
-                    "convoeval.agreement.study"),
-}
-
-
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'convoeval.agreement' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
+from convoeval.agreement.study import Study, check_study_parameters, compute_tables, load_study, run_study
 
 __all__ = [
-    *_LAZY,
+    "PROBES",
+    "ProbeResult",
+    "Study",
+    "arun_probes",
+    "check_study_parameters",
+    "compute_tables",
+    "inject",
+    "load_study",
+    "pad_verbosity",
+    "run_probes",
+    "run_study",
+    "translate_transcripts",
     "KNOWN_FAULTS",
     "fault_confusion",
     "fault_detection",

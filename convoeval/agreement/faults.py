@@ -33,6 +33,13 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from convoeval._aio import blocking
+from convoeval.agents.clinic import agent_names, faults_for
+from convoeval.pipeline import RunOptions, load_results, merge_frames, plan
+from convoeval.pipeline.batch import arun_batch
+from convoeval.pipeline.progress import Progress, as_mode
+from convoeval.pipeline.results import finished
+from convoeval.scenarios import is_conversational
+from convoeval.simulator.gate import gate_settings
 
 if TYPE_CHECKING:
     from convoeval.agents.clinic import Fault
@@ -88,7 +95,6 @@ def fault_targets(agent: str, scenario: Scenario) -> list[tuple[str, tuple[str, 
         >>> fault_targets("billing", sc)[:2]
         [('clinic:billing', ()), ('clinic:billing?faults=invented_payment_url', ('invented_payment_url',))]
     """
-    from convoeval.agents.clinic import faults_for
 
     name = _bare(agent)
     targets = [(f"{_PREFIX}{name}", ())]
@@ -110,7 +116,6 @@ def target_folder(target: str) -> str:
 
 
 def _check_selection(agents: Iterable[str] | None, faults: Iterable[str] | None) -> tuple[set[str] | None, ...]:
-    from convoeval.agents.clinic import agent_names
 
     wanted_agents = None if agents is None else {_bare(a) for a in ([agents] if isinstance(agents, str) else agents)}
     if wanted_agents is not None and (unknown := sorted(wanted_agents - set(agent_names()))):
@@ -124,7 +129,6 @@ def _check_selection(agents: Iterable[str] | None, faults: Iterable[str] | None)
 
 def _study_targets(scenarios: Iterable[Scenario], agents, faults) -> dict[str, tuple[tuple[str, ...], list]]:
     """target -> (fault names, scenarios), for conversational scenarios with at least one selected relevant fault."""
-    from convoeval.scenarios import is_conversational
 
     wanted_agents, wanted_faults = _check_selection(agents, faults)
     out: dict[str, tuple[tuple[str, ...], list]] = {}
@@ -165,7 +169,6 @@ def fault_study_plan(
         >>> len(fault_study_plan(load_scenarios(agent="billing")))
         13
     """
-    from convoeval.pipeline import plan
 
     rows = []
     for target, (names, group) in _study_targets(scenarios, agents, faults).items():
@@ -239,10 +242,6 @@ async def arun_fault_study(
         >>> frames = run_fault_study(load_scenarios(agent="billing"), "reports/faults")   # doctest: +SKIP
         >>> fault_detection(frames)                                                        # doctest: +SKIP
     """
-    from convoeval.pipeline import RunOptions, arun_batch, load_results, merge_frames, plan
-    from convoeval.pipeline.progress import Progress, as_mode
-    from convoeval.pipeline.results import finished
-    from convoeval.simulator.gate import gate_settings
 
     root = Path(out_dir)
     targets = {target: (names, plan(group, seeds=seeds, trials=trials))

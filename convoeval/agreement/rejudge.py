@@ -18,6 +18,9 @@ import pandas as pd
 
 from convoeval import frames as F
 from convoeval._aio import run_sync
+from convoeval.judges.holistic import ajudge_holistic
+from convoeval.judges.rubric import ajudge_rubric
+from convoeval.llm.models import get_model
 
 __all__ = ["judge_label", "judged_transcripts", "rejudge"]
 
@@ -111,9 +114,6 @@ def _named(judges: Mapping[str, Any] | Iterable[Any]) -> dict[str, Any]:
 
 async def _arejudge(frames: Mapping[str, pd.DataFrame], judges: dict[str, Any], *, scenarios: Any, samples: int,
                     rubric: bool, holistic: bool) -> dict[str, pd.DataFrame]:
-    from convoeval.judges.holistic import ajudge_holistic
-    from convoeval.judges.rubric import ajudge_rubric
-    from convoeval.llm.models import get_model
 
     transcripts = judged_transcripts(frames)
     out: dict[str, list[pd.DataFrame]] = {"rubric": [], "holistic": []}

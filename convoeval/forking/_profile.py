@@ -168,7 +168,7 @@ def fork_profile(run: ConversationSource, *, n: int = 5, turns: Iterable[int] | 
 
 def plot_profile(profile: FailureProfile) -> Chart | HTML:
     """Failure rate of the continuations per fork point, with its interval; the located turn is marked."""
-    from matplotlib.figure import Figure  # matplotlib loads only when a profile is drawn
+    from matplotlib.figure import Figure  # matplotlib loads only when a profile is drawn  # noqa: PLC0415 - matplotlib loads on first plot, not at start-up
 
     table = profile.table.dropna(subset=["failure_rate"])
     if table.empty:

@@ -17,12 +17,14 @@ import pandas as pd
 
 from convoeval._aio import run_sync
 from convoeval.forking._source import ConversationSource, load_conversation, patient_turns, scenario_of
+from convoeval.llm.models import as_chat_model
 from convoeval.pipeline.conversation import ConversationResult, RunOptions
 from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.local import arun_jobs
 from convoeval.pipeline.replay import replay_from_transcript
 from convoeval.pipeline.results import frames_from_payloads, write_conversation
 from convoeval.scenarios import ConversationalScenario, Scenario
+from convoeval.store import open_store
 
 __all__ = ["DEFAULT_MAX_CALLS", "ForkCost", "ForkCostError", "Fork", "afork", "afork_turns", "fork", "fork_cost",
            "fork_seeds"]
@@ -179,8 +181,6 @@ async def afork_turns(run: ConversationSource, fork_turns: Iterable[int], *, n: 
                       out: Path | str | None = None) -> Fork:
     """Fork a conversation at several turns (``afork`` at one, ``afork_profile`` at every one). Same arguments as
     ``fork``, with ``fork_turns`` the fork points."""
-    from convoeval.llm.models import as_chat_model
-    from convoeval.store import open_store
 
     original = load_conversation(run, conversation)
     sc = scenario_of(original, scenario=scenario, scenarios_dir=scenarios_dir)

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from convoeval.frames import SCORE_SCHEMA, SIMULATOR_FAILURE, typed_frame
+from convoeval.frames import SCORE_SCHEMA, SIMULATOR_FAILURE, records, typed_frame
 
 Status = Literal["pass", "warn", "fail", "error", "simulator_failure"]
 ASSERTION_PENALTY = 1.5
@@ -284,7 +284,6 @@ def score_scripted_conversation(
 
 def _by_run(frame: pd.DataFrame | None) -> dict[Any, list[dict[str, Any]]]:
     """A frame's rows grouped by ``run_id`` (a run that failed before it got an id is keyed ``None``)."""
-    from convoeval.frames import records
 
     grouped: dict[Any, list[dict[str, Any]]] = {}
     if frame is None or frame.empty or "run_id" not in frame:

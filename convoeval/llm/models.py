@@ -193,7 +193,7 @@ def clear_model_cache() -> None:
     """
     _CLIENTS.clear()
     try:  # a private cache of langchain-openai: skipped if a release renames it
-        from langchain_openai.chat_models import _client_utils
+        from langchain_openai.chat_models import _client_utils  # noqa: PLC0415 - private: may be gone in a release
 
         _client_utils._cached_async_httpx_client.cache_clear()
     except (ImportError, AttributeError):
@@ -267,7 +267,7 @@ def _env_structured_method(provider: str) -> str | None:
 
 def _endpoint(role: str, spec: ModelSpec) -> tuple[str, str, str | None, str | None]:
     """``(provider, model, base_url, api_key_env)`` following the documented precedence."""
-    from convoeval.llm.local import local_model_name
+    from convoeval.llm.local import local_model_name  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     if spec.provider == "local":
         return "local", local_model_name(), None, None

@@ -8,10 +8,9 @@
       -> tidy frames once, data/*.parquet, report.json -> EvalResult (execute)
 
 The CLI (``convoeval run``), the run notebook (``configure`` + ``notebook.execute``), sweeps and code all go
-through ``execute``.
+through ``execute``; code that plans its own jobs runs them with ``convoeval.pipeline.batch.arun_batch``.
 """
 
-from convoeval.pipeline.batch import arun_batch, run_batch
 from convoeval.pipeline.config import ConfigError, EvalConfig, project_root
 from convoeval.pipeline.conversation import (
     ConversationResult,
@@ -34,7 +33,6 @@ __all__ = [
     "Job",
     "RunOptions",
     "arun_any",
-    "arun_batch",
     "arun_conversation",
     "check_threshold",
     "configure",
@@ -44,6 +42,5 @@ __all__ = [
     "plan",
     "project_root",
     "run_any",
-    "run_batch",
     "run_conversation",
 ]

@@ -22,8 +22,13 @@ from convoeval.agents import safe_target
 from convoeval.frames import (
     SIMULATOR_FAILURE,
 )
+from convoeval.judges.holistic import aholistic_rows
+from convoeval.judges.rubric import arubric_rows
 from convoeval.judges.scoring import score_conversation, score_scripted_conversation
+from convoeval.judges.turn import ajudge_turn
 from convoeval.llm import model_info
+from convoeval.llm.accounting import record_calls
+from convoeval.llm.models import as_chat_model
 from convoeval.pipeline.conversation_result import (  # noqa: F401 - re-exported: callers import them from here
     FRAME_SCHEMAS,
     ConversationResult,
@@ -34,8 +39,8 @@ from convoeval.pipeline.conversation_result import (  # noqa: F401 - re-exported
 from convoeval.pipeline.options import Log, RunOptions, default_target  # noqa: F401 - re-exported
 from convoeval.pipeline.replay import PatientReplay
 from convoeval.pipeline.talk import _Conversation, _describe, _forget, _talk_conversational, _talk_scripted
-from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario
-from convoeval.simulator.gate import GateSettings
+from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario, load_scenarios
+from convoeval.simulator.gate import GateSettings, gate_settings
 from convoeval.store import Store, open_store
 from convoeval.store.fixtures import (
     cleanup_run,
@@ -150,8 +155,6 @@ async def _arun_attempt(scenario: Scenario, seed: int | None, trial: int, opts: 
 async def _judge(conv: _Conversation, opts: RunOptions
                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """Judge a finished conversation from its rows. Judge failures come back as error rows, not exceptions."""
-    from convoeval.judges.holistic import aholistic_rows
-    from convoeval.judges.rubric import arubric_rows
 
     scenario = conv.scenario
     if isinstance(scenario, ConversationalScenario):
@@ -166,7 +169,6 @@ async def _judge(conv: _Conversation, opts: RunOptions
 
 async def _judge_turns(conv: _Conversation, opts: RunOptions) -> list[dict[str, Any]]:
     """Scripted runs: each turn's check failures, plus the per-turn judge where the scenario asks for it."""
-    from convoeval.judges.turn import ajudge_turn
 
     scenario = conv.scenario
     assert isinstance(scenario, ScriptedScenario)
@@ -195,7 +197,6 @@ def _scenario(scenario: str | Scenario) -> Scenario:
     """A scenario object, or the project's scenario with this id (``load_scenarios``' default folder)."""
     if not isinstance(scenario, str):
         return scenario
-    from convoeval.scenarios import load_scenarios
 
     found = load_scenarios(scenario=scenario)
     if not found:
@@ -242,9 +243,6 @@ async def arun_conversation(
         >>> result = run_conversation("billing-conv-happy-payment", seed=42)  # doctest: +SKIP
         >>> result.score[["status", "score", "rubric_score", "holistic_overall"]]  # doctest: +SKIP
     """
-    from convoeval.llm.accounting import record_calls
-    from convoeval.llm.models import as_chat_model
-    from convoeval.simulator.gate import gate_settings
 
     resolved = _scenario(scenario)
     options = RunOptions(target=target, simulator_model=as_chat_model("simulator", simulator_model),

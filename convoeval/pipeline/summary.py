@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.frames import SIMULATOR_FAILURE
+from convoeval.frames import HOLISTIC_DIMENSIONS, SIMULATOR_FAILURE
 from convoeval.html_blocks import number_text
 from convoeval.simulator.gate import exclude_simulator_failures, simulator_failures
 
@@ -167,7 +167,6 @@ def failures_frame(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
                      "evidence": r["evidence"], "suggestion": None})
     hol = frames["holistic"]
     suggestions = dict(zip(hol["run_id"], hol["suggestion"], strict=False)) if len(hol) else {}
-    from convoeval.frames import HOLISTIC_DIMENSIONS
 
     for _, r in hol.iterrows():
         for d in HOLISTIC_DIMENSIONS:

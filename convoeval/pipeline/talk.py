@@ -11,6 +11,7 @@ from convoeval.agents.base import Agent, AgentError, AgentReply, AgentSession
 from convoeval.frames import (
     SIMULATOR_FAILURE,
 )
+from convoeval.judges.turn import check_turn
 from convoeval.llm import LLMError, SampleIdentity
 from convoeval.pipeline.options import Log, RunOptions
 from convoeval.pipeline.replay import PatientReplay, same_reply
@@ -166,7 +167,8 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
     with ``simulator_failure`` (the reason in ``conv.simulator_failure``). Attempt k > 1 is a re-simulation: the
     simulator samples with seed + k - 1 (``convoeval.simulator.gate``).
     """
-    from convoeval.simulator import DEFAULT_FRAMING, asimulate
+    from convoeval.simulator.patient import asimulate  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
+    from convoeval.simulator.prompts import DEFAULT_FRAMING  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     scenario = conv.scenario
     assert isinstance(scenario, ConversationalScenario)
@@ -240,7 +242,6 @@ class _Replayed:
 
 
 async def _talk_scripted(conv: _Conversation, agent: Agent, opts: RunOptions, label: str) -> tuple[str, bool]:
-    from convoeval.judges.turn import check_turn
 
     scenario = conv.scenario
     assert isinstance(scenario, ScriptedScenario)

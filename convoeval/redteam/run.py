@@ -23,6 +23,7 @@ from typing import Any
 from convoeval.agents import get_agent
 from convoeval.agents.base import AgentError, AgentSession
 from convoeval.llm import LLMError
+from convoeval.llm.types import SampleIdentity
 from convoeval.redteam.access import Access, access_leaks, snapshot, store_leaks
 from convoeval.redteam.attacks import AttackCase, fill
 from convoeval.redteam.canaries import canaries_of
@@ -31,7 +32,7 @@ from convoeval.redteam.detector import Leak, LeakDetector
 from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS
 from convoeval.scenarios import parse_scenario
 from convoeval.scenarios.models import OtherPatientFixture
-from convoeval.simulator import SimulatorError
+from convoeval.simulator.patient import SimulatorError, asimulate
 from convoeval.store import Store, cleanup_run, seed_run
 
 
@@ -147,8 +148,6 @@ def attacker_goal(case: AttackCase, victim: OtherPatientFixture) -> tuple[str, l
 async def _simulated(case: AttackCase, victim: OtherPatientFixture, caller: str, turns: list[AttackTurn],
                      model: Any, seed: int) -> AsyncIterator[str]:
     """The simulated attacker's messages, one per agent reply, until it stops or ``max_turns``."""
-    from convoeval.llm.types import SampleIdentity
-    from convoeval.simulator import asimulate
 
     goal, traits, knows = attacker_goal(case, victim)
     for n in range(case.attack.max_turns):

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from convoeval.html_blocks import HTML, box, esc, missing, table, wrap
+from convoeval.pipeline.summary import failures_frame
 from convoeval.report.data import RunData
 
 __all__ = ["ERROR_COLUMNS", "errors", "errors_frame", "failures"]
@@ -25,7 +26,6 @@ def failures(run: RunData) -> HTML:
 
     Built from ``convoeval.pipeline.summary.failures_frame``; sorted by the number of conversations affected.
     """
-    from convoeval.pipeline.summary import failures_frame
 
     frame = failures_frame(run.frames)
     if frame.empty:

@@ -3,13 +3,24 @@ signal; ``simulate`` over a whole transcript frame, ``asimulate_next`` inside a 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from convoeval._aio import run_sync
-from convoeval.frames import as_entries
+from convoeval.frames import (
+    CONVERSATION_KEYS,
+    TRANSCRIPT_SCHEMA,
+    as_entries,
+    as_transcripts,
+    iter_conversations,
+    transcript_to_entries,
+    typed_frame,
+)
 from convoeval.llm import LLMError, SampleIdentity, call_model
+from convoeval.llm.models import as_chat_model, get_model
+from convoeval.scenarios import scenarios_by_id
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -110,7 +121,6 @@ async def asimulate(
         name = scenario.id if scenario is not None else f"persona:{fields['persona_name']}"
         identity = SampleIdentity(scenario=name, seed=seed, trial=trial, role="simulator", turn=turn, extra=framing)
     if model is None:
-        from convoeval.llm.models import get_model
 
         model = get_model("simulator")
 
@@ -154,18 +164,7 @@ async def asimulate_next(
     max_tokens: int | None = DEFAULT_MAX_TOKENS,
 ) -> pd.DataFrame:
     """Async ``simulate``; the same arguments."""
-    import asyncio
 
-    from convoeval.frames import (
-        CONVERSATION_KEYS,
-        TRANSCRIPT_SCHEMA,
-        as_transcripts,
-        iter_conversations,
-        transcript_to_entries,
-        typed_frame,
-    )
-    from convoeval.llm.models import as_chat_model
-    from convoeval.scenarios import scenarios_by_id
 
     model = as_chat_model("simulator", model)
     fixed = scenarios_by_id(None).get(scenario) if isinstance(scenario, str) else scenario

@@ -73,7 +73,7 @@ class ProbeResult:
 
     def plot(self) -> Any:
         """The forest plot of the pooled effects (``plot_probe_effects``)."""
-        from convoeval.stats.effects_plot import plot_probe_effects
+        from convoeval.stats.effects_plot import plot_probe_effects  # noqa: PLC0415 - pulls in a heavy dependency on first use (start-up budget, tests/test_startup.py)
 
         return plot_probe_effects(self.effects)
 
