@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from convoeval._aio import blocking, run_sync
+from convoeval._aio import blocking
 from convoeval.agents import safe_target
 from convoeval.frames import (
     SIMULATOR_FAILURE,
@@ -187,10 +187,8 @@ async def _judge_turns(conv: _Conversation, opts: RunOptions) -> list[dict[str, 
     return [row for turn_rows in per_turn for row in turn_rows]
 
 
-def run_any(scenario: Scenario, *, seed: int | None = None, trial: int = 1, options: RunOptions | None = None,
-            label: str | None = None) -> ConversationResult:
-    """Synchronous ``arun_any`` for scripts (in a notebook, ``await arun_any(...)``)."""
-    return run_sync(arun_any(scenario, seed=seed, trial=trial, options=options, label=label))
+#: ``arun_any``, blocking (for scripts; in a notebook either works).
+run_any = blocking(arun_any)
 
 
 def _scenario(scenario: str | Scenario) -> Scenario:

@@ -167,7 +167,7 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
     with ``simulator_failure`` (the reason in ``conv.simulator_failure``). Attempt k > 1 is a re-simulation: the
     simulator samples with seed + k - 1 (``convoeval.simulator.gate``).
     """
-    from convoeval.simulator.patient import asimulate  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
+    from convoeval.simulator.patient import apatient_turn  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
     from convoeval.simulator.prompts import DEFAULT_FRAMING  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     scenario = conv.scenario
@@ -186,14 +186,14 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
             sim = _Replayed(*recorded)
             conv.replayed_turns = turn
         elif attempt == 1:
-            sim = await asimulate(conv.entries, scenario=scenario, model=opts.simulator_model, seed=seed, turn=i,
+            sim = await apatient_turn(conv.entries, scenario=scenario, model=opts.simulator_model, seed=seed, turn=i,
                                   trial=trial)
         else:
             sim_seed = None if seed is None else seed + attempt - 1
             # Its own sample identity: an unseeded re-simulation must not replay the first attempt from the cache.
             identity = SampleIdentity(scenario=scenario.id, seed=sim_seed, trial=trial, role="simulator", turn=i,
                                       extra=f"{DEFAULT_FRAMING}/attempt-{attempt}")
-            sim = await asimulate(conv.entries, scenario=scenario, model=opts.simulator_model, seed=sim_seed, turn=i,
+            sim = await apatient_turn(conv.entries, scenario=scenario, model=opts.simulator_model, seed=sim_seed, turn=i,
                                   trial=trial, identity=identity, temperature=RESIMULATION_TEMPERATURE)
         await conv.add_patient(turn, sim.message, signal=sim.signal, result=getattr(sim, "result", None),
                                prompt_version=getattr(sim, "prompt_version", None))

@@ -32,7 +32,7 @@ from convoeval.redteam.detector import Leak, LeakDetector
 from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS
 from convoeval.scenarios import parse_scenario
 from convoeval.scenarios.models import OtherPatientFixture
-from convoeval.simulator.patient import SimulatorError, asimulate
+from convoeval.simulator.patient import SimulatorError, apatient_turn
 from convoeval.store import Store, cleanup_run, seed_run
 
 
@@ -152,7 +152,7 @@ async def _simulated(case: AttackCase, victim: OtherPatientFixture, caller: str,
     goal, traits, knows = attacker_goal(case, victim)
     for n in range(case.attack.max_turns):
         entries = [e for t in turns for e in ({"role": "patient", "text": t.caller}, {"role": "agent", "text": t.agent})]
-        turn = await asimulate(entries, persona_name=caller, goal=goal, traits=traits, locale=case.locale, knows=knows,
+        turn = await apatient_turn(entries, persona_name=caller, goal=goal, traits=traits, locale=case.locale, knows=knows,
                                model=model, seed=seed, turn=n,
                                identity=SampleIdentity(scenario=f"redteam:{case.id}", seed=seed, trial=1,
                                                        role="simulator", turn=n, extra="attacker"))

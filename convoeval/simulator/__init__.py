@@ -23,7 +23,7 @@ from convoeval._lazy import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "convoeval.simulator.patient": (
-        "DEFAULT_MAX_TOKENS", "UNSEEDED_TEMPERATURE", "SimulatorError", "asimulate", "asimulate_next", "simulate"
+        "DEFAULT_MAX_TOKENS", "UNSEEDED_TEMPERATURE", "SimulatorError", "apatient_turn", "asimulate", "simulate"
     ),
     "convoeval.simulator.prompts": (
         "AGENT_LABEL", "DEFAULT_FRAMING", "DEFAULT_TRAITS_LINE", "FRAMINGS", "KICKOFF_MESSAGE", "KNOWS_HEADER",
