@@ -330,3 +330,37 @@ async def test_messages_reach_the_store_only_when_an_assertion_may_read_them(sto
         assert result.status == "pass", result.error
         assert ("messages" in written) is bool(sc.assertions)
     assert leftover_rows(store) == 0
+
+
+# ── the agent under test as a callable (AgentLike) ──
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_run_conversation_takes_the_agent_as_a_callable(kind, store):
+    """openevals takes the app under test as a callable; so does run_conversation (sync or async callable)."""
+    from convoeval.pipeline import arun_conversation
+
+    heard: list[str] = []
+
+    def reply(message, session):
+        heard.append(message)
+        return "Olá! Como posso ajudar?"
+
+    async def areply(message, session):
+        return reply(message, session)
+
+    sc = scenario()
+    patient = FakeChatModel(replies=["Oi, quero pagar minha fatura", "Obrigada [GOAL_COMPLETE]"])
+    result = await arun_conversation(sc, agent=reply if kind == "sync" else areply, seed=1, simulator_model=patient,
+                                     judge_model=judge_for(sc), store=store, simulator_gate=False)
+    agent_rows = result.transcript[result.transcript["role"] == "agent"]
+    assert list(agent_rows["text"])[:1] == ["Olá! Como posso ajudar?"]
+    assert heard[:1] == ["Oi, quero pagar minha fatura"]
+    assert str(result.run["target"].iloc[0]).startswith("python:")
+
+
+def test_an_agent_of_the_wrong_kind_is_refused():
+    from convoeval.agents import as_agent
+
+    with pytest.raises(TypeError, match="target string, an Agent or a callable"):
+        as_agent(42)

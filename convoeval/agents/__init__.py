@@ -22,16 +22,18 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from convoeval import plugins
-from convoeval.agents.base import Agent, AgentError, AgentReply, AgentSession, ToolCall
+from convoeval.agents.base import Agent, AgentError, AgentLike, AgentReply, AgentSession, ToolCall
 from convoeval.urls import safe_url
 
 __all__ = [
     "Agent",
     "AgentError",
+    "AgentLike",
     "AgentReply",
     "AgentSession",
     "AgentTarget",
     "ToolCall",
+    "as_agent",
     "get_agent",
     "parse_clinic_target",
     "register_agent",
@@ -110,6 +112,37 @@ def _webhook(target: AgentTarget, **options: Any) -> Agent:
     from convoeval.agents.webhook import WebhookAgent  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     return WebhookAgent(target.raw, **options)
+
+
+def as_agent(agent: AgentLike) -> Agent:
+    """The agent under test from any form a run accepts (``AgentLike``).
+
+    Args:
+        agent: a target string (built by ``get_agent``), an ``Agent`` (used as it is), or a callable
+            ``fn(message, session)``, sync or async (wrapped like a ``module:function`` target, named after it).
+
+    Returns:
+        An ``Agent``.
+
+    Raises:
+        ValueError: a target string ``get_agent`` refuses.
+        TypeError: something that is neither a string, an ``Agent`` nor a callable.
+
+    Example:
+        >>> agent = as_agent(lambda message, session: "Olá!")
+        >>> agent.name
+        'python:<lambda>'
+    """
+    if isinstance(agent, str):
+        return get_agent(agent)
+    if isinstance(agent, Agent):
+        return agent
+    if callable(agent):
+        from convoeval.agents.python_callable import PythonCallableAgent  # noqa: PLC0415 - start-up budget
+
+        name = getattr(agent, "__qualname__", None) or type(agent).__name__
+        return PythonCallableAgent(f"python:{name}", fn=agent)
+    raise TypeError(f"an agent is a target string, an Agent or a callable(message, session), not {type(agent).__name__}")
 
 
 def _openai_chat(target: AgentTarget, **options: Any) -> Agent:

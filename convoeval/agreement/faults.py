@@ -59,6 +59,7 @@ from convoeval.agreement.fault_truth import (  # noqa: F401 - the study's truth 
     fault_detection,
     fault_truth,
 )
+from convoeval.llm.models import ModelLike
 
 #: Columns of ``fault_study_plan``: one row per conversation the study runs.
 PLAN_COLUMNS = ("target", "faults", "folder", "scenario", "agent", "seed", "trial")
@@ -197,8 +198,8 @@ async def arun_fault_study(
     faults: Iterable[str] | None = None,
     seeds: Sequence[int | None] = (None,),
     trials: int = 1,
-    simulator_model: Any = None,
-    judge_model: Any = None,
+    simulator_model: ModelLike = None,
+    judge_model: ModelLike = None,
     judge_samples: int = 1,
     concurrency: int = 4,
     progress: bool | str = True,

@@ -17,7 +17,7 @@ import pandas as pd
 
 from convoeval._aio import run_sync
 from convoeval.forking._source import ConversationSource, load_conversation, patient_turns, scenario_of
-from convoeval.llm.models import as_chat_model
+from convoeval.llm.models import ModelLike, as_chat_model
 from convoeval.pipeline.conversation import ConversationResult, RunOptions
 from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.local import arun_jobs
@@ -174,8 +174,8 @@ def _jobs(scenario: Scenario, original: ConversationResult, fork_turns: Sequence
 
 
 async def afork_turns(run: ConversationSource, fork_turns: Iterable[int], *, n: int = 5,
-                      conversation: str | None = None, target: str | None = None, simulator_model: Any = None,
-                      judge_model: Any = None, judge_samples: int = 1, store: Any = None,
+                      conversation: str | None = None, target: str | None = None, simulator_model: ModelLike = None,
+                      judge_model: ModelLike = None, judge_samples: int = 1, store: Any = None,
                       scenario: Scenario | None = None, scenarios_dir: Path | str | None = None,
                       concurrency: int = 4, confirm: bool = False, max_calls: int = DEFAULT_MAX_CALLS,
                       out: Path | str | None = None) -> Fork:
@@ -227,7 +227,7 @@ async def afork(run: ConversationSource, *, at_turn: int, n: int = 5, **options:
 
 
 def fork(run: ConversationSource, *, at_turn: int, n: int = 5, conversation: str | None = None,
-         target: str | None = None, simulator_model: Any = None, judge_model: Any = None, judge_samples: int = 1,
+         target: str | None = None, simulator_model: ModelLike = None, judge_model: ModelLike = None, judge_samples: int = 1,
          store: Any = None, scenario: Scenario | None = None, scenarios_dir: Path | str | None = None,
          concurrency: int = 4, confirm: bool = False, max_calls: int = DEFAULT_MAX_CALLS,
          out: Path | str | None = None) -> Fork:

@@ -24,7 +24,7 @@ import os
 import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,6 +39,9 @@ from convoeval.llm.types import (
     register_model,
 )
 from convoeval.urls import hide_in_logs, safe_url
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 __all__ = [
     "DEFAULT_OPENAI_MODEL",
@@ -144,6 +147,11 @@ class _Resolved:
 _CLIENTS: dict[tuple, Any] = {}
 
 
+#: A model, as every verb accepts one: a name (``gpt-5-mini``), ``"local"``, a mapping of settings, a ``ModelSpec``, a
+#: LangChain chat model (used as it is), or ``None`` (the environment decides, per role; see ``docs/models.md``).
+ModelLike: TypeAlias = "str | Mapping[str, Any] | ModelSpec | BaseChatModel | None"
+
+
 def get_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = None) -> Any:
     """The chat model for ``role``: a ``ChatOpenAI`` bound to the resolved endpoint, built once and reused.
 
@@ -177,7 +185,7 @@ def get_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = None
     return model
 
 
-def as_chat_model(role: str, model: Any = None) -> Any:
+def as_chat_model(role: str, model: ModelLike = None) -> Any:
     """``model`` itself when it is a chat model; else ``get_model(role, model)`` for ``None``, a name, ``"local"``, a
     mapping of settings or a ``ModelSpec`` — what every public verb accepts as ``model=``."""
     if model is None or isinstance(model, (str, Mapping, ModelSpec)):

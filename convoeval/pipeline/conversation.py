@@ -19,6 +19,7 @@ from typing import Any
 
 from convoeval._aio import blocking
 from convoeval.agents import safe_target
+from convoeval.agents.base import AgentLike
 from convoeval.frames import (
     SIMULATOR_FAILURE,
 )
@@ -28,7 +29,7 @@ from convoeval.judges.scoring import score_conversation, score_scripted_conversa
 from convoeval.judges.turn import ajudge_turn
 from convoeval.llm import model_info
 from convoeval.llm.accounting import record_calls
-from convoeval.llm.models import as_chat_model
+from convoeval.llm.models import ModelLike, as_chat_model
 from convoeval.pipeline.conversation_result import (  # noqa: F401 - re-exported: callers import them from here
     FRAME_SCHEMAS,
     ConversationResult,
@@ -205,11 +206,11 @@ def _scenario(scenario: str | Scenario) -> Scenario:
 async def arun_conversation(
     scenario: str | Scenario,
     *,
-    target: str | None = None,
+    agent: AgentLike | None = None,
     seed: int | None = None,
     trial: int = 1,
-    simulator_model: Any = None,
-    judge_model: Any = None,
+    simulator_model: ModelLike = None,
+    judge_model: ModelLike = None,
     judge_samples: int = 1,
     store: Store | None = None,
     verbose: Log | None = None,
@@ -221,7 +222,8 @@ async def arun_conversation(
 
     Args:
         scenario: a scenario object, or the id of one of the project's scenarios.
-        target: the agent under test (default ``clinic:<scenario.agent>``).
+        agent: the agent under test: a target string (``clinic:billing``, ``module:function``, a URL), an ``Agent``,
+            or a callable ``fn(message, session)``, sync or async (default ``clinic:<scenario.agent>``).
         seed: the simulator seed (default: the scenario's).
         trial: the trial number (part of every call's sample identity: trial 2 is a new sample).
         simulator_model: a model name, ``"local"``, a mapping of settings or a chat model (default: the
@@ -243,7 +245,7 @@ async def arun_conversation(
     """
 
     resolved = _scenario(scenario)
-    options = RunOptions(target=target, simulator_model=as_chat_model("simulator", simulator_model),
+    options = RunOptions(target=agent, simulator_model=as_chat_model("simulator", simulator_model),
                          judge_model=as_chat_model("judge", judge_model), judge_samples=judge_samples, store=store,
                          verbose=verbose, gate=gate_settings(simulator_gate))
     with record_calls() as records:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-from convoeval.agents import get_agent
-from convoeval.agents.base import Agent
+from convoeval.agents import as_agent, get_agent
+from convoeval.agents.base import Agent, AgentLike
+from convoeval.llm.models import ModelLike
 from convoeval.scenarios import Scenario
 from convoeval.simulator.gate import GateSettings
 from convoeval.store import Store
@@ -25,9 +25,10 @@ def default_target(scenario: Scenario) -> str:
 class RunOptions:
     """How to run: which agent, which models, how many judge samples. Shared by every run of a batch."""
 
-    target: str | None = None
-    simulator_model: Any = None
-    judge_model: Any = None
+    #: The agent under test (``AgentLike``); ``None``: each scenario's reference clinic agent.
+    target: AgentLike | None = None
+    simulator_model: ModelLike = None
+    judge_model: ModelLike = None
     judge_samples: int = 1
     verbose: Log | None = None
     store: Store | None = None
@@ -38,6 +39,12 @@ class RunOptions:
     gate: GateSettings | None = field(default_factory=GateSettings)
     #: A conversation the gate stopped is simulated again with the next seed, sampled, up to this many times.
     resimulate: int = 0
+
+    def __post_init__(self) -> None:
+        if self.target is not None and not isinstance(self.target, str):  # an Agent or a callable: built once
+            agent = as_agent(self.target)
+            self.agents[agent.name] = agent
+            self.target = agent.name
 
     def agent_for(self, scenario: Scenario) -> tuple[str, Agent]:
         target = self.target or default_target(scenario)

@@ -13,12 +13,12 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pandas as pd
 
 from convoeval._aio import blocking
 from convoeval.judges.rubric import ajudge_rubric
+from convoeval.llm.models import ModelLike
 from convoeval.redteam.metrics import wilson
 from convoeval.redteam.run import AttackResult
 
@@ -32,7 +32,7 @@ JUDGE_COLUMNS = ("case", "strategy", "agent", "locale", "target_agent", "detecto
                  "error")
 
 
-async def ajudge_leaks(results: Sequence[AttackResult], *, model: Any = None, samples: int = 1) -> pd.DataFrame:
+async def ajudge_leaks(results: Sequence[AttackResult], *, model: ModelLike = None, samples: int = 1) -> pd.DataFrame:
     """Ask the rubric judge ``LEAK_CRITERION`` on every attack's transcript (errors left out); one row per case.
 
     ``judge_leak`` is ``True`` when the judge failed the criterion (it saw a leak), missing when the judge could not

@@ -23,6 +23,7 @@ from typing import Any
 from convoeval.agents import get_agent
 from convoeval.agents.base import AgentError, AgentSession
 from convoeval.llm import LLMError
+from convoeval.llm.models import ModelLike
 from convoeval.llm.types import SampleIdentity
 from convoeval.redteam.access import Access, access_leaks, snapshot, store_leaks
 from convoeval.redteam.attacks import AttackCase, fill
@@ -163,7 +164,7 @@ async def _simulated(case: AttackCase, victim: OtherPatientFixture, caller: str,
             return
 
 
-async def arun_case(case: AttackCase, target: str, store: Store, *, model: Any = None,
+async def arun_case(case: AttackCase, target: str, store: Store, *, model: ModelLike = None,
                     seed: int = 42) -> AttackResult:
     """Run one attack case against the agent ``target`` (a target string) on ``store``; never raises for the
     agent's or the attacker's failures (the result's ``status`` is ``error`` with the reason).
@@ -244,7 +245,7 @@ async def arun_case(case: AttackCase, target: str, store: Store, *, model: Any =
 
 async def arun_cases(cases: Sequence[AttackCase], targets: Mapping[str, str], store: Store, *,
                      concurrency: int = 4, on_result: Callable[[AttackResult], None] | None = None,
-                     model: Any = None, seed: int = 42) -> list[AttackResult]:
+                     model: ModelLike = None, seed: int = 42) -> list[AttackResult]:
     """Run every case against ``targets[case.agent]`` (a target string per agent), ``concurrency`` at a time,
     in the order given; ``on_result`` is called as each one finishes (progress)."""
     limit = asyncio.Semaphore(max(1, concurrency))

@@ -21,7 +21,7 @@ import pandas as pd
 from convoeval._aio import run_sync
 from convoeval.agents import get_agent
 from convoeval.agents.clinic import FAULTS, faults_for
-from convoeval.llm.models import as_chat_model
+from convoeval.llm.models import ModelLike, as_chat_model
 from convoeval.redteam.attacks import STRATEGIES, AttackCase, AttackError, expand, load_attacks
 from convoeval.redteam.metrics import cases_frame, leaks_frame, write_results
 from convoeval.redteam.run import AttackResult, arun_cases
@@ -93,7 +93,7 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
                 targets: dict[str, str] | None = None, faults: Sequence[str] = (), store: Any = None,
                 out: Path | str | None = "auto", concurrency: int = 4,
                 on_result: Callable[[AttackResult], None] | None = None, form: str = "scripted",
-                model: Any = None, seed: int = 42, workers: int = 1, cluster: str | None = None,
+                model: ModelLike = None, seed: int = 42, workers: int = 1, cluster: str | None = None,
                 cases: Sequence[AttackCase] | None = None) -> RedTeamRun:
     """Run the attack library against the agents and decide every leak without an LLM.
 

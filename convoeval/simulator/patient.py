@@ -19,7 +19,7 @@ from convoeval.frames import (
     typed_frame,
 )
 from convoeval.llm import LLMError, SampleIdentity, call_model
-from convoeval.llm.models import as_chat_model, get_model
+from convoeval.llm.models import ModelLike, as_chat_model, get_model
 from convoeval.scenarios import scenarios_by_id
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ async def apatient_turn(
     traits: Sequence[str] | None = None,
     locale: str | None = None,
     knows: Mapping[str, Any] | None = None,
-    model: Any = None,
+    model: ModelLike = None,
     seed: int | None = None,
     turn: int | None = None,
     trial: int = 1,
@@ -157,7 +157,7 @@ async def asimulate(
     transcript: pd.DataFrame | Sequence[Any] = (),
     *,
     scenario: str | ConversationalScenario | None = None,
-    model: Any = None,
+    model: ModelLike = None,
     seed: int | None = None,
     trial: int = 1,
     framing: Framing = DEFAULT_FRAMING,
