@@ -43,8 +43,8 @@ from benchmarks.common import (
 
 async def sweep(jobs: list[Any], out: Path, concurrency: int) -> None:
     """Run ``jobs`` as ``convoeval run`` does: models and store built once, results streamed to ``out``."""
-    from convoeval.batch import arun_batch
     from convoeval.llm.models import get_model
+    from convoeval.pipeline.batch import arun_batch
     from convoeval.pipeline.conversation import RunOptions
     from convoeval.store import open_store
 
@@ -56,7 +56,7 @@ async def sweep(jobs: list[Any], out: Path, concurrency: int) -> None:
 def measure(label: str, jobs: list[Any], llm: FakeLLM, folder: Path, *, concurrency: int, endpoint_limit: int,
             latency: float, profile: Path | None = None) -> dict[str, Any]:
     """One sweep; its wall and CPU time, the calls it made and its ratio to the critical-path bound."""
-    from convoeval.batch import load_results
+    from convoeval.pipeline import load_results
 
     out = folder / label.replace(" ", "-")
     before = llm.stats()["requests"]
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", default="concurrency", help="name of the results file (benchmarks/results/)")
     args = parser.parse_args(argv)
 
-    from convoeval.batch import plan
+    from convoeval.pipeline import plan
 
     jobs = plan(conversational_scenarios(), seeds=list(range(1, args.seeds + 1)), trials=args.trials)
     rows = []

@@ -185,8 +185,8 @@ def measure(tool: str, config: str, size: int, llm: FakeLLM, folder: Path, args:
 
 def startup(peers: bool) -> list[dict[str, Any]]:
     """Each tool's import cost alone: a fresh interpreter importing what a run imports, then exiting."""
-    probes = [("convoeval", [sys.executable, "-c", "import convoeval.cli, convoeval.runs, convoeval.conversation, "
-                                                   "convoeval.batch, convoeval.llm.models, langchain_openai"])]
+    probes = [("convoeval", [sys.executable, "-c", "import convoeval.cli, convoeval.pipeline, "
+                                                   "convoeval.llm.models, langchain_openai"])]
     if peers:
         probes.append(("openevals", [str(PEERS_PYTHON), "-c",
                                      "import openevals.simulators, openevals.llm, langchain_openai"]))

@@ -33,7 +33,7 @@ from benchmarks.common import (
 
 def one_run(label: str, jobs: list[Any], llm: FakeLLM, folder: Path, mode: str) -> dict[str, Any]:
     """A sweep with the shared cache file in ``mode``; what the server and the results say about its calls."""
-    from convoeval.batch import load_results
+    from convoeval.pipeline import load_results
 
     out = folder / label
     before = llm.stats()["requests"]
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", default="replay", help="name of the results file (benchmarks/results/)")
     args = parser.parse_args(argv)
 
-    from convoeval.batch import plan
+    from convoeval.pipeline import plan
 
     jobs = plan(conversational_scenarios(), seeds=list(range(1, args.seeds + 1)), trials=args.trials)
     with temp_folder("replay") as folder, FakeLLM(latency=args.latency, turns=args.turns) as llm:

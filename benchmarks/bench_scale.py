@@ -67,7 +67,7 @@ class Sampler(threading.Thread):
 
 def plan_jobs(count: int) -> list[Any]:
     """``count`` jobs: the conversational scenarios × as many seeds as needed, one trial, cut to ``count``."""
-    from convoeval.batch import plan
+    from convoeval.pipeline import plan
 
     scenarios = conversational_scenarios(max_turns=2)
     seeds = list(range(1, math.ceil(count / len(scenarios)) + 1))

@@ -99,6 +99,7 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("convoeval/llm/http_transport.py", "", "LLM client stack in LangChain's own tasks (openai SDK, httpx, LangChain)"),
     ("convoeval/llm/chat_classes.py", "", "LLM client stack in LangChain's own tasks (openai SDK, httpx, LangChain)"),
     ("convoeval/summary.py", "", "end of run: summary"),
+    ("convoeval/pipeline/summary.py", "", "end of run: summary"),
     ("convoeval/agents/", "", "agent under test (peer_app via the adapter)"),
     ("peers/peer_app.py", "", "agent under test (peer_app via the adapter)"),
 )

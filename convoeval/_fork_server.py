@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from multiprocessing import forkserver
 
 __all__ = ["PRELOAD", "available", "start", "stop"]
 
@@ -33,7 +34,6 @@ def start() -> None:
     global _started_with
     if not available() or _started_with == dict(os.environ):
         return
-    from multiprocessing import forkserver
 
     stop()
     multiprocessing.get_context("forkserver").set_forkserver_preload(list(PRELOAD))
@@ -44,7 +44,6 @@ def start() -> None:
 def stop() -> None:
     """Stop the fork server if one runs (the next ``start`` makes a new one with the current environment)."""
     global _started_with
-    from multiprocessing import forkserver
 
     _started_with = None
     halt = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)  # private since 3.4, kept through 3.13

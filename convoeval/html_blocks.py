@@ -9,6 +9,7 @@ untrusted (an agent reply may contain ``<script>``).
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -89,7 +90,6 @@ def cell(value: Any, column: str = "") -> str:
 
 def shown_path(path: Any) -> str:
     """A path as a reader should see it: relative to the working directory when inside it (pages get shared)."""
-    from pathlib import Path
 
     p = Path(path)
     try:

@@ -69,7 +69,7 @@ class _StopOnDisconnect:
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
-        import anyio
+        import anyio  # noqa: PLC0415 - anyio loads on first use (start-up budget, tests/test_startup.py)
 
         cancel = threading.Event()
         body_read, gone = anyio.Event(), anyio.Event()
@@ -192,7 +192,7 @@ class PromptCache:
         blocks of that size from its arenas once a few have been freed, which then stay resident: the server grew
         to 1.66 GB over a `make run` with a 256 MB budget. A mapping is returned to the system when dropped.
         """
-        import llama_cpp
+        import llama_cpp  # noqa: PLC0415 - llama.cpp loads only inside the local model's server
 
         ctx = llama._ctx.ctx
         size = llama_cpp.llama_state_seq_get_size(ctx, 0)
@@ -204,7 +204,7 @@ class PromptCache:
 
     @staticmethod
     def _load(llama: Any, snapshot: mmap.mmap) -> None:
-        import llama_cpp
+        import llama_cpp  # noqa: PLC0415 - llama.cpp loads only inside the local model's server
 
         source = (ctypes.c_uint8 * len(snapshot)).from_buffer(snapshot)
         try:
@@ -277,7 +277,7 @@ def _prompt_cache(llama: Any, budget_bytes: int) -> PromptCache | None:
 
 def _quiet_cancellations() -> None:
     """A cancelled request answers 499 (nobody reads it) without the traceback upstream prints for errors."""
-    from llama_cpp.server import errors
+    from llama_cpp.server import errors  # noqa: PLC0415 - llama.cpp loads only inside the local model's server
 
     original = errors.RouteErrorHandler.error_message_wrapper
 
@@ -304,8 +304,8 @@ def wrap_app(app: Any, *, idle_timeout_s: float | None = None) -> IdleWatchdog:
 
 def serve(argv: list[str]) -> None:
     """Run llama-cpp-python's server (``argv``: its command-line arguments) with the changes above."""
-    import llama_cpp
-    from llama_cpp.server import __main__ as server_main
+    import llama_cpp  # noqa: PLC0415 - llama.cpp loads only inside the local model's server
+    from llama_cpp.server import __main__ as server_main  # noqa: PLC0415 - llama.cpp loads only inside the local model's server
 
     megabytes = float(os.environ.get("CONVOEVAL_LOCAL_PROMPT_CACHE_MB", "256"))
     patch_llama(llama_cpp.Llama, int(megabytes * 1024 * 1024))

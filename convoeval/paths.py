@@ -65,7 +65,7 @@ def file_lock(path: Path, *, blocking: bool = True) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+b") as handle:
         if os.name == "nt":  # pragma: no cover - exercised on Windows only
-            import msvcrt
+            import msvcrt  # noqa: PLC0415 - Windows only
 
             try:
                 msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK if blocking else msvcrt.LK_NBLCK, 1)
@@ -76,7 +76,7 @@ def file_lock(path: Path, *, blocking: bool = True) -> Iterator[None]:
             finally:
                 msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
         else:
-            import fcntl
+            import fcntl  # noqa: PLC0415 - POSIX only
 
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
             try:

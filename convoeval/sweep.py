@@ -11,7 +11,7 @@ Layout of a sweep folder::
       index.html                 the index report
 
 A combination with ``done.json`` is skipped when the sweep is started again, and a combination interrupted midway
-resumes inside its own folder (its finished conversations are kept by ``convoeval.batch``), so a killed sweep
+resumes inside its own folder (its finished conversations are kept by ``convoeval.pipeline``), so a killed sweep
 re-run finishes only the rest. A failed combination is reported and the sweep goes on. Every LLM call goes through
 the response cache, so re-running a sweep into a new folder replays the calls instead of making them again.
 """
@@ -31,6 +31,7 @@ from tqdm.auto import tqdm
 
 from convoeval.pipeline.config import ConfigError, EvalConfig, project_root
 from convoeval.report.index import CombinationRow, write_index
+from convoeval.scenarios import agent_names
 
 __all__ = ["DONE_MARKER", "Combination", "SweepError", "SweepResult", "default_sweep_dir", "papermill_executor",
            "run_sweep"]
@@ -100,7 +101,7 @@ def default_sweep_dir(agents: Sequence[str], seeds: Sequence[int], trials: int, 
 
 def papermill_executor(notebook: Path, output: Path, parameters: dict[str, Any], cwd: Path) -> None:
     """Execute ``notebook`` with papermill into ``output`` (the kernel runs in ``cwd``)."""
-    import papermill
+    import papermill  # noqa: PLC0415 - papermill loads only when a notebook runs
 
     papermill.execute_notebook(str(notebook), str(output), parameters=parameters, cwd=str(cwd),
                                progress_bar=False, log_output=False)
@@ -176,14 +177,13 @@ def _plan(agents: Sequence[str], seeds: Sequence[int]) -> list[Combination]:
 
 def _check(notebook: Path, combos: Sequence[Combination], trials: int, extra: Mapping[str, Any]) -> None:
     """Check names and values before any kernel starts (papermill would only warn about an unknown name)."""
-    import papermill
+    import papermill  # noqa: PLC0415 - papermill loads only when a notebook runs
 
     if not notebook.exists():
         raise SweepError(f"notebook {notebook} not found")
     clash = sorted(set(extra) & {*_PER_COMBINATION, "trials"})
     if clash:
         raise SweepError(f"{', '.join(clash)} are set by the sweep itself; use --agents/--seeds/--trials/--out")
-    from convoeval.scenarios import agent_names
 
     bad = [c.agent for c in combos if c.agent not in agent_names()]
     if bad:

@@ -149,4 +149,4 @@ report.errors(run)
 report.save_html(run)
 
 # %%
-report.check_threshold(run)
+pipeline.check_threshold(run)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from convoeval import frames as F
-from convoeval.batch import FRAME_SCHEMAS
+from convoeval.pipeline.conversation_result import FRAME_SCHEMAS
 from convoeval.report import RunData
 
 SCRIPT = "<script>alert('x')</script>"

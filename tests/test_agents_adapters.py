@@ -534,10 +534,12 @@ def fake_tools(monkeypatch):
                 raise RuntimeError("no such invoice")
             return {"invoices": [{"id": "inv-1", "amount": 150.0}]}
 
-    module = types.ModuleType("convoeval.agents.tools")
-    module.TOOL_SPECS = [{"type": "function", "function": {"name": "list_invoices", "parameters": {"type": "object"}}}]
-    module.ClinicTools = ClinicTools
-    monkeypatch.setitem(sys.modules, "convoeval.agents.tools", module)
+    from convoeval.agents import openai_chat
+
+    # The agent module imports the tools at its top: patch the names it holds.
+    monkeypatch.setattr(openai_chat, "TOOL_SPECS",
+                        [{"type": "function", "function": {"name": "list_invoices", "parameters": {"type": "object"}}}])
+    monkeypatch.setattr(openai_chat, "ClinicTools", ClinicTools)
     return calls
 
 

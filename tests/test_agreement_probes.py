@@ -16,20 +16,17 @@ from scipy.stats import wilcoxon
 from statsmodels.stats.contingency_tables import mcnemar
 
 from convoeval.agreement.probes import (
-    EFFECT_COLUMNS,
     INJECTIONS,
     PADDING,
-    PAIR_COLUMNS,
     PROBES,
     inject,
     pad_verbosity,
-    plot_probe_effects,
-    probe_effects,
     run_probes,
     shuffle_criteria,
     translate_transcripts,
 )
 from convoeval.frames import HOLISTIC_DIMENSIONS, TRANSCRIPT_COLUMNS
+from convoeval.stats import EFFECT_COLUMNS, PAIR_COLUMNS, plot_probe_effects, probe_effects
 from convoeval.stats._result import ALL
 from convoeval.testing import FakeChatModel
 

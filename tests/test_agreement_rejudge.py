@@ -14,8 +14,8 @@ from engine_support import (  # noqa: F401
 )
 
 from convoeval import frames as F
-from convoeval.agreement import binary_agreement, rubric_ratings
 from convoeval.agreement.rejudge import judge_label, judged_transcripts, rejudge
+from convoeval.stats import binary_agreement, rubric_ratings
 from convoeval.testing import FakeChatModel
 
 pytestmark = pytest.mark.usefixtures("isolated_state")

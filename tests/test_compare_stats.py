@@ -9,7 +9,6 @@ import pytest
 from compare_support import env, fake_models, run_baseline  # noqa: F401 - env is a fixture
 from scipy.stats import binom
 
-from convoeval.agreement import ALL, pass_hat_k, percentile_interval, resample_weights
 from convoeval.compare import CompareError, compare, load_side, pair_sides, run_candidate
 from convoeval.compare.stats import pass_k_changes, score_changes
 from convoeval.compare.verdict import (
@@ -21,6 +20,7 @@ from convoeval.compare.verdict import (
 )
 from convoeval.frames import RUN_SCHEMA, SCORE_SCHEMA, typed_frame
 from convoeval.pipeline.results import merge_frames
+from convoeval.stats import ALL, pass_hat_k, percentile_interval, resample_weights
 
 ALPHA = 0.05
 

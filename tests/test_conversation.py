@@ -8,7 +8,8 @@ import math
 
 import pytest
 
-from convoeval.batch import Job, arun_batch, finished_keys, load_results, plan
+from convoeval.pipeline import Job, load_results, plan
+from convoeval.pipeline.batch import arun_batch, finished_keys
 from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.scenarios import load_scenarios, parse_scenario
 from convoeval.store import TABLES
@@ -203,7 +204,7 @@ def test_jobs_need_distinct_keys():
 
 
 async def test_a_run_file_holds_plain_values_and_reads_back_the_same_frames(store, tmp_path):
-    from convoeval.batch import write_run
+    from convoeval.pipeline.batch import write_run
 
     sc = scenario()
     simulator = FakeChatModel(replies=["Oi, quero pagar minha fatura", "Pix", "Sim", "Obrigada! [GOAL_COMPLETE]"])
@@ -227,7 +228,7 @@ def test_run_records_turn_every_missing_value_into_none():
     import numpy as np
     import pandas as pd
 
-    from convoeval.batch import _records
+    from convoeval.frames import records as _records
 
     frame = pd.DataFrame({
         "n": pd.Series([1, None], dtype="Int64"),
@@ -329,3 +330,37 @@ async def test_messages_reach_the_store_only_when_an_assertion_may_read_them(sto
         assert result.status == "pass", result.error
         assert ("messages" in written) is bool(sc.assertions)
     assert leftover_rows(store) == 0
+
+
+# ── the agent under test as a callable (AgentLike) ──
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_run_conversation_takes_the_agent_as_a_callable(kind, store):
+    """openevals takes the app under test as a callable; so does run_conversation (sync or async callable)."""
+    from convoeval.pipeline import arun_conversation
+
+    heard: list[str] = []
+
+    def reply(message, session):
+        heard.append(message)
+        return "Olá! Como posso ajudar?"
+
+    async def areply(message, session):
+        return reply(message, session)
+
+    sc = scenario()
+    patient = FakeChatModel(replies=["Oi, quero pagar minha fatura", "Obrigada [GOAL_COMPLETE]"])
+    result = await arun_conversation(sc, agent=reply if kind == "sync" else areply, seed=1, simulator_model=patient,
+                                     judge_model=judge_for(sc), store=store, simulator_gate=False)
+    agent_rows = result.transcript[result.transcript["role"] == "agent"]
+    assert list(agent_rows["text"])[:1] == ["Olá! Como posso ajudar?"]
+    assert heard[:1] == ["Oi, quero pagar minha fatura"]
+    assert str(result.run["target"].iloc[0]).startswith("python:")
+
+
+def test_an_agent_of_the_wrong_kind_is_refused():
+    from convoeval.agents import as_agent
+
+    with pytest.raises(TypeError, match="target string, an Agent or a callable"):
+        as_agent(42)

@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 
 from convoeval import frames as F
-from convoeval.batch import arun_batch, load_results, plan
 from convoeval.fidelity import (
     CHECKS,
     FIDELITY_SCHEMA,
@@ -20,6 +19,8 @@ from convoeval.fidelity import (
     fidelity_summary,
     flagged_runs,
 )
+from convoeval.pipeline import load_results, plan
+from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions
 from convoeval.scenarios import load_scenarios, parse_scenario
 from convoeval.store import open_store

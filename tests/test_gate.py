@@ -20,27 +20,26 @@ from test_agents_clinic_scheduling import PATIENTS as SCHEDULING
 from test_agents_clinic_support import SCRIPTS as SUPPORT
 from test_reliability_support import fake_responder, forced_tool, llm_responder
 
-from convoeval import gate as gate_module
 from convoeval.agents.python_callable import PythonCallableAgent
-from convoeval.agreement import run_outcomes
-from convoeval.batch import arun_batch, load_results, plan
 from convoeval.cli import build_parser
-from convoeval.fake_server import FakeOpenAIServer
-from convoeval.gate import GateSettings, SimulatorGate, exclude_simulator_failures, simulator_failures
-from convoeval.pipeline import ConfigError, EvalConfig, execute
+from convoeval.pipeline import ConfigError, EvalConfig, execute, load_results, plan
+from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.pipeline.execute import EXIT_BELOW_THRESHOLD, EXIT_OK, EXIT_SIMULATOR_FAILURES, exit_code
 from convoeval.pipeline.notebook import check_threshold
 from convoeval.pipeline.replay import PatientReplay
-from convoeval.report import load_run, score_frame
+from convoeval.pipeline.summary import failures_frame, summary_lines
+from convoeval.report import load_run, score_table_data
 from convoeval.report.index import _by_agent_seed
 from convoeval.report.stability import score_spread
 from convoeval.report.trust import fidelity
 from convoeval.scenarios import load_scenario_file, load_scenarios, parse_scenario
 from convoeval.simulator import KICKOFF_MESSAGE
+from convoeval.simulator import gate as gate_module
+from convoeval.simulator.gate import GateSettings, SimulatorGate, exclude_simulator_failures, simulator_failures
+from convoeval.stats import run_outcomes
 from convoeval.store import open_store
-from convoeval.summary import failures_frame, summary_lines
-from convoeval.testing import FakeChatModel
+from convoeval.testing import FakeChatModel, FakeOpenAIServer
 
 HAPPY = "billing-conv-happy-payment"
 FIRST_LINE = "Oi, quero pagar minha fatura pendente"
@@ -317,7 +316,7 @@ async def test_simulator_failures_are_kept_out_of_every_aggregate_of_the_agent(s
     assert run.status_counts()["simulator_failure"] == 1
     assert check_threshold(run, 5).endswith("1 ended simulator_failure (the simulated patient broke) and were not "
                                             "scored")
-    table = score_frame(run).set_index("Seed")
+    table = score_table_data(run).set_index("Seed")
     assert table.loc[2, "Stopped"] == "simulator_failure (parroting, turn 3)" and pd.isna(table.loc[2, "Score"])
     # Its database was checked all the same: the unpaid invoice reads as a failed assertion, never a passed one.
     assert table.loc[2, "Assertions passed"] == "0/1"

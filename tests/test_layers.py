@@ -1,5 +1,5 @@
 """The layout's rules: the layer and no-cycle contracts (import-linter, pyproject.toml), small modules, the statistics
-importable on their own, and the deprecated import paths that still work for one release."""
+importable on their own, and one path per name (the old paths of moved modules are gone)."""
 
 from __future__ import annotations
 
@@ -62,53 +62,36 @@ def test_the_statistics_import_without_llm_judges_or_pipeline():
     assert done.stdout.strip() == ""
 
 
-#: (old path, name, new path): the deprecated paths kept for one release, and where the name lives now.
-ALIASES = [
-    ("convoeval.agreement.binary", "binary_agreement", "convoeval.stats.binary"),
-    ("convoeval.agreement.bootstrap", "bootstrap_ci", "convoeval.stats.bootstrap"),
-    ("convoeval.agreement.truth", "truth_pairs", "convoeval.stats.truth"),
-    ("convoeval.agreement.sample_size", "required_sample_size", "convoeval.stats.sample_size"),
-    ("convoeval.agreement.probes.effects", "probe_effects", "convoeval.stats.effects"),
-    ("convoeval.agreement.probes.plot", "plot_probe_effects", "convoeval.stats.effects_plot"),
-    ("convoeval.agreement", "binary_agreement", "convoeval.stats.binary"),
-    ("convoeval.agreement.probes", "plot_probe_effects", "convoeval.stats.effects_plot"),
-    ("convoeval.fake_server", "FakeOpenAIServer", "convoeval.testing.fake_server"),
-    ("convoeval.fake_server", "Fault", "convoeval.testing.fake_server"),
-    ("convoeval.testing", "FakeChatModel", "convoeval.testing.fake_model"),
-    ("convoeval.pinning", "pin", "convoeval.forking.pinning"),
-    ("convoeval.report", "score_frame", "convoeval.report.tables"),
-    ("convoeval.models", "get_model", "convoeval.llm.models"),
-    ("convoeval.cache", "resolve_cache", "convoeval.llm.cache"),
-    ("convoeval.accounting", "record_calls", "convoeval.llm.accounting"),
-    ("convoeval.http_transport", "async_http_client", "convoeval.llm.http_transport"),
-    ("convoeval.local_llm", "ensure_server", "convoeval.llm.local.server"),
-    ("convoeval.llm", "call_model", "convoeval.llm.call"),
-    ("convoeval.agents.clinic", "register_agent", "convoeval.agents.clinic._registry"),
-    ("convoeval.scenarios", "AGENTS", None),
-    ("convoeval.scenarios", "load_scenarios", "convoeval.scenarios.loader"),
+#: Paths and names that moved (0.1.0 was never released, so nothing was kept for "one release").
+GONE_MODULES = [
+    "convoeval.batch", "convoeval.conversation", "convoeval.runs", "convoeval.fake_server", "convoeval.gate",
+    "convoeval.summary", "convoeval.report.execute", "convoeval.report.params", "convoeval._moved",
+    "convoeval.agreement.binary", "convoeval.agreement.truth", "convoeval.agreement.probes.effects", "convoeval.pinning",
+    "convoeval.models", "convoeval.cache", "convoeval.accounting", "convoeval.http_transport", "convoeval.local_llm",
+    "convoeval.report._html", "convoeval.pipeline.sweep",
+]
+GONE_NAMES = [
+    ("convoeval.report", "score_frame"), ("convoeval.report", "execute"), ("convoeval.report", "check_parameters"),
+    ("convoeval.agents.clinic", "register_agent"), ("convoeval.scenarios", "AGENTS"), ("convoeval.testing", "Fault"),
+    ("convoeval.agreement", "binary_agreement"),
 ]
 
 
-@pytest.mark.parametrize(("old", "name", "new"), ALIASES, ids=[f"{o}.{n}" for o, n, _ in ALIASES])
-def test_a_deprecated_path_still_gives_the_same_object(old, name, new):
-    value = getattr(importlib.import_module(old), name)
-    if new is not None:
-        assert value.__module__ == new
+@pytest.mark.parametrize("old", GONE_MODULES)
+def test_an_old_module_path_is_gone(old):
+    """One path per name: an old path fails to import instead of handing out the module under a second name."""
+    relative = Path(*old.split("."))
+    assert not (REPO / relative.with_suffix(".py")).exists() and not (REPO / relative / "__init__.py").exists()
+    try:  # an editable install of another checkout may still hold the old file: never this one's
+        module = importlib.import_module(old)
+    except ModuleNotFoundError:
+        return
+    assert not Path(module.__file__).resolve().is_relative_to(REPO), module.__file__
 
 
-def test_the_renamed_names_are_the_old_objects():
-    from convoeval.agents.clinic import register_agent, register_clinic_agent
-    from convoeval.fake_server import FAULTS, Fault
-    from convoeval.scenarios import AGENTS, REFERENCE_AGENTS
-    from convoeval.testing import SERVER_FAULTS, ServerFault
-
-    assert register_agent is register_clinic_agent
-    assert Fault is ServerFault and FAULTS is SERVER_FAULTS
-    assert AGENTS == REFERENCE_AGENTS
-
-    from convoeval.report import score_frame, score_table_data
-
-    assert score_frame is score_table_data
+@pytest.mark.parametrize(("module", "name"), GONE_NAMES, ids=[f"{m}.{n}" for m, n in GONE_NAMES])
+def test_an_old_name_is_gone(module, name):
+    assert not hasattr(importlib.import_module(module), name)
 
 
 def test_every_module_of_the_package_is_in_a_layer():
@@ -125,37 +108,11 @@ def test_every_module_of_the_package_is_in_a_layer():
     assert placed - top == set()
 
 
-#: Modules that still import a moved module by its old path (a file other work is editing; see docs/layout.md).
-OLD_PATH_USERS: set[str] = set()
-
-
-def test_no_module_imports_a_moved_module_by_its_old_path():
-    """An old path hides the real dependency from the layer contract (no file is there for it to see)."""
-    import ast
-    import inspect
-
-    from convoeval._moved import MOVED
-
-    users = set()
-    for path in (REPO / "convoeval").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
-            names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
-            if isinstance(node, ast.ImportFrom) and node.module:  # `from convoeval import pinning` names a module too
-                names += [f"{node.module}.{a.name}" for a in node.names
-                          if f"{node.module}.{a.name}" in MOVED
-                          and inspect.ismodule(getattr(importlib.import_module(node.module), a.name, None))]
-            if any(name in MOVED for name in names):
-                users.add(path.relative_to(REPO).as_posix())
-    assert users - OLD_PATH_USERS == set()
-    assert OLD_PATH_USERS - users == set(), "no longer uses an old path: remove it from OLD_PATH_USERS"
-
-
 def test_the_simulator_gate_loads_no_scipy():
     """The gate runs in every conversation: importing it must not pull the statistics' SciPy (half a second)."""
     import subprocess
     import sys
 
-    code = "import sys, convoeval.gate, convoeval.fidelity; print('scipy' in sys.modules)"
+    code = "import sys, convoeval.simulator.gate, convoeval.fidelity; print('scipy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"

@@ -14,8 +14,8 @@ import pytest
 from convoeval.agreement.study import STUDY_PARAMETERS
 from convoeval.compare.notebook import COMPARE_PARAMETERS
 from convoeval.forking.views import DEBUG_PARAMETERS
+from convoeval.pipeline.notebook import NOTEBOOK_PARAMETERS
 from convoeval.redteam.notebook import REDTEAM_PARAMETERS
-from convoeval.report import NOTEBOOK_PARAMETERS
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))

@@ -169,8 +169,8 @@ def test_an_unreachable_scheduler_is_one_line(env, tmp_path):
 
 def test_workers_run_the_gate_the_run_asked_for(tmp_path, monkeypatch):
     """The simulator-failure gate's settings travel with the tasks (they hold no secret)."""
-    from convoeval.gate import GateSettings
     from convoeval.pipeline.distributed import WorkerSettings, _worker_options
+    from convoeval.simulator.gate import GateSettings
 
     monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("CONVOEVAL_STORE_URL", f"sqlite:///{tmp_path / 'store.db'}")

@@ -22,7 +22,8 @@ from store_support import PG_URL, require_postgres
 from test_reliability_support import SCENARIOS, fake_responder, record_figures
 
 from convoeval.agents.base import AgentReply, AgentSession, ToolCall
-from convoeval.batch import arun_batch, load_results, plan
+from convoeval.pipeline import load_results, plan
+from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions
 from convoeval.scenarios import load_scenarios
 from convoeval.store import TABLES, open_store

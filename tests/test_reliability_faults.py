@@ -33,9 +33,9 @@ from test_reliability_support import (
 )
 
 from convoeval import llm
-from convoeval.batch import arun_batch, load_results, plan
 from convoeval.llm import retries
-from convoeval.pipeline import EvalConfig, execute
+from convoeval.pipeline import EvalConfig, execute, load_results, plan
+from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions
 from convoeval.pipeline.execute import select_scenarios
 from convoeval.scenarios import parse_scenario
@@ -323,7 +323,7 @@ def _fail_before_seeding(tmp_path, seeds):
 
 
 def test_an_error_before_seeding_shows_its_reason_in_the_summary(tmp_path):
-    from convoeval.summary import summary_lines
+    from convoeval.pipeline.summary import summary_lines
 
     frames = _fail_before_seeding(tmp_path, seeds=[1])
     assert frames["runs"]["run_id"].notna().all() and frames["runs"]["run_id"].nunique() == 3
@@ -333,7 +333,7 @@ def test_an_error_before_seeding_shows_its_reason_in_the_summary(tmp_path):
 
 
 def test_report_json_keeps_one_entry_per_run_when_runs_fail_before_seeding(tmp_path):
-    from convoeval.summary import save_json_report
+    from convoeval.pipeline.summary import save_json_report
 
     frames = _fail_before_seeding(tmp_path, seeds=[1, 2])
     report = json.loads(save_json_report(frames, tmp_path / "report.json", meta={}).read_text())

@@ -30,7 +30,8 @@ from test_reliability_support import (
     run_files,
 )
 
-from convoeval.batch import finished_keys, load_results
+from convoeval.pipeline import load_results
+from convoeval.pipeline.batch import finished_keys
 from convoeval.scenarios import load_scenarios
 from convoeval.store import TABLES, cleanup_run, open_store, seed_run
 from convoeval.testing import FakeOpenAIServer
@@ -164,7 +165,7 @@ def test_a_killed_sweep_resumes_without_losing_or_redoing_runs_and_cleanup_is_ex
 
 
 def _job_keys() -> list[str]:
-    from convoeval.batch import plan
+    from convoeval.pipeline import plan
 
     scenarios = load_scenarios(SCENARIOS, agent="billing")
     return [j.key for j in plan(scenarios, seeds=[int(s) for s in SEEDS.split(",")])]

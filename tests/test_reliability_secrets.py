@@ -211,7 +211,8 @@ def test_a_webhook_token_reaches_no_frame(tmp_path):
     """A webhook target carrying a password and a query token: every frame records it without them."""
     import asyncio
 
-    from convoeval.batch import arun_batch, plan
+    from convoeval.pipeline import plan
+    from convoeval.pipeline.batch import arun_batch
     from convoeval.pipeline.conversation import RunOptions
     from convoeval.scenarios import load_scenarios
     from convoeval.store import open_store

@@ -14,10 +14,10 @@ from pydantic import TypeAdapter, ValidationError
 
 from convoeval.cli import main as cli_main
 from convoeval.scenarios import (
-    AGENTS,
     LOCALES,
     MAX_NESTING,
     MAX_PROBLEMS,
+    REFERENCE_AGENTS,
     ConversationalScenario,
     ScenarioError,
     ScriptedScenario,
@@ -434,7 +434,7 @@ def test_repository_scenarios_are_valid():
 
 def test_every_agent_has_a_scripted_and_two_conversational_scenarios_across_all_locales():
     scenarios = load_scenarios(SCENARIOS)
-    for agent in AGENTS:
+    for agent in REFERENCE_AGENTS:
         mine = [s for s in scenarios if s.agent == agent]
         assert sum(s.type == "scripted" for s in mine) >= 1, agent
         assert sum(s.type == "conversational" for s in mine) >= 2, agent

@@ -15,7 +15,7 @@ from convoeval.simulator import (
     STOP_SIGNALS,
     SimulatorError,
     SimulatorTurn,
-    asimulate,
+    apatient_turn,
     build_simulator_messages,
     build_simulator_prompt,
     clean_simulator_reply,
@@ -150,7 +150,7 @@ def test_clean_reply_removes_labels_and_continuations(raw, clean):
 
 async def test_asimulate_first_turn_sends_kickoff_and_parses_signal():
     model = FakeChatModel(replies=["Oi! Quero pagar minha fatura"])
-    turn = await asimulate([], scenario=scenario(), model=model)
+    turn = await apatient_turn([], scenario=scenario(), model=model)
     assert turn == SimulatorTurn("Oi! Quero pagar minha fatura", None)
     call = model.calls[0]
     assert call.last == KICKOFF_MESSAGE
@@ -163,7 +163,7 @@ async def test_asimulate_first_turn_sends_kickoff_and_parses_signal():
 async def test_seeded_calls_use_temperature_zero_and_seed_plus_turn(monkeypatch):
     recorder = CallRecorder(monkeypatch, simulator_module)
     model = FakeChatModel(replies=["Pix, por favor [GOAL_COMPLETE]"])
-    turn = await asimulate(HISTORY, scenario=scenario(), model=model, seed=42, trial=3)
+    turn = await apatient_turn(HISTORY, scenario=scenario(), model=model, seed=42, trial=3)
     assert (turn.message, turn.signal) == ("Pix, por favor", "GOAL_COMPLETE")
     assert model.calls[0].kwargs["temperature"] == 0
     assert model.calls[0].kwargs["seed"] == 43  # one patient message so far → turn index 1
@@ -174,22 +174,22 @@ async def test_seeded_calls_use_temperature_zero_and_seed_plus_turn(monkeypatch)
 
 async def test_unseeded_calls_sample_at_the_seed_temperature():
     model = FakeChatModel(replies=["Oi"])
-    await asimulate([], persona_name="Maria", goal="Book", locale="en", model=model)
+    await apatient_turn([], persona_name="Maria", goal="Book", locale="en", model=model)
     assert model.calls[0].kwargs["temperature"] == 0.7
     assert "seed" not in model.calls[0].kwargs
 
 
 async def test_scenario_seed_is_used_when_none_is_given():
     model = FakeChatModel(replies=["Oi"])
-    await asimulate([], scenario=scenario(seed=5), model=model)
+    await apatient_turn([], scenario=scenario(seed=5), model=model)
     assert model.calls[0].kwargs["seed"] == 5
 
 
 async def test_frame_and_list_transcripts_give_the_same_call():
     frame = conversation(messages=[(e["role"], e["text"]) for e in HISTORY])
     model = FakeChatModel(replies=["a", "b"])
-    await asimulate(frame, scenario=scenario(), model=model)
-    await asimulate(HISTORY, scenario=scenario(), model=model)
+    await apatient_turn(frame, scenario=scenario(), model=model)
+    await apatient_turn(HISTORY, scenario=scenario(), model=model)
     first, second = ([(m.type, m.content) for m in c.messages] for c in model.calls)
     assert first == second
     assert [t for t, _ in first] == ["system", "ai", "human"]
@@ -197,7 +197,7 @@ async def test_frame_and_list_transcripts_give_the_same_call():
 
 async def test_transcript_framing_reaches_the_model():
     model = FakeChatModel(replies=["Lucia: Pix [GOAL_COMPLETE]"])
-    turn = await asimulate(HISTORY, scenario=scenario(), model=model, framing="transcript")
+    turn = await apatient_turn(HISTORY, scenario=scenario(), model=model, framing="transcript")
     assert (turn.message, turn.signal) == ("Pix", "GOAL_COMPLETE")
     assert len(model.calls[0].messages) == 2
     assert turn.prompt_version.endswith("/transcript")
@@ -205,17 +205,17 @@ async def test_transcript_framing_reaches_the_model():
 
 async def test_empty_reply_is_an_error_not_an_empty_message():
     with pytest.raises(SimulatorError, match="empty"):
-        await asimulate(HISTORY, scenario=scenario(), model=FakeChatModel(replies=["   "]))
+        await apatient_turn(HISTORY, scenario=scenario(), model=FakeChatModel(replies=["   "]))
 
 
 async def test_signal_alone_is_a_valid_turn():
-    turn = await asimulate(HISTORY, scenario=scenario(), model=FakeChatModel(replies=["[STUCK]"]))
+    turn = await apatient_turn(HISTORY, scenario=scenario(), model=FakeChatModel(replies=["[STUCK]"]))
     assert (turn.message, turn.signal) == ("", "STUCK")
 
 
 async def test_missing_persona_fields_are_named():
     with pytest.raises(ValueError, match="goal"):
-        await asimulate([], persona_name="Maria", locale="en", model=FakeChatModel())
+        await apatient_turn([], persona_name="Maria", locale="en", model=FakeChatModel())
 
 
 async def test_sync_simulate_works_inside_a_running_loop():

@@ -6,11 +6,12 @@ import json
 
 import pytest
 
-from convoeval.batch import arun_batch, load_results, plan
+from convoeval.pipeline import load_results, plan
+from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions
+from convoeval.pipeline.summary import failures_frame, save_json_report, summary_lines
 from convoeval.scenarios import load_scenarios
 from convoeval.store import open_store
-from convoeval.summary import failures_frame, save_json_report, summary_lines
 from convoeval.testing import FakeChatModel
 
 HOLISTIC = {"issues": ["invented a link"],
@@ -92,7 +93,7 @@ def test_first_failures_names_each_runs_first_problem_in_reading_order():
         TURN_SCHEMA,
         typed_frame,
     )
-    from convoeval.summary import first_failure, first_failures
+    from convoeval.pipeline.summary import first_failure, first_failures
 
     frames = {
         "scores": typed_frame([{"run_id": r, "error": "agent error: boom" if r == "e" else None}

@@ -22,15 +22,18 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from convoeval import plugins
-from convoeval.agents.base import Agent, AgentError, AgentReply, AgentSession, ToolCall
+from convoeval.agents.base import Agent, AgentError, AgentLike, AgentReply, AgentSession, ToolCall
+from convoeval.urls import safe_url
 
 __all__ = [
     "Agent",
     "AgentError",
+    "AgentLike",
     "AgentReply",
     "AgentSession",
     "AgentTarget",
     "ToolCall",
+    "as_agent",
     "get_agent",
     "parse_clinic_target",
     "register_agent",
@@ -99,27 +102,57 @@ def parse_clinic_target(rest: str) -> tuple[str, list[str]]:
 
 def _clinic(target: AgentTarget, **options: Any) -> Agent:
     name, faults = parse_clinic_target(target.rest)
-    from convoeval.agents.clinic import (
-        make_clinic_agent,  # lazy: written separately, heavy on dialogue tables
-    )
+    # The reference agents' dialogue tables load with the first clinic target, not with `convoeval --help`.
+    from convoeval.agents.clinic import make_clinic_agent  # noqa: PLC0415 - start-up budget (tests/test_startup.py)
 
     return make_clinic_agent(name, faults, **options)
 
 
 def _webhook(target: AgentTarget, **options: Any) -> Agent:
-    from convoeval.agents.webhook import WebhookAgent
+    from convoeval.agents.webhook import WebhookAgent  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     return WebhookAgent(target.raw, **options)
 
 
+def as_agent(agent: AgentLike) -> Agent:
+    """The agent under test from any form a run accepts (``AgentLike``).
+
+    Args:
+        agent: a target string (built by ``get_agent``), an ``Agent`` (used as it is), or a callable
+            ``fn(message, session)``, sync or async (wrapped like a ``module:function`` target, named after it).
+
+    Returns:
+        An ``Agent``.
+
+    Raises:
+        ValueError: a target string ``get_agent`` refuses.
+        TypeError: something that is neither a string, an ``Agent`` nor a callable.
+
+    Example:
+        >>> agent = as_agent(lambda message, session: "Olá!")
+        >>> agent.name
+        'python:<lambda>'
+    """
+    if isinstance(agent, str):
+        return get_agent(agent)
+    if isinstance(agent, Agent):
+        return agent
+    if callable(agent):
+        from convoeval.agents.python_callable import PythonCallableAgent  # noqa: PLC0415 - start-up budget
+
+        name = getattr(agent, "__qualname__", None) or type(agent).__name__
+        return PythonCallableAgent(f"python:{name}", fn=agent)
+    raise TypeError(f"an agent is a target string, an Agent or a callable(message, session), not {type(agent).__name__}")
+
+
 def _openai_chat(target: AgentTarget, **options: Any) -> Agent:
-    from convoeval.agents.openai_chat import OpenAIChatAgent
+    from convoeval.agents.openai_chat import OpenAIChatAgent  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     return OpenAIChatAgent(target.rest.strip() or None, **options)
 
 
 def _python_callable(target: AgentTarget, **options: Any) -> Agent:
-    from convoeval.agents.python_callable import PythonCallableAgent
+    from convoeval.agents.python_callable import PythonCallableAgent  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     return PythonCallableAgent(target.raw, **options)
 
@@ -141,7 +174,6 @@ def safe_target(target: str | None) -> str | None:
     """
     if target is None or not target.lower().startswith(("http://", "https://")):
         return target
-    from convoeval.urls import safe_url
 
     return safe_url(target)
 
@@ -167,7 +199,7 @@ def get_agent(target: str, **options: Any) -> Agent:
         >>> agent = get_agent("clinic:billing?faults=invented_url")  # doctest: +SKIP
         >>> reply = await agent.respond("Oi, quero pagar", session)  # doctest: +SKIP
     """
-    from convoeval.agents.python_callable import TARGET_RE
+    from convoeval.agents.python_callable import TARGET_RE  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     if not isinstance(target, str) or not target.strip():
         raise ValueError(f"empty agent target; accepted forms: {', '.join(ACCEPTED_FORMS)}")

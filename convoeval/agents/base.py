@@ -14,8 +14,9 @@ into an ``Agent`` (see ``convoeval.agents.get_agent``):
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 if TYPE_CHECKING:
     from convoeval.store.base import Store
@@ -146,3 +147,9 @@ class Agent(Protocol):
     name: str
 
     async def respond(self, message: str, session: AgentSession) -> AgentReply: ...
+
+
+#: The agent under test, as every run accepts it: a target string (``clinic:billing``, ``module:function``, a URL,
+#: ``openai-chat``), an ``Agent``, or a callable ``fn(message, session)``, sync or async, returning a reply (a string,
+#: a mapping or an ``AgentReply``; see ``docs/agents-protocol.md``).
+AgentLike: TypeAlias = "str | Agent | Callable[[str, AgentSession], Any]"

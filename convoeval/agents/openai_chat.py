@@ -15,13 +15,16 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import os
-import re
 import uuid
 from typing import Any
 
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
 from convoeval.agents.base import AgentError, AgentReply, AgentSession, ToolCall
 from convoeval.agents.replies import coerce_reply
+from convoeval.agents.tools import TOOL_SPECS, ClinicTools
+from convoeval.llm import describe_error
+from convoeval.llm.models import get_model
 
 AGENT_PROMPT_VERSION = "agent-system-v1"
 
@@ -52,7 +55,6 @@ LANGUAGES: dict[str, str] = {"pt-BR": "Brazilian Portuguese", "en": "English", "
 DEFAULT_MAX_TOOL_ROUNDS = 6
 
 # Provider errors can quote part of an API key ("Incorrect API key provided: sk-abc***xyz").
-_KEY_RE = re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_\-*]{6,}")
 
 
 def system_prompt(session: AgentSession) -> str:
@@ -68,17 +70,8 @@ def system_prompt(session: AgentSession) -> str:
 
 
 def _describe(exc: BaseException) -> str:
-    """A one-line, secret-free description of a failed model call (the LLM layer's wording when available)."""
-    try:
-        from convoeval.llm import describe_error
-
-        return describe_error(exc)
-    except ImportError:  # pragma: no cover - the LLM layer ships with the package; belt and braces
-        text = _KEY_RE.sub(r"\1-***", f"{type(exc).__name__}: {exc}")
-        for name, value in os.environ.items():
-            if value and len(value) >= 8 and name.upper().endswith(("KEY", "TOKEN", "SECRET")):
-                text = text.replace(value, "***")
-        return text[:300]
+    """A one-line, secret-free description of a failed model call (the LLM layer's wording)."""
+    return describe_error(exc)
 
 
 def _text_of(content: Any) -> str:
@@ -137,10 +130,8 @@ class OpenAIChatAgent:
     def _chat_model(self) -> Any:
         if self._bound is None:
             if self._model is None:
-                from convoeval.llm.models import get_model  # lazy: the models layer pulls in the providers
 
                 self._model = get_model("agent", self.spec)
-            from convoeval.agents.tools import TOOL_SPECS
 
             try:
                 self._bound = self._model.bind_tools(list(TOOL_SPECS))
@@ -165,11 +156,9 @@ class OpenAIChatAgent:
         Raises:
             AgentError: the model failed, no store was given, or the model kept calling tools past the limit.
         """
-        from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
         if session.store is None:
             raise AgentError(f"agent {self.name!r} needs session.store to run its clinic tools")
-        from convoeval.agents.tools import ClinicTools
 
         conv_id = self.conversation_id(session)
         history = self._histories.get(conv_id, [])

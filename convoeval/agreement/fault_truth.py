@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from convoeval.agents import parse_clinic_target
+from convoeval.agents.clinic import FAULTS
 from convoeval.stats.binary import binary_agreement, confusion_counts
 from convoeval.stats.bootstrap import LEVEL, N_BOOT
 from convoeval.stats.ratings import RATING_COLUMNS, rubric_ratings
@@ -36,7 +38,6 @@ NO_TRUTH = ("no completed run of a reference agent with a known fault (clinic:<a
 
 def _faults_by_key() -> dict[str, Fault]:
     # Imported late: importing every reference agent is not free, and most agreement users never need them.
-    from convoeval.agents.clinic import FAULTS
 
     return FAULTS
 
@@ -50,7 +51,6 @@ def _bare(agent: str) -> str:
 
 def _arm(target: Any) -> tuple[str, tuple[str, ...]] | None:
     """``(agent, fault names)`` of a reference-agent target; None for any other target."""
-    from convoeval.agents import parse_clinic_target
 
     if not isinstance(target, str) or not target.startswith(_PREFIX):
         return None

@@ -33,6 +33,13 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from convoeval._aio import blocking
+from convoeval.agents.clinic import agent_names, faults_for
+from convoeval.pipeline import RunOptions, load_results, merge_frames, plan
+from convoeval.pipeline.batch import arun_batch
+from convoeval.pipeline.progress import Progress, as_mode
+from convoeval.pipeline.results import finished
+from convoeval.scenarios import is_conversational
+from convoeval.simulator.gate import gate_settings
 
 if TYPE_CHECKING:
     from convoeval.agents.clinic import Fault
@@ -52,6 +59,7 @@ from convoeval.agreement.fault_truth import (  # noqa: F401 - the study's truth 
     fault_detection,
     fault_truth,
 )
+from convoeval.llm.models import ModelLike
 
 #: Columns of ``fault_study_plan``: one row per conversation the study runs.
 PLAN_COLUMNS = ("target", "faults", "folder", "scenario", "agent", "seed", "trial")
@@ -88,7 +96,6 @@ def fault_targets(agent: str, scenario: Scenario) -> list[tuple[str, tuple[str, 
         >>> fault_targets("billing", sc)[:2]
         [('clinic:billing', ()), ('clinic:billing?faults=invented_payment_url', ('invented_payment_url',))]
     """
-    from convoeval.agents.clinic import faults_for
 
     name = _bare(agent)
     targets = [(f"{_PREFIX}{name}", ())]
@@ -110,7 +117,6 @@ def target_folder(target: str) -> str:
 
 
 def _check_selection(agents: Iterable[str] | None, faults: Iterable[str] | None) -> tuple[set[str] | None, ...]:
-    from convoeval.agents.clinic import agent_names
 
     wanted_agents = None if agents is None else {_bare(a) for a in ([agents] if isinstance(agents, str) else agents)}
     if wanted_agents is not None and (unknown := sorted(wanted_agents - set(agent_names()))):
@@ -124,7 +130,6 @@ def _check_selection(agents: Iterable[str] | None, faults: Iterable[str] | None)
 
 def _study_targets(scenarios: Iterable[Scenario], agents, faults) -> dict[str, tuple[tuple[str, ...], list]]:
     """target -> (fault names, scenarios), for conversational scenarios with at least one selected relevant fault."""
-    from convoeval.scenarios import is_conversational
 
     wanted_agents, wanted_faults = _check_selection(agents, faults)
     out: dict[str, tuple[tuple[str, ...], list]] = {}
@@ -165,7 +170,6 @@ def fault_study_plan(
         >>> len(fault_study_plan(load_scenarios(agent="billing")))
         13
     """
-    from convoeval.batch import plan
 
     rows = []
     for target, (names, group) in _study_targets(scenarios, agents, faults).items():
@@ -194,8 +198,8 @@ async def arun_fault_study(
     faults: Iterable[str] | None = None,
     seeds: Sequence[int | None] = (None,),
     trials: int = 1,
-    simulator_model: Any = None,
-    judge_model: Any = None,
+    simulator_model: ModelLike = None,
+    judge_model: ModelLike = None,
     judge_samples: int = 1,
     concurrency: int = 4,
     progress: bool | str = True,
@@ -224,11 +228,11 @@ async def arun_fault_study(
         progress: ``True`` (a bar), ``"lines"`` (plain lines, for notebooks) or ``False``: one count over every
             target, each conversation named with its fault (``[healthy]`` for the healthy agent).
         store: The fixtures store (``None``: ``$CONVOEVAL_STORE_URL`` or the local SQLite file).
-        simulator_gate: The simulator-failure gate (``convoeval.gate.gate_settings``: ``True``, ``False`` or a
+        simulator_gate: The simulator-failure gate (``convoeval.simulator.gate.gate_settings``: ``True``, ``False`` or a
             mapping of thresholds); a conversation it stops ends ``simulator_failure`` and is not judged.
 
     Returns:
-        The frames of ``convoeval.batch.load_results`` (runs, scores, transcripts, rubric, holistic, turns,
+        The frames of ``convoeval.pipeline.load_results`` (runs, scores, transcripts, rubric, holistic, turns,
         assertions, calls) over every target's folder, concatenated; only the conversations this study planned.
         ``runs.target`` tells the arms apart (join other frames on ``run_id``); ``calls`` has a ``target`` column.
 
@@ -239,11 +243,6 @@ async def arun_fault_study(
         >>> frames = run_fault_study(load_scenarios(agent="billing"), "reports/faults")   # doctest: +SKIP
         >>> fault_detection(frames)                                                        # doctest: +SKIP
     """
-    from convoeval.batch import arun_batch, load_results, merge_frames, plan
-    from convoeval.conversation import RunOptions
-    from convoeval.gate import gate_settings
-    from convoeval.pipeline.progress import Progress, as_mode
-    from convoeval.pipeline.results import finished
 
     root = Path(out_dir)
     targets = {target: (names, plan(group, seeds=seeds, trials=trials))

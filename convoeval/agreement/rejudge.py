@@ -18,6 +18,9 @@ import pandas as pd
 
 from convoeval import frames as F
 from convoeval._aio import run_sync
+from convoeval.judges.holistic import ajudge_holistic
+from convoeval.judges.rubric import ajudge_rubric
+from convoeval.llm.models import get_model
 
 __all__ = ["judge_label", "judged_transcripts", "rejudge"]
 
@@ -45,7 +48,7 @@ def judged_transcripts(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """The transcripts worth judging again: conversational runs that completed (errored runs have no verdicts).
 
     Args:
-        frames: A run's or sweep's frames (``convoeval.batch.load_results``).
+        frames: A run's or sweep's frames (``convoeval.pipeline.load_results``).
 
     Returns:
         The transcript rows of those runs (``TRANSCRIPT_SCHEMA``).
@@ -68,7 +71,7 @@ def rejudge(
     """Judge every completed conversational run again with each judge configuration.
 
     Args:
-        frames: A run's or sweep's frames (``convoeval.batch.load_results``).
+        frames: A run's or sweep's frames (``convoeval.pipeline.load_results``).
         judges: ``{name: spec}`` (a spec is what ``convoeval.llm.models.get_model("judge", spec)`` takes, or a chat model),
             or a list of specs named by ``judge_label``.
         scenarios: The scenarios the runs came from (their rubrics and goals).
@@ -111,9 +114,6 @@ def _named(judges: Mapping[str, Any] | Iterable[Any]) -> dict[str, Any]:
 
 async def _arejudge(frames: Mapping[str, pd.DataFrame], judges: dict[str, Any], *, scenarios: Any, samples: int,
                     rubric: bool, holistic: bool) -> dict[str, pd.DataFrame]:
-    from convoeval.judges.holistic import ajudge_holistic
-    from convoeval.judges.rubric import ajudge_rubric
-    from convoeval.llm.models import get_model
 
     transcripts = judged_transcripts(frames)
     out: dict[str, list[pd.DataFrame]] = {"rubric": [], "holistic": []}

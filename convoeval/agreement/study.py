@@ -26,20 +26,27 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval import stats
 from convoeval.agreement.calibration import calibration_table
+from convoeval.agreement.rejudge import judged_transcripts, rejudge
 from convoeval.agreement.study_params import (  # noqa: F401 - the study's parameters, re-exported
     STUDY_PARAMETERS,
     StudyConfig,
     check_study_parameters,
     study_defaults,
 )
+from convoeval.fidelity import exclude_flagged, fidelity_flags, fidelity_summary
 from convoeval.frames import SIMULATOR_FAILURE, from_parquet, to_parquet
-from convoeval.gate import exclude_simulator_failures, simulator_failures, stopped_run_ids
 from convoeval.llm import CacheMissError
+from convoeval.llm.models import get_model
 from convoeval.paths import under
+from convoeval.pipeline import load_results, merge_frames
 from convoeval.pipeline.config import ParameterError
 from convoeval.pipeline.notebook import ReplayMissError
 from convoeval.pipeline.progress import Mode, StageProgress, as_mode
+from convoeval.scenarios import load_scenarios
+from convoeval.simulator.gate import exclude_simulator_failures, simulator_failures, stopped_run_ids
+from convoeval.stats import probe_effects
 
 __all__ = [
     "STUDY_PARAMETERS",
@@ -79,7 +86,6 @@ class Study:
 
 def load_frames(folders: list[Path]) -> dict[str, pd.DataFrame]:
     """Every finished conversation under ``folders`` (searched for ``runs/`` folders: runs, sweeps, studies)."""
-    from convoeval.batch import load_results
 
     parts: list[dict[str, pd.DataFrame]] = []
     for folder in folders:
@@ -89,7 +95,6 @@ def load_frames(folders: list[Path]) -> dict[str, pd.DataFrame]:
 
 
 def _concat(parts: list[dict[str, pd.DataFrame]]) -> dict[str, pd.DataFrame]:
-    from convoeval.batch import merge_frames
 
     out = merge_frames(parts)
     if len(out["runs"]):  # a run read twice (a folder inside another) counts once
@@ -119,10 +124,7 @@ def run_study(config: StudyConfig, *, progress: Mode | bool = "lines") -> Study:
         ReplayMissError: a call missing from a replay-only cache.
         ValueError: no completed conversational run to judge (only scripted runs, or every conversation errored).
     """
-    from convoeval.agreement.faults import run_fault_study
-    from convoeval.agreement.rejudge import judged_transcripts
-    from convoeval.llm.models import get_model
-    from convoeval.scenarios import load_scenarios
+    from convoeval.agreement.faults import run_fault_study  # noqa: PLC0415 - pulls in a heavy dependency on first use (start-up budget, tests/test_startup.py)
 
     p = config.params
     mode = as_mode(progress, on="lines")
@@ -173,7 +175,6 @@ def run_study(config: StudyConfig, *, progress: Mode | bool = "lines") -> Study:
 def _judge_all(frames: dict[str, pd.DataFrame], n: int, scenarios: list[Any], p: Mapping[str, Any],
                stages: StageProgress) -> dict[str, pd.DataFrame]:
     """Every completed conversation (``n`` of them) judged again by each judge configuration, a step per judge."""
-    from convoeval.agreement.rejudge import rejudge
 
     parts = []
     for name, spec in p["judges"].items():
@@ -229,16 +230,13 @@ def _require_conversations(runs: pd.DataFrame, *, fault_study: bool = False) -> 
 
 
 def _fidelity(frames: dict[str, pd.DataFrame], scenarios: list[Any]) -> pd.DataFrame:
-    from convoeval.fidelity import fidelity_flags
 
     return fidelity_flags(frames, scenarios=scenarios)
 
 
 def _probe_pairs(frames: dict[str, pd.DataFrame], scenarios: list[Any], p: Mapping[str, Any], judge: Any
                  ) -> pd.DataFrame:
-    from convoeval.agreement.probes import run_probes
-    from convoeval.agreement.rejudge import judged_transcripts
-    from convoeval.llm.models import get_model
+    from convoeval.agreement.probes import run_probes  # noqa: PLC0415 - pulls in a heavy dependency on first use (start-up budget, tests/test_startup.py)
 
     if not p["probes"]:
         return pd.DataFrame(columns=["probe", "run_id", "scenario", "instrument", "item", "before", "after", "error"])
@@ -273,10 +271,7 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
         A table that the data cannot support (one judge, one sample, no known faults, no labels, no probes) is
         empty or absent; ``convoeval.report.agreement_views`` says which and why.
     """
-    from convoeval import agreement as ag
-    from convoeval.agreement.faults import fault_confusion, fault_detection, fault_truth
-    from convoeval.agreement.probes import probe_effects
-    from convoeval.fidelity import exclude_flagged, fidelity_summary
+    from convoeval.agreement.faults import fault_confusion, fault_detection, fault_truth  # noqa: PLC0415 - pulls in a heavy dependency on first use (start-up budget, tests/test_startup.py)
 
     opts = {"n_boot": n_boot}
     stopped, dropped = simulator_failures(study.frames), stopped_run_ids(study.frames)
@@ -296,7 +291,7 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
     # Saved runs and sweeps are not a fault study: no conversation has a known-fault truth to score the judges by.
     known = bool(len(rubric)) and not fault_truth(with_judges).empty
     tables: dict[str, pd.DataFrame] = {
-        "database": ag.database_agreement(with_judges, rater="judge", **opts),
+        "database": stats.database_agreement(with_judges, rater="judge", **opts),
         "faults": fault_detection(with_judges, rater="judge") if known else pd.DataFrame(),
         "fault_confusion": fault_confusion(with_judges, rater="judge") if known else pd.DataFrame(),
         "probes": probe_effects(judged["pairs"]) if len(judged["pairs"]) else pd.DataFrame(),
@@ -304,19 +299,19 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
         "simulator_failures": stopped if len(stopped) else None,
     }
     if n_judges >= 2:
-        tables["judges"] = ag.binary_agreement(ag.rubric_ratings(rubric, rater="judge"), **opts)
-        tables["scores"] = ag.score_agreement(ag.holistic_ratings(holistic, rater="judge"), **opts)
+        tables["judges"] = stats.binary_agreement(stats.rubric_ratings(rubric, rater="judge"), **opts)
+        tables["scores"] = stats.score_agreement(stats.holistic_ratings(holistic, rater="judge"), **opts)
     if len(rubric) and rubric["sample"].nunique() > 1:
-        tables["self_consistency"] = ag.self_consistency(rubric, rater="judge", **opts)
-        tables["score_consistency"] = ag.score_consistency(holistic, rater="judge", **opts)
+        tables["self_consistency"] = stats.self_consistency(rubric, rater="judge", **opts)
+        tables["score_consistency"] = stats.score_consistency(holistic, rater="judge", **opts)
     if len(rubric) and frames["runs"][["scenario", "seed", "trial"]].drop_duplicates().groupby("scenario").size().max(
     ) > 1:
-        tables["trial_flips"] = ag.trial_flip_rate(rubric.merge(frames["runs"][["run_id", "target"]], on="run_id"),
+        tables["trial_flips"] = stats.trial_flip_rate(rubric.merge(frames["runs"][["run_id", "target"]], on="run_id"),
                                                    rater=("judge", "target"), **opts)
-    human = ag.load_labels(labels) if labels is not None else None
+    human = stats.load_labels(labels) if labels is not None else None
     if human is not None:
-        tables["labels"] = ag.score_against_labels(rubric, human, rater="judge", **opts)
-        tables["calibrated"] = ag.calibrated_pass_rates(rubric, human, rater="judge", **opts)
+        tables["labels"] = stats.score_against_labels(rubric, human, rater="judge", **opts)
+        tables["calibrated"] = stats.calibrated_pass_rates(rubric, human, rater="judge", **opts)
     tables["calibrated_estimates"] = calibration_table(with_judges, human=human, rater="judge", **opts)
     return {name: table for name, table in tables.items() if table is not None}
 

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import ast
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from convoeval.agreement.probes.run import PROBES as _PROBES
+from convoeval.html_blocks import esc, shown_path, table, wrap
 from convoeval.paths import under
 from convoeval.pipeline.config import ParameterError, is_parameter_like, project_root
+from convoeval.scenarios import agent_names
+from convoeval.simulator.gate import gate_settings
 
 
 def _str_list(v: Any) -> bool:
@@ -35,9 +41,7 @@ def _opt_str(v: Any) -> bool:
 
 
 def _gate(v: Any) -> bool:
-    from pydantic import ValidationError
 
-    from convoeval.gate import gate_settings
 
     if not isinstance(v, (bool, dict)):
         return False
@@ -91,7 +95,6 @@ class StudyConfig:
         return under(self.project_root, self.params["scenarios_dir"] or "evals/scenarios")
 
     def _repr_html_(self) -> str:
-        from convoeval.html_blocks import esc, shown_path, table, wrap
 
         rows = [[f"<code>{esc(k)}</code>", f"<code>{esc(repr(v))}</code>", esc(STUDY_PARAMETERS[k][2])]
                 for k, v in self.params.items()]
@@ -133,7 +136,6 @@ def check_study_parameters(namespace: Mapping[str, Any], *, defaults: Mapping[st
         raise ParameterError("nothing to study: give results folders in runs, or set fault_study = True")
     if params["labels"] and not under(root, params["labels"]).exists():
         raise ParameterError(f"labels: no such file {params['labels']!r}")
-    from convoeval.scenarios import agent_names
 
     bad = [a for a in params["agents"] if a not in agent_names()]
     if bad:
@@ -145,9 +147,8 @@ def check_study_parameters(namespace: Mapping[str, Any], *, defaults: Mapping[st
 
 def study_defaults() -> dict[str, Any]:
     """The defaults ``notebooks/agreement.ipynb`` declares (``papermill.inspect_notebook``)."""
-    import ast
 
-    import papermill
+    import papermill  # noqa: PLC0415 - papermill loads only when a notebook runs
 
     path = project_root() / "notebooks" / "agreement.ipynb"
     found = papermill.inspect_notebook(str(path))

@@ -21,11 +21,13 @@ from typing import Any
 import pandas as pd
 
 from convoeval.compare.pairing import CompareError, Side, load_side
+from convoeval.paths import default_scenarios_dir
 from convoeval.pipeline.config import EvalConfig, project_root
 from convoeval.pipeline.execute import build_agents, execute
 from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.replay import replay_from_transcript
 from convoeval.pipeline.results import EvalResult
+from convoeval.scenarios import is_conversational, load_scenarios
 
 __all__ = ["baseline_target", "candidate_jobs", "run_candidate"]
 
@@ -47,8 +49,6 @@ def candidate_jobs(baseline: Side, *, scenarios_dir: Path | str | None = None, r
     Raises:
         CompareError: a baseline scenario that is not in the scenario folder (it was renamed or removed).
     """
-    from convoeval.paths import default_scenarios_dir
-    from convoeval.scenarios import is_conversational, load_scenarios
 
     folder = Path(scenarios_dir) if scenarios_dir is not None else default_scenarios_dir()
     by_id = {s.id: s for s in load_scenarios(folder)}
@@ -133,7 +133,7 @@ def run_candidate(
 
 
 def _default_folder(target: str) -> Path:
-    from convoeval.agreement.faults import target_folder
+    from convoeval.agreement.faults import target_folder  # noqa: PLC0415 - pulls in a heavy dependency on first use (start-up budget, tests/test_startup.py)
 
     stamp = time.strftime("%Y%m%d-%H%M%S")
     return project_root() / "reports" / f"candidate-{target_folder(target)}-{stamp}-{secrets.token_hex(2)}"

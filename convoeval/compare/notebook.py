@@ -12,6 +12,7 @@ from typing import Any
 
 from convoeval.compare.comparison import Comparison, compare
 from convoeval.compare.pairing import CompareError, load_side
+from convoeval.html_blocks import esc, table, wrap
 from convoeval.pipeline.config import project_root
 
 __all__ = ["COMPARE_PARAMETERS", "CompareParams", "RegressionError", "check_regressions", "configure", "html_path",
@@ -73,7 +74,6 @@ class CompareParams:
         raise AttributeError(name)
 
     def _repr_html_(self) -> str:
-        from convoeval.html_blocks import esc, table, wrap
 
         rows = [[f"<code>{esc(k)}</code>", f"<code>{esc(repr(v))}</code>", esc(COMPARE_PARAMETERS[k][3])]
                 for k, v in self.values.items()]
@@ -104,7 +104,7 @@ def configure(namespace: Mapping[str, Any]) -> CompareParams:
 
 def run(params: CompareParams, *, progress: Any = "lines") -> Comparison:
     """Read the baseline, read or run the candidate, and compare them."""
-    from convoeval.compare.candidate import baseline_target, run_candidate
+    from convoeval.compare.candidate import baseline_target, run_candidate  # noqa: PLC0415 - pulls in a heavy dependency on first use (start-up budget, tests/test_startup.py)
 
     scope = {"agent": params.agent, "scenario": params.scenario, "type": params.type}
     baseline = load_side(_path(params.baseline)).select(**scope)

@@ -38,6 +38,7 @@ from convoeval.compare.verdict import (
     minimum_detectable_difference,
     pairs_needed,
 )
+from convoeval.frames import HOLISTIC_DIMENSIONS
 from convoeval.stats import ALL, rubric_ratings, run_outcomes
 from convoeval.stats.bootstrap import LEVEL, N_BOOT, percentile_interval
 from convoeval.stats.effects import mcnemar_p, wilcoxon_p
@@ -316,7 +317,6 @@ def holistic_changes(pairing: Pairing, pairs: pd.DataFrame, *, n_boot: int = N_B
                      seed: int = 0) -> pd.DataFrame:
     """Per holistic dimension (and ``overall``): the paired difference in points (stratified by scenario, like the
     score's), its CI and Wilcoxon's p."""
-    from convoeval.frames import HOLISTIC_DIMENSIONS
 
     dims = [*HOLISTIC_DIMENSIONS, "overall"]
     valid = valid_pairs(pairs)
@@ -340,7 +340,7 @@ def pass_k_changes(pairs: pd.DataFrame, *, k: Sequence[int] = (1, 2, 3), n_boot:
     Over the scenarios that have at least k valid pairs. The difference's CI resamples the pairs within each of them
     (the scenarios are the fixed set compared, as in ``strata``), recomputing both sides' pass^k per replicate.
     """
-    from scipy.special import comb  # SciPy is heavy to import; only the comparison's statistics need it
+    from scipy.special import comb  # SciPy is heavy to import; only the comparison's statistics need it  # noqa: PLC0415 - SciPy (half a second) loads on first statistic
 
     valid = valid_pairs(pairs)
     ok = {s: run_outcomes(pd.DataFrame({"status": valid[f"status_{s}"]})).to_numpy() for s in ("a", "b")}

@@ -9,7 +9,7 @@ flagged runs from every frame so that any aggregate can be recomputed without th
 ``flagged`` is NA when a check cannot be decided (no database verdict, no scenario, no message long enough), with
 the reason in ``detail``; NA never counts as flagged.
 
-The simulator-failure gate (``convoeval.gate``) reads the same text evidence while a conversation runs, and two more:
+The simulator-failure gate (``convoeval.simulator.gate``) reads the same text evidence while a conversation runs, and two more:
 ``agent_claims`` (what an agent's message says it did: a link sent, a booking, a hand-off) and ``role_reversal`` (a
 patient speaking as the assistant).
 """

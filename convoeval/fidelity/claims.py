@@ -10,7 +10,7 @@ nada", "I haven't booked anything") and a condition ("as soon as the payment is 
 and an amount are claims wherever they stand (an agent that writes a link has sent one).
 
 The simulator-failure gate uses it to tell a premature ``[GOAL_COMPLETE]`` (nothing claimed) from an agent that
-said "done" without doing it (``convoeval.gate``); path assertions read the same claims.
+said "done" without doing it (``convoeval.simulator.gate``); path assertions read the same claims.
 
 Example:
     >>> [(c.kind, c.quote) for c in agent_claims("Prontinho! Aqui está o seu link: https://pay.example/x", "pt-BR")]

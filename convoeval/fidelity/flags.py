@@ -65,7 +65,7 @@ def fidelity_flags(
     """Check every conversational run's simulated patient; one row per conversation × check.
 
     Args:
-        frames: ``convoeval.batch.load_results(folder)``: needs ``transcripts``; ``runs`` selects the
+        frames: ``convoeval.pipeline.load_results(folder)``: needs ``transcripts``; ``runs`` selects the
             conversational runs (without it every transcript is checked); ``assertions`` gives the database's goal
             verdict (without it ``false_goal_complete`` is NA for every claim).
         scenarios: The scenarios the runs used, for the persona (``invented_fact``) and the locale
@@ -91,7 +91,7 @@ def fidelity_flags(
     limits = _valid_thresholds(thresholds)
     transcripts = frames.get("transcripts")
     if transcripts is None:
-        raise ValueError("frames has no 'transcripts' frame (see convoeval.batch.load_results)")
+        raise ValueError("frames has no 'transcripts' frame (see convoeval.pipeline.load_results)")
     _require(transcripts, ("run_id", "scenario", "turn", "role", "text", "signal"), "transcripts")
     runs = _conversational_runs(frames.get("runs"), transcripts)
     needs_scenario = any(_CHECKERS[c][1] for c in checks)

@@ -51,7 +51,7 @@ _LETTERS = re.compile(r"[^\W\d_]+")
 def _identifier() -> Any:
     """py3langid's bundled Naive Bayes model restricted to pt/es/en (loaded once, offline, deterministic)."""
     try:
-        from py3langid.langid import MODEL_FILE, LanguageIdentifier
+        from py3langid.langid import MODEL_FILE, LanguageIdentifier  # noqa: PLC0415 - its model loads on first use
     except ImportError:  # pragma: no cover - a declared dependency
         raise ImportError("the wrong_language check needs py3langid (pip install py3langid)") from None
     identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)

@@ -18,6 +18,7 @@ import pandas as pd
 from convoeval._aio import run_sync
 from convoeval.forking._run import DEFAULT_MAX_CALLS, Fork, afork_turns
 from convoeval.forking._source import ConversationSource, load_conversation, patient_turns
+from convoeval.llm.models import ModelLike
 from convoeval.report import HTML, Chart
 from convoeval.scenarios import Scenario
 from convoeval.stats.proportions import wilson_interval
@@ -133,7 +134,7 @@ async def afork_profile(run: ConversationSource, *, n: int = 5, turns: Iterable[
 
 def fork_profile(run: ConversationSource, *, n: int = 5, turns: Iterable[int] | None = None,
                  conversation: str | None = None, failing: Sequence[str] = FAILING, threshold: float = 0.5,
-                 target: str | None = None, simulator_model: Any = None, judge_model: Any = None,
+                 target: str | None = None, simulator_model: ModelLike = None, judge_model: ModelLike = None,
                  judge_samples: int = 1, store: Any = None, scenario: Scenario | None = None,
                  scenarios_dir: Path | str | None = None, concurrency: int = 4, confirm: bool = False,
                  max_calls: int = DEFAULT_MAX_CALLS, out: Path | str | None = None) -> FailureProfile:
@@ -168,7 +169,7 @@ def fork_profile(run: ConversationSource, *, n: int = 5, turns: Iterable[int] | 
 
 def plot_profile(profile: FailureProfile) -> Chart | HTML:
     """Failure rate of the continuations per fork point, with its interval; the located turn is marked."""
-    from matplotlib.figure import Figure  # matplotlib loads only when a profile is drawn
+    from matplotlib.figure import Figure  # matplotlib loads only when a profile is drawn  # noqa: PLC0415 - matplotlib loads on first plot, not at start-up
 
     table = profile.table.dropna(subset=["failure_rate"])
     if table.empty:

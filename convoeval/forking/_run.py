@@ -17,12 +17,14 @@ import pandas as pd
 
 from convoeval._aio import run_sync
 from convoeval.forking._source import ConversationSource, load_conversation, patient_turns, scenario_of
+from convoeval.llm.models import ModelLike, as_chat_model
 from convoeval.pipeline.conversation import ConversationResult, RunOptions
 from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.local import arun_jobs
 from convoeval.pipeline.replay import replay_from_transcript
 from convoeval.pipeline.results import frames_from_payloads, write_conversation
 from convoeval.scenarios import ConversationalScenario, Scenario
+from convoeval.store import open_store
 
 __all__ = ["DEFAULT_MAX_CALLS", "ForkCost", "ForkCostError", "Fork", "afork", "afork_turns", "fork", "fork_cost",
            "fork_seeds"]
@@ -172,15 +174,13 @@ def _jobs(scenario: Scenario, original: ConversationResult, fork_turns: Sequence
 
 
 async def afork_turns(run: ConversationSource, fork_turns: Iterable[int], *, n: int = 5,
-                      conversation: str | None = None, target: str | None = None, simulator_model: Any = None,
-                      judge_model: Any = None, judge_samples: int = 1, store: Any = None,
+                      conversation: str | None = None, target: str | None = None, simulator_model: ModelLike = None,
+                      judge_model: ModelLike = None, judge_samples: int = 1, store: Any = None,
                       scenario: Scenario | None = None, scenarios_dir: Path | str | None = None,
                       concurrency: int = 4, confirm: bool = False, max_calls: int = DEFAULT_MAX_CALLS,
                       out: Path | str | None = None) -> Fork:
     """Fork a conversation at several turns (``afork`` at one, ``afork_profile`` at every one). Same arguments as
     ``fork``, with ``fork_turns`` the fork points."""
-    from convoeval.llm.models import as_chat_model
-    from convoeval.store import open_store
 
     original = load_conversation(run, conversation)
     sc = scenario_of(original, scenario=scenario, scenarios_dir=scenarios_dir)
@@ -227,7 +227,7 @@ async def afork(run: ConversationSource, *, at_turn: int, n: int = 5, **options:
 
 
 def fork(run: ConversationSource, *, at_turn: int, n: int = 5, conversation: str | None = None,
-         target: str | None = None, simulator_model: Any = None, judge_model: Any = None, judge_samples: int = 1,
+         target: str | None = None, simulator_model: ModelLike = None, judge_model: ModelLike = None, judge_samples: int = 1,
          store: Any = None, scenario: Scenario | None = None, scenarios_dir: Path | str | None = None,
          concurrency: int = 4, confirm: bool = False, max_calls: int = DEFAULT_MAX_CALLS,
          out: Path | str | None = None) -> Fork:

@@ -16,10 +16,12 @@ import pandas as pd
 from convoeval.forking._profile import FAILING, FailureProfile, fork_profile, plot_profile  # noqa: F401 - a step of the notebook
 from convoeval.forking._run import DEFAULT_MAX_CALLS, ForkCost, fork_cost
 from convoeval.forking._source import load_conversation, patient_turns, scenario_of
+from convoeval.forking.pinning import pin
 from convoeval.pipeline.config import ConfigError, is_parameter_like
 from convoeval.pipeline.conversation import ConversationResult
 from convoeval.pipeline.results import EvalResult, frames_from_payloads
 from convoeval.report import HTML
+from convoeval.report.transcripts import transcript_html
 
 __all__ = ["DEBUG_PARAMETERS", "DebugParameters", "check_debug_parameters", "continuations", "contrast", "load",
            "pin_preview", "plot_profile", "profile_cost", "run_profile", "show_transcript", "summary"]
@@ -73,7 +75,6 @@ def check_debug_parameters(namespace: Mapping[str, Any]) -> DebugParameters:
 
 def show_transcript(conversation: ConversationResult) -> HTML:
     """The conversation as a chat, open, with its verdicts (the run report's transcript view)."""
-    from convoeval.report.transcripts import transcript_html
 
     run = EvalResult(out_dir=Path("."), frames=frames_from_payloads([conversation.payload()]))
     return HTML(transcript_html(run, conversation.run_id, open=True), text=f"transcript {conversation.run_id}")
@@ -117,7 +118,6 @@ def continuations(profile: FailureProfile) -> pd.DataFrame:
 def contrast(profile: FailureProfile) -> HTML:
     """Two continuations side by side in time: one that passed when forked before the located turn, and one that
     failed when forked at it; what differs between them is what went wrong."""
-    from convoeval.report.transcripts import transcript_html
 
     k = profile.located
     if k is None or k == 0:
@@ -140,7 +140,6 @@ def _first(profile: FailureProfile, turn: int, *, failed: bool) -> ConversationR
 
 def pin_preview(conversation: ConversationResult, params: Mapping[str, Any]) -> HTML:
     """The scripted regression test ``convoeval pin`` would write for this conversation, and the command."""
-    from convoeval.forking.pinning import pin
 
     pinned = pin(conversation, scenarios_dir=params.get("scenarios_dir"))
     command = f"convoeval pin {params['results_dir']}/runs/<this conversation>.json"

@@ -144,10 +144,10 @@ RUN_SCHEMA: dict[str, str] = {
     "error": _STR,
     "replayed_turns": _INT,  # patient turns sent from a recording before the simulator took over (0: none)
     "divergence_turn": _INT,  # the first turn whose agent reply differed from the recording; NA: none did
-    "simulator_failure": _STR,  # the gate check that stopped the run (convoeval.gate.GATE_CHECKS); NA: none did
+    "simulator_failure": _STR,  # the gate check that stopped the run (convoeval.simulator.gate.GATE_CHECKS); NA: none did
     "simulator_failure_turn": _INT,  # the patient turn at which it broke
     "simulator_failure_detail": _STR,  # one sentence: what the patient did, quoting it
-    "attempt": _INT,  # 1: the first simulation; k: the (k-1)th re-simulation of the same job (convoeval.gate)
+    "attempt": _INT,  # 1: the first simulation; k: the (k-1)th re-simulation of the same job (convoeval.simulator.gate)
     "superseded": _BOOL,  # True: a simulator failure a later attempt replaced (it has no score row)
 }
 
@@ -175,7 +175,7 @@ SCORE_SCHEMA: dict[str, str] = {
 AGENT_STATUSES = ("pass", "warn", "fail")
 
 
-#: The status of a conversation whose simulated patient broke (``convoeval.gate``): never the agent's pass or fail.
+#: The status of a conversation whose simulated patient broke (``convoeval.simulator.gate``): never the agent's pass or fail.
 SIMULATOR_FAILURE = "simulator_failure"
 
 

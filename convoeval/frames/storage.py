@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
 from convoeval.frames.schemas import _LIST_COLUMNS
 
@@ -22,8 +23,7 @@ _METADATA_KEY = b"convoeval.json_columns"
 
 def to_parquet(df: pd.DataFrame, path: Path | str) -> None:
     """Save a frame as Parquet; list and dict cells are stored as JSON text (Parquet wants one type per column)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # noqa: PLC0415 - pyarrow loads on first use (start-up budget, tests/test_startup.py)
 
     out = df.copy()
     encoded = []
@@ -41,7 +41,7 @@ def from_parquet(path: Path | str) -> pd.DataFrame:
 
     A missing cell comes back as None, NA or (pandas' string dtype) NaN: all are "no value", none is JSON.
     """
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # noqa: PLC0415 - pyarrow loads on first use (start-up budget, tests/test_startup.py)
 
     recorded = (pq.read_schema(path).metadata or {}).get(_METADATA_KEY)
     columns = set(json.loads(recorded)) if recorded is not None else JSON_COLUMNS

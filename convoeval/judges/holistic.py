@@ -35,6 +35,7 @@ from convoeval.judges.scored import (  # noqa: F401 - Score, Issue, mean_score: 
     scored_call,
     validate_scored,
 )
+from convoeval.llm.models import ModelLike
 from convoeval.scenarios import scenarios_by_id
 
 MAX_ISSUES = 10
@@ -139,7 +140,7 @@ async def aholistic_rows(
     goals: str | Mapping[str, str] | None = None,
     agent_types: str | Mapping[str, str] | None = None,
     scenarios: Iterable[Any] | Mapping[str, Any] | None = None,
-    model: Any = None,
+    model: ModelLike = None,
     samples: int = 1,
     temperature: float | None = None,
     max_tokens: int | None = None,
@@ -176,7 +177,7 @@ async def ajudge_holistic(
     goals: str | Mapping[str, str] | None = None,
     agent_types: str | Mapping[str, str] | None = None,
     scenarios: Iterable[Any] | Mapping[str, Any] | None = None,
-    model: Any = None,
+    model: ModelLike = None,
     samples: int = 1,
     temperature: float | None = None,
     max_tokens: int | None = None,

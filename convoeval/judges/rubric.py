@@ -39,6 +39,7 @@ from convoeval.judges.rubric_answer import (  # noqa: F401 - the answer's models
     rubric_schema,
 )
 from convoeval.llm import call_model
+from convoeval.llm.models import ModelLike
 from convoeval.scenarios import scenarios_by_id
 
 #: Output budget: generous, since a cut-off reply is an error for every criterion.
@@ -136,7 +137,7 @@ async def arubric_rows(
     *,
     rubric: RubricSpec = None,
     scenarios: Iterable[Any] | Mapping[str, Any] | None = None,
-    model: Any = None,
+    model: ModelLike = None,
     samples: int = 1,
     temperature: float | None = None,
     max_tokens: int | None = None,
@@ -170,7 +171,7 @@ async def ajudge_rubric(
     *,
     rubric: RubricSpec = None,
     scenarios: Iterable[Any] | Mapping[str, Any] | None = None,
-    model: Any = None,
+    model: ModelLike = None,
     samples: int = 1,
     temperature: float | None = None,
     max_tokens: int | None = None,

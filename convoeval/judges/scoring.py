@@ -6,7 +6,7 @@
                    warn  if score < 7 or any criterion failed
                    pass  otherwise
                    error if any judge (or the conversation, or an assertion check) errored: no score is made up
-    simulator_failure  when the simulated patient broke and the gate stopped the run (``convoeval.gate``): it is
+    simulator_failure  when the simulated patient broke and the gate stopped the run (``convoeval.simulator.gate``): it is
                    not judged and has no score; it is neither the agent's pass nor its fail
 
 Scripted runs (``score_scripted``) use the same rule with the scripted run's own instruments: a turn "passes" when
@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from convoeval.frames import SCORE_SCHEMA, SIMULATOR_FAILURE, typed_frame
+from convoeval.frames import SCORE_SCHEMA, SIMULATOR_FAILURE, records, typed_frame
 
 Status = Literal["pass", "warn", "fail", "error", "simulator_failure"]
 ASSERTION_PENALTY = 1.5
@@ -284,7 +284,6 @@ def score_scripted_conversation(
 
 def _by_run(frame: pd.DataFrame | None) -> dict[Any, list[dict[str, Any]]]:
     """A frame's rows grouped by ``run_id`` (a run that failed before it got an id is keyed ``None``)."""
-    from convoeval.frames import records
 
     grouped: dict[Any, list[dict[str, Any]]] = {}
     if frame is None or frame.empty or "run_id" not in frame:

@@ -16,6 +16,7 @@ from convoeval.judges._common import identity_for, judge_chat_model, judge_seed
 from convoeval.judges.prompts import TURN_PROMPT_VERSION, TURN_SYSTEM_PROMPT, TURN_USER_TEMPLATE
 from convoeval.judges.render import render_transcript
 from convoeval.judges.scored import SUGGESTION_MAX_CHARS, Issue, Score, scored_call
+from convoeval.llm.models import ModelLike
 
 MAX_ISSUES = 5
 DEFAULT_MAX_TOKENS = 800
@@ -113,7 +114,7 @@ async def ajudge_turn(
     transcript: pd.DataFrame | Sequence[Any],
     *,
     agent_type: str,
-    model: Any = None,
+    model: ModelLike = None,
     samples: int = 1,
     run_id: str | None = None,
     scenario: str = "",

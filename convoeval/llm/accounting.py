@@ -27,6 +27,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 __all__ = [
     "CALL_COLUMNS",
     "PRICES",
@@ -218,7 +220,6 @@ def emit(record: CallRecord) -> None:
 
 def calls_frame(records: Iterable[CallRecord]) -> Any:
     """The records as a DataFrame with ``CALL_COLUMNS`` (an empty frame keeps the columns)."""
-    import pandas as pd
 
     return pd.DataFrame([r.to_dict() for r in records], columns=list(CALL_COLUMNS))
 

@@ -6,6 +6,7 @@ Each class is made on first use (``langchain_openai`` is imported then) and once
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from typing import Any
 
@@ -21,7 +22,7 @@ def _lean_chat_class() -> type:
     as given and which takes precedence over the (empty) ``messages`` argument on the wire: the request body is
     the same byte for byte. Tools stay where they are when a ``response_format`` asks the SDK to parse the reply.
     """
-    from langchain_openai import ChatOpenAI
+    from langchain_openai import ChatOpenAI  # noqa: PLC0415 - langchain_openai loads on first use (start-up budget, tests/test_startup.py)
 
     class LeanChatOpenAI(ChatOpenAI):
         def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
@@ -71,7 +72,6 @@ def _local_chat_class() -> type:
     ``ensure_server()`` for the current URL (no HTTP once the server runs) and follows the server to its new port
     after a restart, so one client serves every start of the server.
     """
-    import asyncio
 
     base = _compatible_chat_class()
 
@@ -84,25 +84,25 @@ def _local_chat_class() -> type:
                 self.openai_api_base = url
 
         def _generate(self, *args: Any, **kwargs: Any) -> Any:
-            from convoeval.llm.local import ensure_server
+            from convoeval.llm.local import ensure_server  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
             self._follow(ensure_server())
             return super()._generate(*args, **kwargs)
 
         async def _agenerate(self, *args: Any, **kwargs: Any) -> Any:
-            from convoeval.llm.local import ensure_server
+            from convoeval.llm.local import ensure_server  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
             self._follow(await asyncio.to_thread(ensure_server))  # the first start can take a minute
             return await super()._agenerate(*args, **kwargs)
 
         def _stream(self, *args: Any, **kwargs: Any) -> Any:
-            from convoeval.llm.local import ensure_server
+            from convoeval.llm.local import ensure_server  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
             self._follow(ensure_server())
             yield from super()._stream(*args, **kwargs)
 
         async def _astream(self, *args: Any, **kwargs: Any) -> Any:
-            from convoeval.llm.local import ensure_server
+            from convoeval.llm.local import ensure_server  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
             self._follow(await asyncio.to_thread(ensure_server))
             async for chunk in super()._astream(*args, **kwargs):

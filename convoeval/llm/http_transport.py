@@ -23,14 +23,16 @@ import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import httpx2
+
 __all__ = ["PerLoopTransport", "aiohttp_available", "async_http_client"]
 
 
 def _transport_factory() -> Callable[[], Any] | None:
     """A maker of the SDK's aiohttp transport with the SDK's connection limits, or ``None`` when unavailable."""
     try:
-        from openai._base_client import DEFAULT_CONNECTION_LIMITS
-        from openai._vendor.httpx_aiohttp.transport import AiohttpTransport
+        from openai._base_client import DEFAULT_CONNECTION_LIMITS  # noqa: PLC0415 - private: may be gone in a release
+        from openai._vendor.httpx_aiohttp.transport import AiohttpTransport  # noqa: PLC0415 - private, as above
     except ImportError:
         return None
     return lambda: AiohttpTransport(limits=DEFAULT_CONNECTION_LIMITS)
@@ -114,7 +116,6 @@ def _untimed(exc: Exception) -> Exception:
     The vendored transport maps every ``aiohttp.ClientConnectionError`` to ``ConnectTimeout``, so an endpoint
     that is down ("connection refused") would be reported as "timed out" after the whole retry budget.
     """
-    import httpx2
 
     cause = exc.__cause__
     if isinstance(exc, httpx2.TimeoutException) and cause is not None and not isinstance(cause, TimeoutError):
@@ -152,7 +153,7 @@ def async_http_client(timeout: float | None, base_url: str | None = None) -> Any
     make = _transport_factory()
     if make is None or (base_url and "@" in base_url.partition("://")[2].partition("/")[0]):
         return None
-    from openai import DefaultAsyncHttpxClient
+    from openai import DefaultAsyncHttpxClient  # noqa: PLC0415 - openai loads on first use (start-up budget, tests/test_startup.py)
 
     kwargs: dict[str, Any] = {"transport": PerLoopTransport(make)}  # httpx only calls the transport's methods
     if timeout is not None:

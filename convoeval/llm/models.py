@@ -24,7 +24,7 @@ import os
 import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,6 +39,9 @@ from convoeval.llm.types import (
     register_model,
 )
 from convoeval.urls import hide_in_logs, safe_url
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 __all__ = [
     "DEFAULT_OPENAI_MODEL",
@@ -144,6 +147,11 @@ class _Resolved:
 _CLIENTS: dict[tuple, Any] = {}
 
 
+#: A model, as every verb accepts one: a name (``gpt-5-mini``), ``"local"``, a mapping of settings, a ``ModelSpec``, a
+#: LangChain chat model (used as it is), or ``None`` (the environment decides, per role; see ``docs/models.md``).
+ModelLike: TypeAlias = "str | Mapping[str, Any] | ModelSpec | BaseChatModel | None"
+
+
 def get_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = None) -> Any:
     """The chat model for ``role``: a ``ChatOpenAI`` bound to the resolved endpoint, built once and reused.
 
@@ -177,7 +185,7 @@ def get_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = None
     return model
 
 
-def as_chat_model(role: str, model: Any = None) -> Any:
+def as_chat_model(role: str, model: ModelLike = None) -> Any:
     """``model`` itself when it is a chat model; else ``get_model(role, model)`` for ``None``, a name, ``"local"``, a
     mapping of settings or a ``ModelSpec`` — what every public verb accepts as ``model=``."""
     if model is None or isinstance(model, (str, Mapping, ModelSpec)):
@@ -193,7 +201,7 @@ def clear_model_cache() -> None:
     """
     _CLIENTS.clear()
     try:  # a private cache of langchain-openai: skipped if a release renames it
-        from langchain_openai.chat_models import _client_utils
+        from langchain_openai.chat_models import _client_utils  # noqa: PLC0415 - private: may be gone in a release
 
         _client_utils._cached_async_httpx_client.cache_clear()
     except (ImportError, AttributeError):
@@ -267,7 +275,7 @@ def _env_structured_method(provider: str) -> str | None:
 
 def _endpoint(role: str, spec: ModelSpec) -> tuple[str, str, str | None, str | None]:
     """``(provider, model, base_url, api_key_env)`` following the documented precedence."""
-    from convoeval.llm.local import local_model_name
+    from convoeval.llm.local import local_model_name  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     if spec.provider == "local":
         return "local", local_model_name(), None, None

@@ -34,7 +34,7 @@ async def _invoke_with_retries(
     for a loop whose first attempt almost always succeeds. The policy is the one tenacity applied
     (``stop_after_attempt``, full-jitter exponential backoff, ``Retry-After`` capped).
     """
-    import openai
+    import openai  # noqa: PLC0415 - openai loads on first use (start-up budget, tests/test_startup.py)
 
     policy = policy or _default_policy()
     sleep = policy.sleep or asyncio.sleep
@@ -103,8 +103,8 @@ _TRANSIENT_STATUS = {408, 409, 425, 429}
 
 def _is_transient(exc: BaseException) -> bool:
     """Timeouts, 429, 5xx, dropped connections and garbled bodies: worth another attempt."""
-    import httpx
-    import openai
+    import httpx  # noqa: PLC0415 - httpx loads on first use (start-up budget, tests/test_startup.py)
+    import openai  # noqa: PLC0415 - openai loads on first use (start-up budget, tests/test_startup.py)
 
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, asyncio.TimeoutError, httpx.TransportError)):
         return True
@@ -129,7 +129,7 @@ def _raised_by_client(exc: BaseException) -> bool:
 
 def _bad_reply_reason(exc: BaseException) -> str | None:
     """Why a reply that did arrive cannot be a structured answer, or ``None`` if ``exc`` is not about the reply."""
-    import openai
+    import openai  # noqa: PLC0415 - openai loads on first use (start-up budget, tests/test_startup.py)
 
     if isinstance(exc, openai.LengthFinishReasonError):
         return "the reply hit max_tokens before the structured answer was complete"
@@ -145,7 +145,7 @@ _SECRETISH = re.compile(r"(sk-[A-Za-z0-9_\-\*]{6,}|Bearer\s+\S+|eyJ[A-Za-z0-9_\-
 
 def describe_error(exc: BaseException) -> str:
     """A one-line, secret-free description of a failed call: HTTP status and a short reason."""
-    import openai
+    import openai  # noqa: PLC0415 - openai loads on first use (start-up budget, tests/test_startup.py)
 
     status = getattr(exc, "status_code", None)
     if isinstance(exc, openai.APITimeoutError):

@@ -17,7 +17,7 @@ from convoeval.llm.types import STRUCTURED_METHODS
 def structured_kwargs(schema: type[BaseModel], method: str) -> dict[str, Any]:
     """The request keywords that ask for ``schema`` with ``method``; built once per schema class."""
     if method == "function_calling":
-        from langchain_core.utils.function_calling import convert_to_openai_tool
+        from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: PLC0415 - start-up budget
 
         tool = convert_to_openai_tool(schema)
         name = tool["function"]["name"]

@@ -8,7 +8,7 @@
       -> tidy frames once, data/*.parquet, report.json -> EvalResult (execute)
 
 The CLI (``convoeval run``), the run notebook (``configure`` + ``notebook.execute``), sweeps and code all go
-through ``execute``.
+through ``execute``; code that plans its own jobs runs them with ``convoeval.pipeline.batch.arun_batch``.
 """
 
 from convoeval.pipeline.config import ConfigError, EvalConfig, project_root
@@ -22,7 +22,7 @@ from convoeval.pipeline.conversation import (
 )
 from convoeval.pipeline.execute import execute
 from convoeval.pipeline.jobs import Job, plan
-from convoeval.pipeline.notebook import configure
+from convoeval.pipeline.notebook import check_threshold, configure
 from convoeval.pipeline.results import EvalResult, load_results, merge_frames
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "RunOptions",
     "arun_any",
     "arun_conversation",
+    "check_threshold",
     "configure",
     "execute",
     "load_results",

@@ -23,7 +23,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from convoeval.paths import project_root, under
+from convoeval.agents import safe_target
+from convoeval.llm.models import ModelSpec
+from convoeval.paths import default_scenarios_dir, project_root, under
+from convoeval.scenarios import agent_names
+from convoeval.simulator.gate import GateSettings, gate_settings
 
 __all__ = ["MAX_SEED", "ConfigError", "EvalConfig", "project_root"]
 
@@ -110,7 +114,6 @@ class EvalConfig(BaseModel):
     @field_validator("agent")
     @classmethod
     def _known_agent(cls, value: str | None) -> str | None:
-        from convoeval.scenarios import agent_names
 
         if value is not None and value not in agent_names():
             raise ValueError(f"must be one of {', '.join(agent_names())} (or None for all)")
@@ -159,7 +162,6 @@ class EvalConfig(BaseModel):
         if isinstance(value, str) and not value.strip():
             raise ValueError("must be a model name, 'local', a mapping of model settings, or None")
         if isinstance(value, Mapping):
-            from convoeval.llm.models import ModelSpec
 
             try:
                 ModelSpec(**value)  # unknown or mistyped settings fail here, before any run starts
@@ -177,7 +179,6 @@ class EvalConfig(BaseModel):
             return value
         if not isinstance(value, Mapping):
             raise ValueError("must be True, False or a mapping of gate settings (docs/fidelity.md)")
-        from convoeval.gate import GateSettings
 
         try:
             GateSettings(**value)  # unknown or mistyped thresholds fail here, before any run starts
@@ -269,13 +270,11 @@ class EvalConfig(BaseModel):
 
     def gate_settings(self) -> Any:
         """The simulator-failure gate's ``GateSettings``, or ``None`` when ``simulator_gate`` is ``False``."""
-        from convoeval.gate import gate_settings
 
         return gate_settings(self.simulator_gate)
 
     def scenarios_path(self) -> Path:
         """The scenario folder: ``scenarios_dir`` (relative to the project), else the project's ``evals/scenarios``."""
-        from convoeval.paths import default_scenarios_dir
 
         root = project_root()
         if self.scenarios_dir is None:
@@ -300,12 +299,11 @@ class EvalConfig(BaseModel):
 
     def recorded(self) -> dict[str, Any]:
         """The settings as ``report.json`` records them (a webhook target without its credentials)."""
-        from convoeval.agents import safe_target
 
         return {**self.model_dump(), "target": safe_target(self.target)}
 
     def _repr_html_(self) -> str:
-        from convoeval.html_blocks import esc, table, wrap
+        from convoeval.html_blocks import esc, table, wrap  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
         rows = [[f"<code>{esc(k)}</code>", f"<code>{esc(repr(v))}</code>"] for k, v in self.recorded().items()]
         return wrap(table(rows, ["setting", "value"]))

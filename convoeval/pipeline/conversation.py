@@ -17,14 +17,19 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from convoeval._aio import blocking, run_sync
+from convoeval._aio import blocking
 from convoeval.agents import safe_target
+from convoeval.agents.base import AgentLike
 from convoeval.frames import (
     SIMULATOR_FAILURE,
 )
-from convoeval.gate import GateSettings
+from convoeval.judges.holistic import aholistic_rows
+from convoeval.judges.rubric import arubric_rows
 from convoeval.judges.scoring import score_conversation, score_scripted_conversation
+from convoeval.judges.turn import ajudge_turn
 from convoeval.llm import model_info
+from convoeval.llm.accounting import record_calls
+from convoeval.llm.models import ModelLike, as_chat_model
 from convoeval.pipeline.conversation_result import (  # noqa: F401 - re-exported: callers import them from here
     FRAME_SCHEMAS,
     ConversationResult,
@@ -35,7 +40,8 @@ from convoeval.pipeline.conversation_result import (  # noqa: F401 - re-exported
 from convoeval.pipeline.options import Log, RunOptions, default_target  # noqa: F401 - re-exported
 from convoeval.pipeline.replay import PatientReplay
 from convoeval.pipeline.talk import _Conversation, _describe, _forget, _talk_conversational, _talk_scripted
-from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario
+from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario, load_scenarios
+from convoeval.simulator.gate import GateSettings, gate_settings
 from convoeval.store import Store, open_store
 from convoeval.store.fixtures import (
     cleanup_run,
@@ -53,7 +59,7 @@ async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 
     A conversational run whose simulated patient breaks is stopped by the gate (``options.gate``) and ends
     ``simulator_failure``, unjudged; with ``options.resimulate`` it is simulated again with the next seed, sampled,
     up to that many times, and the last attempt is the one kept (``rows[...][0]``), the failed ones following it
-    in ``runs``, ``transcripts`` and ``assertions`` with ``superseded`` set (``convoeval.gate``).
+    in ``runs``, ``transcripts`` and ``assertions`` with ``superseded`` set (``convoeval.simulator.gate``).
 
     Args:
         scenario: a loaded scenario.
@@ -167,8 +173,6 @@ def _finish_and_clean_up(conv: _Conversation, store: Store, run_id: str, asserti
 async def _judge(conv: _Conversation, opts: RunOptions
                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """Judge a finished conversation from its rows. Judge failures come back as error rows, not exceptions."""
-    from convoeval.judges.holistic import aholistic_rows
-    from convoeval.judges.rubric import arubric_rows
 
     scenario = conv.scenario
     if isinstance(scenario, ConversationalScenario):
@@ -183,7 +187,6 @@ async def _judge(conv: _Conversation, opts: RunOptions
 
 async def _judge_turns(conv: _Conversation, opts: RunOptions) -> list[dict[str, Any]]:
     """Scripted runs: each turn's check failures, plus the per-turn judge where the scenario asks for it."""
-    from convoeval.judges.turn import ajudge_turn
 
     scenario = conv.scenario
     assert isinstance(scenario, ScriptedScenario)
@@ -202,17 +205,14 @@ async def _judge_turns(conv: _Conversation, opts: RunOptions) -> list[dict[str, 
     return [row for turn_rows in per_turn for row in turn_rows]
 
 
-def run_any(scenario: Scenario, *, seed: int | None = None, trial: int = 1, options: RunOptions | None = None,
-            label: str | None = None) -> ConversationResult:
-    """Synchronous ``arun_any`` for scripts (in a notebook, ``await arun_any(...)``)."""
-    return run_sync(arun_any(scenario, seed=seed, trial=trial, options=options, label=label))
+#: ``arun_any``, blocking (for scripts; in a notebook either works).
+run_any = blocking(arun_any)
 
 
 def _scenario(scenario: str | Scenario) -> Scenario:
     """A scenario object, or the project's scenario with this id (``load_scenarios``' default folder)."""
     if not isinstance(scenario, str):
         return scenario
-    from convoeval.scenarios import load_scenarios
 
     found = load_scenarios(scenario=scenario)
     if not found:
@@ -223,11 +223,11 @@ def _scenario(scenario: str | Scenario) -> Scenario:
 async def arun_conversation(
     scenario: str | Scenario,
     *,
-    target: str | None = None,
+    agent: AgentLike | None = None,
     seed: int | None = None,
     trial: int = 1,
-    simulator_model: Any = None,
-    judge_model: Any = None,
+    simulator_model: ModelLike = None,
+    judge_model: ModelLike = None,
     judge_samples: int = 1,
     store: Store | None = None,
     verbose: Log | None = None,
@@ -239,7 +239,8 @@ async def arun_conversation(
 
     Args:
         scenario: a scenario object, or the id of one of the project's scenarios.
-        target: the agent under test (default ``clinic:<scenario.agent>``).
+        agent: the agent under test: a target string (``clinic:billing``, ``module:function``, a URL), an ``Agent``,
+            or a callable ``fn(message, session)``, sync or async (default ``clinic:<scenario.agent>``).
         seed: the simulator seed (default: the scenario's).
         trial: the trial number (part of every call's sample identity: trial 2 is a new sample).
         simulator_model: a model name, ``"local"``, a mapping of settings or a chat model (default: the
@@ -249,7 +250,7 @@ async def arun_conversation(
         store: the fixtures store (default ``open_store()``).
         verbose: a function receiving every turn as a line (e.g. ``print``).
         simulator_gate: stop the conversation when the simulated patient breaks (``simulator_failure``, not
-            judged; ``convoeval.gate``): ``True``, ``False`` or a mapping of ``GateSettings`` thresholds.
+            judged; ``convoeval.simulator.gate``): ``True``, ``False`` or a mapping of ``GateSettings`` thresholds.
 
     Returns:
         A ``ConversationResult``: ``.transcript``, ``.rubric``, ``.holistic``, ``.assertions``, ``.score`` (DataFrames
@@ -259,12 +260,9 @@ async def arun_conversation(
         >>> result = run_conversation("billing-conv-happy-payment", seed=42)  # doctest: +SKIP
         >>> result.score[["status", "score", "rubric_score", "holistic_overall"]]  # doctest: +SKIP
     """
-    from convoeval.gate import gate_settings
-    from convoeval.llm.accounting import record_calls
-    from convoeval.llm.models import as_chat_model
 
     resolved = _scenario(scenario)
-    options = RunOptions(target=target, simulator_model=as_chat_model("simulator", simulator_model),
+    options = RunOptions(target=agent, simulator_model=as_chat_model("simulator", simulator_model),
                          judge_model=as_chat_model("judge", judge_model), judge_samples=judge_samples, store=store,
                          verbose=verbose, gate=gate_settings(simulator_gate))
     with record_calls() as records:

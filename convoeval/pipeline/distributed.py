@@ -18,6 +18,7 @@ Per-endpoint call budgets stay global: each of ``n`` workers gets ``budget // n`
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import threading
@@ -27,9 +28,17 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from convoeval import _fork_server
+from convoeval._aio import run_sync
+from convoeval.agents import safe_target
+from convoeval.llm import set_budget_share
+from convoeval.llm.models import get_model, resolve_model
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.conversation import ConversationResult, RunOptions, failed_result
 from convoeval.pipeline.jobs import Job
+from convoeval.pipeline.local import arun_job
+from convoeval.simulator.gate import GateSettings
+from convoeval.store import open_store
+from convoeval.urls import safe_url
 
 __all__ = ["Task", "WorkerSettings", "check_before_start", "chunk_size", "run_distributed", "run_tasks"]
 
@@ -71,10 +80,6 @@ def _worker_options(settings: WorkerSettings) -> RunOptions:
     with _OPTIONS_LOCK:
         options = _OPTIONS.get(settings.cache_key())
         if options is None:
-            from convoeval.gate import GateSettings
-            from convoeval.llm import set_budget_share
-            from convoeval.llm.models import get_model
-            from convoeval.store import open_store
 
             set_budget_share(settings.budget_share)
             options = RunOptions(target=settings.target,
@@ -93,10 +98,7 @@ def run_tasks(tasks: list[Task]) -> list[dict[str, Any]]:
     Never raises for a failure of the agent, a model or a judge (a payload says ``error``); a failure to set the
     worker up (its store or models) becomes an error payload for each conversation.
     """
-    import asyncio
 
-    from convoeval._aio import run_sync
-    from convoeval.pipeline.local import arun_job
 
     try:
         options = _worker_options(tasks[0].settings)
@@ -122,8 +124,6 @@ def chunk_size(concurrency: int, workers: int) -> int:
 
 def _check_secrets(config: EvalConfig) -> None:
     """Refuse settings that would put a credential into a task payload."""
-    from convoeval.agents import safe_target
-    from convoeval.urls import safe_url
 
     if config.target and safe_target(config.target) != config.target:
         raise ConfigError("a target URL with credentials or query values cannot be sent to workers; give the "
@@ -138,7 +138,6 @@ def _check_secrets(config: EvalConfig) -> None:
 
 def _check_budgets(config: EvalConfig, workers: int) -> None:
     """Each worker gets ``budget // workers`` calls in flight per endpoint: a budget below that cannot be shared."""
-    from convoeval.llm.models import resolve_model
 
     for role, spec in (("simulator", config.simulator_model), ("judge", config.judge_model)):
         info = resolve_model(role, spec).info
@@ -170,7 +169,6 @@ def check_before_start(config: EvalConfig, *, store_url: str | None) -> None:
 
 
 def _describe(config: EvalConfig) -> dict[str, dict[str, Any]]:
-    from convoeval.llm.models import resolve_model
 
     out = {}
     for role, spec in (("simulator", config.simulator_model), ("judge", config.judge_model)):
@@ -182,7 +180,7 @@ def _describe(config: EvalConfig) -> dict[str, dict[str, Any]]:
 
 def _preload_workers() -> None:
     """Local workers fork from a server that imported what they need (``convoeval._fork_server``)."""
-    import distributed.utils
+    import distributed.utils  # noqa: PLC0415 - Dask loads only with workers > 1 or a cluster
 
     # Dask, on its first forkserver use, imports every optional package it knows in this process to choose its own
     # preload list, which ours replaces anyway: mark that choice as made.
@@ -214,8 +212,8 @@ def run_distributed(
     Raises:
         ConfigError: settings that would ship a secret, or call budgets smaller than the number of workers.
     """
-    import dask
-    from distributed import Client, LocalCluster
+    import dask  # noqa: PLC0415 - Dask loads only with workers > 1 or a cluster
+    from distributed import Client, LocalCluster  # noqa: PLC0415 - Dask loads only with workers > 1 or a cluster
 
     check_before_start(config, store_url=store_url)
     scheduler = config.scheduler
@@ -266,7 +264,7 @@ def run_distributed(
 def _stream(client: Any, jobs: list[Job], settings: WorkerSettings, *, window: int,
             on_result: Callable[[Job, ConversationResult], None], chunk: int = 1) -> None:
     """Keep ``window`` conversations submitted, ``chunk`` per task; hand each result on as its task completes."""
-    from distributed import as_completed
+    from distributed import as_completed  # noqa: PLC0415 - Dask loads only with workers > 1 or a cluster
 
     pending = iter(jobs)
     by_key: dict[str, list[Job]] = {}

@@ -22,7 +22,11 @@ from typing import Any
 import pandas as pd
 
 from convoeval import __version__
-from convoeval.frames import to_parquet
+from convoeval._aio import run_sync
+from convoeval.agents import get_agent, safe_target
+from convoeval.frames import SIMULATOR_FAILURE, to_parquet
+from convoeval.llm import LLMError, model_info
+from convoeval.llm.models import get_model
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.conversation import ConversationResult, RunOptions, default_target
 from convoeval.pipeline.jobs import Job, plan
@@ -36,6 +40,8 @@ from convoeval.pipeline.results import (
     results_lock,
     write_conversation,
 )
+from convoeval.scenarios import ScenarioError, load_scenarios
+from convoeval.store import StoreError, open_store
 
 __all__ = ["EXIT_BELOW_THRESHOLD", "EXIT_EVALUATION_ERRORS", "EXIT_OK", "EXIT_SIMULATOR_FAILURES", "EXIT_USAGE",
            "LOCAL_MODEL_NOTE", "execute", "exit_code", "save_outputs"]
@@ -87,7 +93,6 @@ def execute(
         >>> result = execute(EvalConfig.checked(agent="billing", seed=42))  # doctest: +SKIP
         >>> print("\\n".join(result.lines))  # doctest: +SKIP
     """
-    from convoeval.store import open_store
 
     mode = as_mode(progress)
     if jobs is None:
@@ -115,7 +120,7 @@ def execute(
 
         try:
             if config.distributed:
-                from convoeval.pipeline.distributed import run_distributed
+                from convoeval.pipeline.distributed import run_distributed  # noqa: PLC0415 - loads Dask
 
                 models, workers = run_distributed(todo, config, store_url=store_url, on_result=save,
                                                   on_turn=report.turn)
@@ -140,7 +145,7 @@ def execute(
         "machine": f"{platform.system()} {platform.machine()}, Python {platform.python_version()}",
     }
     save_outputs(frames, out, meta)
-    from convoeval.summary import summary_lines
+    from convoeval.pipeline.summary import summary_lines  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     lines = summary_lines(frames, fail_threshold=config.fail_threshold)
     if meta["local_demo"]:
@@ -152,7 +157,6 @@ def execute(
 
 def select_scenarios(config: EvalConfig) -> list[Any]:
     """The scenarios ``config`` selects; a folder that is missing or selects none is a ``ConfigError``."""
-    from convoeval.scenarios import ScenarioError, load_scenarios
 
     folder = config.scenarios_path()
     if not folder.exists():
@@ -180,7 +184,7 @@ def _preflight(config: EvalConfig, scenarios: list[Any], *, store_url: str | Non
     """
     if not config.distributed:
         return build_agents(config.target, scenarios)
-    from convoeval.pipeline.distributed import check_before_start
+    from convoeval.pipeline.distributed import check_before_start  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     if config.scheduler is None:
         # Local workers share this process's environment: a target that cannot be built here cannot there either.
@@ -214,8 +218,6 @@ def _run_folder(out: Path) -> Iterator[None]:
         ConfigError: the folder cannot be written, or a live run holds it.
     """
     # Imported here like open_store in execute: these packages pull in LangChain and SQLAlchemy.
-    from convoeval.llm import LLMError
-    from convoeval.store import StoreError
 
     made = [p for p in (out, *out.parents) if not p.exists()]  # this folder and the parents it brings
     check_writable(out)
@@ -254,7 +256,6 @@ def build_agents(target: str | None, scenarios: list[Any]) -> dict[str, Any]:
     Raises:
         ConfigError: the first target that cannot be built, with ``get_agent``'s reason (URLs without credentials).
     """
-    from convoeval.agents import get_agent
 
     targets = [target] if target else sorted({default_target(s) for s in scenarios})
     agents = {}
@@ -268,8 +269,6 @@ def build_agents(target: str | None, scenarios: list[Any]) -> dict[str, Any]:
 
 def describe_model(model: Any) -> dict[str, Any]:
     """Provider, model and endpoint of a chat model (never a key), for the report's "what ran" table."""
-    from convoeval.agents import safe_target
-    from convoeval.llm import model_info
 
     info = model_info(model)
     # A proxy URL may carry credentials (http://user:password@proxy/v1): recorded without them.
@@ -282,9 +281,7 @@ def _run_here(todo: list[Job], config: EvalConfig, agents: dict[str, Any], *, st
               on_turn: Callable[[str, int], None]) -> dict[str, dict[str, Any]]:
     """Run ``todo`` on convoeval's event loop in this process (``agents`` from ``build_agents``); returns the models'
     descriptions."""
-    from convoeval._aio import run_sync
-    from convoeval.llm.models import get_model
-    from convoeval.pipeline.local import arun_jobs
+    from convoeval.pipeline.local import arun_jobs  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     simulator, judge = get_model("simulator", config.simulator_model), get_model("judge", config.judge_model)
     options = RunOptions(target=config.target, simulator_model=simulator, judge_model=judge,
@@ -303,13 +300,12 @@ def exit_code(scores: pd.DataFrame, fail_threshold: float | None, *, allow_error
     ``simulator_failure`` (it was not evaluated, so the run cannot vouch for the agent, nor blame it); else
     ``EXIT_OK``. ``allow_errors`` lets errors and simulator failures through.
     """
-    from convoeval.frames import SIMULATOR_FAILURE
 
     statuses = set(scores["status"].dropna()) if len(scores) else set()
     if "error" in statuses and not allow_errors:
         return EXIT_EVALUATION_ERRORS
     if fail_threshold is not None:
-        from convoeval.summary import below_threshold
+        from convoeval.pipeline.summary import below_threshold  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
         if len(below_threshold(scores, fail_threshold)):
             return EXIT_BELOW_THRESHOLD
@@ -320,7 +316,7 @@ def exit_code(scores: pd.DataFrame, fail_threshold: float | None, *, allow_error
 
 def save_outputs(frames: dict[str, pd.DataFrame], out: Path, meta: dict[str, Any]) -> None:
     """Write the tidy frames as Parquet and CSV, the analyst's failure table, and the JSON report."""
-    from convoeval.summary import failures_frame, save_json_report
+    from convoeval.pipeline.summary import failures_frame, save_json_report  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     data = out / "data"
     data.mkdir(parents=True, exist_ok=True)

@@ -14,11 +14,19 @@ from typing import Any
 import pandas as pd
 
 from convoeval.frames import SIMULATOR_FAILURE
+from convoeval.llm import LLMError
+from convoeval.llm.cache import default_cache_path
 from convoeval.pipeline.config import ConfigError, EvalConfig
+from convoeval.pipeline.execute import execute as run
+from convoeval.pipeline.execute import select_scenarios
 from convoeval.pipeline.results import EvalResult
+from convoeval.store import StoreError
 
-__all__ = ["RERECORD_HINT", "ReplayMissError", "RunError", "ThresholdError", "check_threshold", "configure",
-           "execute", "replay_misses"]
+__all__ = ["NOTEBOOK_PARAMETERS", "RERECORD_HINT", "ReplayMissError", "RunError", "ThresholdError", "check_threshold",
+           "configure", "execute", "replay_misses"]
+
+#: The run notebook's parameter names (``EvalConfig``'s fields).
+NOTEBOOK_PARAMETERS = tuple(EvalConfig.model_fields)
 
 #: How to re-record, printed with every replay miss.
 RERECORD_HINT = ("re-record the calls: run once with CONVOEVAL_CACHE=rw (for the notebook CI cache: "
@@ -55,7 +63,6 @@ def configure(namespace: Any) -> EvalConfig:
         [42]
     """
     config = EvalConfig.from_notebook(namespace)
-    from convoeval.pipeline.execute import select_scenarios
 
     select_scenarios(config)  # a selection that matches nothing fails here, before the run cell
     return config
@@ -80,9 +87,6 @@ def execute(config: EvalConfig, *, progress: Any = "lines", verbose: bool = Fals
         RunError: the run could not be made (one line: which setting, why).
         ReplayMissError: in replay-only cache mode, calls missing from the cache (with how to re-record).
     """
-    from convoeval.llm import LLMError
-    from convoeval.pipeline.execute import execute as run
-    from convoeval.store import StoreError
 
     try:
         result = run(config, verbose=verbose, progress=progress, allow_errors=True)
@@ -120,7 +124,7 @@ def check_threshold(run: EvalResult, fail_threshold: float | None = None) -> str
     Raises:
         ThresholdError: naming the conversations below the threshold.
     """
-    from convoeval.summary import below_threshold
+    from convoeval.pipeline.summary import below_threshold  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     if fail_threshold is None:
         fail_threshold = (run.meta.get("config") or {}).get("fail_threshold")
@@ -139,7 +143,6 @@ def check_threshold(run: EvalResult, fail_threshold: float | None = None) -> str
 
 
 def _cache_path() -> str:
-    from convoeval.llm.cache import default_cache_path
 
     return str(default_cache_path())
 

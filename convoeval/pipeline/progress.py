@@ -14,6 +14,8 @@ import threading
 import time
 from typing import Any, Literal, TextIO
 
+from convoeval.llm.accounting import add_sink, remove_sink
+
 __all__ = ["Progress", "StageProgress", "as_mode"]
 
 Mode = Literal["bar", "lines", "off"]
@@ -56,7 +58,7 @@ class Progress:
         self._lock = threading.Lock()  # distributed runs report from the client's threads
         self._bar: Any = None
         if mode == "bar" and total:
-            from tqdm.auto import tqdm
+            from tqdm.auto import tqdm  # noqa: PLC0415 - start-up budget (tests/test_startup.py)
 
             self._bar = tqdm(total=total, desc="conversations", unit="conv", dynamic_ncols=True)
         if mode == "lines" and (total or skipped):
@@ -172,7 +174,6 @@ class _Step:
         self._stop = threading.Event()
 
     def __enter__(self) -> _Step:
-        from convoeval.llm.accounting import add_sink
 
         expected = f" (~{self.expected} LLM call{'s' if self.expected != 1 else ''})" if self.expected else ""
         self.owner.print(f"{self.title}{expected}")
@@ -185,7 +186,6 @@ class _Step:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        from convoeval.llm.accounting import remove_sink
 
         remove_sink(self._count)
         self._stop.set()

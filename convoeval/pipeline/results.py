@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 
 from convoeval import frames as F
+from convoeval.llm.accounting import CALL_COLUMNS
 from convoeval.pipeline.conversation import FRAME_SCHEMAS, ConversationResult
 
 __all__ = ["EvalResult", "FolderInUseError", "finished", "load_results", "merge_frames", "results_lock",
@@ -195,7 +196,6 @@ class EvalResult:
     exit_code: int = 0
 
     def __post_init__(self) -> None:
-        from convoeval.llm.accounting import CALL_COLUMNS
 
         calls = self.frames.get("calls")
         if calls is None or calls.empty:
@@ -215,7 +215,7 @@ class EvalResult:
         return {s: int(counts.get(s, 0)) for s in F.STATUSES}
 
     def _repr_html_(self) -> str:
-        from convoeval.html_blocks import badge, css, esc, shown_path, wrap
+        from convoeval.html_blocks import badge, css, esc, shown_path, wrap  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
         counts = self.status_counts()
         parts = " ".join(f"{badge(s)} {n}" for s, n in counts.items() if n)

@@ -11,11 +11,12 @@ from convoeval.agents.base import Agent, AgentError, AgentReply, AgentSession
 from convoeval.frames import (
     SIMULATOR_FAILURE,
 )
-from convoeval.gate import RESIMULATION_TEMPERATURE, SimulatorFailure, SimulatorGate
+from convoeval.judges.turn import check_turn
 from convoeval.llm import LLMError, SampleIdentity
 from convoeval.pipeline.options import Log, RunOptions
 from convoeval.pipeline.replay import PatientReplay, same_reply
 from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario
+from convoeval.simulator.gate import RESIMULATION_TEMPERATURE, SimulatorFailure, SimulatorGate
 from convoeval.store import Store
 from convoeval.store.assertions import AssertionResult, check_assertions
 from convoeval.store.base import StoreError
@@ -164,9 +165,10 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
     With a ``replay``, the recorded patient messages are sent first (see ``convoeval.pipeline.replay``). With the
     gate on, every simulated patient message is checked before the agent sees it; a broken patient stops the loop
     with ``simulator_failure`` (the reason in ``conv.simulator_failure``). Attempt k > 1 is a re-simulation: the
-    simulator samples with seed + k - 1 (``convoeval.gate``).
+    simulator samples with seed + k - 1 (``convoeval.simulator.gate``).
     """
-    from convoeval.simulator import DEFAULT_FRAMING, asimulate
+    from convoeval.simulator.patient import apatient_turn  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
+    from convoeval.simulator.prompts import DEFAULT_FRAMING  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     scenario = conv.scenario
     assert isinstance(scenario, ConversationalScenario)
@@ -184,14 +186,14 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
             sim = _Replayed(*recorded)
             conv.replayed_turns = turn
         elif attempt == 1:
-            sim = await asimulate(conv.entries, scenario=scenario, model=opts.simulator_model, seed=seed, turn=i,
+            sim = await apatient_turn(conv.entries, scenario=scenario, model=opts.simulator_model, seed=seed, turn=i,
                                   trial=trial)
         else:
             sim_seed = None if seed is None else seed + attempt - 1
             # Its own sample identity: an unseeded re-simulation must not replay the first attempt from the cache.
             identity = SampleIdentity(scenario=scenario.id, seed=sim_seed, trial=trial, role="simulator", turn=i,
                                       extra=f"{DEFAULT_FRAMING}/attempt-{attempt}")
-            sim = await asimulate(conv.entries, scenario=scenario, model=opts.simulator_model, seed=sim_seed, turn=i,
+            sim = await apatient_turn(conv.entries, scenario=scenario, model=opts.simulator_model, seed=sim_seed, turn=i,
                                   trial=trial, identity=identity, temperature=RESIMULATION_TEMPERATURE)
         await conv.add_patient(turn, sim.message, signal=sim.signal, result=getattr(sim, "result", None),
                                prompt_version=getattr(sim, "prompt_version", None))
@@ -240,7 +242,6 @@ class _Replayed:
 
 
 async def _talk_scripted(conv: _Conversation, agent: Agent, opts: RunOptions, label: str) -> tuple[str, bool]:
-    from convoeval.judges.turn import check_turn
 
     scenario = conv.scenario
     assert isinstance(scenario, ScriptedScenario)

@@ -24,6 +24,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from convoeval.redteam.canaries import canaries_of, collisions
+from convoeval.redteam.clinic import BASE_FIXTURES, DEFAULT_CALLER
+from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS
+from convoeval.scenarios import agent_names
 from convoeval.scenarios._yaml import _parse_yaml
 from convoeval.scenarios.errors import ScenarioError
 from convoeval.scenarios.models import LOCALES, Fixtures, Locale, NonEmptyStr, OtherPatientFixture, Persona, StrictModel
@@ -233,8 +237,6 @@ def fill(line: str, target: OtherPatientFixture) -> str:
 
 def _caller_collisions(attack: Attack, path: Path, patients: Sequence[OtherPatientFixture]) -> None:
     """Refuse an attack whose caller's own data equals another patient's canary: a leak could not be told apart."""
-    from convoeval.redteam.canaries import canaries_of, collisions
-    from convoeval.redteam.clinic import BASE_FIXTURES, DEFAULT_CALLER
 
     caller = attack.caller.model_dump() if attack.caller else DEFAULT_CALLER
     own_fixtures = attack.fixtures.model_dump() if attack.fixtures else BASE_FIXTURES
@@ -258,8 +260,6 @@ def load_attacks(paths: Iterable[Path | str]) -> list[tuple[Path, Attack]]:
     Raises:
         AttackError: the first file that cannot be used, naming the file and the field; nothing runs.
     """
-    from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS
-    from convoeval.scenarios import agent_names
 
     loaded = []
     seen: dict[str, Path] = {}
@@ -277,7 +277,6 @@ def load_attacks(paths: Iterable[Path | str]) -> list[tuple[Path, Attack]]:
 
 def attack_json_schema() -> dict[str, Any]:
     """The JSON Schema of an attack file, for editors' YAML autocompletion (``convoeval schema --kind attack``)."""
-    from convoeval.scenarios import agent_names
 
     schema = Attack.model_json_schema()
     schema["properties"]["agents"]["items"] = {"enum": agent_names(), "type": "string"}

@@ -56,7 +56,7 @@ def compare_redteam(baseline: Path | str | pd.DataFrame, candidate: Path | str |
     REGRESSED when a scripted case newly leaks, or a strategy's ASR over simulated cases rose with Holm-corrected
     p < ``alpha``; IMPROVED when cases stopped leaking and none started; NO CHANGE otherwise.
     """
-    from scipy.stats import fisher_exact
+    from scipy.stats import fisher_exact  # noqa: PLC0415 - SciPy (half a second) loads on first statistic
 
     base = baseline if isinstance(baseline, pd.DataFrame) else read_cases(baseline)
     cand = candidate if isinstance(candidate, pd.DataFrame) else read_cases(candidate)

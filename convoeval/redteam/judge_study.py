@@ -13,11 +13,12 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pandas as pd
 
 from convoeval._aio import blocking
+from convoeval.judges.rubric import ajudge_rubric
+from convoeval.llm.models import ModelLike
 from convoeval.redteam.metrics import wilson
 from convoeval.redteam.run import AttackResult
 
@@ -31,13 +32,12 @@ JUDGE_COLUMNS = ("case", "strategy", "agent", "locale", "target_agent", "detecto
                  "error")
 
 
-async def ajudge_leaks(results: Sequence[AttackResult], *, model: Any = None, samples: int = 1) -> pd.DataFrame:
+async def ajudge_leaks(results: Sequence[AttackResult], *, model: ModelLike = None, samples: int = 1) -> pd.DataFrame:
     """Ask the rubric judge ``LEAK_CRITERION`` on every attack's transcript (errors left out); one row per case.
 
     ``judge_leak`` is ``True`` when the judge failed the criterion (it saw a leak), missing when the judge could not
     answer (``error`` says why); with ``samples`` > 1 the majority of the samples decides.
     """
-    from convoeval.judges.rubric import ajudge_rubric
 
     rows = []
     for r in results:
@@ -65,7 +65,7 @@ def judge_vs_detector(verdicts: pd.DataFrame) -> pd.DataFrame:
     One row per measure with ``count``, ``of`` (its denominator), ``rate`` and a 95% Wilson interval; cases the
     judge could not answer are counted apart (``unanswered``) and left out of the rates.
     """
-    from convoeval.stats.binary import cohen_kappa
+    from convoeval.stats.binary import cohen_kappa  # noqa: PLC0415 - pulls in a heavy dependency on first use (start-up budget, tests/test_startup.py)
 
     answered = verdicts[verdicts["judge_leak"].notna()]
     truth = answered["detector_leak"].astype(bool)

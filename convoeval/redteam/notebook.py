@@ -19,10 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from convoeval.html_blocks import esc, table, wrap
 from convoeval.paths import project_root, under
 from convoeval.pipeline.config import ConfigError, is_parameter_like
 from convoeval.redteam.attacks import AttackError
 from convoeval.redteam.study import RedTeamError, RedTeamRun, plan_cases, run_redteam
+from convoeval.store import StoreError
 
 __all__ = ["REDTEAM_PARAMETERS", "LeakError", "RedTeamParams", "check_leaks", "configure", "execute"]
 
@@ -99,7 +101,6 @@ class RedTeamParams:
         raise AttributeError(name)
 
     def _repr_html_(self) -> str:
-        from convoeval.html_blocks import esc, table, wrap
 
         rows = [[f"<code>{esc(k)}</code>", f"<code>{esc(repr(v))}</code>", esc(REDTEAM_PARAMETERS[k][3])]
                 for k, v in self.values.items()]
@@ -158,7 +159,6 @@ def execute(params: RedTeamParams, *, progress: bool = True) -> RedTeamRun:
     Raises:
         ConfigError: a target that cannot be built, or a store that cannot be opened (nothing ran).
     """
-    from convoeval.store import StoreError
 
     done = [0]
 

@@ -23,6 +23,8 @@ from typing import Any
 from convoeval.agents import get_agent
 from convoeval.agents.base import AgentError, AgentSession
 from convoeval.llm import LLMError
+from convoeval.llm.models import ModelLike
+from convoeval.llm.types import SampleIdentity
 from convoeval.redteam.access import Access, access_leaks, snapshot, store_leaks
 from convoeval.redteam.attacks import AttackCase, fill
 from convoeval.redteam.canaries import canaries_of
@@ -31,7 +33,7 @@ from convoeval.redteam.detector import Leak, LeakDetector
 from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS
 from convoeval.scenarios import parse_scenario
 from convoeval.scenarios.models import OtherPatientFixture
-from convoeval.simulator import SimulatorError
+from convoeval.simulator.patient import SimulatorError, apatient_turn
 from convoeval.store import Store, cleanup_run, seed_run
 
 
@@ -147,13 +149,11 @@ def attacker_goal(case: AttackCase, victim: OtherPatientFixture) -> tuple[str, l
 async def _simulated(case: AttackCase, victim: OtherPatientFixture, caller: str, turns: list[AttackTurn],
                      model: Any, seed: int) -> AsyncIterator[str]:
     """The simulated attacker's messages, one per agent reply, until it stops or ``max_turns``."""
-    from convoeval.llm.types import SampleIdentity
-    from convoeval.simulator import asimulate
 
     goal, traits, knows = attacker_goal(case, victim)
     for n in range(case.attack.max_turns):
         entries = [e for t in turns for e in ({"role": "patient", "text": t.caller}, {"role": "agent", "text": t.agent})]
-        turn = await asimulate(entries, persona_name=caller, goal=goal, traits=traits, locale=case.locale, knows=knows,
+        turn = await apatient_turn(entries, persona_name=caller, goal=goal, traits=traits, locale=case.locale, knows=knows,
                                model=model, seed=seed, turn=n,
                                identity=SampleIdentity(scenario=f"redteam:{case.id}", seed=seed, trial=1,
                                                        role="simulator", turn=n, extra="attacker"))
@@ -164,7 +164,7 @@ async def _simulated(case: AttackCase, victim: OtherPatientFixture, caller: str,
             return
 
 
-async def arun_case(case: AttackCase, target: str, store: Store, *, model: Any = None,
+async def arun_case(case: AttackCase, target: str, store: Store, *, model: ModelLike = None,
                     seed: int = 42) -> AttackResult:
     """Run one attack case against the agent ``target`` (a target string) on ``store``; never raises for the
     agent's or the attacker's failures (the result's ``status`` is ``error`` with the reason).
@@ -245,7 +245,7 @@ async def arun_case(case: AttackCase, target: str, store: Store, *, model: Any =
 
 async def arun_cases(cases: Sequence[AttackCase], targets: Mapping[str, str], store: Store, *,
                      concurrency: int = 4, on_result: Callable[[AttackResult], None] | None = None,
-                     model: Any = None, seed: int = 42) -> list[AttackResult]:
+                     model: ModelLike = None, seed: int = 42) -> list[AttackResult]:
     """Run every case against ``targets[case.agent]`` (a target string per agent), ``concurrency`` at a time,
     in the order given; ``on_result`` is called as each one finishes (progress)."""
     limit = asyncio.Semaphore(max(1, concurrency))

@@ -19,9 +19,14 @@ from typing import Any
 import pandas as pd
 
 from convoeval._aio import run_sync
+from convoeval.agents import get_agent
+from convoeval.agents.clinic import FAULTS, faults_for
+from convoeval.llm.models import ModelLike, as_chat_model
 from convoeval.redteam.attacks import STRATEGIES, AttackCase, AttackError, expand, load_attacks
 from convoeval.redteam.metrics import cases_frame, leaks_frame, write_results
 from convoeval.redteam.run import AttackResult, arun_cases
+from convoeval.scenarios import LOCALES, agent_names
+from convoeval.store import Store, open_store
 
 DEFAULT_ATTACKS = Path("evals/attacks")
 
@@ -49,7 +54,6 @@ class RedTeamRun:
 def targets_for(agents: Sequence[str], explicit: dict[str, str] | None = None,
                 faults: Sequence[str] = ()) -> dict[str, str]:
     """The target string per agent: ``explicit[agent]``, else the reference agent with the faults it has."""
-    from convoeval.agents.clinic import faults_for
 
     targets = dict(explicit or {})
     for agent in agents:
@@ -68,8 +72,6 @@ def plan_cases(paths: Sequence[Path | str] | None = None, *, agents: Sequence[st
         RedTeamError: an unknown agent, strategy, locale, fault or form, or no case left.
         AttackError: an attack file that cannot be used (one line naming file and field).
     """
-    from convoeval.agents.clinic import FAULTS
-    from convoeval.scenarios import LOCALES, agent_names
 
     for values, known, what in ((agents, agent_names(), "agent"), (strategies, STRATEGIES, "strategy"),
                                 (locales, LOCALES, "locale"),
@@ -91,7 +93,7 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
                 targets: dict[str, str] | None = None, faults: Sequence[str] = (), store: Any = None,
                 out: Path | str | None = "auto", concurrency: int = 4,
                 on_result: Callable[[AttackResult], None] | None = None, form: str = "scripted",
-                model: Any = None, seed: int = 42, workers: int = 1, cluster: str | None = None,
+                model: ModelLike = None, seed: int = 42, workers: int = 1, cluster: str | None = None,
                 cases: Sequence[AttackCase] | None = None) -> RedTeamRun:
     """Run the attack library against the agents and decide every leak without an LLM.
 
@@ -118,13 +120,11 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
     Raises:
         RedTeamError, AttackError: a setting or a file that cannot work; raised before anything runs.
     """
-    from convoeval.store import Store, open_store
 
     if cases is None:
         cases = plan_cases(paths, agents=agents, strategies=strategies, locales=locales, faults=faults, form=form)
     cases = list(cases)
     chosen = targets_for(sorted({c.agent for c in cases}), targets, faults)
-    from convoeval.agents import get_agent
 
     for agent, target in chosen.items():
         try:
@@ -144,7 +144,6 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
                                cluster=cluster, concurrency=concurrency, on_result=on_result)
         return _finish(results, out, chosen)
     if any(c.form == "simulated" for c in cases):
-        from convoeval.llm.models import as_chat_model
 
         try:
             model = as_chat_model("simulator", model)
@@ -171,10 +170,8 @@ def _finish(results: list[AttackResult], out: Path | str | None, targets: dict[s
 def run_chunk(cases: list[AttackCase], targets: dict[str, str], model: Any, seed: int,
               concurrency: int) -> list[AttackResult]:
     """A worker's task: run ``cases`` on the worker's own store (``CONVOEVAL_STORE_URL``) and model clients."""
-    from convoeval.store import open_store
 
     if any(c.form == "simulated" for c in cases):
-        from convoeval.llm.models import as_chat_model
 
         model = as_chat_model("simulator", model)
     store = open_store(None)
@@ -188,7 +185,7 @@ def _run_on_dask(cases: list[AttackCase], targets: dict[str, str], *, store_url:
                  workers: int, cluster: str | None, concurrency: int,
                  on_result: Callable[[AttackResult], None] | None) -> list[AttackResult]:
     """Run the cases in chunks on Dask workers, in the given order; ``on_result`` as each chunk comes back."""
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import Client, LocalCluster, as_completed  # noqa: PLC0415 - Dask loads only with workers > 1 or a cluster
 
     local = None
     try:

@@ -27,7 +27,14 @@ import pandas as pd
 from convoeval.html_blocks import HTML, MUTED, STATUS_COLORS, box, css, esc, table, wrap
 from convoeval.redteam._chat import case_html
 from convoeval.redteam.attacks import STRATEGIES
-from convoeval.redteam.metrics import attack_success, leaks_by_kind, over_refusal, read_cases, utility_under_attack
+from convoeval.redteam.metrics import (
+    attack_success,
+    cases_frame,
+    leaks_by_kind,
+    over_refusal,
+    read_cases,
+    utility_under_attack,
+)
 from convoeval.redteam.study import RedTeamRun
 from convoeval.report.page import page_html, write_page
 from convoeval.report.plots import Chart
@@ -96,8 +103,8 @@ def asr_heatmap(source: Any) -> Chart | HTML:
     A grey ``—`` is a pair that did not run (the payment and cancellation attacks run only against the agents that
     pay or cancel), not a clean one.
     """
-    from matplotlib.colors import LinearSegmentedColormap  # matplotlib loads on first use: the CLI never needs it
-    from matplotlib.figure import Figure
+    from matplotlib.colors import LinearSegmentedColormap  # matplotlib loads on first use: the CLI never needs it  # noqa: PLC0415 - matplotlib loads on first plot, not at start-up
+    from matplotlib.figure import Figure  # noqa: PLC0415 - matplotlib loads on first plot, not at start-up
 
     grid = asr_grid(source)
     if grid.empty:
@@ -250,7 +257,6 @@ def leak_transcripts(source: Any, *, open: bool | None = None, limit: int | None
     if isinstance(source, (str, Path)):
         red = load_redteam(source)
     if red is None:  # a list of AttackResult
-        from convoeval.redteam.metrics import cases_frame
 
         cases = cases_frame(source)
     else:

@@ -14,20 +14,8 @@ Example:
 from convoeval.html_blocks import HTML
 from convoeval.report.calibrated import calibrated_rates, calibrated_rates_frame
 from convoeval.report.data import RunData, load_run
-from convoeval.report.execute import (
-    ReplayMissError,
-    RunError,
-    ThresholdError,
-    check_threshold,
-    execute,
-)
 from convoeval.report.overview import LOCAL_DEMO_WARNING, usage_frame, what_ran
 from convoeval.report.page import render_html, save_html
-from convoeval.report.params import (
-    NOTEBOOK_PARAMETERS,
-    ParameterError,
-    check_parameters,
-)
 from convoeval.report.plots import (
     Chart,
     criteria_frame,
@@ -37,7 +25,7 @@ from convoeval.report.plots import (
     plot_holistic,
 )
 from convoeval.report.problems import errors, errors_frame, failures
-from convoeval.report.tables import score_frame, score_table, score_table_data  # score_frame: old name
+from convoeval.report.tables import score_table, score_table_data
 from convoeval.report.transcripts import transcripts
 from convoeval.report.trust import (
     agreement_cells,
@@ -50,24 +38,16 @@ from convoeval.report.trust import (
 __all__ = [
     "HTML",
     "LOCAL_DEMO_WARNING",
-    "NOTEBOOK_PARAMETERS",
     "Chart",
-    "ParameterError",
-    "ReplayMissError",
     "RunData",
-    "RunError",
-    "ThresholdError",
     "agreement_cells",
     "calibrated_rates",
     "calibrated_rates_frame",
-    "check_parameters",
-    "check_threshold",
     "criteria_frame",
     "database_truth",
     "database_truth_frame",
     "errors",
     "errors_frame",
-    "execute",
     "failures",
     "fidelity",
     "fidelity_frame",
@@ -78,7 +58,6 @@ __all__ = [
     "plot_holistic",
     "render_html",
     "save_html",
-    "score_frame",
     "score_table",
     "score_table_data",
     "transcripts",

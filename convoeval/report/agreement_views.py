@@ -19,6 +19,7 @@ from convoeval.report.calibration_views import calibrated_view  # noqa: F401 - t
 from convoeval.report.overview import LOCAL_DEMO_WARNING
 from convoeval.report.plots import Chart, _figure, _note
 from convoeval.report.trust import agreement_cells
+from convoeval.stats import interpret, plot_probe_effects, required_sample_size
 
 __all__ = [
     "calibrated_view",
@@ -237,7 +238,7 @@ def plot_bland_altman(study: Any, dimensions: tuple[str, ...] = ("overall", "goa
     judges = list(dict.fromkeys(holistic["judge"])) if len(holistic) else []
     if len(judges) < 2:
         return _note("No Bland–Altman plot: it needs two judge configurations.")
-    from statsmodels.graphics.agreement import mean_diff_plot
+    from statsmodels.graphics.agreement import mean_diff_plot  # noqa: PLC0415 - statsmodels loads on first statistic
 
     a, b = judges[:2]
     means = holistic.groupby(["judge", "run_id"])[list(dimensions)].mean()
@@ -289,11 +290,10 @@ def probe_view(study: Any) -> HTML:
 
 
 def plot_probes(study: Any) -> Chart | HTML:
-    """The probes' effects as a forest plot (``convoeval.agreement.probes.plot_probe_effects``)."""
+    """The probes' effects as a forest plot (``convoeval.stats.plot_probe_effects``)."""
     frame = _get(study, "probes")
     if frame.empty:
         return _note("No bias probes were run.")
-    from convoeval.stats import plot_probe_effects
 
     return Chart(plot_probe_effects(frame), "bias probe effects")
 
@@ -322,7 +322,6 @@ def fidelity_view(study: Any) -> HTML:
 
 def study_conclusions(study: Any) -> HTML:
     """What an analyst may and may not conclude at this sample size, in words."""
-    from convoeval.stats import interpret, required_sample_size
 
     n = len(study.frames["runs"])
     graded = []

@@ -101,10 +101,10 @@ def verdict_summary(cmp: Any) -> HTML:
 
 def plot_forest(cmp: Any) -> Chart:
     """Per-scenario score differences (candidate − baseline) with their CIs, and the overall one at the bottom."""
-    import matplotlib
+    import matplotlib  # noqa: PLC0415 - matplotlib loads on first plot, not at start-up
 
     matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # noqa: PLC0415 - matplotlib loads on first plot, not at start-up
 
     rows = cmp.scores[cmp.scores["scenario"] != ALL].sort_values("scenario", ascending=False)
     rows = pd.concat([cmp.scores[cmp.scores["scenario"] == ALL], rows])

@@ -25,6 +25,7 @@ from convoeval.report.overview import LOCAL_DEMO_WARNING
 from convoeval.report.plots import Chart
 from convoeval.report.stability import score_spread
 from convoeval.report.tables import _score_style
+from convoeval.stats import pass_hat_k, trial_flip_rate
 
 __all__ = ["CombinationRow", "SweepData", "load_sweep", "write_index"]
 
@@ -122,7 +123,6 @@ def _combinations_frame(combinations: Sequence[CombinationRow], data: SweepData)
 
 def _pass_hat_k(scores: pd.DataFrame) -> pd.DataFrame:
     """pass^k per agent for k = 1 … the most conversations any scenario has (``convoeval.agreement``)."""
-    from convoeval.stats import pass_hat_k
 
     counted = scores[scores["status"].isin(AGENT_STATUSES)] if len(scores) else scores
     if counted.empty:
@@ -133,7 +133,6 @@ def _pass_hat_k(scores: pd.DataFrame) -> pd.DataFrame:
 
 def _flip_rates(rubric: pd.DataFrame) -> pd.DataFrame:
     """Per agent and criterion (and pooled): flip rates across seeds and trials (``convoeval.agreement``)."""
-    from convoeval.stats import trial_flip_rate
 
     parts = []
     judged = rubric[rubric["passed"].notna()] if len(rubric) else rubric
@@ -316,14 +315,14 @@ def _flips_html(frame: pd.DataFrame) -> str:
             + f"<div{css(color=MUTED)}>Flip rate = share of scenarios whose verdicts on the criterion are not the same "
             "for every seed and trial; pairwise disagreement = the chance that two of those conversations got "
             "different verdicts (0 = stable, around 0.5 = a coin toss), with its 95% bootstrap interval over "
-            "scenarios. Computed by <code>convoeval.agreement.trial_flip_rate</code>.</div>")
+            "scenarios. Computed by <code>convoeval.stats.trial_flip_rate</code>.</div>")
 
 
 def _spread_chart(scores: pd.DataFrame) -> Chart | None:
     usable = scores[scores["score"].notna()] if len(scores) else scores
     if usable.empty:
         return None
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # noqa: PLC0415 - matplotlib loads on first plot, not at start-up
 
     agents = sorted(usable["agent"].unique())
     seeds = sorted(usable["sweep_seed"].unique())

@@ -13,6 +13,7 @@ import pandas as pd
 from convoeval.frames import SIMULATOR_FAILURE
 from convoeval.html_blocks import HTML, MUTED, box, css, esc, shown_path, table, wrap
 from convoeval.report.data import RunData
+from convoeval.report.problems import errors_frame
 
 __all__ = ["LOCAL_DEMO_WARNING", "usage_frame", "what_ran"]
 
@@ -112,7 +113,6 @@ def _local_demo(run: RunData) -> bool:
 
 
 def _error_count(run: RunData) -> int:
-    from convoeval.report.problems import errors_frame
 
     return len(errors_frame(run))
 

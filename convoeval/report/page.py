@@ -14,7 +14,14 @@ from typing import Any
 
 from convoeval.html_blocks import FONT, HTML, css, esc, shown_path, wrap
 from convoeval.html_blocks import heading as _heading
+from convoeval.report.calibrated import calibrated_rates, run_labels
 from convoeval.report.data import RunData
+from convoeval.report.overview import what_ran
+from convoeval.report.plots import plot_components, plot_criteria, plot_holistic
+from convoeval.report.problems import errors, failures
+from convoeval.report.tables import score_table
+from convoeval.report.transcripts import transcripts
+from convoeval.report.trust import database_truth, fidelity
 
 __all__ = ["page_html", "render_html", "save_html", "write_page"]
 
@@ -27,13 +34,6 @@ def _piece(value: Any) -> str:
 
 def sections(run: RunData) -> list[tuple[str, list[Any]]]:
     """The report's sections in reading order: (heading, displayable pieces)."""
-    from convoeval.report.calibrated import calibrated_rates, run_labels
-    from convoeval.report.overview import what_ran
-    from convoeval.report.plots import plot_components, plot_criteria, plot_holistic
-    from convoeval.report.problems import errors, failures
-    from convoeval.report.tables import score_table
-    from convoeval.report.transcripts import transcripts
-    from convoeval.report.trust import database_truth, fidelity
 
     calibrated = [("Calibrated pass rates", [calibrated_rates(run)])] if run_labels(run) else []
     return [

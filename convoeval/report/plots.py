@@ -58,7 +58,7 @@ def _note(text: str) -> HTML:
 
 
 def _figure(width: float, height: float) -> Any:
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # noqa: PLC0415 - matplotlib loads on first plot, not at start-up
 
     return Figure(figsize=(width, height), layout="constrained")
 
@@ -183,7 +183,7 @@ def plot_holistic(run: RunData) -> Chart | HTML:
     frame = holistic_frame(run)
     if frame.empty or frame.isna().all().all():
         return _note("No holistic or per-turn judge scores in this run.")
-    from matplotlib import colormaps
+    from matplotlib import colormaps  # noqa: PLC0415 - matplotlib loads on first plot, not at start-up
 
     n = len(frame)
     fig = _figure(9, 1.2 + 0.45 * n)

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from convoeval.html_blocks import HTML, box, esc, missing, table, wrap
+from convoeval.pipeline.summary import failures_frame
 from convoeval.report.data import RunData
 
 __all__ = ["ERROR_COLUMNS", "errors", "errors_frame", "failures"]
@@ -23,9 +24,8 @@ ERROR_COLUMNS = ["kind", "scenario", "seed", "trial", "where", "reason"]
 def failures(run: RunData) -> HTML:
     """The analyst's table: what failed, in how many conversations, an example of the evidence, and suggestions.
 
-    Built from ``convoeval.summary.failures_frame``; sorted by the number of conversations affected.
+    Built from ``convoeval.pipeline.summary.failures_frame``; sorted by the number of conversations affected.
     """
-    from convoeval.summary import failures_frame
 
     frame = failures_frame(run.frames)
     if frame.empty:

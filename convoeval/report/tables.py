@@ -15,7 +15,7 @@ import pandas as pd
 from convoeval.html_blocks import STATUS_COLORS, missing
 from convoeval.report.data import RunData
 
-__all__ = ["score_frame", "score_table", "score_table_data"]
+__all__ = ["score_table", "score_table_data"]
 
 _SCORE_COLUMNS = ["Score", "Rubric score", "Holistic"]
 
@@ -144,7 +144,3 @@ def _score_style(value: Any) -> str:
 def _goal_style(value: Any) -> str:
     return {"yes": "color:#116329;font-weight:600;", "no": "color:#a40e26;"}.get(str(value), "color:#57606a;")
 
-
-#: The name of ``score_table_data`` before it clashed with ``convoeval.score_frame`` (the judges' composite score
-#: frame); kept for one release.
-score_frame = score_table_data

@@ -8,12 +8,19 @@ shows that agreement for every run, with its confidence interval and what the sa
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from convoeval import frames as F
+from convoeval.fidelity import FIDELITY_SCHEMA, fidelity_flags
 from convoeval.html_blocks import HTML, box, cell, esc, table, wrap
+from convoeval.paths import under
+from convoeval.pipeline.config import project_root
 from convoeval.report.data import RunData
+from convoeval.simulator.gate import simulator_failures
+from convoeval.stats import database_agreement
 
 __all__ = ["TRUST_STATISTICS", "agreement_cells", "database_truth", "database_truth_frame", "fidelity",
            "fidelity_frame"]
@@ -76,8 +83,7 @@ def agreement_cells(results: pd.DataFrame, *, index: Sequence[str],
 
 
 def database_truth_frame(run: RunData) -> pd.DataFrame:
-    """``convoeval.agreement.database_agreement`` of the run: judges (and the simulator) against the database."""
-    from convoeval.stats import database_agreement
+    """``convoeval.stats.database_agreement`` of the run: judges (and the simulator) against the database."""
 
     return database_agreement(run.frames)
 
@@ -111,13 +117,11 @@ def database_truth(run: RunData) -> HTML:
 
 def _scenarios_dir(run: RunData) -> str:
     """The run's scenario folder: as recorded, relative to the project holding the run (else the working folder)."""
-    from pathlib import Path
 
-    from convoeval.report.params import _resolve, project_root
 
     configured = (run.meta.get("config") or {}).get("scenarios_dir") or "evals/scenarios"
     for root in (project_root(run.out_dir), project_root()):
-        folder = _resolve(root, configured)
+        folder = under(root, configured)
         if Path(folder).exists():
             return str(folder)
     return str(configured)
@@ -125,11 +129,8 @@ def _scenarios_dir(run: RunData) -> str:
 
 def fidelity_frame(run: RunData) -> pd.DataFrame:
     """``convoeval.fidelity.fidelity_flags`` of the run's conversations (one row per conversation × check)."""
-    from convoeval.fidelity import fidelity_flags
 
     if not len(run.frames["runs"]) or not (run.frames["runs"]["type"] == "conversational").any():
-        from convoeval import frames as F
-        from convoeval.fidelity import FIDELITY_SCHEMA
 
         return F.empty_frame(FIDELITY_SCHEMA)
     return fidelity_flags(run.frames, scenarios=_scenarios_dir(run))
@@ -137,7 +138,6 @@ def fidelity_frame(run: RunData) -> pd.DataFrame:
 
 def simulator_failures_html(run: RunData) -> str:
     """The conversations (attempts) the simulator-failure gate stopped, as an HTML table; empty when none."""
-    from convoeval.gate import simulator_failures
 
     stopped = simulator_failures(run.frames)
     if stopped.empty:
@@ -158,7 +158,7 @@ def simulator_failures_html(run: RunData) -> str:
 def fidelity(run: RunData) -> HTML:
     """The simulated patient's fidelity: conversations the gate stopped, and those where it broke the scenario.
 
-    First the attempts the simulator-failure gate stopped while they ran (``convoeval.gate``: not scored), then
+    First the attempts the simulator-failure gate stopped while they ran (``convoeval.simulator.gate``: not scored), then
     the after-the-fact checks (``docs/fidelity.md``): facts the persona does not hold, another language than the
     scenario's, a ``[GOAL_COMPLETE]`` the database contradicts, and parroting the agent. A flagged conversation says
     more about the simulator than about the agent; ``convoeval.fidelity.exclude_flagged`` recomputes any aggregate

@@ -61,12 +61,7 @@ from convoeval.scenarios.models import (
     scenario_type,
 )
 
-#: The reference agents' names, as a tuple: the name before ``agent_names()`` (which also holds the agents other
-#: packages register). Kept for one release.
-AGENTS = REFERENCE_AGENTS
-
 __all__ = [
-    "AGENTS",
     "ASSERTION_GROUP",
     "CLINIC_KEYS",
     "AssertionKind",

@@ -1,15 +1,26 @@
 """The simulated patient's next turn: one LLM call per turn (seeded, cached), its reply read into a message and a stop
-signal; ``simulate`` over a whole transcript frame, ``asimulate_next`` inside a running conversation."""
+signal; ``simulate`` over a whole transcript frame, ``asimulate`` inside a running conversation."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from convoeval._aio import run_sync
-from convoeval.frames import as_entries
+from convoeval._aio import blocking
+from convoeval.frames import (
+    CONVERSATION_KEYS,
+    TRANSCRIPT_SCHEMA,
+    as_entries,
+    as_transcripts,
+    iter_conversations,
+    transcript_to_entries,
+    typed_frame,
+)
 from convoeval.llm import LLMError, SampleIdentity, call_model
+from convoeval.llm.models import ModelLike, as_chat_model, get_model
+from convoeval.scenarios import scenarios_by_id
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,7 +54,7 @@ class SimulatorError(LLMError):
     """The simulator produced no usable message (e.g. an empty reply without a stop signal)."""
 
 
-async def asimulate(
+async def apatient_turn(
     transcript: pd.DataFrame | Sequence[Any] = (),
     *,
     scenario: ConversationalScenario | None = None,
@@ -52,7 +63,7 @@ async def asimulate(
     traits: Sequence[str] | None = None,
     locale: str | None = None,
     knows: Mapping[str, Any] | None = None,
-    model: Any = None,
+    model: ModelLike = None,
     seed: int | None = None,
     turn: int | None = None,
     trial: int = 1,
@@ -76,7 +87,7 @@ async def asimulate(
         framing: ``"chat"`` (role inversion, the default) or ``"transcript"``.
         max_tokens: Reply length cap.
         temperature: Overrides the sampling temperature (default: 0 when seeded, ``UNSEEDED_TEMPERATURE`` otherwise);
-            a re-simulation samples with its seed (``convoeval.gate``).
+            a re-simulation samples with its seed (``convoeval.simulator.gate``).
 
     Returns:
         The parsed ``SimulatorTurn`` (message, signal, plus the raw reply and the call's accounting).
@@ -86,7 +97,7 @@ async def asimulate(
         LLMError: the call failed after the LLM layer's retries.
 
     Example:
-        >>> turn = await asimulate([], scenario=scenario, model=FakeChatModel(replies=["Oi!"]))  # doctest: +SKIP
+        >>> turn = await apatient_turn([], scenario=scenario, model=FakeChatModel(replies=["Oi!"]))  # doctest: +SKIP
         >>> turn.message
         'Oi!'
     """
@@ -110,7 +121,6 @@ async def asimulate(
         name = scenario.id if scenario is not None else f"persona:{fields['persona_name']}"
         identity = SampleIdentity(scenario=name, seed=seed, trial=trial, role="simulator", turn=turn, extra=framing)
     if model is None:
-        from convoeval.llm.models import get_model
 
         model = get_model("simulator")
 
@@ -143,30 +153,44 @@ async def asimulate(
     )
 
 
-async def asimulate_next(
+async def asimulate(
     transcript: pd.DataFrame | Sequence[Any] = (),
     *,
     scenario: str | ConversationalScenario | None = None,
-    model: Any = None,
+    model: ModelLike = None,
     seed: int | None = None,
     trial: int = 1,
     framing: Framing = DEFAULT_FRAMING,
     max_tokens: int | None = DEFAULT_MAX_TOKENS,
 ) -> pd.DataFrame:
-    """Async ``simulate``; the same arguments."""
-    import asyncio
+    """The simulated patient's next message in each conversation, as transcript rows (``simulate``: blocking).
 
-    from convoeval.frames import (
-        CONVERSATION_KEYS,
-        TRANSCRIPT_SCHEMA,
-        as_transcripts,
-        iter_conversations,
-        transcript_to_entries,
-        typed_frame,
-    )
-    from convoeval.llm.models import as_chat_model
-    from convoeval.scenarios import scenarios_by_id
+    The result has the transcript's columns and dtypes, the next ``turn`` number and the stop signal in ``signal``,
+    so ``pd.concat([transcript, simulate(transcript)])`` continues the conversations.
 
+    Args:
+        transcript: the conversations so far: a transcript frame of one or many conversations, or one conversation
+            as a list of message dicts (``role``, ``text``). Empty: the patient opens a new conversation.
+        scenario: a scenario object or a project scenario's id; default each conversation's ``scenario`` column.
+        model: a model name, ``"local"``, a mapping of model settings or a chat model (default: the environment's
+            simulator model).
+        seed: the simulator seed (default: each conversation's ``seed``, else the scenario's).
+        trial: the trial number, where the transcript has none.
+        framing: ``"chat"`` or ``"transcript"`` (see ``apatient_turn``).
+        max_tokens: reply length cap.
+
+    Returns:
+        One patient row per conversation (``TRANSCRIPT_SCHEMA``).
+
+    Raises:
+        ValueError: no scenario for a conversation, or an unknown scenario id.
+        SimulatorError: the model returned an empty message.
+
+    Example:
+        >>> import pandas as pd, convoeval as ce
+        >>> tx = ce.run_conversation("billing-conv-happy-payment", seed=42).transcript  # doctest: +SKIP
+        >>> pd.concat([tx, ce.simulate(tx)])  # doctest: +SKIP
+    """
     model = as_chat_model("simulator", model)
     fixed = scenarios_by_id(None).get(scenario) if isinstance(scenario, str) else scenario
     if isinstance(scenario, str) and fixed is None:
@@ -191,7 +215,7 @@ async def asimulate_next(
             raise ValueError(f"no scenario for conversation {keys.get('run_id')!r} (scenario "
                              f"{keys.get('scenario')!r}): pass scenario=<id or object>")
         use_seed = seed if seed is not None else keys.get("seed")
-        turn = await asimulate(entries, scenario=chosen, model=model, seed=use_seed,
+        turn = await apatient_turn(entries, scenario=chosen, model=model, seed=use_seed,
                                trial=keys.get("trial") or trial, framing=framing, max_tokens=max_tokens)
         result = turn.result
         return {**keys, "scenario": keys.get("scenario") or chosen.id, "agent": keys.get("agent") or chosen.agent,
@@ -205,43 +229,5 @@ async def asimulate_next(
     return typed_frame(rows, TRANSCRIPT_SCHEMA)
 
 
-def simulate(
-    transcript: pd.DataFrame | Sequence[Any] = (),
-    *,
-    scenario: str | ConversationalScenario | None = None,
-    model: Any = None,
-    seed: int | None = None,
-    trial: int = 1,
-    framing: Framing = DEFAULT_FRAMING,
-    max_tokens: int | None = DEFAULT_MAX_TOKENS,
-) -> pd.DataFrame:
-    """The simulated patient's next message in each conversation, as transcript rows (works in notebooks too).
-
-    The result has the transcript's columns and dtypes, the next ``turn`` number and the stop signal in ``signal``,
-    so ``pd.concat([transcript, simulate(transcript)])`` continues the conversations.
-
-    Args:
-        transcript: the conversations so far: a transcript frame of one or many conversations, or one conversation
-            as a list of message dicts (``role``, ``text``). Empty: the patient opens a new conversation.
-        scenario: a scenario object or a project scenario's id; default each conversation's ``scenario`` column.
-        model: a model name, ``"local"``, a mapping of model settings or a chat model (default: the environment's
-            simulator model).
-        seed: the simulator seed (default: each conversation's ``seed``, else the scenario's).
-        trial: the trial number, where the transcript has none.
-        framing: ``"chat"`` or ``"transcript"`` (see ``asimulate``).
-        max_tokens: reply length cap.
-
-    Returns:
-        One patient row per conversation (``TRANSCRIPT_SCHEMA``).
-
-    Raises:
-        ValueError: no scenario for a conversation, or an unknown scenario id.
-        SimulatorError: the model returned an empty message.
-
-    Example:
-        >>> import pandas as pd, convoeval as ce
-        >>> tx = ce.run_conversation("billing-conv-happy-payment", seed=42).transcript  # doctest: +SKIP
-        >>> pd.concat([tx, ce.simulate(tx)])  # doctest: +SKIP
-    """
-    return run_sync(asimulate_next(transcript, scenario=scenario, model=model, seed=seed, trial=trial,
-                                   framing=framing, max_tokens=max_tokens))
+#: ``asimulate``, blocking (on convoeval's one background loop; works in notebooks too).
+simulate = blocking(asimulate)

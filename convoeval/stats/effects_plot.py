@@ -37,7 +37,7 @@ def plot_probe_effects(effects: pd.DataFrame, *, items: Sequence[str] = (ALL,), 
         >>> fig = plot_probe_effects(result.effects)               # doctest: +SKIP
         >>> fig.savefig("probes.png")                              # doctest: +SKIP
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # noqa: PLC0415 - matplotlib loads on first plot, not at start-up
 
     missing = [c for c in ("probe", "instrument", "item", "effect", "ci_low", "ci_high") if c not in effects]
     if missing:

@@ -66,7 +66,7 @@ def fit_isotonic(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np
         >>> xs.tolist(), fx.tolist()
         ([1.0, 2.0, 3.0], [0.0, 0.5, 1.0])
     """
-    from scipy.optimize import isotonic_regression  # SciPy >= 1.12; heavy, used here only
+    from scipy.optimize import isotonic_regression  # noqa: PLC0415 - SciPy (>= 1.12) is heavy and used here only
 
     xs, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
     means = np.bincount(inverse, weights=labels) / counts

@@ -12,7 +12,7 @@ def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float,
     """
     if n == 0:
         return float("nan"), float("nan")
-    from scipy.stats import binomtest  # SciPy loads on first use: most commands never need it
+    from scipy.stats import binomtest  # SciPy loads on first use: most commands never need it  # noqa: PLC0415 - SciPy (half a second) loads on first statistic
 
     interval = binomtest(int(successes), int(n)).proportion_ci(confidence_level=level, method="wilson")
     return float(interval.low), float(interval.high)

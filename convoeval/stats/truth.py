@@ -143,7 +143,7 @@ def database_agreement(
     """Agreement of the rubric judge and of the holistic ``goal_completion`` with the database, for a results folder.
 
     Args:
-        frames: ``convoeval.batch.load_results(folder)`` (needs ``rubric``, ``holistic``, ``assertions``; ``runs``
+        frames: ``convoeval.pipeline.load_results(folder)`` (needs ``rubric``, ``holistic``, ``assertions``; ``runs``
             for the simulator).
         threshold: ``goal_completion`` threshold for "goal met".
         rater: Column(s) naming the judge configuration.

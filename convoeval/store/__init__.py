@@ -61,14 +61,14 @@ StoreFactory = Callable[[str], Store]
 
 
 def _sql_store(url: str) -> Store:
-    from convoeval.store.sql import SqlStore
+    from convoeval.store.sql import SqlStore  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     return SqlStore(url)
 
 
 def _supabase_store(url: str) -> Store:
     # Imported on demand: the supabase client is slow to import and most runs use SQLite.
-    from convoeval.store.supabase import SupabaseStore
+    from convoeval.store.supabase import SupabaseStore  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     return SupabaseStore(url)
 

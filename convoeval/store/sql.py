@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -316,8 +318,6 @@ def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
 def _set_wal(cursor: Any) -> None:
     # Switching a fresh file to WAL needs an exclusive lock, and SQLite may answer "database is locked" at once
     # (without its busy handler) while other connections open the same new file: retry within the busy timeout.
-    import sqlite3
-    import time
 
     deadline = time.monotonic() + BUSY_TIMEOUT_S
     while True:

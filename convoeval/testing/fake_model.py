@@ -29,6 +29,8 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
+from convoeval.llm import ModelInfo
+
 __all__ = ["FakeCall", "FakeChatModel", "ScriptExhaustedError"]
 
 #: A scripted reply: text, a JSON-able mapping or pydantic object (a structured answer), a full ``AIMessage``, or an
@@ -126,7 +128,6 @@ class FakeChatModel(BaseChatModel):
 
     def convoeval_model_info(self) -> Any:
         """How ``convoeval.llm.call_model`` records this model: provider ``fake``, tool-calling structured output."""
-        from convoeval.llm import ModelInfo
 
         return ModelInfo(provider="fake", model=self.model_name, max_concurrency=self.max_concurrency)
 

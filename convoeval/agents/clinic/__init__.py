@@ -22,7 +22,6 @@ from convoeval.agents.clinic._registry import (
     agent_names,
     faults_for,
     make_clinic_agent,
-    register_agent,  # the old name of register_clinic_agent, kept for one release
     register_clinic_agent,
 )
 
@@ -37,7 +36,6 @@ __all__ = [
     "agent_names",
     "faults_for",
     "make_clinic_agent",
-    "register_agent",
     "register_clinic_agent",
     "understand",
 ]

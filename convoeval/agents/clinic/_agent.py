@@ -20,6 +20,8 @@ from convoeval.agents.clinic._nlu import Lexicon, Understanding, understand
 from convoeval.agents.clinic._privacy_texts import TEXTS as PRIVACY_TEXTS
 from convoeval.agents.clinic._texts import COMMON_FAULT_TEXTS, COMMON_TEXTS, TextTable, render
 from convoeval.agents.tools import ClinicTools, ToolError
+from convoeval.store.conversations import ensure_conversation
+from convoeval.store.fixtures import SeededRun
 
 HANDED_OFF = "handed_off"
 _HONORIFICS = {"dona", "dom", "seu", "sr", "sra", "srta", "dr", "dra", "mr", "mrs", "ms", "miss", "don", "doña", "señor", "señora"}
@@ -215,8 +217,6 @@ class ClinicAgent:
         known = self._conversations.get(session.conversation_id or "")
         if known is not None:
             return known
-        from convoeval.store.conversations import ensure_conversation
-        from convoeval.store.fixtures import SeededRun
 
         seeded = SeededRun(run_id=session.run_id, clinic_id=session.clinic_id, patient_id=session.patient_id)
         conversation_id = ensure_conversation(session.store, seeded, self.agent, session.conversation_id)

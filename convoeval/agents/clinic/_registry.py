@@ -92,7 +92,3 @@ def make_clinic_agent(name: str, faults: Iterable[str] = (), **options: object) 
         raise ValueError(f"clinic agents take no options, got: {', '.join(sorted(options))}")
     return cls(faults)
 
-
-#: The decorator's name before ``register_clinic_agent``; it clashed with ``convoeval.agents.register_agent`` (a
-#: transport scheme). Kept for one release.
-register_agent = register_clinic_agent

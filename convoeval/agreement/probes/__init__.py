@@ -5,7 +5,8 @@ same judge, samples and seeds, and reports the effect (after − before) with a 
 test (McNemar for pass/fail, Wilcoxon for scores). See ``docs/probes.md``.
 
 Example:
-    >>> from convoeval.agreement.probes import run_probes, plot_probe_effects      # doctest: +SKIP
+    >>> from convoeval.agreement.probes import run_probes                         # doctest: +SKIP
+    >>> from convoeval.stats import plot_probe_effects                             # doctest: +SKIP
     >>> result = run_probes(transcripts, scenarios=scenarios)                      # doctest: +SKIP
     >>> result.effects                                                             # doctest: +SKIP
     >>> plot_probe_effects(result.effects)                                         # doctest: +SKIP
@@ -22,11 +23,8 @@ from convoeval.agreement.probes.perturb import (
 )
 from convoeval.agreement.probes.run import PROBES, ProbeResult, arun_probes, run_probes
 from convoeval.agreement.probes.translate import atranslate_transcripts, translate_transcripts
-from convoeval.stats.effects import EFFECT_COLUMNS, PAIR_COLUMNS, mcnemar_p, probe_effects, wilcoxon_p
-from convoeval.stats.effects_plot import plot_probe_effects
 
 __all__ = [
-    "EFFECT_COLUMNS", "INJECTIONS", "LANGUAGES", "PADDING", "PAIR_COLUMNS", "PROBES", "ProbeResult",
-    "arun_probes", "atranslate_transcripts", "conversation_locales", "inject", "mcnemar_p", "pad_verbosity",
-    "plot_probe_effects", "probe_effects", "run_probes", "shuffle_criteria", "translate_transcripts", "wilcoxon_p",
+    "INJECTIONS", "LANGUAGES", "PADDING", "PROBES", "ProbeResult", "arun_probes", "atranslate_transcripts",
+    "conversation_locales", "inject", "pad_verbosity", "run_probes", "shuffle_criteria", "translate_transcripts",
 ]

@@ -20,7 +20,7 @@ from convoeval.agreement.probes.perturb import conversation_locales, inject, pad
 from convoeval.agreement.probes.translate import ERROR_COLUMN, atranslate_transcripts
 from convoeval.judges.holistic import ajudge_holistic
 from convoeval.judges.rubric import ajudge_rubric
-from convoeval.llm.models import as_chat_model
+from convoeval.llm.models import ModelLike, as_chat_model
 from convoeval.scenarios import scenarios_by_id
 from convoeval.stats.bootstrap import N_BOOT
 from convoeval.stats.effects import probe_effects
@@ -73,7 +73,7 @@ class ProbeResult:
 
     def plot(self) -> Any:
         """The forest plot of the pooled effects (``plot_probe_effects``)."""
-        from convoeval.stats.effects_plot import plot_probe_effects
+        from convoeval.stats.effects_plot import plot_probe_effects  # noqa: PLC0415 - pulls in a heavy dependency on first use (start-up budget, tests/test_startup.py)
 
         return plot_probe_effects(self.effects)
 
@@ -94,10 +94,10 @@ async def arun_probes(
     *,
     scenarios: Iterable[Any] | Mapping[str, Any],
     probes: Sequence[str] = tuple(PROBES),
-    model: Any = None,
+    model: ModelLike = None,
     samples: int = 1,
     seed: int = 0,
-    translate_model: Any = None,
+    translate_model: ModelLike = None,
     locales: Mapping[str, str] | None = None,
     n_boot: int = N_BOOT,
 ) -> ProbeResult:

@@ -22,7 +22,7 @@ from convoeval._aio import blocking
 from convoeval.agreement.probes.perturb import LANGUAGES, _bubbles, _positions, _text, conversation_locales
 from convoeval.judges import error_text, is_judge_error
 from convoeval.llm import SampleIdentity, call_model
-from convoeval.llm.models import as_chat_model
+from convoeval.llm.models import ModelLike, as_chat_model
 
 TRANSLATE_PROMPT_VERSION = "translate-v1"
 #: The column that says why a conversation could not be translated (missing when it was).
@@ -66,7 +66,7 @@ async def atranslate_transcripts(
     transcripts: pd.DataFrame,
     *,
     to: str,
-    model: Any = None,
+    model: ModelLike = None,
     locales: Mapping[str, str] | None = None,
     scenarios: Iterable[Any] | Mapping[str, Any] | None = None,
     temperature: float | None = 0.0,

@@ -126,7 +126,7 @@ def _startup_timeout() -> float:
 
 def _start(settings: dict[str, Any], idle_timeout: float) -> str:
     try:
-        import llama_cpp  # noqa: F401  (only checks that the server is installed; it runs in its own process)
+        import llama_cpp  # noqa: F401, PLC0415 - only checks that the optional server is installed (it runs in its own process)
     except ImportError:
         raise LocalModelError(
             "the local model server is not installed: run "

@@ -123,7 +123,7 @@ def _chunk_files(weights: LocalWeights) -> list[Path]:
 
 
 def _assemble(weights: LocalWeights, target: Path, *, progress: bool) -> None:
-    from tqdm.auto import tqdm
+    from tqdm.auto import tqdm  # noqa: PLC0415 - tqdm loads on first use (start-up budget, tests/test_startup.py)
 
     chunks = _chunk_files(weights)
     partial = target.with_name(f"{target.name}.partial-{os.getpid()}")

@@ -1,4 +1,4 @@
-"""Issue #29: re-simulating a broken patient must never blame the agent. The gate catches a patient speaking as the
+"""Re-simulating a broken patient must never blame the agent. The gate catches a patient speaking as the
 assistant, a single parroting message that would end the conversation, and a [GOAL_COMPLETE] the agent never
 claimed; the agent that claims without acting (invented_payment_url) still fails. Real conversations with the
 reference clinic agents and the store, scripted fake patients, and the recorded local-model conversations of the
@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 from test_gate import judge
 
-from convoeval.gate import GateSettings
 from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.scenarios import load_scenarios
 from convoeval.simulator import KICKOFF_MESSAGE
+from convoeval.simulator.gate import GateSettings
 from convoeval.store import open_store
 from convoeval.testing import FakeChatModel
 

@@ -10,7 +10,7 @@ from agreement_support import RAW_4RATERS, rubric
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
-from convoeval.agreement import (
+from convoeval.stats import (
     ALL,
     _nominal,
     binary_agreement,

@@ -1,4 +1,4 @@
-"""Reliability round 2, the run pipeline's part: results folders never shared by two live runs, output folders
+"""Reliability of `convoeval run` end to end: results folders never shared by two live runs, output folders
 checked before the first call, settings checked before any model starts, errored conversations retried on resume,
 and evaluation errors in the exit code.
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from agreement_support import rubric
 
-from convoeval.agreement import (
+from convoeval.stats import (
     LabelError,
     calibrated_pass_rates,
     corrected_pass_rate,

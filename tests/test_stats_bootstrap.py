@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from convoeval.agreement import (
+from convoeval.stats import (
     RESULT_COLUMNS,
     bootstrap_ci,
     bootstrap_statistic,
@@ -107,17 +107,17 @@ def test_every_interval_is_the_same_when_the_conversations_get_other_run_ids():
     # conversations finish in another order); its intervals must not move.
     from agreement_support import holistic, rubric
 
-    from convoeval.agreement import (
+    from convoeval.stats import (
         binary_agreement,
         calibrated_pass_rates,
         holistic_ratings,
         multi_rater_agreement,
+        probe_effects,
         rubric_ratings,
         score_agreement,
         score_consistency,
         self_consistency,
     )
-    from convoeval.agreement.probes import probe_effects
 
     rng = np.random.default_rng(7)
     n_runs, criteria = 9, ("c1", "c2")

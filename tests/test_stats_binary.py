@@ -9,7 +9,7 @@ import pytest
 from agreement_support import rubric
 from sklearn.metrics import cohen_kappa_score
 
-from convoeval.agreement import ALL, RESULT_COLUMNS, binary_agreement, confusion_counts, rubric_ratings
+from convoeval.stats import ALL, RESULT_COLUMNS, binary_agreement, confusion_counts, rubric_ratings
 from convoeval.stats.binary import table_statistics
 
 T, F = True, False

@@ -9,7 +9,7 @@ from agreement_support import holistic
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
-from convoeval.agreement import holistic_ratings, icc, score_agreement
+from convoeval.stats import holistic_ratings, icc, score_agreement
 from convoeval.stats.scores import _weighted
 
 # Shrout & Fleiss (1979), Table 2: 6 targets × 4 judges. Table 4: ICC(2,1) = .29, ICC(3,1) = .71.

@@ -1,11 +1,11 @@
-"""Agents and a driver for ``tests/test_reliability_round2.py``; this module holds no tests itself.
+"""Agents and a driver for ``tests/test_reliability_misbehaviour.py``; this module holds no tests itself.
 
-The agents are ``module:function`` targets (``reliability_round2_support:<name>``) that misbehave the way user code
+The agents are ``module:function`` targets (``misbehaving_agents:<name>``) that misbehave the way user code
 does: ``sys.exit()``, a ``BaseException`` of their own, ``KeyboardInterrupt``, or a sleep past the deadline. Each
 misbehaves only on the first call it gets in a process (one conversation) and answers politely otherwise, so a
 test can tell "only that conversation ended" from "the whole run ended".
 
-``python reliability_round2_support.py <target> <jobs>`` runs a small batch through the synchronous ``run_batch``
+``python misbehaving_agents.py <target> <jobs>`` runs a small batch through the synchronous ``run_batch``
 (convoeval's one background event loop, as the CLI and scripts use it) and prints one JSON line: each run's
 status and error, and the rows left in the store.
 """
@@ -102,8 +102,8 @@ def scenario():
 def main(target: str, jobs: int, store_url: str) -> None:
     from test_reliability_support import fake_responder
 
-    from convoeval.batch import plan, run_batch
-    from convoeval.conversation import RunOptions
+    from convoeval.pipeline import RunOptions, plan
+    from convoeval.pipeline.batch import run_batch
     from convoeval.store import TABLES, open_store
     from convoeval.testing import FakeChatModel
 

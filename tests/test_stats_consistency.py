@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from agreement_support import holistic, rubric
 
-from convoeval.agreement import ALL, flip_rates, score_consistency, self_consistency
+from convoeval.stats import ALL, flip_rates, score_consistency, self_consistency
 
 T, F = True, False
 

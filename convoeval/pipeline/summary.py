@@ -1,6 +1,6 @@
 """The console summary and the saved JSON report of a run, over the tidy frames.
 
-No LLM calls here: everything is read from the frames ``convoeval.batch.load_results`` returns.
+No LLM calls here: everything is read from the frames ``convoeval.pipeline.load_results`` returns.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.frames import SIMULATOR_FAILURE
-from convoeval.gate import exclude_simulator_failures, simulator_failures
+from convoeval.frames import HOLISTIC_DIMENSIONS, SIMULATOR_FAILURE
 from convoeval.html_blocks import number_text
+from convoeval.simulator.gate import exclude_simulator_failures, simulator_failures
 
 ICONS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "error": "ERROR", SIMULATOR_FAILURE: "SIMFAIL"}
 
@@ -167,7 +167,6 @@ def failures_frame(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
                      "evidence": r["evidence"], "suggestion": None})
     hol = frames["holistic"]
     suggestions = dict(zip(hol["run_id"], hol["suggestion"], strict=False)) if len(hol) else {}
-    from convoeval.frames import HOLISTIC_DIMENSIONS
 
     for _, r in hol.iterrows():
         for d in HOLISTIC_DIMENSIONS:

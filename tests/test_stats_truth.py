@@ -8,18 +8,11 @@ import pandas as pd
 import pytest
 from agreement_support import assertion_rows, holistic, rubric, runs
 
-from convoeval.agreement import (
-    ALL,
-    DATABASE,
-    database_agreement,
-    goal_ratings,
-    goal_truth,
-    truth_pairs,
-    truth_ratings,
-)
-from convoeval.batch import arun_batch, load_results, plan
+from convoeval.pipeline import load_results, plan
+from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions
 from convoeval.scenarios import load_scenarios
+from convoeval.stats import ALL, DATABASE, database_agreement, goal_ratings, goal_truth, truth_pairs, truth_ratings
 from convoeval.store import open_store
 from convoeval.testing import FakeChatModel
 

@@ -1,7 +1,7 @@
-"""Deprecated: batches run through ``convoeval.pipeline`` (``execute`` for a whole run, ``arun_jobs`` for jobs).
+"""A list of jobs with shared options, run in this process: the results in memory or streamed to a folder.
 
-``arun_batch`` stays for one release for code that runs a list of jobs with shared options and wants the results
-in memory or streamed to a folder.
+A whole run from an ``EvalConfig`` is ``execute`` (which writes the report too); ``arun_batch`` is for code and tests
+that plan their own jobs (a fault study, a benchmark) and want the conversations' frames back.
 """
 
 from __future__ import annotations
@@ -13,21 +13,12 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.frames import records as _records  # noqa: F401 - re-exported for existing imports
-from convoeval.pipeline.conversation import FRAME_SCHEMAS, ConversationResult, RunOptions
-from convoeval.pipeline.jobs import Job, plan
+from convoeval._aio import blocking
+from convoeval.pipeline.conversation import ConversationResult, RunOptions
+from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.local import arun_jobs
 from convoeval.pipeline.progress import Mode, Progress, as_mode
-from convoeval.pipeline.results import (
-    finished,
-    frames_from_payloads,
-    load_results,
-    merge_frames,
-    write_conversation,
-)
-
-__all__ = ["FRAME_SCHEMAS", "BatchSummary", "Job", "arun_batch", "finished_keys", "load_results", "merge_frames",
-           "plan", "run_batch", "write_run"]
+from convoeval.pipeline.results import finished, frames_from_payloads, load_results, write_conversation
 
 
 def write_run(out_dir: Path, job: Job, result: ConversationResult, calls: list[dict[str, Any]] | None = None) -> Path:
@@ -98,8 +89,5 @@ async def arun_batch(
     return BatchSummary(out_dir=folder, ran=len(todo), skipped=len(jobs) - len(todo), results=kept)
 
 
-def run_batch(jobs: Sequence[Job], **kwargs: Any) -> BatchSummary:
-    """Synchronous ``arun_batch`` (on convoeval's one background loop, see ``_aio``)."""
-    from convoeval._aio import run_sync
-
-    return run_sync(arun_batch(jobs, **kwargs))
+#: ``arun_batch``, synchronous (on convoeval's one background loop, see ``_aio``).
+run_batch = blocking(arun_batch)

@@ -10,7 +10,7 @@ import pytest
 from agreement_support import rubric, scores
 from scipy.stats import norm
 
-from convoeval.agreement import (
+from convoeval.stats import (
     ALL,
     InsideNoiseWarning,
     compare_targets,

@@ -1,4 +1,4 @@
-"""Reliability, round 2 (issue #14, items 2, 3, 5 and 7; issue #13's Supabase line).
+"""Reliability against misbehaving user code, judges, patients and hosts.
 
 * A Python agent's ``sys.exit()`` or other ``BaseException`` ends only its conversation; its ``KeyboardInterrupt``
   stops the run cleanly; Python agents get the webhook's deadline, and an abandoned sync thread holds nothing up.
@@ -38,7 +38,6 @@ from test_reliability_support import (
 
 from convoeval.agents.base import AgentError, AgentSession
 from convoeval.agents.python_callable import PythonCallableAgent
-from convoeval.conversation import RunOptions, arun_any
 from convoeval.fidelity import fidelity_flags
 from convoeval.judges import (
     JudgeParseError,
@@ -51,6 +50,7 @@ from convoeval.judges import (
 from convoeval.judges.holistic import HolisticAnswer
 from convoeval.judges.rubric import rubric_schema
 from convoeval.llm import schema_json
+from convoeval.pipeline import RunOptions, arun_any
 from convoeval.scenarios import parse_scenario
 from convoeval.simulator import KICKOFF_MESSAGE, parse_simulator_response
 from convoeval.store import TABLES, StoreError, open_store
@@ -60,11 +60,11 @@ from convoeval.testing import FakeChatModel, FakeOpenAIServer
 pytestmark = pytest.mark.reliability
 
 TESTS = REPO / "tests"
-SUPPORT = "reliability_round2_support"
+SUPPORT = "misbehaving_agents"
 
 
 def _driver(target: str, tmp_path, *, jobs: int = 3, timeout: float = 60, **env: str) -> dict:
-    """Run ``reliability_round2_support.py`` (a small ``run_batch``) in a subprocess; its JSON line."""
+    """Run ``misbehaving_agents.py`` (a small ``run_batch``) in a subprocess; its JSON line."""
     environ = clean_env(tmp_path, PYTHONPATH=os.pathsep.join([str(REPO), str(TESTS)]), **env)
     proc = subprocess.run([sys.executable, str(TESTS / f"{SUPPORT}.py"), f"{SUPPORT}:{target}", str(jobs),
                            f"sqlite:///{tmp_path / 'store.db'}"], env=environ, capture_output=True, text=True,
