@@ -15,6 +15,10 @@ from (not the sample's), which is what an interval claims to cover.
 * **clustered**: conversations of 4 criteria whose truths share a conversation effect; the pooled pass rate with the
   cluster-robust variance, and the same estimator told the items are independent (to show why clustering matters).
 
+PPI++ tunes its weight ``lam`` by cross-fitting (each labelled conversation's ``lam`` from the others, the
+library's default); ``ppi++ (in-sample lam)`` is the same estimator with ``lam`` tuned on the labels it is applied to
+(``crossfit=False``, as ``ppi_py``), kept to show the difference.
+
 For each estimator: coverage of the 95% interval (among datasets it did not refuse), how often it refused, mean
 half-width. The intervals carry the library's small-sample correction (Student t with G - 1 df, variance x
 G/(G-1), G the labelled conversations); ``--normal`` runs them without it (the normal quantile, as ``ppi_py``).
@@ -37,10 +41,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import RESULTS, machine, markdown_table
+from convoeval.stats._estimate import prepare
 from convoeval.stats.calibrated import estimate
+from convoeval.stats.ppi import ppi_items
 
-RATE_ESTIMATORS = ("judge_only", "labels_only", "ppi", "ppi++", "isotonic", "isotonic_jackknife", "rogan_gladen")
-SCORE_ESTIMATORS = ("judge_only", "labels_only", "ppi", "ppi++", "isotonic", "isotonic_jackknife")
+#: ``ppi++ (in-sample lam)`` is PPI++ with ``crossfit=False``: ``ppi_py``'s one ``lam`` tuned on the same labels.
+RATE_ESTIMATORS = ("judge_only", "labels_only", "ppi", "ppi++", "ppi++ (in-sample lam)", "isotonic",
+                   "isotonic_jackknife", "rogan_gladen")
+SCORE_ESTIMATORS = ("judge_only", "labels_only", "ppi", "ppi++", "ppi++ (in-sample lam)", "isotonic",
+                    "isotonic_jackknife")
 TARGET = (0.93, 0.97)
 
 
@@ -49,6 +58,8 @@ SMALL = {"small": True}
 
 
 def _run(name: str, judge: np.ndarray, labels: np.ndarray, bounds, n_boot: int, seed: int, clusters=None):
+    if name == "ppi++ (in-sample lam)":
+        return ppi_items(prepare(judge, labels, clusters), crossfit=False, bounds=bounds, **SMALL)
     if name == "isotonic_jackknife":
         return estimate("isotonic", judge, labels, clusters=clusters, bounds=bounds, variance="jackknife", seed=seed)
     return estimate(name, judge, labels, clusters=clusters, bounds=bounds, n_boot=n_boot, seed=seed, **SMALL)

@@ -1,5 +1,6 @@
-"""Calibrated estimates: PPI/PPI++ against ppi_py's formulas and published example, isotonic calibration, Rogan–Gladen
-on arrays, the refusals, cluster-robust and stratified intervals, and the effective sample size."""
+"""Calibrated estimates: PPI/PPI++ against ppi_py's formulas and published example (the in-sample ``lam``,
+``crossfit=False``), the cross-fitted ``lam`` against brute force, isotonic calibration, Rogan–Gladen on arrays, the
+refusals, cluster-robust and stratified intervals, and the effective sample size."""
 
 from __future__ import annotations
 
@@ -10,10 +11,18 @@ import pandas as pd
 import pytest
 from scipy.stats import t as student_t
 
+from convoeval.stats._estimate import cluster_variance, prepare
 from convoeval.stats.calibrated import ESTIMATORS, calibrated_estimates, estimate
 from convoeval.stats.isotonic import fit_isotonic, isotonic_mean
 from convoeval.stats.labels import corrected_pass_rate
-from convoeval.stats.ppi import judge_only_mean, labels_only_mean, ppi_lambda, ppi_mean, ppi_proportion
+from convoeval.stats.ppi import (
+    cluster_lambdas,
+    judge_only_mean,
+    labels_only_mean,
+    ppi_lambda,
+    ppi_mean,
+    ppi_proportion,
+)
 from convoeval.stats.rogan_gladen import rogan_gladen_rate
 
 Z = NormalDist().inv_cdf(0.975)
@@ -45,15 +54,16 @@ def _ppi_py(y, yhat, yhat_u, lam=None):
 
 @pytest.mark.parametrize("lam", [None, 1.0, 0.0, 0.4])
 def test_ppi_matches_the_ppi_py_formulas(lam):
+    # The non-cross-fitted variant (crossfit=False) is ppi_py's estimator exactly; a fixed lam has nothing to fit.
     s, labels, _, lab = _data()
-    got = ppi_mean(s, labels, lam=lam, small=False)
+    got = ppi_mean(s, labels, lam=lam, small=False, crossfit=False)
     want = _ppi_py(labels[lab], s[lab], s[~lab], lam)
     assert got.value == pytest.approx(want[0], rel=1e-12)
     assert (got.ci_low, got.ci_high) == pytest.approx(want[1:3], rel=1e-12)
     assert got.lam == pytest.approx(want[3], rel=1e-12)
     assert got.n_labelled == lab.sum() and got.n_unlabelled == (~lab).sum() and not got.refused
     # By default the interval is corrected for the G labelled conversations: variance x G/(G-1), t with G-1 df.
-    corrected = ppi_mean(s, labels, lam=lam)
+    corrected = ppi_mean(s, labels, lam=lam, crossfit=False)
     g = int(lab.sum())
     assert corrected.se == pytest.approx(got.se * np.sqrt(g / (g - 1)), rel=1e-12)
     assert corrected.ci_high - corrected.value == pytest.approx(corrected.se * student_t.ppf(0.975, g - 1))
@@ -63,8 +73,89 @@ def test_ppi_matches_the_ppi_py_formulas(lam):
 def test_ppi_py_published_example_bias_corrected_exactly():
     # ppi_py tests/test_mean.py: Yhat = Y + 2 on 100 labelled, 10,000 unlabelled predictions of 2 -> estimate 0.
     y = np.random.default_rng(7).normal(0, 1, 100)
-    est = ppi_mean(np.concatenate([y + 2, np.full(10_000, 2.0)]), np.concatenate([y, np.full(10_000, np.nan)]))
+    judge, labels = np.concatenate([y + 2, np.full(10_000, 2.0)]), np.concatenate([y, np.full(10_000, np.nan)])
+    est = ppi_mean(judge, labels, crossfit=False)
     assert est.value == pytest.approx(0.0, abs=1e-12) and est.lam == 1.0
+    crossfitted = ppi_mean(judge, labels)          # every leave-one-out lam is 1 too (up to rounding)
+    assert crossfitted.value == pytest.approx(0.0, abs=1e-12) and crossfitted.lam == pytest.approx(1.0, abs=1e-9)
+    assert "cross-fitted" in crossfitted.method and "in-sample" in est.method
+
+
+def _clustered(seed=2, conversations=60, share=0.3):
+    """Conversations of 1-5 criteria sharing a conversation effect; some conversations only partly labelled."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 6, conversations)
+    clusters = np.repeat(np.arange(conversations), sizes)
+    y = rng.normal(size=conversations)[clusters] + 0.5 * rng.normal(size=clusters.size)
+    s = 0.8 * y + 1 + rng.normal(0, 0.7, clusters.size)
+    labelled = (rng.random(conversations) < share)[clusters] & (rng.random(clusters.size) < 0.8)
+    return s, np.where(labelled, y, np.nan), clusters
+
+
+def _clustered_variance(items, lam, drop=None):
+    """PPI's clustered variance at ``lam``, with labelled conversation ``drop``'s labelled items left out."""
+    lab = items.labelled & (items.codes != drop)
+    y, h, hu = items.labels[lab], items.judge[lab], items.judge[~items.labelled]
+    influence = np.zeros(items.judge.size)
+    influence[lab] = ((y - y.mean()) - lam * (h - h.mean())) / y.size
+    influence[~items.labelled] = lam * (hu - hu.mean()) / hu.size
+    return cluster_variance(influence, items.codes, items.n_clusters)
+
+
+def test_cluster_lambdas_minimise_the_clustered_variance_with_and_without_each_conversation():
+    items = prepare(*_clustered())
+    grid = np.linspace(0, 1, 20_001)
+    best = grid[np.argmin([_clustered_variance(items, lam) for lam in grid])]
+    in_sample = cluster_lambdas(items, leave_out=False)
+    assert np.allclose(in_sample, in_sample[0]) and in_sample[0] == pytest.approx(best, abs=1e-4)
+    assert 0.05 < best < 0.95                      # an interior minimum, not a clip
+    left_out = cluster_lambdas(items)
+    codes = np.unique(items.codes[items.labelled])
+    assert left_out.size == codes.size == items.n_labelled_clusters
+    for k in (0, 3, codes.size - 1):               # brute force: the variance without that conversation's labels
+        want = grid[np.argmin([_clustered_variance(items, lam, drop=codes[k]) for lam in grid])]
+        assert left_out[k] == pytest.approx(want, abs=1e-4)
+    assert np.ptp(left_out) > 1e-3                 # the folds do differ
+
+
+def test_a_conversations_lam_does_not_see_its_own_labels():
+    s, labels, clusters = _clustered()
+    before = cluster_lambdas(prepare(s, labels, clusters))
+    first = clusters == clusters[~np.isnan(labels)][0]
+    changed = labels.copy()
+    changed[first & ~np.isnan(labels)] += 5.0      # rewrite the first labelled conversation's labels
+    after = cluster_lambdas(prepare(s, changed, clusters))
+    assert after[0] == pytest.approx(before[0], rel=1e-12)      # its own lam: untouched
+    assert np.abs(after[1:] - before[1:]).min() > 1e-6           # every other lam saw the change
+
+
+def test_crossfitted_ppi_plus_plus_is_the_formula_of_the_module():
+    s, labels, clusters = _clustered()
+    items = prepare(s, labels, clusters)
+    est = ppi_mean(s, labels, clusters=clusters, small=False)
+    lab = ~np.isnan(labels)
+    per_conversation = dict(zip(np.unique(items.codes[lab]), cluster_lambdas(items), strict=True))
+    lams = np.array([per_conversation[c] for c in items.codes[lab]])
+    y, h, hu = labels[lab], s[lab], s[~lab]
+    lam_bar = lams.mean()
+    assert est.value == pytest.approx(lam_bar * hu.mean() + np.mean(y - lams * h), rel=1e-12)
+    influence = np.zeros(s.size)
+    influence[lab] = (y - lams * h - (y.mean() - lams * h.mean())) / y.size
+    influence[~lab] = lam_bar * (hu - hu.mean()) / hu.size
+    sums = pd.Series(influence).groupby(clusters).sum()
+    assert est.se == pytest.approx(np.sqrt(np.sum(sums ** 2)), rel=1e-12)
+    assert est.lam == pytest.approx(lam_bar) and (est.ci_low, est.ci_high) == pytest.approx(
+        (est.value - Z * est.se, est.value + Z * est.se))
+
+
+def test_crossfitting_changes_little_when_labels_are_many_and_items_independent():
+    s, labels, _, _ = _data(n=4000, share=0.25)
+    crossfitted, in_sample = ppi_mean(s, labels), ppi_mean(s, labels, crossfit=False)
+    # Not equal even in-sample: ppi_py pools the judge's variance over labelled and unlabelled items, the clustered
+    # variance weighs each by its own count (var_L / n + var_U / N).
+    assert crossfitted.lam == pytest.approx(in_sample.lam, abs=0.03)
+    assert crossfitted.value == pytest.approx(in_sample.value, abs=0.1 * in_sample.se)
+    assert crossfitted.se == pytest.approx(in_sample.se, rel=0.01)
 
 
 def test_ppi_plus_plus_corrects_a_biased_judge_and_beats_the_labels_alone():
