@@ -8,8 +8,10 @@ and a healthy agent passes them. That is what a good judge would do; the tests m
 
 from __future__ import annotations
 
+import importlib
 import random
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -100,8 +102,24 @@ def fake_models(monkeypatch: pytest.MonkeyPatch, *, noisy: bool = False, seed: i
     simulator = FakeChatModel(responder=patient)
     judge = FakeChatModel(responder=make_judge(noisy=noisy, seed=seed))
     models = {"simulator": simulator, "judge": judge}
-    monkeypatch.setattr("convoeval.llm.models.get_model", lambda role, spec=None: models[role])
+    patch_get_model(monkeypatch, lambda role, spec=None: models[role])
     yield simulator, judge
+
+
+#: The modules that import ``get_model`` at their top (each holds its own reference to it).
+GET_MODEL_USERS = ("convoeval.llm.models", "convoeval.pipeline.execute", "convoeval.pipeline.distributed",
+                   "convoeval.simulator.patient", "convoeval.agreement.rejudge", "convoeval.agreement.study",
+                   "convoeval.agents.openai_chat")
+
+
+def patch_get_model(monkeypatch: pytest.MonkeyPatch, fake: Any) -> None:
+    """Replace ``get_model`` in its module and in every convoeval module that imported it."""
+    original = importlib.import_module("convoeval.llm.models").get_model
+    for name in GET_MODEL_USERS:
+        importlib.import_module(name)
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("convoeval") and getattr(module, "get_model", None) is original:
+            monkeypatch.setattr(module, "get_model", fake)
 
 
 def seeds(n: int, start: int = 1) -> list[int]:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from compare_support import patch_get_model
 from test_reliability_support import SCENARIOS, assert_no_traceback, clean_env, cli
 
 from convoeval.llm import LLMError
@@ -223,7 +224,7 @@ def test_a_refusal_after_the_folder_was_made_removes_it(project, monkeypatch):
     def no_model(role, spec=None):
         raise LLMError(f"the {role} model cannot start (test)")
 
-    monkeypatch.setattr("convoeval.llm.models.get_model", no_model)
+    patch_get_model(monkeypatch, no_model)
     with pytest.raises(LLMError, match="cannot start"):
         execute(EvalConfig.checked(scenario=SCENARIO), progress="off")
     assert _folders(project) == []
@@ -238,7 +239,7 @@ def test_a_refusal_never_removes_a_folder_it_did_not_make(project, monkeypatch):
     def no_model(role, spec=None):
         raise LLMError("no model (test)")
 
-    monkeypatch.setattr("convoeval.llm.models.get_model", no_model)
+    patch_get_model(monkeypatch, no_model)
     with pytest.raises(LLMError):
         execute(EvalConfig.checked(scenario=SCENARIO, output_dir=str(out)), progress="off")
     assert saved.read_text(encoding="utf-8") == "{}"

@@ -10,17 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import pandas as pd
 
-from convoeval._aio import run_sync
-from convoeval.forking._run import DEFAULT_MAX_CALLS, Fork, afork_turns
+from convoeval._aio import blocking
+from convoeval.forking._run import Fork, ForkOptions, afork_turns
 from convoeval.forking._source import ConversationSource, load_conversation, patient_turns
-from convoeval.llm.models import ModelLike
 from convoeval.report import HTML, Chart
-from convoeval.scenarios import Scenario
 from convoeval.stats.proportions import wilson_interval
 
 __all__ = ["FAILING", "PROFILE_COLUMNS", "FailureProfile", "afork_profile", "failure_table", "fork_profile",
@@ -123,21 +120,8 @@ class FailureProfile:
 
 
 async def afork_profile(run: ConversationSource, *, n: int = 5, turns: Iterable[int] | None = None,
-                        failing: Sequence[str] = FAILING, threshold: float = 0.5, **options: Any) -> FailureProfile:
-    """Async ``fork_profile``; the same arguments."""
-    original = load_conversation(run, options.pop("conversation", None))
-    points = list(turns) if turns is not None else list(range(patient_turns(original) + 1))
-    forked = await afork_turns(original, points, n=n, **options)
-    return FailureProfile(fork=forked, table=failure_table(forked.frames["scores"], failing=failing),
-                          threshold=threshold)
-
-
-def fork_profile(run: ConversationSource, *, n: int = 5, turns: Iterable[int] | None = None,
-                 conversation: str | None = None, failing: Sequence[str] = FAILING, threshold: float = 0.5,
-                 target: str | None = None, simulator_model: ModelLike = None, judge_model: ModelLike = None,
-                 judge_samples: int = 1, store: Any = None, scenario: Scenario | None = None,
-                 scenarios_dir: Path | str | None = None, concurrency: int = 4, confirm: bool = False,
-                 max_calls: int = DEFAULT_MAX_CALLS, out: Path | str | None = None) -> FailureProfile:
+                        failing: Sequence[str] = FAILING, threshold: float = 0.5,
+                        **options: Unpack[ForkOptions]) -> FailureProfile:
     """Fork a conversation at every turn and measure the failure rate of the continuations per fork point.
 
     Args:
@@ -160,11 +144,15 @@ def fork_profile(run: ConversationSource, *, n: int = 5, turns: Iterable[int] | 
         >>> profile = fork_profile("reports/run", conversation="billing-conv-happy-payment__s42__t1", n=5)  # doctest: +SKIP
         >>> profile.located, profile.summary()  # doctest: +SKIP
     """
-    return run_sync(afork_profile(run, n=n, turns=turns, conversation=conversation, failing=failing,
-                                  threshold=threshold, target=target, simulator_model=simulator_model,
-                                  judge_model=judge_model, judge_samples=judge_samples, store=store,
-                                  scenario=scenario, scenarios_dir=scenarios_dir, concurrency=concurrency,
-                                  confirm=confirm, max_calls=max_calls, out=out))
+    original = load_conversation(run, options.pop("conversation", None))
+    points = list(turns) if turns is not None else list(range(patient_turns(original) + 1))
+    forked = await afork_turns(original, points, n=n, **options)
+    return FailureProfile(fork=forked, table=failure_table(forked.frames["scores"], failing=failing),
+                          threshold=threshold)
+
+
+#: ``afork_profile``, blocking.
+fork_profile = blocking(afork_profile)
 
 
 def plot_profile(profile: FailureProfile) -> Chart | HTML:

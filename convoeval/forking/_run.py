@@ -11,11 +11,11 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import pandas as pd
 
-from convoeval._aio import run_sync
+from convoeval._aio import blocking
 from convoeval.forking._source import ConversationSource, load_conversation, patient_turns, scenario_of
 from convoeval.llm.models import ModelLike, as_chat_model
 from convoeval.pipeline.conversation import ConversationResult, RunOptions
@@ -173,6 +173,28 @@ def _jobs(scenario: Scenario, original: ConversationResult, fork_turns: Sequence
     return planned
 
 
+class ForkOptions(TypedDict, total=False):
+    """The options the fork verbs share (``fork``, ``fork_profile``, ``afork_turns``), declared once.
+
+    Defaults: ``conversation`` None, ``target`` the conversation's own, ``simulator_model``/``judge_model`` the
+    environment's, ``judge_samples`` 1, ``store`` ``open_store()``, ``scenario`` found by id, ``scenarios_dir`` the
+    project's, ``concurrency`` 4, ``confirm`` False, ``max_calls`` ``DEFAULT_MAX_CALLS``, ``out`` None.
+    """
+
+    conversation: str | None
+    target: str | None
+    simulator_model: ModelLike
+    judge_model: ModelLike
+    judge_samples: int
+    store: Any
+    scenario: Scenario | None
+    scenarios_dir: Path | str | None
+    concurrency: int
+    confirm: bool
+    max_calls: int
+    out: Path | str | None
+
+
 async def afork_turns(run: ConversationSource, fork_turns: Iterable[int], *, n: int = 5,
                       conversation: str | None = None, target: str | None = None, simulator_model: ModelLike = None,
                       judge_model: ModelLike = None, judge_samples: int = 1, store: Any = None,
@@ -221,16 +243,7 @@ async def afork_turns(run: ConversationSource, fork_turns: Iterable[int], *, n: 
     return Fork(original=original, results=results, cost=cost)
 
 
-async def afork(run: ConversationSource, *, at_turn: int, n: int = 5, **options: Any) -> Fork:
-    """Async ``fork``; the same arguments."""
-    return await afork_turns(run, [at_turn], n=n, **options)
-
-
-def fork(run: ConversationSource, *, at_turn: int, n: int = 5, conversation: str | None = None,
-         target: str | None = None, simulator_model: ModelLike = None, judge_model: ModelLike = None, judge_samples: int = 1,
-         store: Any = None, scenario: Scenario | None = None, scenarios_dir: Path | str | None = None,
-         concurrency: int = 4, confirm: bool = False, max_calls: int = DEFAULT_MAX_CALLS,
-         out: Path | str | None = None) -> Fork:
+async def afork(run: ConversationSource, *, at_turn: int, n: int = 5, **options: Unpack[ForkOptions]) -> Fork:
     """Replay a conversation's first ``at_turn`` patient messages, then let the simulator continue ``n`` times.
 
     The store is seeded afresh for every continuation, so the agent's state at the fork point is the one the replay
@@ -264,7 +277,8 @@ def fork(run: ConversationSource, *, at_turn: int, n: int = 5, conversation: str
         >>> forks = fork("reports/run/runs/billing-conv-happy-payment__s42__t1.json", at_turn=2, n=5)  # doctest: +SKIP
         >>> forks.frames["scores"]["status"].value_counts()  # doctest: +SKIP
     """
-    return run_sync(afork(run, at_turn=at_turn, n=n, conversation=conversation, target=target,
-                          simulator_model=simulator_model, judge_model=judge_model, judge_samples=judge_samples,
-                          store=store, scenario=scenario, scenarios_dir=scenarios_dir, concurrency=concurrency,
-                          confirm=confirm, max_calls=max_calls, out=out))
+    return await afork_turns(run, [at_turn], n=n, **options)
+
+
+#: ``afork``, blocking.
+fork = blocking(afork)
