@@ -68,10 +68,10 @@ def page_data(frames: dict[str, pd.DataFrame], chosen: pd.DataFrame, *, source: 
 
 
 def _message(row: dict[str, Any]) -> dict[str, Any]:
-    bubbles = row.get("bubbles")
+    bubbles: Any = row.get("bubbles")  # a list or an array of texts, or missing
     if missing(bubbles) or not len(bubbles):
         bubbles = [] if missing(row.get("text")) else [str(row["text"])]
-    calls = row.get("tool_calls")
+    calls: Any = row.get("tool_calls")
     tools = [] if missing(calls) else [
         {"name": str(c.get("name", "")),
          "arguments": json.dumps(c.get("arguments"), ensure_ascii=False, default=str),

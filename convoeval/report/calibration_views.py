@@ -7,8 +7,8 @@ table) for reading; ``calibrated_view`` shows a study's. A refused estimate read
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -66,7 +66,16 @@ def calibrated_cells(estimates: pd.DataFrame, *, index: Sequence[str] = _INDEX) 
     return pd.DataFrame(rows)
 
 
-def calibrated_view(study: Any) -> HTML:
+class HasTables(Protocol):
+    """Anything with a study's result tables by name (``AgreementStudy``)."""
+
+    @property
+    def tables(self) -> Mapping[str, pd.DataFrame]:
+        """The study's tables by name."""
+        ...
+
+
+def calibrated_view(study: HasTables) -> HTML:
     """A study's calibrated estimates (``tables["calibrated_estimates"]``) side by side, with how to read them."""
     frame = study.tables.get("calibrated_estimates")
     if frame is None or frame.empty:

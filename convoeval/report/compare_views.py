@@ -225,7 +225,7 @@ def details(cmp: Any) -> HTML:
     return HTML(wrap("".join(blocks)), text="pass rate, holistic, pass^k and usage")
 
 
-def calibrated_changes(cmp: Any) -> HTML:
+def calibrated_changes(cmp: object) -> HTML:
     """With labels: each criterion's pass rate calibrated on each side's labels (PPI++), and the change."""
     frame = getattr(cmp, "calibrated", pd.DataFrame())
     if frame is None or frame.empty:

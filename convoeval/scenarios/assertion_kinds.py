@@ -183,7 +183,7 @@ class Assertions(BaseModel):
         return {k: v for k, v in self.model_dump(exclude_unset=True).items() if v is not None}
 
 
-def is_assertion_key(key: Any) -> bool:
+def is_assertion_key(key: object) -> bool:
     """Whether ``key`` is registered or declared by a loadable plugin (a broken plugin's key is not)."""
     try:
         return isinstance(key, str) and assertion_kind(key) is not None

@@ -25,7 +25,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from convoeval.scenarios.agent_registry import agent_names
 from convoeval.scenarios.assertion_kinds import Assertions, assertion_keys, is_assertion_key, load_all_plugins
@@ -249,7 +249,7 @@ class ConversationalScenario(_ScenarioHeader):
     def _sql_criteria_name_their_query(self) -> ConversationalScenario:
         # "sql.<name>" can only be checked against this file's own sql: names, which the criterion cannot see.
         names = self.assertions.checks().get("sql") or {}
-        bad = [{"type": PydanticCustomError("unknown_assertion", _braced(
+        bad: list[InitErrorDetails] = [{"type": PydanticCustomError("unknown_assertion", _braced(
                     f"no sql: assertion named {c.assertion[4:]!r} in this scenario's assertions; it has "
                     f"{', '.join(names) or 'none'}")),
                 "loc": ("rubric", i, "assertion"), "input": c.assertion}

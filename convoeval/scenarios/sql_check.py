@@ -68,7 +68,7 @@ def _check(query: str) -> str:
     return query
 
 
-def _parse(query: str) -> exp.Expression:
+def _parse(query: str) -> exp.Expr:
     sqlglot_log = logging.getLogger("sqlglot")
     level = sqlglot_log.level
     # sqlglot warns (on the root logger's handlers) when it falls back to an opaque Command; we refuse those anyway.
@@ -92,7 +92,7 @@ def _words(exc: Exception) -> str:
     return " ".join(re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).split())[:200]
 
 
-def _what(node: exp.Expression) -> str:
+def _what(node: exp.Expr) -> str:
     if isinstance(node, exp.Command):
         return f"a {str(node.this).upper()} command"
     if isinstance(node, exp.Into):
@@ -102,7 +102,7 @@ def _what(node: exp.Expression) -> str:
     return f"{type(node).__name__.upper()}"
 
 
-def _check_tables(statement: exp.Expression) -> None:
+def _check_tables(statement: exp.Expr) -> None:
     tables = column_types("sqlite")
     ctes = {cte.alias_or_name for cte in statement.find_all(exp.CTE)}
     for table in statement.find_all(exp.Table):
@@ -115,7 +115,7 @@ def _check_tables(statement: exp.Expression) -> None:
             raise ValueError(f"unknown table {table.name!r}; the reference schema has {', '.join(tables)}")
 
 
-def _check_parameters(statement: exp.Expression) -> None:
+def _check_parameters(statement: exp.Expr) -> None:
     if any(True for _ in statement.find_all(exp.Parameter)):
         raise ValueError(f"positional parameters ($1) are refused; bind by name: {_bound()}")
     names = set()
@@ -135,11 +135,11 @@ def _bound() -> str:
 
 
 @functools.cache
-def _sqlglot_schema() -> dict[str, dict[str, str]]:
+def _sqlglot_schema() -> dict[str, object]:
     return {table: dict(cols) for table, cols in column_types("sqlite").items()}
 
 
-def _check_columns(statement: exp.Expression) -> None:
+def _check_columns(statement: exp.Expr) -> None:
     try:
         qualify(statement.copy(), schema=_sqlglot_schema(), dialect="postgres", validate_qualify_columns=True)
     except OptimizeError as exc:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,18 @@ from scipy.stats import t as student_t
 
 from convoeval.stats._result import stat_row
 from convoeval.stats.bootstrap import LEVEL, cluster_codes
+
+
+class EstimatorOptions(TypedDict, total=False):
+    """Options an estimator may take beyond the items (each estimator is passed only the ones it knows)."""
+
+    strict: bool
+    small: bool
+    seed: int
+    n_boot: int
+    folds: int
+    variance: str
+    max_outside: float
 
 #: Fewest labelled conversations an estimator accepts (CJE's floor; below it the normal interval is not believed).
 MIN_LABELS = 10
@@ -85,7 +97,8 @@ class Items:
 
     @property
     def labelled(self) -> np.ndarray:
-        return ~np.isnan(self.labels)
+        mask: np.ndarray = ~np.isnan(self.labels)
+        return mask
 
     @property
     def n_labelled(self) -> int:

@@ -14,14 +14,16 @@ conversations; one whose labels all agree is accepted (its variance is then only
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from convoeval.stats._estimate import (
     MIN_LABELS,
     Estimate,
+    EstimatorOptions,
     Items,
     interval,
     labels_only_variance,
@@ -70,7 +72,8 @@ def _run(name: str, items: Items, options: dict[str, Any]) -> Estimate:
 
 
 def stratified(name: str, items: Items, strata: np.ndarray, *, min_per_stratum: int = MIN_PER_STRATUM,
-               level: float = LEVEL, bounds: tuple[float, float] | None = None, **options: Any) -> Estimate:
+               level: float = LEVEL, bounds: tuple[float, float] | None = None, min_labels: int = MIN_LABELS,
+               **options: Unpack[EstimatorOptions]) -> Estimate:
     """Estimator ``name`` within each stratum, combined by the strata's shares of the items (see the module).
 
     Args:
@@ -80,18 +83,19 @@ def stratified(name: str, items: Items, strata: np.ndarray, *, min_per_stratum: 
         min_per_stratum: Fewest labelled conversations in each stratum.
         level: Confidence level.
         bounds: Clip the combined estimate and interval to this range.
+        min_labels: Fewest labelled conversations overall.
         **options: Passed to the estimator (``seed``, ``n_boot``, ``variance``, ...).
     """
     strata = np.asarray(strata, dtype=object)
     if name != "judge_only":
-        reason = refusal(items, min_labels=options.get("min_labels", MIN_LABELS))
+        reason = refusal(items, min_labels=min_labels)
         if reason:
             return refused(name, items, reason, f"{name}, stratified")
     parts: list[tuple[Any, float, Estimate, float]] = []
     for stratum in pd.unique(strata):
         mask = strata == stratum
         sub = Items(items.judge[mask], items.labels[mask], items.codes[mask], items.n_clusters, 0)
-        est = _run(name, sub, {**options, "level": level, "min_labels": min_per_stratum, "strict": False})
+        est = _run(name, sub, {**dict(options), "level": level, "min_labels": min_per_stratum, "strict": False})
         if est.refused:
             return refused(name, items, f"stratum {stratum!r}: {est.refused}", f"{name}, stratified")
         var_lo = labels_only_variance(sub) if sub.n_labelled else float("nan")
@@ -116,15 +120,15 @@ def stratified(name: str, items: Items, strata: np.ndarray, *, min_per_stratum: 
 
 def estimate(
     name: str,
-    judge: Any,
-    labels: Any,
+    judge: ArrayLike,
+    labels: ArrayLike,
     *,
-    clusters: Any = None,
-    strata: Any = None,
+    clusters: ArrayLike | None = None,
+    strata: ArrayLike | None = None,
     level: float = LEVEL,
     bounds: tuple[float, float] | None = None,
     min_labels: int = MIN_LABELS,
-    **options: Any,
+    **options: Unpack[EstimatorOptions],
 ) -> Estimate:
     """One estimator by name on arrays, optionally stratified.
 
@@ -134,7 +138,7 @@ def estimate(
         0.5
     """
     items = prepare(judge, labels, clusters)
-    opts = {**options, "level": level, "bounds": bounds, "min_labels": min_labels}
+    opts: dict[str, Any] = {**options, "level": level, "bounds": bounds, "min_labels": min_labels}
     if strata is None:
         return _run(name, items, opts)
     keep = ~np.isnan(np.asarray(judge, dtype=float).ravel())
@@ -142,18 +146,18 @@ def estimate(
 
 
 def calibrated_estimates(
-    judge: Any,
-    labels: Any,
+    judge: ArrayLike,
+    labels: ArrayLike,
     *,
     estimators: Sequence[str] = ("judge_only", "labels_only", "ppi++", "isotonic"),
-    clusters: Any = None,
-    strata: Any = None,
+    clusters: ArrayLike | None = None,
+    strata: ArrayLike | None = None,
     level: float = LEVEL,
     bounds: tuple[float, float] | None = None,
     min_labels: int = MIN_LABELS,
     scale: float = 1.0,
     groups: dict[str, Any] | None = None,
-    **options: Any,
+    **options: Unpack[EstimatorOptions],
 ) -> pd.DataFrame:
     """Several estimators on the same items, as one result table (a row each, refusals included).
 

@@ -28,9 +28,8 @@ refused too.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+from numpy.typing import ArrayLike
 
 from convoeval.stats._estimate import (
     MIN_LABELS,
@@ -76,7 +75,8 @@ def fit_isotonic(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np
 
 def _predict(fit: tuple[np.ndarray, np.ndarray], scores: np.ndarray) -> np.ndarray:
     xs, fx = fit
-    return np.interp(scores, xs, fx)  # linear between labelled scores, flat beyond them
+    predicted: np.ndarray = np.interp(scores, xs, fx)  # linear between labelled scores, flat beyond them
+    return predicted
 
 
 def _folds(items: Items, k: int, seed: int) -> np.ndarray:
@@ -86,7 +86,8 @@ def _folds(items: Items, k: int, seed: int) -> np.ndarray:
     order = np.random.default_rng(seed).permutation(clusters.size)
     fold_of = np.empty(clusters.size, dtype=int)
     fold_of[order] = np.arange(clusters.size) % k
-    return fold_of[np.searchsorted(clusters, lab_codes)]
+    folds: np.ndarray = fold_of[np.searchsorted(clusters, lab_codes)]
+    return folds
 
 
 def _estimate(s: np.ndarray, y: np.ndarray, lab: np.ndarray, fit: tuple[np.ndarray, np.ndarray]) -> float:
@@ -94,10 +95,10 @@ def _estimate(s: np.ndarray, y: np.ndarray, lab: np.ndarray, fit: tuple[np.ndarr
 
 
 def isotonic_mean(
-    judge: Any,
-    labels: Any,
+    judge: ArrayLike,
+    labels: ArrayLike,
     *,
-    clusters: Any = None,
+    clusters: ArrayLike | None = None,
     folds: int = FOLDS,
     variance: str = "cross-fit",
     max_outside: float = MAX_OUTSIDE,

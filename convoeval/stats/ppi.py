@@ -29,9 +29,8 @@ The gain: with a judge whose correlation with the labels is ``rho``, the varianc
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+from numpy.typing import ArrayLike
 
 from convoeval.stats._estimate import (
     MIN_LABELS,
@@ -165,10 +164,10 @@ def ppi_items(items: Items, *, lam: float | None = None, level: float = LEVEL,
 
 
 def ppi_mean(
-    judge: Any,
-    labels: Any,
+    judge: ArrayLike,
+    labels: ArrayLike,
     *,
-    clusters: Any = None,
+    clusters: ArrayLike | None = None,
     lam: float | None = None,
     level: float = LEVEL,
     min_labels: int = MIN_LABELS,
@@ -209,10 +208,10 @@ def ppi_mean(
 
 
 def ppi_proportion(
-    judge: Any,
-    labels: Any,
+    judge: ArrayLike,
+    labels: ArrayLike,
     *,
-    clusters: Any = None,
+    clusters: ArrayLike | None = None,
     lam: float | None = None,
     level: float = LEVEL,
     min_labels: int = MIN_LABELS,
@@ -240,10 +239,10 @@ def check_binary(items: Items, who: str) -> None:
 
 
 def labels_only_mean(
-    judge: Any,
-    labels: Any,
+    judge: ArrayLike,
+    labels: ArrayLike,
     *,
-    clusters: Any = None,
+    clusters: ArrayLike | None = None,
     level: float = LEVEL,
     min_labels: int = MIN_LABELS,
     bounds: tuple[float, float] | None = None,
@@ -274,9 +273,9 @@ def labels_only_items(items: Items, *, level: float = LEVEL, bounds: tuple[float
 
 
 def judge_only_mean(
-    judge: Any,
+    judge: ArrayLike,
     *,
-    clusters: Any = None,
+    clusters: ArrayLike | None = None,
     level: float = LEVEL,
     bounds: tuple[float, float] | None = None,
 ) -> Estimate:
@@ -290,7 +289,7 @@ def judge_only_mean(
 
 
 def judge_only_items(items: Items, *, level: float = LEVEL, bounds: tuple[float, float] | None = None,
-                     **_: Any) -> Estimate:
+                     **_: object) -> Estimate:
     """``judge_only_mean`` on checked ``Items`` (their labels are ignored)."""
     if len(items.judge) < 2:
         return refused("judge_only", items, "fewer than 2 judged items", "judge only")

@@ -9,9 +9,8 @@ over conversations, resampling all three at once.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+from numpy.typing import ArrayLike
 
 from convoeval.stats._estimate import MIN_LABELS, Estimate, Items, labels_only_variance, prepare, refusal, refused
 from convoeval.stats.bootstrap import LEVEL, N_BOOT, cluster_sums, percentile_interval, resample_weights
@@ -28,7 +27,7 @@ def _corrected(sums: np.ndarray) -> np.ndarray:
 
 
 def rogan_gladen_items(items: Items, *, level: float = LEVEL, n_boot: int = N_BOOT, seed: int = 0,
-                       min_labels: int = MIN_LABELS, strict: bool = True, **_: Any) -> Estimate:
+                       min_labels: int = MIN_LABELS, strict: bool = True, **_: object) -> Estimate:
     """``rogan_gladen_rate`` on checked ``Items``."""
     check_binary(items, "rogan_gladen_rate")
     reason = refusal(items, min_labels=min_labels, need_variation=strict)
@@ -55,10 +54,10 @@ def rogan_gladen_items(items: Items, *, level: float = LEVEL, n_boot: int = N_BO
 
 
 def rogan_gladen_rate(
-    judge: Any,
-    labels: Any,
+    judge: ArrayLike,
+    labels: ArrayLike,
     *,
-    clusters: Any = None,
+    clusters: ArrayLike | None = None,
     level: float = LEVEL,
     n_boot: int = N_BOOT,
     seed: int = 0,
