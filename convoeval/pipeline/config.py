@@ -295,7 +295,7 @@ class EvalConfig(BaseModel):
             return path if path.is_absolute() else project_root() / path
         seeds = "-".join("own" if s is None else str(s) for s in self.seeds[:3]) + ("-…" if len(self.seeds) > 3 else "")
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        return project_root() / "reports" / f"run-{self.agent or 'all'}-s{seeds}-{stamp}-{secrets.token_hex(2)}"
+        return project_root() / "reports" / f"run-{self.agent or 'all'}-s{seeds}-{stamp}-{secrets.token_hex(4)}"
 
     def recorded(self) -> dict[str, Any]:
         """The settings as ``report.json`` records them (a webhook target without its credentials)."""
