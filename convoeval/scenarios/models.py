@@ -14,11 +14,12 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from convoeval.scenarios.agent_registry import agent_names
 from convoeval.scenarios.errors import _shown
+from convoeval.scenarios.path_models import PATH_PREFIXES, Checkpoint, PathAssertion, path_refs_problem
 
 LOCALES = ("pt-BR", "en", "es")
 
@@ -195,10 +196,12 @@ class Assertions(StrictModel):
     escalated_to_human: bool | None = None
     tools_called: list[NonEmptyStr] | None = None
     tools_not_called: list[NonEmptyStr] | None = None
+    path: list[PathAssertion] | None = Field(
+        default=None, description="Path assertions on the recorded tool calls and messages (convoeval.pathcheck).")
 
     def active(self) -> dict[str, Any]:
-        """The assertions this scenario actually sets, in declaration order."""
-        return {k: v for k, v in self.model_dump().items() if v is not None}
+        """The database assertions this scenario actually sets, in declaration order (``path`` is checked apart)."""
+        return {k: v for k, v in self.model_dump(exclude={"path"}).items() if v is not None}
 
 
 # ── Rubric ──
@@ -216,7 +219,8 @@ class RubricCriterion(StrictModel):
     @field_validator("assertion")
     @classmethod
     def _known_assertion(cls, value: str | None) -> str | None:
-        if value is not None and value not in Assertions.model_fields:
+        # A path or checkpoint key (path:<id>) is checked against the scenario's own path assertions when it loads.
+        if value is not None and value not in Assertions.model_fields and not value.startswith(PATH_PREFIXES):
             raise ValueError(f"unknown assertion {_shown(value)}; expected one of {', '.join(Assertions.model_fields)}")
         return value
 
@@ -237,6 +241,13 @@ class _ScenarioHeader(StrictModel):
     assertions: Assertions = Field(default_factory=Assertions)
     fixtures: Fixtures = Field(default_factory=Fixtures)
 
+    @model_validator(mode="after")
+    def _path_refs(self) -> Any:
+        problem = path_refs_problem(self)
+        if problem:
+            raise ValueError(problem)
+        return self
+
 
 class ConversationalScenario(_ScenarioHeader):
     """A simulated patient pursues ``goal`` against the agent; see the README for every field."""
@@ -246,6 +257,8 @@ class ConversationalScenario(_ScenarioHeader):
     max_turns: Annotated[StrictInt, Field(gt=0)] = 15
     seed: StrictInt | None = None
     rubric: Annotated[list[RubricCriterion], Field(min_length=1)]
+    checkpoints: list[Checkpoint] = Field(
+        default_factory=list, description="Checks that fire when a tool is called or a turn is reached.")
 
     @field_validator("rubric", mode="before")
     @classmethod
