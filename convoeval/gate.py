@@ -48,8 +48,8 @@ from convoeval.fidelity import (
 from convoeval.fidelity.claims import agent_claims
 from convoeval.fidelity.goal import EARNED_BY, claimed_kinds_phrase, unearned
 from convoeval.fidelity.roles import name_words, role_reversal, self_named
-from convoeval.stats.goal import PROCESS_ASSERTIONS
 from convoeval.scenarios.path_models import PATH_PREFIXES
+from convoeval.stats.goal import PROCESS_ASSERTIONS
 
 __all__ = ["DEFAULT_GATE_CHECKS", "EARNED_BY", "GATE_CHECKS", "RESIMULATION_TEMPERATURE", "SIMULATOR_FAILURE_SCHEMA",
            "GateSettings", "SimulatorFailure", "SimulatorGate", "exclude_simulator_failures", "gate_settings",

@@ -14,12 +14,12 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, field_validator
 from pydantic_core import PydanticCustomError
 
 from convoeval.scenarios.agent_registry import agent_names
 from convoeval.scenarios.errors import _shown
-from convoeval.scenarios.path_models import PATH_PREFIXES, Checkpoint, PathAssertion, path_refs_problem
+from convoeval.scenarios.path_models import PATH_PREFIXES, Checkpoint, PathAssertion, PathRefsChecked
 
 LOCALES = ("pt-BR", "en", "es")
 
@@ -220,8 +220,9 @@ class RubricCriterion(StrictModel):
     @classmethod
     def _known_assertion(cls, value: str | None) -> str | None:
         # A path or checkpoint key (path:<id>) is checked against the scenario's own path assertions when it loads.
-        if value is not None and value not in Assertions.model_fields and not value.startswith(PATH_PREFIXES):
-            raise ValueError(f"unknown assertion {_shown(value)}; expected one of {', '.join(Assertions.model_fields)}")
+        known = [k for k in Assertions.model_fields if k != "path"]
+        if value is not None and value not in known and not value.startswith(PATH_PREFIXES):
+            raise ValueError(f"unknown assertion {_shown(value)}; expected one of {', '.join(known)}, or path:<id>")
         return value
 
 
@@ -232,7 +233,7 @@ def _criterion(value: Any) -> Any:
 # ── Scenario types ──
 
 
-class _ScenarioHeader(StrictModel):
+class _ScenarioHeader(StrictModel, PathRefsChecked):
     id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="Unique scenario id")]
     agent: Annotated[NonEmptyStr, AfterValidator(_registered_agent)]
     locale: Locale = "pt-BR"
@@ -240,13 +241,6 @@ class _ScenarioHeader(StrictModel):
     persona: Persona
     assertions: Assertions = Field(default_factory=Assertions)
     fixtures: Fixtures = Field(default_factory=Fixtures)
-
-    @model_validator(mode="after")
-    def _path_refs(self) -> Any:
-        problem = path_refs_problem(self)
-        if problem:
-            raise ValueError(problem)
-        return self
 
 
 class ConversationalScenario(_ScenarioHeader):

@@ -24,10 +24,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictBool, StrictFloat, StrictInt, Tag, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    Tag,
+    model_validator,
+)
 
 __all__ = ["BACKED_KINDS", "PATH_PREFIXES", "ArgsCheck", "Checkpoint", "CheckpointWhen", "ClaimsCheck", "checkpoint_key",
-           "path_refs_problem",
+           "PathRefsChecked", "path_refs_problem",
            "ConfirmedCheck", "CountCheck", "FixtureRef", "OrderCheck", "PathAssertion", "path_key"]
 
 #: The prefixes of the keys of path assertion rows (``path:…``) and checkpoint rows (``checkpoint:<id>…``): rows about
@@ -237,3 +247,14 @@ def path_refs_problem(scenario: Any) -> str | None:
             shown = ", ".join(sorted(known_keys)) or "none (the scenario has no path assertions)"
             return f"rubric[{i}].assertion: {link!r} names no path assertion of this scenario; expected one of {shown}"
     return None
+
+
+class PathRefsChecked(BaseModel):
+    """Mixed into the scenario models: ``path_refs_problem`` runs once the whole scenario is read."""
+
+    @model_validator(mode="after")
+    def _path_refs(self) -> Any:
+        problem = path_refs_problem(self)
+        if problem:
+            raise ValueError(problem)
+        return self
