@@ -16,7 +16,7 @@ from path_faults_support import PATH_FAULTS, play, shipped
 
 from convoeval.agents.clinic import faults_for
 from convoeval.pipeline.conversation import RunOptions, arun_any
-from convoeval.scenarios import load_scenario_file
+from convoeval.scenarios import load_scenario_file, parse_scenario
 from convoeval.store import Store, open_store
 from convoeval.testing import FakeChatModel
 
@@ -203,3 +203,31 @@ async def test_a_run_records_path_and_checkpoint_rows_beside_the_database_assert
     # The criterion linked to path:method-confirmed carries the link to the database-truth tables.
     assert "path:method-confirmed" in set(result.rubric["assertion"].dropna())
     assert result.score["assertion_failures"].iloc[0] == len(failed)
+
+
+async def test_a_checkpoints_criteria_are_judged_on_the_conversation_up_to_its_turn(tmp_path: Path) -> None:
+    from test_reliability_support import fake_responder  # the cooperative judge of the reliability tests
+
+    raw = load_scenario_file(ROOT / "evals" / "scenarios" / "billing" / "conv-impatient-patient.yaml").model_dump(
+        exclude_none=True)
+    raw["checkpoints"].append({"id": "at-the-link", "when": {"tool": "create_payment_link"},
+                               "rubric": ["Agent asked the patient to confirm the method before creating the link"]})
+    sc = parse_scenario(raw)
+    simulator = FakeChatModel(replies=["quero pagar logo", "manda o link", "pix", "sim", "obrigado!",
+                                       "ok [GOAL_COMPLETE]"])
+    judge = FakeChatModel(responder=fake_responder)
+    with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
+        result = await arun_any(sc, seed=1, options=RunOptions(simulator_model=simulator, judge_model=judge,
+                                                               store=store))
+    rubric = result.rows["rubric"]
+    [row] = [r for r in rubric if r["criterion"].startswith("[checkpoint at-the-link] ")]
+    assert row["criterion_index"] == len(sc.rubric) and row["passed"] in (True, False), row
+    assert len(rubric) == len(sc.rubric) + 1
+    # The link came at turn 4 (after "sim"); the judge of the checkpoint saw nothing said after it.
+    [link_turn] = [r["turn"] for r in result.rows["transcripts"] if "create_payment_link" in (r.get("tools") or [])]
+    after = [r["text"] for r in result.rows["transcripts"] if r["turn"] > link_turn and r["role"] == "agent"]
+    [seen] = [c.text for c in judge.calls if "confirm the method before creating the link" in c.text]
+    assert after and not any(text in seen for text in after)
+    [url] = [c["result"]["url"] for r in result.rows["transcripts"] for c in r.get("tool_calls") or []
+             if c["name"] == "create_payment_link"]
+    assert url in seen  # the link's own turn is part of what it judges

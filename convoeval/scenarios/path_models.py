@@ -193,14 +193,27 @@ class CheckpointWhen(_Strict):
 
 
 class Checkpoint(_Strict):
-    """A mid-conversation check: when ``when`` fires, ``path`` is checked on the conversation up to that turn.
+    """A mid-conversation check: when ``when`` fires, ``path`` is checked on the conversation up to that turn, and
+    the ``rubric`` criteria are judged on it (conversational runs; one more judge call per checkpoint that fired).
 
     ``required`` (default true): a checkpoint that never fires is a failed row, never a silent pass."""
 
     id: Annotated[str, Field(pattern=_ID)]
     when: CheckpointWhen
-    path: Annotated[list[PathAssertion], Field(min_length=1)]
+    path: list[PathAssertion] = Field(default_factory=list)
+    rubric: list[Annotated[str, Field(min_length=1)]] = Field(
+        default_factory=list, description="Criteria judged on the conversation up to the turn the checkpoint fires at.")
     required: bool = True
+
+    @model_validator(mode="after")
+    def _checks_something(self) -> Checkpoint:
+        if not self.path and not self.rubric:
+            raise ValueError("a checkpoint needs path assertions, rubric criteria, or both")
+        return self
+
+    def criterion(self, text: str) -> str:
+        """How a criterion of this checkpoint reads in the rubric rows: ``[checkpoint <id>] <text>``."""
+        return f"[checkpoint {self.id}] {text}"
 
 
 def checkpoint_key(checkpoint: Checkpoint, check: Any) -> str:
