@@ -299,3 +299,16 @@ def test_the_stores_invoices_and_links_back_amounts_and_urls_on_every_backend(an
         assert [r.passed for r in check_path(other, links, store=any_store, seeded=seeded)] == [False]
     finally:
         cleanup_run(any_store, seeded.run_id)
+
+
+def test_backed_by_names_the_tools_of_an_agent_that_is_not_the_clinics() -> None:
+    reserve = {"name": "create_reservation", "arguments": {"party": 4},
+               "result": {"id": "r1", "starts_at": "2026-05-01T20:00"}}
+    rows = convo(("table for 4 at 8pm", "All set! You're booked for Friday at 8:00 PM.", [reserve]))
+    item = {"id": "r", "claims_backed": ["booked", "time"], "backed_by": {"booked": ["create_reservation"]}}
+    assert verdicts(rows, item) == {"path:r": True}
+    wrong = convo(("table for 4 at 8pm", "All set! You're booked for Friday at 9:00 PM.", [reserve]))
+    [result] = check_path(wrong, path(item))
+    assert not result.passed and "time '21:00': the slot written is at 20:00" in result.detail
+    [clinic] = check_path(rows, path({"claims_backed": ["booked"]}))  # the clinic's tools back nothing here
+    assert not clinic.passed and "no successful book_appointment or reschedule_appointment" in clinic.detail

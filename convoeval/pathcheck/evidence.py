@@ -13,6 +13,9 @@ assertion lists must be backed by a successful tool call at or before that messa
   the run's invoices and services in the store;
 * ``time``: a message that claims a booking or a move and states clock times states the time of the slot the
   latest ``book_appointment`` / ``reschedule_appointment`` wrote.
+
+``backed_by`` in the assertion names other tools per kind, for agents whose tools are not the clinic's (a
+restaurant's ``create_reservation`` backing "booked"; its result's ``starts_at`` gives the time).
 """
 
 from __future__ import annotations
@@ -39,7 +42,6 @@ BACKED_BY: dict[str, tuple[str, ...]] = {
     "recorded": ("record_nps",),
     "handoff": ("handoff_to_human",),
 }
-_WRITES = ("book_appointment", "reschedule_appointment")
 _CLOCK = re.compile(r"[T ](\d{2}):(\d{2})")
 
 
@@ -87,20 +89,21 @@ def _clock(starts_at: Any) -> str | None:
 
 
 def _unbacked(kind: str, quote: str, text: str, calls: list[Call], ctx: PathContext,
-              cache: dict[str, Any]) -> str | None:
+              cache: dict[str, Any], backed_by: dict[str, tuple[str, ...]]) -> str | None:
     """Why this claim is not backed by the calls made so far, or None when it is."""
     done = [c for c in calls if c.ok]
     if kind == "payment_link" and quote.lower().startswith(("http", "www.")):
-        urls = {v for c in done if c.name == "create_payment_link" for k, v in _values(c.result) if k == "url"}
+        tools = backed_by["payment_link"]
+        urls = {v for c in done if c.name in tools for k, v in _values(c.result) if k == "url"}
         if quote not in urls and quote not in cache.setdefault("urls", _stored_urls(ctx)):
-            return "no create_payment_link call returned this URL"
+            return f"no {' or '.join(tools)} call returned this URL"
         return None
     if kind == "amount":
         cents = amount_cents(quote)
         if cents is None or cents not in _known_amounts(done, ctx):
             return "no tool result or fixture has this amount"
         return None
-    tools = BACKED_BY.get(kind)
+    tools = backed_by.get(kind)
     if tools and not any(c.name in tools for c in done):
         if kind == "booked" and _existing(text, done):
             return None  # "your appointment is booked for <time>": one a tool listed, at the time the message says
@@ -116,9 +119,9 @@ def _existing(text: str, calls: list[Call]) -> bool:
     return bool(said & listed)
 
 
-def _time_problem(text: str, calls: list[Call]) -> tuple[str, str] | None:
+def _time_problem(text: str, calls: list[Call], writing: set[str]) -> tuple[str, str] | None:
     """(said, written) when a booking/moving message states times and none is the written slot's time."""
-    writes = [c for c in calls if c.ok and c.name in _WRITES]
+    writes = [c for c in calls if c.ok and c.name in writing]
     said = stated_times(text)
     if not writes or not said:
         return None
@@ -131,6 +134,8 @@ def _time_problem(text: str, calls: list[Call]) -> tuple[str, str] | None:
 def check_claims(check: ClaimsCheck, ctx: PathContext) -> AssertionResult:
     """Every claim of the listed kinds in the agent's messages is backed by the tool log (or the store)."""
     key, kinds = path_key(check), set(check.kinds)
+    backed_by = {**BACKED_BY, **{k: tuple(v) for k, v in (check.backed_by or {}).items()}}
+    writing = set(backed_by["booked"]) | set(backed_by["moved"])
     problems: list[str] = []
     calls: list[Call] = []
     cache: dict[str, Any] = {}
@@ -141,11 +146,11 @@ def check_claims(check: ClaimsCheck, ctx: PathContext) -> AssertionResult:
         claims = agent_claims(turn.agent, ctx.locale)
         for claim in claims:
             if claim.kind in kinds:
-                why = _unbacked(claim.kind, claim.quote, turn.agent, calls, ctx, cache)
+                why = _unbacked(claim.kind, claim.quote, turn.agent, calls, ctx, cache, backed_by)
                 if why:
                     problems.append(f"turn {turn.turn}: {claim.kind} {claim.quote!r}: {why}")
         if "time" in kinds and any(c.kind in ("booked", "moved") for c in claims):
-            wrong = _time_problem(turn.agent, calls)
+            wrong = _time_problem(turn.agent, calls, writing)
             if wrong:
                 problems.append(f"turn {turn.turn}: time {wrong[0]!r}: the slot written is at {wrong[1]}")
     expected = f"every {', '.join(check.kinds)} claim backed"

@@ -129,9 +129,14 @@ class ConfirmedCheck(_Path):
 
 class ClaimsCheck(_Path):
     """``claims_backed: [kind, …]`` (or ``true`` for every kind in ``BACKED_KINDS``): every such claim in the agent's
-    messages is backed by the tool log (and, for payment URLs, the store) at or before the message."""
+    messages is backed by the tool log (and, for payment URLs, the store) at or before the message. ``backed_by``
+    replaces the clinic tools that back a kind (``convoeval.pathcheck.evidence.BACKED_BY``)."""
 
     claims_backed: Literal[True] | Annotated[list[BackedKind], Field(min_length=1)]
+    backed_by: dict[Literal["payment_link", "booked", "moved", "cancelled", "confirmed", "recorded", "handoff"],
+                    Annotated[list[Tool], Field(min_length=1)]] | None = Field(
+        default=None, description="The tools whose successful call backs a kind of claim, replacing the clinic's "
+                                  "(e.g. booked: [create_reservation]).")
 
     @property
     def kinds(self) -> tuple[str, ...]:
