@@ -17,6 +17,7 @@ from path_faults_support import PATH_FAULTS, play, shipped
 from convoeval.agents.clinic import faults_for
 from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.scenarios import load_scenario_file, parse_scenario
+from convoeval.stats.truth import truth_ratings
 from convoeval.store import Store, open_store
 from convoeval.testing import FakeChatModel
 
@@ -200,8 +201,11 @@ async def test_a_run_records_path_and_checkpoint_rows_beside_the_database_assert
     assert "checkpoint:first-answer:calls(create_payment_link)==0" in keys
     assert {r["assertion"] for r in rows if not r["passed"]} == failed
     assert all(re.match(r"(path|checkpoint):", r["message"]) for r in rows if r["assertion"].startswith("path"))
-    # The criterion linked to path:method-confirmed carries the link to the database-truth tables.
-    assert "path:method-confirmed" in set(result.rubric["assertion"].dropna())
+    # The criterion linked to path:method-confirmed takes the path row as its database truth (the agreement
+    # notebook's "Judges against the database" section): the fault's skipped confirmation is a fail there.
+    truth = truth_ratings(result.rubric, result.assertions)
+    [verdict] = truth.loc[truth["criterion"] == "Agent confirmed the payment method before generating", "passed"]
+    assert bool(verdict) is ("path:method-confirmed" not in failed)
     assert result.score["assertion_failures"].iloc[0] == len(failed)
 
 
