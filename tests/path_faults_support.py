@@ -8,6 +8,7 @@ prints the table ``docs/agents.md`` quotes.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +70,8 @@ class Played:
 
     rows: list[dict[str, Any]]
     failed: dict[str, str]
+    seconds: list[float] | None = None  # per check of every path assertion and checkpoint (``repeat``)
+    checked: int = 0  # how many path and checkpoint rows one check gives
 
     @property
     def said(self) -> list[tuple[str, tuple[str, ...]]]:
@@ -95,8 +98,12 @@ def _lines(path: str, sc: Scenario) -> Callable[[list[AgentReply]], str | None]:
     return rule
 
 
-async def play(store: Store, path: str, faults: tuple[str, ...] = ()) -> Played:
-    """Play scenario ``path`` against its reference agent with ``faults`` and check its path assertions."""
+async def play(store: Store, path: str, faults: tuple[str, ...] = (), repeat: int = 1,
+               before_check: Callable[[], None] | None = None) -> Played:
+    """Play scenario ``path`` against its reference agent with ``faults`` and check its path assertions.
+
+    ``repeat`` > 1 checks them that many times, timing each (CPU seconds, ``benchmarks/bench_path_assertions.py``),
+    with ``before_check`` called before each (e.g. to empty a cache)."""
     sc = load_scenario_file(SCENARIOS / path)
     agent = make_clinic_agent(sc.agent, list(faults))
     seeded = seed_run(store, sc)
@@ -117,9 +124,15 @@ async def play(store: Store, path: str, faults: tuple[str, ...] = ()) -> Played:
                       "tool_calls": [{"name": t.name, "arguments": t.arguments, "result": t.result}
                                      for t in reply.tool_calls]}]
         where = {"locale": sc.locale, "store": store, "seeded": seeded}
-        results = check_path(rows, sc.assertions.path, **where)
-        if isinstance(sc, ConversationalScenario):
-            results += check_checkpoints(rows, sc.checkpoints, **where)
+        seconds = []
+        for _ in range(repeat):
+            if before_check is not None:
+                before_check()
+            started = time.process_time()
+            results = check_path(rows, sc.assertions.path, **where)
+            if isinstance(sc, ConversationalScenario):
+                results += check_checkpoints(rows, sc.checkpoints, **where)
+            seconds.append(time.process_time() - started)
     finally:
         cleanup_run(store, seeded.run_id)
-    return Played(rows, {r.key: r.detail for r in results if not r.passed})
+    return Played(rows, {r.key: r.detail for r in results if not r.passed}, seconds, len(results))

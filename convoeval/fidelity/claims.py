@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -188,6 +189,13 @@ def agent_claims(text: str, locale: str | None = None) -> list[Claim]:
         ['booked']
     """
     _locale_ok(locale)
+    return list(_claims(text))
+
+
+@functools.lru_cache(maxsize=2048)
+def _claims(text: str) -> tuple[Claim, ...]:
+    # Kept per message text: the simulator gate reads every agent message while the run talks, and the path
+    # assertions read them again after it (the locale changes nothing in what is read, see ``agent_claims``).
     claims: list[Claim] = []
     seen: set[tuple[str, str]] = set()
 
@@ -215,7 +223,7 @@ def agent_claims(text: str, locale: str | None = None) -> list[Claim]:
     for kind in CLAIM_KINDS:
         for quote in found[kind]:
             add(kind, quote)
-    return claims
+    return tuple(claims)
 
 
 # Clock times as the three locales write them: "09:00", "9:00 AM", "3:30 PM", "às 10h", "15h30", "2 PM". A date

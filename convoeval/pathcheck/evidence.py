@@ -43,6 +43,7 @@ BACKED_BY: dict[str, tuple[str, ...]] = {
     "handoff": ("handoff_to_human",),
 }
 _CLOCK = re.compile(r"[T ](\d{2}):(\d{2})")
+_MONEY = re.compile(r"\d[.,]\d{2}\b|R\$|\$|€|£|reais|d[oó]lares|dollars|pesos|euros", re.IGNORECASE)
 
 
 def _values(value: Any) -> Iterator[tuple[str, Any]]:
@@ -58,21 +59,35 @@ def _values(value: Any) -> Iterator[tuple[str, Any]]:
             yield from _values(v)
 
 
-def _known_amounts(calls: list[Call], ctx: PathContext) -> set[int]:
+def _result_amounts(call: Call) -> set[int]:
+    """The amounts in cents one tool result holds: ``*_cents`` values, and amounts written in its strings."""
+    amounts: set[int] = set()
+    for key, value in _values(call.result):
+        if key.endswith("_cents") and isinstance(value, int) and not isinstance(value, bool):
+            amounts.add(value)
+        elif isinstance(value, str) and _MONEY.search(value):
+            amounts.update(a for a in (amount_cents(c.quote) for c in agent_claims(value) if c.kind == "amount")
+                           if a is not None)
+    return amounts
+
+
+def _known_amounts(calls: list[Call], ctx: PathContext, cache: dict[str, Any]) -> set[int]:
+    # Per check: each call's amounts are read once, the store's once (two queries).
+    per_call: dict[int, set[int]] = cache.setdefault("amounts", {})
     amounts: set[int] = set()
     for call in calls:
-        for key, value in _values(call.result):
-            if key.endswith("_cents") and isinstance(value, int) and not isinstance(value, bool):
-                amounts.add(value)
-            elif isinstance(value, str) and re.search(r"\d", value):
-                amounts.update(a for a in (amount_cents(c.quote) for c in agent_claims(value) if c.kind == "amount")
-                               if a is not None)
-    if ctx.store is not None and ctx.seeded is not None:
-        seeded = ctx.seeded
-        amounts.update(r["amount_cents"] for r in ctx.store.select(
-            "invoices", {"clinic_id": seeded.clinic_id, "patient_id": seeded.patient_id}))
-        amounts.update(r["price_cents"] for r in ctx.store.select("services", {"clinic_id": seeded.clinic_id}))
-    return amounts
+        if call.index not in per_call:
+            per_call[call.index] = _result_amounts(call)
+        amounts |= per_call[call.index]
+    if "stored" not in cache:
+        stored: set[int] = set()
+        if ctx.store is not None and ctx.seeded is not None:
+            seeded = ctx.seeded
+            stored.update(r["amount_cents"] for r in ctx.store.select(
+                "invoices", {"clinic_id": seeded.clinic_id, "patient_id": seeded.patient_id}))
+            stored.update(r["price_cents"] for r in ctx.store.select("services", {"clinic_id": seeded.clinic_id}))
+        cache["stored"] = stored
+    return amounts | cache["stored"]
 
 
 def _stored_urls(ctx: PathContext) -> set[str]:
@@ -100,7 +115,7 @@ def _unbacked(kind: str, quote: str, text: str, calls: list[Call], ctx: PathCont
         return None
     if kind == "amount":
         cents = amount_cents(quote)
-        if cents is None or cents not in _known_amounts(done, ctx):
+        if cents is None or cents not in _known_amounts(done, ctx, cache):
             return "no tool result or fixture has this amount"
         return None
     tools = backed_by.get(kind)
