@@ -312,3 +312,7 @@ def test_backed_by_names_the_tools_of_an_agent_that_is_not_the_clinics() -> None
     assert not result.passed and "time '21:00': the slot written is at 20:00" in result.detail
     [clinic] = check_path(rows, path({"claims_backed": ["booked"]}))  # the clinic's tools back nothing here
     assert not clinic.passed and "no successful book_appointment or reschedule_appointment" in clinic.detail
+
+
+def test_an_apostrophe_s_is_no_yes() -> None:
+    assert says_yes("what's pix?") is False and says_yes("ss") is True

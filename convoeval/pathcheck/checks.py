@@ -17,8 +17,9 @@ from convoeval.store.assertions import AssertionResult
 
 __all__ = ["NO_WORDS", "YES_WORDS", "check_args", "check_confirmed", "check_count", "check_order", "says_yes"]
 
-#: Words that make a patient message a yes, in pt-BR, en and es (accent-folded, lower-case, whole words).
-YES_WORDS = (r"sim", r"s", r"yes", r"yep", r"yeah", r"yup", r"sure", r"ok", r"okay", r"si", r"claro", r"pode",
+#: Words that make a patient message a yes, in pt-BR, en and es (accent-folded, lower-case, whole words). Not "s":
+#: "what's pix?" would read as a yes.
+YES_WORDS = (r"sim", r"ss", r"yes", r"yep", r"yeah", r"yup", r"sure", r"ok", r"okay", r"si", r"claro", r"pode",
              r"podes", r"confirmo", r"confirmado", r"confirm", r"confirmed", r"isso", r"exato", r"certo", r"perfeito",
              r"vale", r"dale", r"bora", r"correct", r"right", r"go ahead", r"de acuerdo", r"adelante", r"of course",
              r"please do", r"pode ser", r"fechado", r"combinado", r"perfecto", r"perfect")
