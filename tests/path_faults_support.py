@@ -1,4 +1,4 @@
-"""Plays every shipped billing, scheduling and confirmation scenario against the healthy reference agent and each of
+"""Plays every shipped billing, scheduling, confirmation and recall scenario against the healthy reference agent and each of
 its faults, with rule-following patients (no LLM), and checks the scenario's path assertions on the recorded turns.
 
 Used by ``tests/test_path_faults.py`` (the fault × scenario table) and by ``scripts/path_fault_table.py``, which
@@ -27,6 +27,7 @@ PATH_FAULTS = {
     "billing": ("link_before_method_confirmed", "invented_payment_url"),
     "scheduling": ("books_without_confirmation", "books_unavailable_slot", "double_books", "wrong_time_reported"),
     "confirmation": ("confirms_without_asking",),
+    "recall": ("books_without_consent",),  # not in the issue's list: the same skipped step in another agent
 }
 
 # The patients of the conversational scenarios: an opening line, then (pattern in the agent's last reply, answer)
@@ -50,6 +51,19 @@ PATIENTS: dict[str, list[str] | Rules] = {
         (r"(?m)^1\) ", "3:30 PM works for me"),
         (r"which day and time|to when", "Monday the 16th at 2pm"),
         (r"help with anything else|anything else\? make it quick", "thanks, bye"),
+    ]),
+    "recall/conv-accepts-checkup-es.yaml": ("Hola, recibí su mensaje", [
+        (r"\(sí/no\)|verdad\?|sí o no", "sí"),
+        (r"(?m)^1\) ", "la primera"),
+        (r"ya te reservé|agendé el", "Prefiero por la tarde"),
+        (r"busque algunos horarios|responde \*sí\* o \*no\*|vas a agendar", "Sí, por la tarde si puede ser"),
+        (r"te ayudo con algo más|algo más\? rápido", "gracias"),
+    ]),
+    "recall/conv-declines-pt.yaml": ("Oi, recebi a mensagem de vocês", [
+        (r"já reservei|marquei", "Não, por favor cancele, vou viajar a trabalho"),
+        (r"(?m)^1\) ", "Não, obrigado. Por favor, não quero receber mais lembretes por enquanto"),
+        (r"veja alguns horários|responder \*sim\* ou \*não\*|vai marcar ou não",
+         "Agora não, obrigado. Vou viajar a trabalho nos próximos meses"),
     ]),
     "confirmation/conv-confirms-pt.yaml": ["oi, recebi a mensagem", "sim, confirmo", "obrigada"],
     "confirmation/conv-reschedule-es.yaml": ["Hola, recibí el mensaje",

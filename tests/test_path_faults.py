@@ -1,5 +1,5 @@
-"""The known answers of the path assertions: every shipped billing, scheduling and confirmation scenario, played by
-rule-following patients (no LLM) against the healthy reference agent and each of its faults.
+"""The known answers of the path assertions: every shipped billing, scheduling, confirmation and recall scenario,
+played by rule-following patients (no LLM) against the healthy reference agent and each of its faults.
 
 ``TABLE`` is the fault × scenario table: the path and checkpoint keys each fault makes fail (``None``: the fault never
 shows on that scenario's lines, the conversation is the healthy one). The healthy agent fails none. ``docs/agents.md``
@@ -99,6 +99,24 @@ TABLE: dict[str, dict[str, set[str] | None]] = {
         "rude_tone": set(),
         "never_finishes": None,
     },
+    "recall/conv-accepts-checkup-es.yaml": {
+        "pushy_after_refusal": None,
+        "books_without_consent": {"path:slot-confirmed"},
+        "wrong_patient_data": set(),
+        "rude_tone": set(),
+    },
+    "recall/conv-declines-pt.yaml": {
+        "pushy_after_refusal": set(),
+        "books_without_consent": {"path:slot-confirmed"},
+        "wrong_patient_data": set(),
+        "rude_tone": set(),
+    },
+    "recall/scripted-accept-en.yaml": {
+        "pushy_after_refusal": None,
+        "books_without_consent": {"path:slot-confirmed"},
+        "wrong_patient_data": set(),
+        "rude_tone": set(),
+    },
     "confirmation/conv-confirms-pt.yaml": {
         "confirms_without_asking": {"path:asked-before-confirming"},
         "cancels_instead_of_rescheduling": None,
@@ -158,6 +176,7 @@ def test_each_fault_of_the_issue_is_caught_in_every_locale_its_scenarios_reach_i
     assert {LOCALES[p] for p in TABLE if TABLE[p].get("link_before_method_confirmed")} == {"pt-BR", "en", "es"}
     assert {LOCALES[p] for p in TABLE if TABLE[p].get("books_without_confirmation")} == {"pt-BR", "en", "es"}
     assert {LOCALES[p] for p in TABLE if TABLE[p].get("confirms_without_asking")} == {"pt-BR", "en", "es"}
+    assert {LOCALES[p] for p in TABLE if TABLE[p].get("books_without_consent")} == {"pt-BR", "en", "es"}
 
 
 def test_docs_agents_quotes_the_keys_each_fault_breaks() -> None:
