@@ -57,11 +57,13 @@ def check_path(rows: Iterable[Mapping[str, Any]] | PathLog, path: Sequence[Any] 
         One ``AssertionResult`` per path assertion, keyed ``path:<id>`` or by what it checks, in order.
 
     Example:
+        >>> from convoeval.scenarios import Assertions
         >>> rows = [{"turn": 1, "role": "patient", "text": "oi"},
         ...         {"turn": 1, "role": "agent", "text": "Aqui está o seu link", "tool_calls": []}]
-        >>> [r.passed for r in check_path(rows, Assertions.model_validate(
-        ...     {"path": [{"claims_backed": ["payment_link"]}]}).path)]  # doctest: +SKIP
-        [False]
+        >>> path = Assertions.model_validate({"path": [{"claims_backed": ["payment_link"]}]}).path
+        >>> [r.detail for r in check_path(rows, path)]  # doctest: +NORMALIZE_WHITESPACE
+        ["path:claims_backed(payment_link): turn 1: payment_link 'Aqui está o seu link': no successful
+          create_payment_link call before it"]
     """
     ctx = _context(rows, locale, store, seeded)
     return [PATH_CHECKERS[type(check)](check, ctx) for check in path or ()]
