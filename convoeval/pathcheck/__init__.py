@@ -9,7 +9,7 @@ path (its turns, messages and tool calls with their arguments and results), with
   checkpoint fires at (a tool's first call, or a turn).
 
 Both return ``AssertionResult`` rows (``path:…`` and ``checkpoint:…`` keys), which the run records beside the
-database assertions. The YAML is described in ``convoeval.scenarios.path_models`` and ``docs/assertions.md``.
+database assertions. The YAML is described in ``convoeval.scenarios.path_models`` and ``docs/path-assertions.md``.
 """
 
 from convoeval.pathcheck.checks import says_yes
