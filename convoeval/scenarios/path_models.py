@@ -27,14 +27,16 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import (
     BaseModel,
     ConfigDict,
-    Discriminator,
     Field,
     StrictBool,
     StrictFloat,
     StrictInt,
-    Tag,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 __all__ = ["BACKED_KINDS", "PATH_PREFIXES", "ArgsCheck", "Checkpoint", "CheckpointWhen", "ClaimsCheck", "checkpoint_key",
            "PathRefsChecked", "path_refs_problem",
@@ -143,27 +145,36 @@ class ClaimsCheck(_Path):
         return BACKED_KINDS if self.claims_backed is True else tuple(self.claims_backed)
 
 
-_KIND_KEYS = {"order": "order", "calls": "calls", "call": "call", "confirmed_before": "confirmed",
-              "claims_backed": "claims"}
+_KINDS: dict[str, type[BaseModel]] = {"order": OrderCheck, "calls": CountCheck, "call": ArgsCheck,
+                                       "confirmed_before": ConfirmedCheck, "claims_backed": ClaimsCheck}
+_ONE_KIND = "a path assertion needs exactly one of order, calls, call, confirmed_before, claims_backed"
 
 
-def _path_kind(value: Any) -> str | None:
-    if isinstance(value, BaseModel):
-        return {OrderCheck: "order", CountCheck: "calls", ArgsCheck: "call", ConfirmedCheck: "confirmed",
-                ClaimsCheck: "claims"}.get(type(value))
-    if isinstance(value, dict):
-        found = [tag for key, tag in _KIND_KEYS.items() if key in value]
-        return found[0] if len(found) == 1 else None
-    return None
+def _one_kind(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """Validate a path item as the model its kind key names, so a bad item gets that model's error alone."""
+    try:
+        return handler(value)
+    except ValidationError:
+        found = [model for key, model in _KINDS.items() if isinstance(value, dict) and key in value]
+        if len(found) != 1:
+            raise PydanticCustomError("path_kind", _ONE_KIND) from None
+        try:
+            found[0].model_validate(value)
+        except ValidationError as exc:
+            # The deepest error says most ("claims_backed.0: Input should be 'payment_link', …"); the union
+            # members' type tags ("list[…]", "literal[True]") are no field names.
+            first = max(exc.errors(), key=lambda e: len(e["loc"]))
+            where = ".".join(str(part) for part in first["loc"] if "[" not in str(part))
+            message = str(first["msg"]).removeprefix("Value error, ")
+            raise PydanticCustomError("path_item", "{message}",
+                                      {"message": f"{where}: {message}" if where else message}) from None
+        raise  # pragma: no cover - the union refused what its member accepts
 
 
-PathAssertion: TypeAlias = Annotated[
-    Annotated[OrderCheck, Tag("order")] | Annotated[CountCheck, Tag("calls")] | Annotated[ArgsCheck, Tag("call")]
-    | Annotated[ConfirmedCheck, Tag("confirmed")] | Annotated[ClaimsCheck, Tag("claims")],
-    Discriminator(_path_kind, custom_error_type="path_kind",
-                  custom_error_message="a path assertion needs exactly one of order, calls, call, confirmed_before, "
-                                       "claims_backed"),
-]
+# A plain union (each kind has its own required key and forbids the others), not a tagged one: a callable
+# discriminator makes pydantic emit the scenario's JSON Schema through a $ref wrapper.
+PathAssertion: TypeAlias = Annotated[OrderCheck | CountCheck | ArgsCheck | ConfirmedCheck | ClaimsCheck,
+                                     WrapValidator(_one_kind)]
 
 
 def path_key(check: Any) -> str:
