@@ -16,7 +16,7 @@ from convoeval.fidelity.claims import amount_cents, stated_times
 from convoeval.pathcheck import PathLog, check_checkpoints, check_path, says_yes
 from convoeval.scenarios import ScenarioError, parse_scenario
 from convoeval.scenarios.models import Assertions, ConversationalScenario
-from convoeval.store import Store, cleanup_run, open_store, seed_run
+from convoeval.store import Store, check_assertions, cleanup_run, open_store, seed_run
 from convoeval.store.fixtures import SeededRun
 
 URL = "https://pay.clinic.example/pix/abc123"
@@ -253,9 +253,15 @@ def test_when_fires_on_exactly_one_of_tool_or_turn() -> None:
     assert "a checkpoint fires on exactly one of tool or turn" in str(info.value)
 
 
-def test_path_is_not_a_database_assertion() -> None:
-    a = Assertions.model_validate({"payment_link_created": True, "path": [{"calls": "x", "at_most": 1}]})
-    assert a.active() == {"payment_link_created": True}
+def test_path_is_not_a_database_assertion(tmp_path: Any) -> None:
+    # check_assertions gives no row for it: the runner checks it from the tool log (convoeval.pipeline.talk).
+    a = Assertions.model_validate({"payment_link_created": False, "path": [{"calls": "x", "at_most": 1}]})
+    with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
+        seeded = seed_run(store, scenario_with([]))
+        try:
+            assert [r.key for r in check_assertions(store, a, seeded)] == ["payment_link_created"]
+        finally:
+            cleanup_run(store, seeded.run_id)
 
 
 # ── The store as evidence, on every backend ──
