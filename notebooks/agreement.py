@@ -102,7 +102,9 @@ views.plot_bland_altman(study)
 
 # %% [markdown]
 # ## Judges against the database
-# Free ground truth: the assertion each criterion declares, and the scenario's outcome assertions for the goal.
+# Free ground truth: the assertion each criterion declares, and the scenario's outcome assertions for the goal. A
+# criterion may declare a path assertion (`assertion: path:method-confirmed`, docs/path-assertions.md): the judges are
+# then measured on steps the agent skipped, such as a link created before the patient confirmed the method.
 
 # %%
 views.database_view(study)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 from compare_support import env, fake_models, run_baseline  # noqa: F401 - env is a fixture
+from test_path_faults import TABLE as PATH_TABLE
 
 from convoeval.agents.clinic import FAULTS
 from convoeval.compare import NO_CHANGE, REGRESSED, compare, run_candidate
@@ -29,12 +30,14 @@ def baseline(env, monkeypatch):  # noqa: F811 - env is the fixture imported abov
 
 
 def expected(fault_name: str) -> tuple[set[str], set[str], set[str]]:
-    """(criteria, assertions, scenarios) the fault's documentation says it breaks in the billing scenarios."""
+    """(criteria, assertions, scenarios) the fault's documentation says it breaks in the billing scenarios: its
+    ``FAULTS`` entry, and the path assertions of its row in ``docs/agents.md`` (``tests/test_path_faults.py``)."""
     fault = FAULTS[f"billing:{fault_name}"]
     criteria, assertions, scenarios = set(), set(), set()
     for sc in load_scenarios(agent="billing", type="conversational"):
         hit_c = set(sc.criteria) & set(fault.breaks_criteria)
         hit_a = set(sc.assertions.active()) & set(fault.breaks_assertions)
+        hit_a |= PATH_TABLE[f"billing/{sc.id.removeprefix('billing-')}.yaml"][fault_name] or set()
         criteria |= hit_c
         assertions |= hit_a
         if hit_c or hit_a:

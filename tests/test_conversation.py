@@ -70,7 +70,8 @@ async def test_max_turns_ends_the_conversation(store):
     assert result.run["stop_reason"].iloc[0] == "max_turns"
     assert len(result.transcript) == 4
     assert result.status in {"fail", "warn"}  # no payment link: the assertion fails
-    assert result.score["assertion_failures"].iloc[0] == 1
+    # payment_link_created, and path:link-for-the-invoice (no create_payment_link call to check)
+    assert result.score["assertion_failures"].iloc[0] == 2
 
 
 async def test_a_stop_signal_from_the_agent_ends_nothing(store):

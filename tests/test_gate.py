@@ -99,7 +99,7 @@ async def test_a_parroting_patient_stops_at_its_second_copy_with_simulator_failu
     score = result.score.iloc[0]
     assert score["status"] == "simulator_failure" and math.isnan(score["score"])
     assert pd.isna(score["rubric_total"]) and pd.isna(score["assertion_failures"]) and pd.isna(score["error"])
-    assert len(result.assertions) == 1  # the database was still checked, and is kept
+    assert len(result.assertions) == 5  # the database and the path (4 path rows) were still checked, and are kept
 
 
 async def test_a_looping_patient_stops_at_its_second_repeat(store):
@@ -319,8 +319,9 @@ async def test_simulator_failures_are_kept_out_of_every_aggregate_of_the_agent(s
     table = score_table_data(run).set_index("Seed")
     assert table.loc[2, "Stopped"] == "simulator_failure (parroting, turn 3)" and pd.isna(table.loc[2, "Score"])
     # Its database was checked all the same: the unpaid invoice reads as a failed assertion, never a passed one.
-    assert table.loc[2, "Assertions passed"] == "0/1"
-    assert next(line for line in lines if line.split()[:1] == ["SIMFAIL"]).split()[4] == "0/1"
+    # (3 of its 5 assertions pass: path assertions about a link that was never made have nothing to break.)
+    assert table.loc[2, "Assertions passed"] == "3/5"
+    assert next(line for line in lines if line.split()[:1] == ["SIMFAIL"]).split()[4] == "3/5"
     html = str(fidelity(run))
     assert "Stopped by the simulator-failure gate" in html and "not scored" in html
 

@@ -176,7 +176,7 @@ async def test_concurrent_runs_of_the_reference_agent_each_pay_their_own_invoice
     frames = load_results(tmp_path / "out")
     assert set(frames["scores"]["status"]) == {"pass"}, frames["scores"][["status", "error"]]
     asserted = frames["assertions"]
-    assert len(asserted) == len(jobs) and asserted["passed"].all()
+    assert len(asserted) == 5 * len(jobs) and asserted["passed"].all()  # payment_link_created and 4 path rows
     links = [t for t in frames["transcripts"]["text"] if "https://pay.clinic.example/" in t]
     urls = [re.search(r"https://pay\.clinic\.example/\S+", t).group(0) for t in links]
     assert len(set(urls)) == len(jobs)  # one distinct link per run: no run answered with another's

@@ -18,7 +18,7 @@ from convoeval.store.assertions import CHECKERS
 def test_one_checker_per_clinic_key() -> None:
     assert set(CHECKERS) == set(CLINIC_KEYS)
     # Every key convoeval registers has a checker: the clinic keys' readers, and sql's runner.
-    assert set(assertion_keys(plugins=False)) == set(CLINIC_KEYS) | {"sql"}
+    assert set(assertion_keys(plugins=False)) == set(CLINIC_KEYS) | {"sql", "path"}
 
 
 def _scoped(seeded: SeededRun, **row: Any) -> dict[str, Any]:

@@ -66,11 +66,12 @@ async def test_summary_shows_components_and_the_fault_in_the_assertion_column(fr
     assert lines[0].split()[:8] == ["STATUS", "SCORE", "RUBRIC", "HOLIST", "ASSERTS", "PASSED", "GOAL", "MSGS"]
     healthy = next(line for line in lines if "seed 1," in line)
     faulty = next(line for line in lines if "seed 2," in line)
-    assert healthy.split()[:5] == ["PASS", "9.2", "4/4", "9.2", "1/1"], healthy
-    assert faulty.split()[:5] == ["FAIL", "7.7", "4/4", "9.2", "0/1"], faulty
+    # 5 assertions: payment_link_created and the scenario's 4 path assertions (2 of which the invented URL breaks).
+    assert healthy.split()[:5] == ["PASS", "9.2", "4/4", "9.2", "5/5"], healthy
+    assert faulty.split()[:5] == ["FAIL", "4.7", "4/4", "9.2", "2/5"], faulty  # each failed assertion costs 1.5
     # Each value sits under its header.
     for line in (healthy, faulty):
-        assert line[lines[0].index("PASSED") + len("PASSED") - 3:][:3] in ("1/1", "0/1"), (lines[0], line)
+        assert line[lines[0].index("PASSED") + len("PASSED") - 3:][:3] in ("5/5", "2/5"), (lines[0], line)
     assert "payment_link_created: expected true, got false" in faulty.lower()
     assert lines[-2].startswith("2 run(s): 1 pass, 0 warn, 1 fail, 0 error")
     assert lines[-1] == "1 run(s) below the fail threshold 8 or in error"

@@ -19,13 +19,14 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
 
 from convoeval.fidelity.text import fold_keeping_offsets as _fold
 
-__all__ = ["CLAIM_KINDS", "Claim", "ClaimKind", "agent_claims"]
+__all__ = ["CLAIM_KINDS", "Claim", "ClaimKind", "agent_claims", "amount_cents", "stated_times", "stated_urls"]
 
 ClaimKind = Literal["payment_link", "url", "paid", "amount", "booked", "moved", "cancelled", "confirmed",
                     "recorded", "handoff"]
@@ -188,6 +189,13 @@ def agent_claims(text: str, locale: str | None = None) -> list[Claim]:
         ['booked']
     """
     _locale_ok(locale)
+    return list(_claims(text))
+
+
+@functools.lru_cache(maxsize=2048)
+def _claims(text: str) -> tuple[Claim, ...]:
+    # Kept per message text: the simulator gate reads every agent message while the run talks, and the path
+    # assertions read them again after it (the locale changes nothing in what is read, see ``agent_claims``).
     claims: list[Claim] = []
     seen: set[tuple[str, str]] = set()
 
@@ -215,7 +223,59 @@ def agent_claims(text: str, locale: str | None = None) -> list[Claim]:
     for kind in CLAIM_KINDS:
         for quote in found[kind]:
             add(kind, quote)
-    return claims
+    return tuple(claims)
+
+
+# Clock times as the three locales write them: "09:00", "9:00 AM", "3:30 PM", "às 10h", "15h30", "2 PM". A date
+# ("10/03") or an amount ("R$ 150,00") is no time.
+_TIME = re.compile(r"(?<![\d/.,:])(\d{1,2})(?:(?::|h)(\d{2})|h)?\s*([ap])?\.?(?:m\b\.?)?(?![\d/:])", re.IGNORECASE)
+
+
+def stated_times(text: str) -> list[str]:
+    """The clock times a message states, as ``HH:MM`` (24 h), in order, each once.
+
+    A bare number counts only with ``h`` or a.m./p.m. ("às 10h", "2 PM"); "10/03" and "R$ 150,00" are no times.
+
+    Example:
+        >>> stated_times("Sua consulta está agendada para terça-feira, 10/03 às 09:00; or Monday at 3:30 PM, 2 PM")
+        ['09:00', '15:30', '14:00']
+    """
+    times: list[str] = []
+    for match in _TIME.finditer(_URL.sub(" ", text)):
+        hour, minute, half = int(match.group(1)), match.group(2), (match.group(3) or "").lower()
+        whole = match.group(0).lower()
+        if minute is None and "h" not in whole and not half:
+            continue  # a bare number is no time
+        if half and not re.search(r"[ap]\.?m", whole):
+            continue  # "9 a" is no time
+        if half == "p" and hour < 12:
+            hour += 12
+        elif half == "a" and hour == 12:
+            hour = 0
+        if hour > 23 or (minute is not None and int(minute) > 59):
+            continue
+        value = f"{hour:02d}:{minute or '00'}"
+        if value not in times:
+            times.append(value)
+    return times
+
+
+def stated_urls(text: str) -> list[str]:
+    """Every URL a message writes, as written (the URLs ``agent_claims`` reads)."""
+    return _URL.findall(text)
+
+
+def amount_cents(quote: str) -> int | None:
+    """An amount claim's value in cents ("R$ 150,00", "R$150.00", "$1,250.50", "150 reais"), None when unreadable.
+
+    The last ``.`` or ``,`` followed by exactly two digits is the decimal separator; every other one groups
+    thousands.
+    """
+    digits = re.sub(r"[^\d.,]", "", quote)
+    match = re.fullmatch(r"([\d.,]*?)(?:[.,](\d{2}))?", digits)
+    if not match or not re.sub(r"[.,]", "", match.group(1)):
+        return None
+    return int(re.sub(r"[.,]", "", match.group(1))) * 100 + int(match.group(2) or 0)
 
 
 def _undone(sentence: str, at: int) -> bool:

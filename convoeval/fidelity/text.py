@@ -122,11 +122,15 @@ def _fold(text: str) -> str:
 
 def fold_keeping_offsets(text: str) -> str:
     """Lower case without accents, one character for one (so a match's offsets quote the original text)."""
-    out = []
-    for c in text:
-        base = "".join(ch for ch in unicodedata.normalize("NFKD", c) if not unicodedata.combining(ch)).lower()
-        out.append(base if len(base) == 1 else c)
-    return "".join(out).replace("\u2019", "'")
+    if text.isascii():  # most agent messages: nothing to unaccent (path assertions read every message)
+        return text.lower()
+    return "".join(map(_fold_char, text)).replace("\u2019", "'")
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold_char(c: str) -> str:
+    base = "".join(ch for ch in unicodedata.normalize("NFKD", c) if not unicodedata.combining(ch)).lower()
+    return base if len(base) == 1 else c
 
 
 def _digits(text: str) -> str:

@@ -30,6 +30,7 @@ from convoeval.judges.turn import ajudge_turn
 from convoeval.llm import model_info
 from convoeval.llm.accounting import record_calls
 from convoeval.llm.models import ModelLike, as_chat_model
+from convoeval.pipeline.checkpoint_judge import acheckpoint_rubric_rows
 from convoeval.pipeline.conversation_result import (  # noqa: F401 - re-exported: callers import them from here
     FRAME_SCHEMAS,
     ConversationResult,
@@ -177,11 +178,13 @@ async def _judge(conv: _Conversation, opts: RunOptions
     scenario = conv.scenario
     if isinstance(scenario, ConversationalScenario):
         conversation = [(conv.keys, conv.rows)]
-        rubric, holistic = await asyncio.gather(
+        rubric, holistic, at_checkpoints = await asyncio.gather(
             arubric_rows(conversation, scenarios=[scenario], model=opts.judge_model, samples=opts.judge_samples),
             aholistic_rows(conversation, scenarios=[scenario], model=opts.judge_model, samples=opts.judge_samples),
+            acheckpoint_rubric_rows(conv.keys, conv.rows, scenario, model=opts.judge_model,
+                                    samples=opts.judge_samples),
         )
-        return rubric, holistic, []
+        return rubric + at_checkpoints, holistic, []
     return [], [], await _judge_turns(conv, opts)
 
 

@@ -13,6 +13,7 @@ from convoeval.frames import (
 )
 from convoeval.judges.turn import check_turn
 from convoeval.llm import LLMError, SampleIdentity
+from convoeval.pathcheck import check_checkpoints, check_path
 from convoeval.pipeline.options import Log, RunOptions
 from convoeval.pipeline.replay import PatientReplay, same_reply
 from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario
@@ -122,6 +123,11 @@ class _Conversation:
         if assertions:
             self.flush()
         results = check_assertions(self.store, assertions, self.seeded)
+        # Path assertions and checkpoints read the recorded turns (tool arguments and results included), and the
+        # store while the run's rows still exist.
+        where = {"locale": self.scenario.locale, "store": self.store, "seeded": self.seeded}
+        results += check_path(self.rows, getattr(assertions, "path", None), **where)
+        results += check_checkpoints(self.rows, getattr(self.scenario, "checkpoints", None), **where)
         finish_run(self.store, self.seeded.run_id)
         return results
 

@@ -12,6 +12,7 @@ from pydantic import Field, StrictInt
 
 from convoeval.scenarios.assertion_kinds import AssertionKind, register_assertion
 from convoeval.scenarios.models import InvoiceStatus, NonEmptyStr, PaymentMethod
+from convoeval.scenarios.path_models import PathAssertion
 from convoeval.scenarios.sql_query import SqlChecks
 
 __all__ = ["CLINIC_KEYS"]
@@ -40,4 +41,11 @@ register_assertion(AssertionKind(
     "sql", SqlChecks,
     "Named read-only queries over the reference schema with :run_id, :clinic_id, :patient_id bound, each with "
     "expect (the value returned) or rows (how many rows), compared with op (==, !=, <, <=, >, >=).",
+))
+
+# Checked from the run's tool log by convoeval.pathcheck (after the database assertions), not by a store reader.
+register_assertion(AssertionKind(
+    "path", list[PathAssertion],
+    "Path assertions on the recorded tool calls and messages: order, calls, call/args, confirmed_before, "
+    "claims_backed (docs/path-assertions.md).",
 ))

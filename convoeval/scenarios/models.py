@@ -30,6 +30,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from convoeval.scenarios.agent_registry import agent_names
 from convoeval.scenarios.assertion_kinds import Assertions, assertion_keys, is_assertion_key, load_all_plugins
 from convoeval.scenarios.errors import _shown
+from convoeval.scenarios.path_models import PATH_PREFIXES, Checkpoint, PathRefsChecked
 
 LOCALES = ("pt-BR", "en", "es")
 
@@ -203,9 +204,10 @@ class RubricCriterion(StrictModel):
     @field_validator("assertion")
     @classmethod
     def _known_assertion(cls, value: str | None) -> str | None:
-        if value is not None and not (value.startswith("sql.") or is_assertion_key(value)):
-            raise ValueError(f"unknown assertion {_shown(value)}; expected one of {', '.join(assertion_keys())} "
-                             "or sql.<name>")
+        # sql.<name> and path:<id> / checkpoint:<id>… are checked against the scenario's own when it loads.
+        if value is not None and not (value.startswith(("sql.", *PATH_PREFIXES)) or is_assertion_key(value)):
+            raise ValueError(f"unknown assertion {_shown(value)}; expected one of {', '.join(assertion_keys())}, "
+                             "sql.<name> or path:<id>")
         return value
 
 
@@ -221,7 +223,7 @@ def _criterion(value: Any) -> Any:
 # ── Scenario types ──
 
 
-class _ScenarioHeader(StrictModel):
+class _ScenarioHeader(StrictModel, PathRefsChecked):
     id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="Unique scenario id")]
     agent: Annotated[NonEmptyStr, AfterValidator(_registered_agent)]
     locale: Locale = "pt-BR"
@@ -239,6 +241,8 @@ class ConversationalScenario(_ScenarioHeader):
     max_turns: Annotated[StrictInt, Field(gt=0)] = 15
     seed: StrictInt | None = None
     rubric: Annotated[list[RubricCriterion], Field(min_length=1)]
+    checkpoints: list[Checkpoint] = Field(
+        default_factory=list, description="Checks that fire when a tool is called or a turn is reached.")
 
     @field_validator("rubric", mode="before")
     @classmethod

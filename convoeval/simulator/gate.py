@@ -48,6 +48,7 @@ from convoeval.fidelity import (
 from convoeval.fidelity.claims import agent_claims
 from convoeval.fidelity.goal import EARNED_BY, claimed_kinds_phrase, unearned
 from convoeval.fidelity.roles import name_words, role_reversal, self_named
+from convoeval.scenarios.path_models import PATH_PREFIXES
 from convoeval.stats.goal import PROCESS_ASSERTIONS
 
 __all__ = ["DEFAULT_GATE_CHECKS", "EARNED_BY", "GATE_CHECKS", "RESIMULATION_TEMPERATURE", "SIMULATOR_FAILURE_SCHEMA",
@@ -214,7 +215,8 @@ class SimulatorGate:
         The tool-use assertions are about the process and never count. An assertion that could not be checked
         decides nothing.
         """
-        outcome = [a for a in assertions if a.get("assertion") not in PROCESS_ASSERTIONS]
+        outcome = [a for a in assertions if a.get("assertion") not in PROCESS_ASSERTIONS
+                   and not str(a.get("assertion")).startswith(PATH_PREFIXES)]  # path rows are process too
         failed = [a for a in outcome if a.get("passed") is False]
         if not failed:
             return None

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from convoeval.scenarios.path_models import PATH_PREFIXES
+
 __all__ = ["PROCESS_ASSERTIONS", "goal_truth"]
 
 #: Assertions about the agent's process rather than the outcome; not part of the database's goal verdict by default.
@@ -27,7 +29,9 @@ def goal_truth(assertions: pd.DataFrame, *, exclude: Sequence[str] = PROCESS_ASS
         ``run_id, scenario, goal_met, n_assertions``; ``goal_met`` is False when any outcome assertion failed, NA
         when none failed but one could not be checked, True otherwise. Runs without outcome assertions are left out.
     """
-    rows = assertions[~assertions["assertion"].isin(list(exclude))]
+    # Path and checkpoint rows (path:…, checkpoint:…) are about the process too, never the goal.
+    keys = assertions["assertion"].astype(str)
+    rows = assertions[~keys.isin(list(exclude)) & ~keys.str.startswith(PATH_PREFIXES)]
     passed = rows["passed"].astype("boolean")
     frame = pd.DataFrame({"run_id": rows["run_id"], "scenario": rows["scenario"],
                           "_fail": (passed == False).fillna(False),  # noqa: E712 (nullable boolean)

@@ -1,0 +1,19 @@
+"""Path assertions and checkpoints: did the agent follow the procedure, and is what it says backed by what it did?
+
+The database assertions (``convoeval.store.assertions``) see the end state; these read the conversation's recorded
+path (its turns, messages and tool calls with their arguments and results), with no LLM:
+
+* ``check_path(rows, scenario.assertions.path, locale=…, store=…, seeded=…)``: order, counts, arguments, a write
+  only after the patient's yes, and claims backed by evidence;
+* ``check_checkpoints(rows, scenario.checkpoints, …)``: the same checks on the conversation up to the turn a
+  checkpoint fires at (a tool's first call, or a turn).
+
+Both return ``AssertionResult`` rows (``path:…`` and ``checkpoint:…`` keys), which the run records beside the
+database assertions. The YAML is described in ``convoeval.scenarios.path_models`` and ``docs/path-assertions.md``.
+"""
+
+from convoeval.pathcheck.checks import says_yes
+from convoeval.pathcheck.log import Call, PathLog, Turn
+from convoeval.pathcheck.run import PATH_CHECKERS, check_checkpoints, check_path
+
+__all__ = ["PATH_CHECKERS", "Call", "PathLog", "Turn", "check_checkpoints", "check_path", "says_yes"]
