@@ -11,36 +11,17 @@ The CLI (``convoeval run``), the run notebook (``configure`` + ``notebook.execut
 through ``execute``; code that plans its own jobs runs them with ``convoeval.pipeline.batch.arun_batch``.
 """
 
-from convoeval.pipeline.config import ConfigError, EvalConfig, project_root
-from convoeval.pipeline.conversation import (
-    ConversationResult,
-    RunOptions,
-    arun_any,
-    arun_conversation,
-    run_any,
-    run_conversation,
-)
-from convoeval.pipeline.execute import execute
-from convoeval.pipeline.jobs import Job, plan
-from convoeval.pipeline.notebook import check_threshold, configure
-from convoeval.pipeline.results import EvalResult, load_results, merge_frames
+from convoeval._lazy import lazy_exports
 
-__all__ = [
-    "ConfigError",
-    "ConversationResult",
-    "EvalConfig",
-    "EvalResult",
-    "Job",
-    "RunOptions",
-    "arun_any",
-    "arun_conversation",
-    "check_threshold",
-    "configure",
-    "execute",
-    "load_results",
-    "merge_frames",
-    "plan",
-    "project_root",
-    "run_any",
-    "run_conversation",
-]
+# Each name loads its module on first use: `convoeval run` (the CLI imports `pipeline.config` for its flags) must not
+# load `pipeline.results` or `pipeline.notebook`, and with them pandas, before its first conversation (issue #28).
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "convoeval.pipeline.config": ("ConfigError", "EvalConfig", "project_root"),
+    "convoeval.pipeline.conversation": (
+        "ConversationResult", "RunOptions", "arun_any", "arun_conversation", "run_any", "run_conversation"
+    ),
+    "convoeval.pipeline.execute": ("execute",),
+    "convoeval.pipeline.jobs": ("Job", "plan"),
+    "convoeval.pipeline.notebook": ("check_threshold", "configure"),
+    "convoeval.pipeline.results": ("EvalResult", "load_results", "merge_frames"),
+})

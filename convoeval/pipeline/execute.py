@@ -17,14 +17,16 @@ import platform
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 from convoeval import __version__
+from convoeval import frames as F
 from convoeval._aio import run_sync
 from convoeval.agents import get_agent, safe_target
-from convoeval.frames import SIMULATOR_FAILURE, to_parquet
+from convoeval.frames import SIMULATOR_FAILURE
 from convoeval.llm import LLMError, model_info
 from convoeval.llm.models import get_model
 from convoeval.pipeline.config import ConfigError, EvalConfig
@@ -321,7 +323,7 @@ def save_outputs(frames: dict[str, pd.DataFrame], out: Path, meta: dict[str, Any
     data = out / "data"
     data.mkdir(parents=True, exist_ok=True)
     for name, df in frames.items():
-        to_parquet(df, data / f"{name}.parquet")
+        F.to_parquet(df, data / f"{name}.parquet")
         df.to_csv(data / f"{name}.csv", index=False)
     failures_frame(frames).to_csv(data / "failures.csv", index=False)
     save_json_report(frames, out / "report.json", meta=_jsonable(meta))

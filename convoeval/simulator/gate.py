@@ -30,9 +30,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from convoeval import frames as F
@@ -374,6 +375,7 @@ def exclude_simulator_failures(frames: Mapping[str, pd.DataFrame]) -> dict[str, 
 
     Every frame with a ``run_id`` column loses those runs' rows; ``calls`` is returned unchanged.
     """
+    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built, not before a run's first conversation (tests/test_startup.py)
     dropped = stopped_run_ids(frames)
     out = {}
     for name, frame in frames.items():
