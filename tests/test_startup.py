@@ -90,7 +90,7 @@ FIRST_CONVERSATION_PACKAGES = {"aiohappyeyeballs", "aiohttp", "aiosignal", "anno
 FIRST_CONVERSATION_MODULES = 1900
 
 #: Runs in the `convoeval run` process before the CLI: when ``convoeval.pipeline.conversation`` is loaded, its
-#: ``arun_any`` is wrapped to write ``sys.modules`` once, as the first conversation starts; the background import of
+#: ``arun_any`` is wrapped to write ``sys.modules`` as the first conversation starts and as it ends; the background import of
 #: pandas (``execute.load_frames_meanwhile``) is recorded and left out so the list is the run path's own, not a race.
 _FIRST_CONVERSATION = """
 import functools, importlib.abc, importlib.machinery, json, os, sys
@@ -115,10 +115,15 @@ class Probe(importlib.abc.MetaPathFinder):
 
             @functools.wraps(first)
             async def arun_any(*args, **kwargs):
-                if not os.path.exists(OUT):
+                first_one = not os.path.exists(OUT)
+                if first_one:
                     with open(OUT, "w") as f:
                         json.dump(sorted(sys.modules), f)
-                return await first(*args, **kwargs)
+                result = await first(*args, **kwargs)
+                if first_one:
+                    with open(OUT + ".end", "w") as f:
+                        json.dump(sorted(sys.modules), f)
+                return result
 
             module.arun_any = arun_any
 
@@ -158,3 +163,8 @@ def test_a_runs_first_conversation_starts_without_the_frames_packages(tmp_path):
                                                     "convoeval.pipeline.summary", "convoeval.store.supabase"))
                 and m != "convoeval.frames.schemas"]
     assert _third_party(modules) <= FIRST_CONVERSATION_PACKAGES, sorted(_third_party(modules) - FIRST_CONVERSATION_PACKAGES)
+    # The whole first conversation (patient turns, agent, assertions, judges, score) runs on plain rows: no pandas,
+    # PyArrow or dateutil yet. NumPy is loaded by then: the gate's language check (py3langid's model is NumPy arrays).
+    during = json.loads(Path(str(modules_out) + ".end").read_text())
+    assert "numpy" in during and "py3langid" in _third_party(during)
+    assert not [m for m in during if m.split(".")[0] in FRAMES_PACKAGES and m.split(".")[0] != "numpy"]

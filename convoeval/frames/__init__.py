@@ -40,9 +40,8 @@ from convoeval.frames.schemas import (  # noqa: F401 - the package is the one na
 # conversation (issue #28, tests/test_startup.py).
 _LAZY, __getattr__, __dir__ = lazy_exports(__name__, {
     "convoeval.frames.storage": ("JSON_COLUMNS", "from_parquet", "to_parquet"),
-    "convoeval.frames.transcripts": (
-        "as_entries", "as_transcripts", "iter_conversations", "transcript_frame", "transcript_to_entries"
-    ),
+    "convoeval.frames.entries": ("as_entries", "transcript_to_entries"),
+    "convoeval.frames.transcripts": ("as_transcripts", "iter_conversations", "transcript_frame"),
     "convoeval.frames.typed": ("conform", "empty_frame", "plain", "records", "typed_frame"),
 })
 __all__ = sorted([
