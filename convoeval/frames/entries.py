@@ -38,8 +38,9 @@ def _as_mapping(entry: Any) -> Mapping[str, Any]:
 
 
 def _is_frame(value: Any) -> bool:
-    pandas = sys.modules.get("pandas")  # not loaded: no DataFrame can exist
-    return pandas is not None and isinstance(value, pandas.DataFrame)
+    # Not loaded: no DataFrame can exist. Partly loaded (another thread is importing it): none of ours either.
+    frame_type = getattr(sys.modules.get("pandas"), "DataFrame", None)
+    return frame_type is not None and isinstance(value, frame_type)
 
 
 def _missing_in_frame(value: Any) -> bool:

@@ -118,9 +118,10 @@ Row = Mapping[str, Any]
 
 
 def _missing(value: Any) -> bool:
-    # pd.NA can only exist once pandas is loaded: a conversation's plain rows score without importing it.
-    pandas = sys.modules.get("pandas")
-    return value is None or (pandas is not None and value is pandas.NA) or (isinstance(value, float) and math.isnan(value))
+    # pd.NA can only exist once pandas is loaded, so a conversation's plain rows score without importing it. While
+    # `execute.load_frames_meanwhile` imports it, `sys.modules` holds a partly initialised pandas: hence getattr.
+    na = getattr(sys.modules.get("pandas"), "NA", None)
+    return value is None or value is na or (isinstance(value, float) and math.isnan(value))
 
 
 def _errors(rows: Sequence[Row], label: str) -> list[str]:
