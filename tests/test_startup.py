@@ -168,3 +168,16 @@ def test_a_runs_first_conversation_starts_without_the_frames_packages(tmp_path):
     during = json.loads(Path(str(modules_out) + ".end").read_text())
     assert "numpy" in during and "py3langid" in _third_party(during)
     assert not [m for m in during if m.split(".")[0] in FRAMES_PACKAGES and m.split(".")[0] != "numpy"]
+
+
+def test_plain_rows_are_read_while_pandas_is_half_imported(monkeypatch):
+    """`execute.load_frames_meanwhile` imports pandas on a thread: meanwhile `sys.modules` holds it half-initialised
+    (no ``NA``, no ``DataFrame`` yet), and a conversation's scoring and entries must neither fail nor load it."""
+    import types
+
+    from convoeval.frames.entries import as_entries
+    from convoeval.judges.scoring import _missing
+
+    monkeypatch.setitem(sys.modules, "pandas", types.ModuleType("pandas"))
+    assert _missing(None) and _missing(float("nan")) and not _missing("a reason")
+    assert as_entries([{"role": "patient", "text": "oi"}]) == [{"role": "patient", "text": "oi", "tools": []}]
