@@ -121,7 +121,7 @@ def _goal_verdicts(assertions: pd.DataFrame | None) -> dict[str, Any]:
 
 def _messages(rows: pd.DataFrame | None) -> list[dict[str, Any]]:
     """The conversation's messages in order: role, turn, text, signal (missing values as None)."""
-    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built, not before a run's first conversation (tests/test_startup.py)
+    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
     if rows is None:
         return []
     out = []

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.frames.entries import _as_mapping, _entry_text, as_entries, transcript_to_entries  # noqa: F401 - their names here before entries.py
+from convoeval.frames.entries import _as_mapping, _entry_text
 from convoeval.frames.schemas import CONVERSATION_KEYS, ROLES, TRANSCRIPT_SCHEMA
 from convoeval.frames.typed import _is_missing, typed_frame
 

@@ -218,7 +218,7 @@ def emit(record: CallRecord) -> None:
 
 def calls_frame(records: Iterable[CallRecord]) -> Any:
     """The records as a DataFrame with ``CALL_COLUMNS`` (an empty frame keeps the columns)."""
-    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built, not before a run's first conversation (tests/test_startup.py)
+    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
 
     return pd.DataFrame([r.to_dict() for r in records], columns=list(CALL_COLUMNS))
 

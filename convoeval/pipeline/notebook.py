@@ -149,5 +149,5 @@ def _cache_path() -> str:
 
 
 def _turn(value: Any) -> str:
-    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built, not before a run's first conversation (tests/test_startup.py)
+    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
     return "-" if value is None or pd.isna(value) else str(int(value))

@@ -375,7 +375,7 @@ def exclude_simulator_failures(frames: Mapping[str, pd.DataFrame]) -> dict[str, 
 
     Every frame with a ``run_id`` column loses those runs' rows; ``calls`` is returned unchanged.
     """
-    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built, not before a run's first conversation (tests/test_startup.py)
+    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
     dropped = stopped_run_ids(frames)
     out = {}
     for name, frame in frames.items():

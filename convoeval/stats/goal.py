@@ -29,7 +29,7 @@ def goal_truth(assertions: pd.DataFrame, *, exclude: Sequence[str] = PROCESS_ASS
         ``run_id, scenario, goal_met, n_assertions``; ``goal_met`` is False when any outcome assertion failed, NA
         when none failed but one could not be checked, True otherwise. Runs without outcome assertions are left out.
     """
-    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built, not before a run's first conversation (tests/test_startup.py)
+    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
     rows = assertions[~assertions["assertion"].isin(list(exclude))]
     passed = rows["passed"].astype("boolean")
     frame = pd.DataFrame({"run_id": rows["run_id"], "scenario": rows["scenario"],
