@@ -1,9 +1,11 @@
-"""Start-up budget: what ``import convoeval`` and ``convoeval --help`` load, and how long they take.
+"""Start-up budget: what ``import convoeval``, ``convoeval --help`` and ``convoeval run`` load, and how long it takes.
 
 The module counts are deterministic for one environment: a function-level import moved to the top of a module on
 the start-up path shows up here as more modules (and is what ruff's PLC0415 allow-list in pyproject.toml protects).
-The figures were measured before issue #26 and are recorded in benchmarks/RESULTS.md ("Start-up");
-``benchmarks/bench_startup.py`` measures them again. Lower the budgets when start-up gets cheaper.
+A run's first conversation is held too: the third-party packages loaded when it starts (a list), and no pandas,
+PyArrow or dateutil until it has ended (issue #28). The figures are recorded in benchmarks/RESULTS.md (issues #26
+and #28); ``benchmarks/bench_startup.py`` and ``benchmarks/bench_first_conversation.py`` measure them again. Lower
+the budgets when start-up gets cheaper.
 """
 
 from __future__ import annotations
@@ -16,22 +18,28 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_reliability_support import clean_env, llm_responder, run_args
+
+from convoeval.testing import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[1]
 
 #: probe -> (Python run in a fresh interpreter, most modules it may load, most CPU seconds it may take).
-#: Modules: 103 and 1,042 before issue #26 (1,043 after: the old `gate` and `_moved` out, the `simulator` package,
-#: `simulator.gate` and `_lazy` in; 1,049 with issue #25's assertion kinds and `sql:` modules and issue #24's
-#: `label` command, 1,057 with issue #25's path assertions (`pathcheck`, `scenarios.path_models`, the checkpoint
-#: judge): all convoeval's own small modules). CPU limits: ~4x the medians measured on 2 cores (benchmarks/RESULTS.md).
+#: Modules: 103 and 1,042 before issue #26 (1,057 after it, with issues #24 and #25's small modules); 81 and 605 since
+#: issue #28's start-up part: the frames, pipeline packages export lazily and pandas (with NumPy, PyArrow, dateutil)
+#: loads where frames are built (613 with issue #25's path assertions merged: `pathcheck` and its models). CPU limits: ~4x the medians measured on 2 cores at load ~4 (0.8 s for both `--help`s,
+#: 2.0 s before; benchmarks/RESULTS.md).
 BUDGETS = {
-    "import convoeval": ("import convoeval", 103, 0.5),
+    "import convoeval": ("import convoeval", 81, 0.5),
     "convoeval --help": ("import sys; sys.argv = ['convoeval', '--help']; from convoeval.cli import main; main()",
-                         1057, 8.0),
+                         613, 3.5),
+    "convoeval run --help": ("import sys; sys.argv = ['convoeval', 'run', '--help']; from convoeval.cli import main; "
+                             "main()", 613, 3.5),
 }
 #: Third-party packages ``convoeval --help`` must not load (each is loaded on first use by the command that needs it).
 NOT_AT_START = ("openai", "langchain_openai", "sqlalchemy", "supabase", "scipy", "sklearn", "matplotlib", "papermill",
-                "distributed", "dask", "llama_cpp", "statsmodels", "tqdm")
+                "distributed", "dask", "llama_cpp", "statsmodels", "tqdm", "pandas", "numpy", "pyarrow", "dateutil",
+                "langsmith", "aiohttp")
 
 _DUMP = ("import atexit, sys, json, os\n"
          "atexit.register(lambda: open(os.environ['MODULES_OUT'], 'w').write(json.dumps(sorted(sys.modules))))\n")
@@ -65,3 +73,116 @@ def test_the_budget_can_fail(tmp_path):
     code, max_modules, _ = BUDGETS["import convoeval"]
     modules, _ = _run(code + "; import sqlalchemy", tmp_path / "modules.json")
     assert len(modules) > max_modules
+
+
+#: Packages a run needs only for its results (frames, Parquet): none is loaded before its first conversation starts.
+FRAMES_PACKAGES = ("pandas", "numpy", "pyarrow", "dateutil")
+#: The third-party packages loaded when a run's first conversation starts, and no other: the model client stack
+#: (LangChain, whose tracers import langsmith and its HTTP stack; openai, which imports aiohttp; tiktoken), the
+#: scenarios' YAML and pydantic, and SQLAlchemy for the default SQLite store. A new one here is a start-up cost.
+FIRST_CONVERSATION_PACKAGES = {
+    "aiohappyeyeballs", "aiohttp", "aiosignal", "annotated_types", "anyio", "attr", "certifi", "charset_normalizer",
+    "cython_runtime", "distro", "frozenlist", "h11", "h2", "hpack", "httpcore2", "httpx2", "hyperframe", "idna",
+    "jiter", "jsonpatch", "jsonpointer", "langchain_core", "langchain_openai", "langchain_protocol", "langsmith",
+    "multidict", "openai", "opentelemetry", "orjson", "packaging", "propcache", "psutil", "pydantic",
+    "pydantic_core", "regex", "requests", "requests_toolbelt", "sniffio", "sqlalchemy", "tenacity", "tiktoken",
+    "tiktoken_ext", "tornado", "truststore", "typing_extensions", "typing_inspection", "urllib3", "uuid_utils",
+    "xxhash", "yaml", "yarl", "zstandard"
+}
+#: Most modules loaded when the first conversation starts (stdlib, third-party and convoeval's own).
+FIRST_CONVERSATION_MODULES = 1900
+
+#: Runs in the `convoeval run` process before the CLI: when ``convoeval.pipeline.conversation`` is loaded, its
+#: ``arun_any`` is wrapped to write ``sys.modules`` as the first conversation starts and as it ends; the background
+#: import of pandas (``execute.load_frames_meanwhile``) is recorded and left out, so the lists are the run path's own
+#: and not a race with that thread.
+_FIRST_CONVERSATION = """
+import functools, importlib.abc, importlib.machinery, json, os, sys
+
+OUT = os.environ["MODULES_OUT"]
+WRAP = {"convoeval.pipeline.conversation": "arun_any", "convoeval.pipeline.execute": "load_frames_meanwhile"}
+
+
+class Probe(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name not in WRAP:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        exec_module = spec.loader.exec_module
+
+        def patched(module):
+            exec_module(module)
+            if name == "convoeval.pipeline.execute":
+                module.load_frames_meanwhile = lambda: open(OUT + ".preload", "w").close()
+                return
+            first = module.arun_any
+
+            @functools.wraps(first)
+            async def arun_any(*args, **kwargs):
+                first_one = not os.path.exists(OUT)
+                if first_one:
+                    with open(OUT, "w") as f:
+                        json.dump(sorted(sys.modules), f)
+                result = await first(*args, **kwargs)
+                if first_one:
+                    with open(OUT + ".end", "w") as f:
+                        json.dump(sorted(sys.modules), f)
+                return result
+
+            module.arun_any = arun_any
+
+        spec.loader.exec_module = patched
+        return spec
+
+
+sys.meta_path.insert(0, Probe())
+sys.argv = ["convoeval", *sys.argv[1:]]
+from convoeval.cli import main
+main()
+"""
+
+
+def _third_party(modules: list[str]) -> set[str]:
+    tops = {m.split(".")[0] for m in modules}
+    return {m for m in tops if m not in sys.stdlib_module_names and not m.startswith("_") and m != "convoeval"}
+
+
+@pytest.mark.reliability
+def test_a_runs_first_conversation_starts_without_the_frames_packages(tmp_path):
+    """`convoeval run` against a fake server: what is loaded when its first conversation starts, and the run ends."""
+    out, modules_out = tmp_path / "out", tmp_path / "modules.json"
+    with FakeOpenAIServer(responder=llm_responder, latency=0.02) as server:
+        env = clean_env(tmp_path, OPENAI_BASE_URL=server.base_url, CONVOEVAL_LLM_TIMEOUT="10",
+                        CONVOEVAL_STORE_URL=f"sqlite:///{tmp_path / 'store.db'}", MODULES_OUT=str(modules_out))
+        done = subprocess.run([sys.executable, "-c", _FIRST_CONVERSATION,
+                               *run_args(out, "--seed", "1", "--scenario", "billing-conv-happy-payment")],
+                              env=env, capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (out / "data" / "scores.parquet").exists()  # the end of the run did load pandas and PyArrow
+    assert Path(str(modules_out) + ".preload").exists()  # ... which the run starts loading beside its conversations
+    modules = json.loads(modules_out.read_text())
+    assert len(modules) <= FIRST_CONVERSATION_MODULES, f"{len(modules)} modules (budget {FIRST_CONVERSATION_MODULES})"
+    assert not [m for m in modules if m.split(".")[0] in FRAMES_PACKAGES]
+    assert not [m for m in modules if m.startswith(("convoeval.frames.",
+                                                    "convoeval.pipeline.summary", "convoeval.store.supabase"))
+                and m != "convoeval.frames.schemas"]
+    unexpected = _third_party(modules) - FIRST_CONVERSATION_PACKAGES
+    assert not unexpected, sorted(unexpected)
+    # The whole first conversation (patient turns, agent, assertions, judges, score) runs on plain rows: no pandas,
+    # PyArrow or dateutil yet. NumPy is loaded by then: the gate's language check (py3langid's model is NumPy arrays).
+    during = json.loads(Path(str(modules_out) + ".end").read_text())
+    assert "numpy" in during and "py3langid" in _third_party(during)
+    assert not [m for m in during if m.split(".")[0] in FRAMES_PACKAGES and m.split(".")[0] != "numpy"]
+
+
+def test_plain_rows_are_read_while_pandas_is_half_imported(monkeypatch):
+    """`execute.load_frames_meanwhile` imports pandas on a thread: meanwhile `sys.modules` holds it half-initialised
+    (no ``NA``, no ``DataFrame`` yet), and a conversation's scoring and entries must neither fail nor load it."""
+    import types
+
+    from convoeval.frames.entries import as_entries
+    from convoeval.judges.scoring import _missing
+
+    monkeypatch.setitem(sys.modules, "pandas", types.ModuleType("pandas"))
+    assert _missing(None) and _missing(float("nan")) and not _missing("a reason")
+    assert as_entries([{"role": "patient", "text": "oi"}]) == [{"role": "patient", "text": "oi", "tools": []}]

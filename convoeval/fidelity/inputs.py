@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 from convoeval.scenarios import (
     DEFAULT_SCENARIOS_DIR,
@@ -120,6 +121,7 @@ def _goal_verdicts(assertions: pd.DataFrame | None) -> dict[str, Any]:
 
 def _messages(rows: pd.DataFrame | None) -> list[dict[str, Any]]:
     """The conversation's messages in order: role, turn, text, signal (missing values as None)."""
+    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
     if rows is None:
         return []
     out = []

@@ -8,6 +8,7 @@ never a made-up ``False``, ``0`` or ``5``.
 A conversation is identified by ``run_id`` (the run that seeded its fixtures), so frames join on it.
 """
 
+from convoeval._lazy import lazy_exports
 from convoeval.frames.schemas import (  # noqa: F401 - the package is the one name callers use
     _LIST_COLUMNS,
     AGENT_STATUSES,
@@ -32,18 +33,20 @@ from convoeval.frames.schemas import (  # noqa: F401 - the package is the one na
     TURN_DIMENSIONS,
     TURN_SCHEMA,
 )
-from convoeval.frames.storage import JSON_COLUMNS, from_parquet, to_parquet  # noqa: F401 - the package is the name callers use
-from convoeval.frames.transcripts import (  # noqa: F401 - the package is the one name callers use
-    as_entries,
-    as_transcripts,
-    iter_conversations,
-    transcript_frame,
-    transcript_to_entries,
-)
-from convoeval.frames.typed import (  # noqa: F401 - the package is the one name callers use
-    conform,
-    empty_frame,
-    plain,
-    records,
-    typed_frame,
-)
+
+# The contracts above are plain dicts and strings; the functions below build and read frames with pandas (with
+# NumPy and PyArrow, ~1.5 s of CPU to import on this machine). A conversation needs only the contracts, so the
+# functions load on first use: `convoeval run` imports pandas when results are built, not before its first
+# conversation (issue #28, tests/test_startup.py).
+_LAZY, __getattr__, __dir__ = lazy_exports(__name__, {
+    "convoeval.frames.storage": ("JSON_COLUMNS", "from_parquet", "to_parquet"),
+    "convoeval.frames.entries": ("as_entries", "transcript_to_entries"),
+    "convoeval.frames.transcripts": ("as_transcripts", "iter_conversations", "transcript_frame"),
+    "convoeval.frames.typed": ("conform", "empty_frame", "plain", "records", "typed_frame"),
+})
+__all__ = sorted([
+    *_LAZY, "AGENT_STATUSES", "ASSERTION_COLUMNS", "ASSERTION_SCHEMA", "CONVERSATION_KEYS", "HOLISTIC_COLUMNS",
+    "HOLISTIC_DIMENSIONS", "HOLISTIC_SCHEMA", "ROLES", "RUBRIC_COLUMNS", "RUBRIC_SCHEMA", "RUN_COLUMNS", "RUN_SCHEMA",
+    "SCORE_COLUMNS", "SCORE_SCHEMA", "SIMULATOR_FAILURE", "STATUSES", "TRANSCRIPT_COLUMNS", "TRANSCRIPT_SCHEMA",
+    "TURN_COLUMNS", "TURN_DIMENSIONS", "TURN_SCHEMA",
+])

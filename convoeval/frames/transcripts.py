@@ -7,27 +7,9 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval.frames.entries import _as_mapping, _entry_text
 from convoeval.frames.schemas import CONVERSATION_KEYS, ROLES, TRANSCRIPT_SCHEMA
 from convoeval.frames.typed import _is_missing, typed_frame
-
-
-def _entry_text(entry: Mapping[str, Any]) -> str:
-    text = entry.get("text")
-    if text is None:
-        text = entry.get("message")  # the field name of transcripts written by other tools
-    if text is None and entry.get("bubbles"):
-        text = "\n".join(entry["bubbles"])
-    return "" if text is None else str(text)
-
-
-def _as_mapping(entry: Any) -> Mapping[str, Any]:
-    if isinstance(entry, Mapping):
-        return entry
-    if hasattr(entry, "model_dump"):
-        return entry.model_dump()
-    if hasattr(entry, "__dict__"):
-        return vars(entry)
-    raise TypeError(f"a transcript entry must be a mapping or an object with attributes, got {type(entry).__name__}")
 
 
 def transcript_frame(entries: Iterable[Any], **conversation: Any) -> pd.DataFrame:
@@ -64,45 +46,6 @@ def transcript_frame(entries: Iterable[Any], **conversation: Any) -> pd.DataFram
             row["bubbles"] = [text]
         rows.append(row)
     return typed_frame(rows, TRANSCRIPT_SCHEMA)
-
-
-def transcript_to_entries(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """The messages of ONE conversation as plain dicts (``role``, ``text``, ``tools``, ``bubbles``, ...), in order.
-
-    Args:
-        frame: A transcript frame holding a single ``run_id`` (select one with ``iter_conversations``).
-
-    Returns:
-        One dict per row with every transcript column present in the frame; missing values become ``None``.
-
-    Raises:
-        ValueError: when the frame holds more than one conversation.
-    """
-    if "run_id" in frame and frame["run_id"].nunique(dropna=False) > 1:
-        raise ValueError(
-            f"the frame holds {frame['run_id'].nunique()} conversations; pass one (see iter_conversations)"
-        )
-    cols = [c for c in frame.columns if c in TRANSCRIPT_SCHEMA]
-    entries = []
-    for rec in frame[cols].to_dict("records"):
-        entries.append({k: (None if _is_missing(v) else v) for k, v in rec.items()})
-    return entries
-
-
-def as_entries(transcript: pd.DataFrame | Sequence[Any]) -> list[dict[str, Any]]:
-    """Accept a one-conversation transcript as a frame or a list of entries; return entries with ``text``."""
-    if isinstance(transcript, pd.DataFrame):
-        return transcript_to_entries(transcript)
-    out = []
-    for i, raw in enumerate(transcript):
-        entry = dict(_as_mapping(raw))
-        if entry.get("role") not in ROLES:
-            raise ValueError(f"transcript entry {i}: role must be 'patient' or 'agent', got {entry.get('role')!r}")
-        entry["text"] = _entry_text(entry)
-        entries_tools = entry.get("tools")
-        entry["tools"] = list(entries_tools) if entries_tools else []
-        out.append(entry)
-    return out
 
 
 def as_transcripts(transcripts: pd.DataFrame | Sequence[Any]) -> pd.DataFrame:

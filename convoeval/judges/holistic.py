@@ -10,20 +10,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 from pydantic import BaseModel, Field
 
+from convoeval import frames as F
 from convoeval._aio import blocking
-from convoeval.frames import (
-    HOLISTIC_DIMENSIONS,
-    HOLISTIC_SCHEMA,
-    as_transcripts,
-    iter_conversations,
-    transcript_to_entries,
-    typed_frame,
-)
+from convoeval.frames import HOLISTIC_DIMENSIONS, HOLISTIC_SCHEMA
 from convoeval.judges._common import conversation_row, identity_for, judge_chat_model, judge_seed, load_json
 from convoeval.judges.prompts import HOLISTIC_PROMPT_VERSION, HOLISTIC_SYSTEM_PROMPT, HOLISTIC_USER_TEMPLATE
 from convoeval.judges.render import render_transcript
@@ -210,11 +205,11 @@ async def ajudge_holistic(
     Example:
         >>> judge_holistic(transcripts, scenarios=scenarios)  # doctest: +SKIP
     """
-    frame = as_transcripts(transcripts)
-    conversations = [(keys, transcript_to_entries(rows)) for keys, rows in iter_conversations(frame)]
+    frame = F.as_transcripts(transcripts)
+    conversations = [(keys, F.transcript_to_entries(rows)) for keys, rows in F.iter_conversations(frame)]
     rows = await aholistic_rows(conversations, goals=goals, agent_types=agent_types, scenarios=scenarios,
                                 model=model, samples=samples, temperature=temperature, max_tokens=max_tokens)
-    return typed_frame(rows, HOLISTIC_SCHEMA)
+    return F.typed_frame(rows, HOLISTIC_SCHEMA)
 
 
 judge_holistic = blocking(ajudge_holistic)

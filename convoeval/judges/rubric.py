@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
+from convoeval import frames as F
 from convoeval._aio import blocking
-from convoeval.frames import RUBRIC_SCHEMA, as_transcripts, iter_conversations, transcript_to_entries, typed_frame
+from convoeval.frames import RUBRIC_SCHEMA
 from convoeval.judges._common import (
     conversation_row,
     error_text,
@@ -203,11 +205,11 @@ async def ajudge_rubric(
     Example:
         >>> judge_rubric(transcripts, scenarios=scenarios, samples=3)  # doctest: +SKIP
     """
-    frame = as_transcripts(transcripts)
-    conversations = [(keys, transcript_to_entries(rows)) for keys, rows in iter_conversations(frame)]
+    frame = F.as_transcripts(transcripts)
+    conversations = [(keys, F.transcript_to_entries(rows)) for keys, rows in F.iter_conversations(frame)]
     rows = await arubric_rows(conversations, rubric=rubric, scenarios=scenarios, model=model, samples=samples,
                               temperature=temperature, max_tokens=max_tokens)
-    return typed_frame(rows, RUBRIC_SCHEMA)
+    return F.typed_frame(rows, RUBRIC_SCHEMA)
 
 
 judge_rubric = blocking(ajudge_rubric)

@@ -20,13 +20,16 @@ A failed database assertion fails the run whatever the judges say (6.5 with one 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
-from convoeval.frames import SCORE_SCHEMA, SIMULATOR_FAILURE, records, typed_frame
+from convoeval import frames as F
+from convoeval.frames import SCORE_SCHEMA, SIMULATOR_FAILURE
 
 Status = Literal["pass", "warn", "fail", "error", "simulator_failure"]
 ASSERTION_PENALTY = 1.5
@@ -115,7 +118,10 @@ Row = Mapping[str, Any]
 
 
 def _missing(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+    # pd.NA can only exist once pandas is loaded, so a conversation's plain rows score without importing it. While
+    # `execute.load_frames_meanwhile` imports it, `sys.modules` holds a partly initialised pandas: hence getattr.
+    na = getattr(sys.modules.get("pandas"), "NA", None)
+    return value is None or value is na or (isinstance(value, float) and math.isnan(value))
 
 
 def _errors(rows: Sequence[Row], label: str) -> list[str]:
@@ -288,7 +294,7 @@ def _by_run(frame: pd.DataFrame | None) -> dict[Any, list[dict[str, Any]]]:
     grouped: dict[Any, list[dict[str, Any]]] = {}
     if frame is None or frame.empty or "run_id" not in frame:
         return grouped
-    for row in records(frame):
+    for row in F.records(frame):
         grouped.setdefault(row["run_id"], []).append(row)
     return grouped
 
@@ -326,7 +332,7 @@ def score_frame(
                                  by_assertion.get(run_id, []), by_talk.get(run_id, []))
         row["run_id"] = run_id
         out.append(row)
-    return typed_frame(out, SCORE_SCHEMA)
+    return F.typed_frame(out, SCORE_SCHEMA)
 
 
 def score_scripted(
@@ -350,4 +356,4 @@ def score_scripted(
     by_turn, by_assertion = _by_run(turns), _by_run(assertions)
     out = [score_scripted_conversation(rows[0], by_turn.get(run_id, []), by_assertion.get(run_id, []), error=error)
            for run_id, rows in _by_run(runs).items()]
-    return typed_frame(out, SCORE_SCHEMA)
+    return F.typed_frame(out, SCORE_SCHEMA)

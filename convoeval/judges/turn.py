@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 from pydantic import BaseModel, Field
 
+from convoeval import frames as F
 from convoeval._aio import blocking
-from convoeval.frames import TURN_DIMENSIONS, as_entries
+from convoeval.frames import TURN_DIMENSIONS
 from convoeval.judges._common import identity_for, judge_chat_model, judge_seed
 from convoeval.judges.prompts import TURN_PROMPT_VERSION, TURN_SYSTEM_PROMPT, TURN_USER_TEMPLATE
 from convoeval.judges.render import render_transcript
@@ -143,7 +145,7 @@ async def ajudge_turn(
     Example:
         >>> rows = judge_turn(entries, agent_type="billing", scenario="billing-pix")  # doctest: +SKIP
     """
-    entries = as_entries(transcript)
+    entries = F.as_entries(transcript)
     if not entries or entries[-1]["role"] != "agent":
         raise ValueError("judge_turn needs a transcript that ends with the agent's reply to judge")
     if samples < 1:

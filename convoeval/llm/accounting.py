@@ -27,8 +27,6 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 __all__ = [
     "CALL_COLUMNS",
     "PRICES",
@@ -220,6 +218,7 @@ def emit(record: CallRecord) -> None:
 
 def calls_frame(records: Iterable[CallRecord]) -> Any:
     """The records as a DataFrame with ``CALL_COLUMNS`` (an empty frame keeps the columns)."""
+    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
 
     return pd.DataFrame([r.to_dict() for r in records], columns=list(CALL_COLUMNS))
 

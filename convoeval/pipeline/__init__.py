@@ -11,36 +11,21 @@ The CLI (``convoeval run``), the run notebook (``configure`` + ``notebook.execut
 through ``execute``; code that plans its own jobs runs them with ``convoeval.pipeline.batch.arun_batch``.
 """
 
-from convoeval.pipeline.config import ConfigError, EvalConfig, project_root
-from convoeval.pipeline.conversation import (
-    ConversationResult,
-    RunOptions,
-    arun_any,
-    arun_conversation,
-    run_any,
-    run_conversation,
-)
-from convoeval.pipeline.execute import execute
-from convoeval.pipeline.jobs import Job, plan
-from convoeval.pipeline.notebook import check_threshold, configure
-from convoeval.pipeline.results import EvalResult, load_results, merge_frames
+from convoeval._lazy import lazy_exports
+from convoeval.pipeline.execute import execute  # noqa: F401 - public; eager, see below
 
-__all__ = [
-    "ConfigError",
-    "ConversationResult",
-    "EvalConfig",
-    "EvalResult",
-    "Job",
-    "RunOptions",
-    "arun_any",
-    "arun_conversation",
-    "check_threshold",
-    "configure",
-    "execute",
-    "load_results",
-    "merge_frames",
-    "plan",
-    "project_root",
-    "run_any",
-    "run_conversation",
-]
+# Each name loads its module on first use: `convoeval --help` (the CLI imports `pipeline.config` for its flags) need
+# not load the notebook helpers (issue #28); none of these modules imports pandas at its top any more.
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "convoeval.pipeline.config": ("ConfigError", "EvalConfig", "project_root"),
+    "convoeval.pipeline.conversation": (
+        "ConversationResult", "RunOptions", "arun_any", "arun_conversation", "run_any", "run_conversation"
+    ),
+    "convoeval.pipeline.jobs": ("Job", "plan"),
+    "convoeval.pipeline.notebook": ("check_threshold", "configure"),
+    "convoeval.pipeline.results": ("EvalResult", "load_results", "merge_frames"),
+})
+# `execute` is also the name of its module: a lazy name would lose to the submodule, which the import system sets as
+# this package's attribute once anything imports `convoeval.pipeline.execute`. So it is imported here, light since
+# its pandas is imported where frames are built.
+__all__ = sorted([*__all__, "execute"])

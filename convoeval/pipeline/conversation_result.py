@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
+from convoeval import frames as F
 from convoeval.agents import safe_target
 from convoeval.frames import (
     ASSERTION_SCHEMA,
@@ -17,9 +19,6 @@ from convoeval.frames import (
     SCORE_SCHEMA,
     TRANSCRIPT_SCHEMA,
     TURN_SCHEMA,
-    empty_frame,
-    plain,
-    typed_frame,
 )
 from convoeval.judges.scoring import score_conversation, score_scripted_conversation
 from convoeval.pipeline.options import default_target
@@ -37,7 +36,7 @@ def _empty(schema: Mapping[str, str]) -> pd.DataFrame:
     2–5 ms, and every run needs three or four (benchmarks/RESULTS.md, overhead)."""
     cached = _EMPTY.get(id(schema))
     if cached is None or cached[0] is not schema:
-        cached = _EMPTY[id(schema)] = (schema, empty_frame(schema))
+        cached = _EMPTY[id(schema)] = (schema, F.empty_frame(schema))
     return cached[1].copy()
 
 
@@ -80,7 +79,7 @@ class ConversationResult:
         """One frame by name (``runs``, ``scores``, ``transcripts``, …), typed by its contract."""
         if name not in self._frames:
             rows = self.rows.get(name) or []
-            self._frames[name] = typed_frame(rows, FRAME_SCHEMAS[name]) if rows else _empty(FRAME_SCHEMAS[name])
+            self._frames[name] = F.typed_frame(rows, FRAME_SCHEMAS[name]) if rows else _empty(FRAME_SCHEMAS[name])
         return self._frames[name]
 
     def frames(self) -> dict[str, pd.DataFrame]:
@@ -122,7 +121,7 @@ class ConversationResult:
             for row in rows:
                 if not row.keys() <= schema.keys():
                     raise ValueError(f"unknown {name} column(s) {sorted(row.keys() - schema.keys())}")
-            out[name] = [{c: plain(row.get(c)) for c in schema} for row in rows]
+            out[name] = [{c: F.plain(row.get(c)) for c in schema} for row in rows]
         out["calls"] = self.calls
         return out
 

@@ -9,9 +9,10 @@ traceback.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 from convoeval.frames import SIMULATOR_FAILURE
 from convoeval.llm import LLMError
@@ -148,4 +149,5 @@ def _cache_path() -> str:
 
 
 def _turn(value: Any) -> str:
+    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
     return "-" if value is None or pd.isna(value) else str(int(value))

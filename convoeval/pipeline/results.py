@@ -23,9 +23,10 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 from convoeval import frames as F
 from convoeval.llm.accounting import CALL_COLUMNS
@@ -119,6 +120,7 @@ def read_payloads(out_dir: Path | str) -> Iterator[dict[str, Any]]:
 
 def frames_from_payloads(payloads: Iterable[Mapping[str, Any]]) -> dict[str, pd.DataFrame]:
     """Typed frames (runs, scores, transcripts, …, calls) from conversation payloads: one frame per name, once."""
+    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in [*FRAME_SCHEMAS, "calls"]}
     for payload in payloads:
         for name, kept in rows.items():
@@ -138,6 +140,7 @@ def merge_frames(parts: Iterable[Mapping[str, pd.DataFrame]]) -> dict[str, pd.Da
 
     A frame missing from a part, or empty, is skipped; a name no part has comes back as an empty typed frame.
     """
+    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
     parts = list(parts)
     out: dict[str, pd.DataFrame] = {}
     for name, schema in FRAME_SCHEMAS.items():
@@ -197,6 +200,7 @@ class EvalResult:
 
     def __post_init__(self) -> None:
 
+        import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
         calls = self.frames.get("calls")
         if calls is None or calls.empty:
             self.frames["calls"] = pd.DataFrame(columns=list(CALL_COLUMNS))

@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 from convoeval.frames import HOLISTIC_DIMENSIONS, SIMULATOR_FAILURE
 from convoeval.html_blocks import number_text
@@ -20,6 +21,7 @@ ICONS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "error": "ERROR", SIMUL
 
 
 def _value(x: Any) -> Any:
+    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
     return None if x is None or (not isinstance(x, (list, dict, str)) and pd.isna(x)) else x
 
 
@@ -80,6 +82,7 @@ def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float |
     ``(N msgs, rubric x/y, goal: yes/no)``). Conversations the simulator-failure gate stopped (``SIMFAIL``) are
     counted apart: they are in no mean and no threshold.
     """
+    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
     scores, runs, asr = frames["scores"], frames["runs"], frames["assertions"]
     msgs = dict(zip(runs["run_id"], runs["n_messages"], strict=False)) if len(runs) else {}
     types = dict(zip(runs["run_id"], runs["type"], strict=False)) if len(runs) else {}
@@ -155,6 +158,7 @@ def failures_frame(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         below 7) or ``turn_check``; with the number of runs it failed in, the scenarios, and example evidence and
         suggestions. Conversations that ended ``simulator_failure`` are left out: they are not the agent's.
     """
+    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
     rows: list[dict[str, Any]] = []
     frames = exclude_simulator_failures(frames)  # the agent's failures only: never one the patient caused
     asr = frames["assertions"]

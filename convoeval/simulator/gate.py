@@ -19,20 +19,18 @@
 A message that ends the conversation (``[GOAL_COMPLETE]``, ``[STUCK]``) is checked before its stop signal counts,
 and one such message that parrots the agent is enough: the stop signal never outranks the gate.
 
-A conversation the gate stops ends with ``stop_reason`` and status ``simulator_failure``, the check, the turn and
-a sentence in its run row; it is not judged, it has no score, and no pass rate, mean or threshold counts it
-(``AGENT_STATUSES``). ``RunOptions.resimulate`` runs it again with the next seed, sampled, up to K times; the
-failed attempts stay in the frames, ``superseded``. ``GateSettings`` holds every threshold; ``GateSettings(checks=())``
-or ``gate=None`` switches the gate off. See docs/fidelity.md.
+A stopped conversation ends with status ``simulator_failure`` (check, turn and a sentence in its run row): not judged,
+not scored, counted by no rate, mean or threshold (``AGENT_STATUSES``). ``RunOptions.resimulate`` reruns it with the
+next seed, sampled, up to K times (failed attempts stay, ``superseded``). ``GateSettings`` holds every threshold;
+``GateSettings(checks=())`` or ``gate=None`` switches the gate off. See docs/fidelity.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from convoeval import frames as F
@@ -50,6 +48,9 @@ from convoeval.fidelity.goal import EARNED_BY, claimed_kinds_phrase, unearned
 from convoeval.fidelity.roles import name_words, role_reversal, self_named
 from convoeval.scenarios.path_models import PATH_PREFIXES
 from convoeval.stats.goal import PROCESS_ASSERTIONS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["DEFAULT_GATE_CHECKS", "EARNED_BY", "GATE_CHECKS", "RESIMULATION_TEMPERATURE", "SIMULATOR_FAILURE_SCHEMA",
            "GateSettings", "SimulatorFailure", "SimulatorGate", "exclude_simulator_failures", "gate_settings",
@@ -377,12 +378,9 @@ def exclude_simulator_failures(frames: Mapping[str, pd.DataFrame]) -> dict[str, 
     Every frame with a ``run_id`` column loses those runs' rows; ``calls`` is returned unchanged.
     """
     dropped = stopped_run_ids(frames)
-    out = {}
-    for name, frame in frames.items():
-        if dropped and isinstance(frame, pd.DataFrame) and "run_id" in frame.columns:
-            frame = frame[~frame["run_id"].astype(str).isin(dropped)].reset_index(drop=True)
-        out[name] = frame
-    return out
+    return {name: frame[~frame["run_id"].astype(str).isin(dropped)].reset_index(drop=True)
+            if dropped and "run_id" in getattr(frame, "columns", ()) else frame
+            for name, frame in frames.items()}
 
 
 def stopped_run_ids(frames: Mapping[str, pd.DataFrame]) -> set[str]:

@@ -8,16 +8,9 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from convoeval import frames as F
 from convoeval._aio import blocking
-from convoeval.frames import (
-    CONVERSATION_KEYS,
-    TRANSCRIPT_SCHEMA,
-    as_entries,
-    as_transcripts,
-    iter_conversations,
-    transcript_to_entries,
-    typed_frame,
-)
+from convoeval.frames import CONVERSATION_KEYS, TRANSCRIPT_SCHEMA
 from convoeval.llm import LLMError, SampleIdentity, call_model
 from convoeval.llm.models import ModelLike, as_chat_model, get_model
 from convoeval.scenarios import scenarios_by_id
@@ -110,7 +103,7 @@ async def apatient_turn(
     if seed is None and scenario is not None:
         seed = scenario.seed
 
-    entries = as_entries(transcript)
+    entries = F.as_entries(transcript)
     turn = _count_patient(entries) if turn is None else turn
     system_prompt = build_simulator_prompt(**fields)
     messages = build_simulator_messages(
@@ -195,7 +188,7 @@ async def asimulate(
     fixed = scenarios_by_id(None).get(scenario) if isinstance(scenario, str) else scenario
     if isinstance(scenario, str) and fixed is None:
         raise ValueError(f"no scenario with id {scenario!r} in the project's scenarios")
-    frame = as_transcripts(transcript) if len(transcript) else None
+    frame = F.as_transcripts(transcript) if len(transcript) else None
     if frame is None:
         if fixed is None:
             raise ValueError("simulate needs a scenario to start a conversation (scenario=<id or object>)")
@@ -204,9 +197,9 @@ async def asimulate(
                           [], 0)]
     else:
         conversations = []
-        for keys, rows in iter_conversations(frame):
+        for keys, rows in F.iter_conversations(frame):
             turns = [t for t in rows["turn"].tolist() if t is not None and t == t] if "turn" in rows else []
-            conversations.append((keys, transcript_to_entries(rows), int(max(turns)) if turns else 0))
+            conversations.append((keys, F.transcript_to_entries(rows), int(max(turns)) if turns else 0))
     lookup = None if fixed is not None else scenarios_by_id(None)
 
     async def one(keys: dict[str, Any], entries: list[dict[str, Any]], last_turn: int) -> dict[str, Any]:
@@ -226,7 +219,7 @@ async def asimulate(
                                               "model": result.info.model, "cache_hit": result.cache_hit})}
 
     rows = await asyncio.gather(*(one(k, e, t) for k, e, t in conversations))
-    return typed_frame(rows, TRANSCRIPT_SCHEMA)
+    return F.typed_frame(rows, TRANSCRIPT_SCHEMA)
 
 
 #: ``asimulate``, blocking (on convoeval's one background loop; works in notebooks too).

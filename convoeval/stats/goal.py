@@ -7,8 +7,10 @@ this module in every run.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 from convoeval.scenarios.path_models import PATH_PREFIXES
 
@@ -29,6 +31,7 @@ def goal_truth(assertions: pd.DataFrame, *, exclude: Sequence[str] = PROCESS_ASS
         ``run_id, scenario, goal_met, n_assertions``; ``goal_met`` is False when any outcome assertion failed, NA
         when none failed but one could not be checked, True otherwise. Runs without outcome assertions are left out.
     """
+    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
     # Path and checkpoint rows (path:…, checkpoint:…) are about the process too, never the goal.
     keys = assertions["assertion"].astype(str)
     rows = assertions[~keys.isin(list(exclude)) & ~keys.str.startswith(PATH_PREFIXES)]
