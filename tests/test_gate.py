@@ -38,20 +38,11 @@ from convoeval.simulator import KICKOFF_MESSAGE
 from convoeval.simulator import gate as gate_module
 from convoeval.simulator.gate import GateSettings, SimulatorGate, exclude_simulator_failures, simulator_failures
 from convoeval.stats import run_outcomes
-from convoeval.store import open_store
 from convoeval.testing import FakeChatModel, FakeOpenAIServer
 
 HAPPY = "billing-conv-happy-payment"
 FIRST_LINE = "Oi, quero pagar minha fatura pendente"
 HEALTHY = ["Oi, quero pagar minha fatura", "Pix", "Sim", "Obrigada! [GOAL_COMPLETE]"]
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("CONVOEVAL_CACHE", "off")
-    with open_store(f"sqlite:///{tmp_path / 'store.db'}") as s:
-        yield s
 
 
 def scenario(scenario_id: str = HAPPY):

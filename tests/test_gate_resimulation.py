@@ -17,19 +17,10 @@ from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.scenarios import load_scenarios
 from convoeval.simulator import KICKOFF_MESSAGE
 from convoeval.simulator.gate import GateSettings
-from convoeval.store import open_store
 from convoeval.testing import FakeChatModel
 
 DATA = Path(__file__).parent / "data" / "gate29"
 HAPPY = "billing-conv-happy-payment"
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("CONVOEVAL_CACHE", "off")
-    with open_store(f"sqlite:///{tmp_path / 'store.db'}") as s:
-        yield s
 
 
 def scenario(scenario_id: str = HAPPY):
