@@ -360,6 +360,25 @@ async def test_webhook_unreachable_is_agent_error(session, clean_auth):
             await agent.respond("oi", session)
 
 
+async def test_webhook_unreachable_stays_unreachable_when_retries_outrun_the_deadline(session, clean_auth):
+    # Before: a refused connection retried with backoff until the deadline left no room, then said "did not answer
+    # within 2 s" (a loaded CI machine saw that wording instead of "unreachable"; the message depended on the load).
+    async with WebhookAgent("http://127.0.0.1:9/agent", retries=10, timeout=0.4) as agent:
+        started = time.monotonic()
+        with pytest.raises(AgentError, match="unreachable") as info:
+            await agent.respond("oi", session)
+    assert "did not answer" not in str(info.value)
+    assert time.monotonic() - started < 0.4 + 1  # gave up at the deadline, did not sleep past it
+
+
+async def test_webhook_retry_after_beyond_the_deadline_reports_the_status(httpserver, session, clean_auth):
+    httpserver.expect_oneshot_request("/agent").respond_with_data("busy", status=503, headers={"Retry-After": "30"})
+    async with WebhookAgent(httpserver.url_for("/agent"), timeout=1) as agent:
+        with pytest.raises(AgentError, match=r"answered HTTP 503: 'busy'"):
+            await agent.respond("oi", session)
+    assert len(httpserver.log) == 1  # no wait for 30 s, no second try
+
+
 @pytest.mark.parametrize(
     ("body", "problem"),
     [

@@ -190,15 +190,17 @@ class WebhookAgent:
         headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
         if self._auth:
             headers.update(self._auth.headers())
-        deadline = asyncio.get_running_loop().time() + self.timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
                 status, retry_after, body = await self._post_once(payload, headers)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 # The request never reached the agent, so resending cannot double an action.
+                unreachable = AgentError(f"agent {self.name!r} is unreachable ({type(exc).__name__})")
                 if last:
-                    raise AgentError(f"agent {self.name!r} is unreachable ({type(exc).__name__})") from None
+                    raise unreachable from None
                 wait = 0.25 * 2**attempt
             except httpx.TimeoutException:
                 raise TimeoutError from None
@@ -207,10 +209,15 @@ class WebhookAgent:
             else:
                 if status not in _RETRY_STATUSES or last:
                     return status, body
+                unreachable = None
                 wait = retry_after if retry_after is not None else 0.25 * 2**attempt
             wait *= 1 + random.random() * 0.1  # jitter so retried conversations do not arrive in lockstep
-            if asyncio.get_running_loop().time() + wait >= deadline:
-                raise TimeoutError
+            if loop.time() + wait >= deadline:
+                # No room for another try: report what the agent did (refused, answered 503), not a vague timeout
+                # whose wording would depend on how loaded the machine was.
+                if unreachable is not None:
+                    raise unreachable from None
+                return status, body
             log.debug("agent %s: retrying in %.2f s (attempt %d)", self.name, wait, attempt + 2)
             await asyncio.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
