@@ -198,9 +198,9 @@ class WebhookAgent:
                 status, retry_after, body = await self._post_once(payload, headers)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 # The request never reached the agent, so resending cannot double an action.
-                unreachable = AgentError(f"agent {self.name!r} is unreachable ({type(exc).__name__})")
+                refused: str | None = f"agent {self.name!r} is unreachable ({type(exc).__name__})"
                 if last:
-                    raise unreachable from None
+                    raise AgentError(refused) from None
                 wait = 0.25 * 2**attempt
             except httpx.TimeoutException:
                 raise TimeoutError from None
@@ -209,14 +209,14 @@ class WebhookAgent:
             else:
                 if status not in _RETRY_STATUSES or last:
                     return status, body
-                unreachable = None
+                refused = None
                 wait = retry_after if retry_after is not None else 0.25 * 2**attempt
             wait *= 1 + random.random() * 0.1  # jitter so retried conversations do not arrive in lockstep
             if loop.time() + wait >= deadline:
                 # No room for another try: report what the agent did (refused, answered 503), not a vague timeout
                 # whose wording would depend on how loaded the machine was.
-                if unreachable is not None:
-                    raise unreachable from None
+                if refused is not None:
+                    raise AgentError(refused) from None
                 return status, body
             log.debug("agent %s: retrying in %.2f s (attempt %d)", self.name, wait, attempt + 2)
             await asyncio.sleep(wait)
