@@ -28,18 +28,19 @@ import asyncio
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import pandas as pd
 
 from convoeval._aio import blocking
 from convoeval.agents.clinic import agent_names, faults_for
-from convoeval.pipeline import RunOptions, load_results, merge_frames, plan
+from convoeval.pipeline import load_results, merge_frames, plan
 from convoeval.pipeline.batch import arun_batch
+from convoeval.pipeline.jobs import Job
+from convoeval.pipeline.options import SHARED_DEFAULTS, RunOptions, SharedOptions, opened_store, settle
 from convoeval.pipeline.progress import Progress, as_mode
 from convoeval.pipeline.results import finished
 from convoeval.scenarios import is_conversational
-from convoeval.simulator.gate import gate_settings
 
 if TYPE_CHECKING:
     from convoeval.agents.clinic import Fault
@@ -59,7 +60,6 @@ from convoeval.agreement.fault_truth import (  # noqa: F401 - the study's truth 
     fault_detection,
     fault_truth,
 )
-from convoeval.llm.models import ModelLike
 
 #: Columns of ``fault_study_plan``: one row per conversation the study runs.
 PLAN_COLUMNS = ("target", "faults", "folder", "scenario", "agent", "seed", "trial")
@@ -98,7 +98,7 @@ def fault_targets(agent: str, scenario: Scenario) -> list[tuple[str, tuple[str, 
     """
 
     name = _bare(agent)
-    targets = [(f"{_PREFIX}{name}", ())]
+    targets: list[tuple[str, tuple[str, ...]]] = [(f"{_PREFIX}{name}", ())]
     for fault in faults_for(name):
         if _relevant(fault, scenario):
             targets.append((f"{_PREFIX}{name}?faults={fault.name}", (fault.name,)))
@@ -198,13 +198,7 @@ async def arun_fault_study(
     faults: Iterable[str] | None = None,
     seeds: Sequence[int | None] = (None,),
     trials: int = 1,
-    simulator_model: ModelLike = None,
-    judge_model: ModelLike = None,
-    judge_samples: int = 1,
-    concurrency: int = 4,
-    progress: bool | str = True,
-    store: Store | None = None,
-    simulator_gate: Any = True,
+    **options: Unpack[SharedOptions],
 ) -> dict[str, pd.DataFrame]:
     """Run every conversational scenario against the healthy reference agent and against each relevant known fault.
 
@@ -221,15 +215,12 @@ async def arun_fault_study(
         faults: Keep only these faults, by key (``["billing:rude_tone"]``); the healthy agent always runs beside them.
         seeds: Simulator seeds; ``None`` is the scenario's own seed.
         trials: Trials per scenario and seed.
-        simulator_model: The patient's model (``None``: the default; see ``convoeval.llm.models``).
-        judge_model: The judges' model (``None``: the default).
-        judge_samples: Judge calls per conversation.
-        concurrency: Conversations in flight at once, over all targets (their batches run side by side).
-        progress: ``True`` (a bar), ``"lines"`` (plain lines, for notebooks) or ``False``: one count over every
-            target, each conversation named with its fault (``[healthy]`` for the healthy agent).
-        store: The fixtures store (``None``: ``$CONVOEVAL_STORE_URL`` or the local SQLite file).
-        simulator_gate: The simulator-failure gate (``convoeval.simulator.gate.gate_settings``: ``True``, ``False`` or a
-            mapping of thresholds); a conversation it stops ends ``simulator_failure`` and is not judged.
+        **options: The ``SharedOptions`` of every verb that runs conversations (``convoeval.pipeline.options``,
+            defaults in ``SHARED_DEFAULTS``): simulator_model and judge_model (a name, ``"local"``, a mapping or a
+            chat model; ``None``: the environment's), judge_samples, concurrency (conversations in flight over all
+            targets: their batches run side by side), store (an open store, a URL or ``None``), progress (one count
+            over every target, each conversation named with its fault, ``[healthy]`` for the healthy agent) and
+            simulator_gate (a conversation it stops ends ``simulator_failure`` and is not judged).
 
     Returns:
         The frames of ``convoeval.pipeline.load_results`` (runs, scores, transcripts, rubric, holistic, turns,
@@ -238,12 +229,14 @@ async def arun_fault_study(
 
     Raises:
         ValueError: an unknown agent or fault key.
+        TypeError: an option the study does not take, named.
 
     Example:
         >>> frames = run_fault_study(load_scenarios(agent="billing"), "reports/faults")   # doctest: +SKIP
         >>> fault_detection(frames)                                                        # doctest: +SKIP
     """
 
+    opts = settle("run_fault_study", options, SHARED_DEFAULTS)
     root = Path(out_dir)
     targets = {target: (names, plan(group, seeds=seeds, trials=trials))
                for target, (names, group) in _study_targets(scenarios, agents, faults).items()}
@@ -251,23 +244,26 @@ async def arun_fault_study(
     todo = {t: _not_saved(jobs, finished(root / target_folder(t))) for t, (_, jobs) in targets.items()}
     left = sum(map(len, todo.values()))
     report = Progress(left, skipped=sum(len(jobs) for _, jobs in targets.values()) - left,
-                      mode=as_mode(progress))  # type: ignore[arg-type]
+                      mode=as_mode(opts["progress"]))
     # One batch per target (RunOptions carries one target). A study often has one conversation per target, so the
     # batches run side by side: `at_once` of them, each with its share of `concurrency` conversations in flight.
+    concurrency = opts["concurrency"]
     at_once = max(1, min(len(targets), concurrency))
     slots = asyncio.Semaphore(at_once)
 
-    async def run_target(target: str, names: tuple[str, ...], jobs: list[Any]) -> dict[str, pd.DataFrame]:
+    async def run_target(target: str, names: tuple[str, ...], jobs: list[Job], store: Store
+                         ) -> dict[str, pd.DataFrame]:
         folder = root / target_folder(target)
-        options = RunOptions(target=target, simulator_model=simulator_model, judge_model=judge_model,
-                             judge_samples=judge_samples, store=store, gate=gate_settings(simulator_gate))
+        run_options = RunOptions.from_shared(opts, store=store, target=target)
         async with slots:
-            await arun_batch(todo[target], options=options, out_dir=folder, concurrency=max(1, concurrency // at_once),
-                             resume=False, progress=_TargetProgress(report, ",".join(names) or "healthy"))
+            await arun_batch(todo[target], options=run_options, out_dir=folder,
+                             concurrency=max(1, concurrency // at_once), resume=False,
+                             progress=_TargetProgress(report, ",".join(names) or "healthy"))
         return _planned_frames(load_results(folder), jobs, target)
 
     try:
-        parts = await asyncio.gather(*(run_target(t, names, jobs) for t, (names, jobs) in targets.items()))
+        with opened_store(opts["store"]) as store:  # one store for every target, opened once
+            parts = await asyncio.gather(*(run_target(t, names, jobs, store) for t, (names, jobs) in targets.items()))
     finally:
         report.close()
     return {name: frame.reset_index(drop=True) for name, frame in merge_frames(list(parts)).items()}
@@ -293,7 +289,7 @@ def _planned_frames(frames: dict[str, pd.DataFrame], jobs: Sequence[Any], target
 class _TargetProgress:
     """One target's batch reporting to the study's single ``Progress``, each conversation named with its fault."""
 
-    def __init__(self, report: Any, fault: str) -> None:
+    def __init__(self, report: Progress, fault: str) -> None:
         self.report, self.fault = report, fault
 
     def turn(self, label: str, turn: int) -> None:

@@ -96,7 +96,7 @@ def load_frames(folders: list[Path]) -> dict[str, pd.DataFrame]:
 
 def _concat(parts: list[dict[str, pd.DataFrame]]) -> dict[str, pd.DataFrame]:
 
-    out = merge_frames(parts)
+    out: dict[str, pd.DataFrame] = merge_frames(parts)
     if len(out["runs"]):  # a run read twice (a folder inside another) counts once
         out = {name: (f.drop_duplicates(subset=_identity(f)) if name != "calls" else f) for name, f in out.items()}
     return out
@@ -140,11 +140,9 @@ def run_study(config: StudyConfig, *, progress: Mode | bool = "lines") -> Study:
         if not chosen:
             raise ParameterError(f"no scenario of {', '.join(p['agents'])} matches scenario={p['scenario']!r}")
         with stages.step("the fault study's conversations (each judged by the first judge)", count=False):
-            # The parameters are model specs; the runs need chat models (a spec handed on as is fails every call).
             parts.append(run_fault_study(
                 chosen, out / "fault-study", faults=p["faults"], seeds=tuple(p["seeds"]), trials=p["trials"],
-                simulator_model=get_model("simulator", p["simulator_model"]),
-                judge_model=get_model("judge", first_judge), judge_samples=p["judge_samples"],
+                simulator_model=p["simulator_model"], judge_model=first_judge, judge_samples=p["judge_samples"],
                 concurrency=p["concurrency"], progress=mode, simulator_gate=p["simulator_gate"]))
     if p["runs"]:
         parts.append(load_frames([under(config.project_root, f) for f in p["runs"]]))
@@ -188,7 +186,7 @@ def _judge_all(frames: dict[str, pd.DataFrame], n: int, scenarios: list[Any], p:
 def _probe_calls(n: int, p: Mapping[str, Any]) -> int:
     """The most LLM calls the probes make on ``n`` conversations: the originals judged, each probe's judging, the
     language probe's translations (one call per conversation); fewer when a probe leaves a conversation unchanged."""
-    samples = p["judge_samples"]
+    samples = int(p["judge_samples"])
     per_probe = {"criteria_order": n * samples, "language": n + 2 * n * samples}
     return 2 * n * samples + sum(per_probe.get(probe, 2 * n * samples) for probe in p["probes"])
 

@@ -7,8 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from convoeval.cli._base import UsageError, _int, command
+from convoeval.cli._base import UsageError, command
+from convoeval.cli.config_flags import add_shared_flags, given_options
 from convoeval.scenarios import agent_names
+
+#: The candidate run's options whose default is the baseline's recorded value (``compare.candidate.INHERITED``).
+INHERITED_OPTIONS = ("simulator_model", "judge_model", "judge_samples", "concurrency")
 
 
 def _add_compare_parser(sub: Any) -> None:
@@ -47,13 +51,9 @@ def _add_compare_parser(sub: Any) -> None:
     p.add_argument("--agent", choices=agent_names(), help="only this agent's scenarios")
     p.add_argument("--scenario", metavar="ID", help="only the scenario with this id")
     p.add_argument("--type", choices=("scripted", "conversational"), help="only this scenario type")
-    p.add_argument("--simulator-model", metavar="SPEC",
-                   help="candidate run: simulator model (default: the baseline's)")
-    p.add_argument("--judge-model", metavar="SPEC", help="candidate run: judge model (default: the baseline's)")
-    p.add_argument("--judge-samples", type=_int, metavar="N", help="candidate run: samples per judge")
-    p.add_argument("--concurrency", type=_int, metavar="N", help="candidate run: conversations in flight")
-    p.add_argument("--store", metavar="URL", help="fixtures store URL (default: CONVOEVAL_STORE_URL or SQLite)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    baseline = "the baseline's"
+    add_shared_flags(p, title="the candidate run's options (--candidate-target, --aa), shared with fork and the fault "
+                              "study", shown={name: baseline for name in INHERITED_OPTIONS})
 
 
 @command("compare")
@@ -80,10 +80,7 @@ def _compare(args: argparse.Namespace) -> int:
         candidate: Any = args.candidate
         if candidate is None:
             target = args.candidate_target or baseline_target(baseline)
-            settings = {"simulator_model": args.simulator_model, "judge_model": args.judge_model,
-                        "judge_samples": args.judge_samples, "concurrency": args.concurrency}
-            candidate = run_candidate(baseline, target, out=args.out, replay=args.replay, settings=settings,
-                                      store_url=args.store, progress="off" if args.no_progress else "bar")
+            candidate = run_candidate(baseline, target, out=args.out, replay=args.replay, **given_options(args))
             html = html or candidate.out_dir / "compare.html"
             print(f"candidate: {target} ran {len(candidate.scores)} conversation(s) into {candidate.out_dir}")
         labels = Path(args.labels).expanduser() if args.labels else None

@@ -1,4 +1,5 @@
-"""``convoeval run``'s settings flags, built from ``EvalConfig``'s fields so the two cannot drift.
+"""Settings flags built from their declarations so the two cannot drift: ``convoeval run``'s from ``EvalConfig``'s
+fields, and those of ``convoeval fork`` and ``compare`` from ``SharedOptions`` (``add_shared_flags``, last).
 
 Every field gets a flag named after it (``judge_samples`` -> ``--judge-samples``) whose type, choices, default and
 help come from the field: a bool is ``--x`` / ``--no-x``, an int a whole number, a ``Literal`` a choice, a
@@ -17,12 +18,14 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from convoeval.cli._base import UsageError, _int, _seeds
 from convoeval.pipeline.config import EvalConfig
+from convoeval.pipeline.options import OPTION_HELP, SHARED_DEFAULTS, SharedOptions
 
-__all__ = ["FLAG_NAMES", "NO_FLAG", "add_config_flags", "flag_for", "given_settings"]
+__all__ = ["FLAG_NAMES", "NO_FLAG", "add_config_flags", "add_shared_flags", "flag_for", "given_options",
+           "given_settings"]
 
 #: Flags named otherwise than their field. Kept because scripts, tests and the README use them.
 FLAG_NAMES = {"output_dir": "--out"}
@@ -188,3 +191,43 @@ def _yaml_mapping(text: str) -> dict[str, Any]:
 def _name_or_mapping(text: str) -> str | dict[str, Any]:
     # A model name never starts with "{": that is a mapping of settings, e.g. {provider: local, temperature: 0.7}.
     return _yaml_mapping(text) if text.lstrip().startswith("{") else text
+
+
+def add_shared_flags(parser: argparse.ArgumentParser, *, title: str, shown: Mapping[str, str] | None = None) -> None:
+    """One flag per ``SharedOptions`` option (``judge_samples`` -> ``--judge-samples``), its help from
+    ``OPTION_HELP`` and its default shown from ``SHARED_DEFAULTS``; a flag not given is absent from the namespace, so
+    the verb's own default applies (``given_options``).
+
+    Args:
+        parser: the subcommand's parser.
+        title: the flags' group title.
+        shown: option -> the default to show instead (``compare``'s candidate run takes the baseline's models).
+    """
+    group = parser.add_argument_group(title)
+    for name, default in SHARED_DEFAULTS.items():
+        flag, meaning = flag_for(name), OPTION_HELP[name]
+        default_text = (shown or {}).get(name, "none" if default is None else str(default))
+        common: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS}
+        if name in ("simulator_model", "judge_model"):
+            group.add_argument(flag, type=_name_or_mapping, metavar="SPEC",
+                               help=f"{meaning}; a name or a YAML mapping (default: {default_text})", **common)
+        elif name in ("judge_samples", "concurrency"):
+            group.add_argument(flag, type=_int, metavar="N", help=f"{meaning} (default: {default_text})", **common)
+        elif name == "store":
+            group.add_argument(flag, metavar="URL", help=meaning, **common)
+        elif name == "progress":
+            group.add_argument(flag, choices=("bar", "lines", "off"), help=f"{meaning} (default: bar)", **common)
+            group.add_argument("--no-progress", action="store_const", const=False, help="no progress display",
+                               **common)
+        elif name == "simulator_gate":
+            group.add_argument(flag, nargs="?", const=True, type=_yaml_mapping, metavar="YAML",
+                               help=f"{meaning}; with a value, a YAML mapping (default: on)", **common)
+            group.add_argument(f"--no-{flag[2:]}", action="store_const", const=False, help=f"switch {flag} off",
+                               **common)
+        else:  # a new shared option needs its command-line form here (tests/test_shared_options.py)
+            raise TypeError(f"SharedOptions.{name} has no command-line form: teach convoeval/cli/config_flags.py one")
+
+
+def given_options(args: argparse.Namespace) -> SharedOptions:
+    """The shared options the user typed (a flag not given is left out: the verb's default applies)."""
+    return cast(SharedOptions, {name: getattr(args, name) for name in SHARED_DEFAULTS if hasattr(args, name)})

@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from convoeval.cli._base import UsageError, _int, _list, command
+from convoeval.cli.config_flags import add_shared_flags, given_options
+from convoeval.pipeline.options import SHARED_DEFAULTS
+
+if TYPE_CHECKING:
+    from convoeval.forking import ForkOptions
 
 
 def _add_fork_parser(sub: Any) -> None:
@@ -25,14 +30,11 @@ def _add_fork_parser(sub: Any) -> None:
     p.add_argument("--turns", metavar="K[,K...]", help="the profile's fork points (default: every turn)")
     p.add_argument("-n", type=_int, default=5, metavar="N", help="continuations per fork point (default 5)")
     p.add_argument("--target", metavar="TARGET", help="agent under test (default: the conversation's)")
-    p.add_argument("--simulator-model", metavar="SPEC", help="simulator model (name, 'local', …)")
-    p.add_argument("--judge-model", metavar="SPEC", help="judge model (name, 'local', …)")
-    p.add_argument("--judge-samples", type=_int, default=1, metavar="N", help="independent samples per judge")
     p.add_argument("--scenarios-dir", metavar="DIR", help="scenario files (default: the project's evals/scenarios)")
-    p.add_argument("--concurrency", type=_int, default=4, metavar="N", help="continuations in flight at once")
     p.add_argument("--max-calls", type=_int, metavar="N", help="LLM calls allowed without --yes (default 200)")
     p.add_argument("--yes", action="store_true", help="run even above --max-calls")
     p.add_argument("--out", metavar="DIR", help="also save every continuation under DIR/runs/")
+    add_shared_flags(p, title="options shared with the fault study and compare's candidate run")
 
 
 @command("fork")
@@ -42,10 +44,10 @@ def _cmd_fork(args: argparse.Namespace) -> int:
     from convoeval.scenarios import ScenarioError
     from convoeval.store import StoreError
 
-    options = {"conversation": args.conversation_id, "target": args.target, "simulator_model": args.simulator_model,
-               "judge_model": args.judge_model, "judge_samples": args.judge_samples,
-               "scenarios_dir": args.scenarios_dir, "concurrency": args.concurrency, "confirm": args.yes,
-               "max_calls": args.max_calls or forking.DEFAULT_MAX_CALLS, "out": args.out}
+    options: ForkOptions = {**given_options(args), "conversation": args.conversation_id, "target": args.target,
+                            "scenarios_dir": args.scenarios_dir, "confirm": args.yes,
+                            "max_calls": args.max_calls or forking.DEFAULT_MAX_CALLS, "out": args.out}
+    judge_samples = options.get("judge_samples", SHARED_DEFAULTS["judge_samples"])
     try:
         original = forking.load_conversation(args.conversation, args.conversation_id)
         scenario = forking.scenario_of(original, scenarios_dir=args.scenarios_dir)
@@ -55,8 +57,8 @@ def _cmd_fork(args: argparse.Namespace) -> int:
         else:
             points = _list(args.turns, "--turns", int) if args.turns else list(range(turns + 1))
         print(f"conversation {original.run_id} ({scenario.id}, {turns} patient turns, {original.status}): "
-              f"{forking.fork_cost(scenario, turns, points, n=args.n, judge_samples=args.judge_samples).line()}")
-        options.update(scenario=scenario)
+              f"{forking.fork_cost(scenario, turns, points, n=args.n, judge_samples=judge_samples).line()}")
+        options["scenario"] = scenario
         if args.at_turn is not None:
             forked = forking.fork(original, at_turn=args.at_turn, n=args.n, **options)
             table = forking.failure_table(forked.frames["scores"])

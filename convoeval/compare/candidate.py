@@ -7,7 +7,8 @@ that happened (``divergence_turn``), so differences come from the agent rather t
 randomness. Scripted scenarios need no replay: their patient lines are fixed.
 
 Unless told otherwise, the candidate is simulated and judged with the baseline's recorded models and judge samples
-(its ``report.json``): a comparison whose judge changed measures the judge too.
+(its ``report.json``): a comparison whose judge changed measures the judge too. ``run_candidate`` takes the
+``SharedOptions`` of every verb that runs conversations (``convoeval.pipeline.options``).
 """
 
 from __future__ import annotations
@@ -16,18 +17,22 @@ import secrets
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import pandas as pd
 
 from convoeval.compare.pairing import CompareError, Side, load_side
+from convoeval.llm.models import ModelSpec
 from convoeval.paths import default_scenarios_dir
-from convoeval.pipeline.config import EvalConfig, project_root
+from convoeval.pipeline.config import ConfigError, EvalConfig, project_root
 from convoeval.pipeline.execute import build_agents, execute
 from convoeval.pipeline.jobs import Job
+from convoeval.pipeline.options import SHARED_DEFAULTS, SharedOptions, settle
 from convoeval.pipeline.replay import replay_from_transcript
 from convoeval.pipeline.results import EvalResult
 from convoeval.scenarios import is_conversational, load_scenarios
+from convoeval.simulator.gate import GateSettings
+from convoeval.store import Store
 
 __all__ = ["baseline_target", "candidate_jobs", "run_candidate"]
 
@@ -86,15 +91,14 @@ def baseline_target(baseline: Side) -> str:
 
 
 def run_candidate(
-    baseline: Any,
+    baseline: Path | str | EvalResult | Side,
     target: str,
     *,
     out: Path | str | None = None,
     replay: bool = False,
     settings: Mapping[str, Any] | None = None,
-    store_url: str | None = None,
-    progress: Any = "bar",
     verbose: bool = False,
+    **options: Unpack[SharedOptions],
 ) -> EvalResult:
     """Run ``target`` on the baseline's scenarios × seeds × trials into a results folder of its own.
 
@@ -104,11 +108,15 @@ def run_candidate(
         out: the candidate's results folder (default ``reports/candidate-<target>-<time>-<id>``). A folder holding
             conversations of another target is refused; one holding this target's resumes.
         replay: replay the baseline's patient until the candidate's first divergent reply.
-        settings: other ``EvalConfig`` settings (models, judge samples, concurrency, workers …); by default the
-            baseline's recorded models, judge samples and scenario folder.
-        store_url: the fixtures store (default ``CONVOEVAL_STORE_URL`` or SQLite).
-        progress: ``"bar"``, ``"lines"`` or ``"off"``.
+        settings: other ``EvalConfig`` settings (workers, cluster, resimulate …); by default the baseline's recorded
+            scenario folder.
         verbose: print every turn.
+        **options: the ``SharedOptions`` of every verb that runs conversations (``convoeval.pipeline.options``):
+            simulator_model, judge_model, judge_samples, concurrency, store, progress, simulator_gate. One not given
+            (or given as ``None``) is the baseline's recorded one where it recorded it (models, judge samples,
+            concurrency), else its default in ``SHARED_DEFAULTS``. The run is recorded in the candidate's folder and
+            may go to worker processes, so the models are names, ``"local"``, mappings or ``ModelSpec`` (not chat
+            model objects) and the store is a URL (not an open ``Store``).
 
     Returns:
         The candidate's ``EvalResult`` (its folder is a normal results folder: ``convoeval compare`` reads it).
@@ -116,20 +124,53 @@ def run_candidate(
     Raises:
         ConfigError: a setting or target that cannot work (nothing ran).
         CompareError: the baseline cannot be read, names unknown scenarios, or ``out`` holds another target.
+        TypeError: an option ``run_candidate`` does not take, or a shared option passed in ``settings``, named.
 
     Example:
         >>> candidate = run_candidate("reports/v1", "clinic:billing?faults=wrong_amount", replay=True)  # doctest: +SKIP
     """
+    opts = settle("run_candidate", options, SHARED_DEFAULTS)
+    if shared := sorted(set(settings or {}) & set(SHARED_DEFAULTS)):
+        raise TypeError(f"run_candidate(): pass {', '.join(shared)} as keyword argument(s), not in settings")
     side = load_side(baseline, label="baseline")
     recorded = (side.meta.get("config") or {})
     values = {k: recorded[k] for k in INHERITED if recorded.get(k) is not None}
     values.update({k: v for k, v in (settings or {}).items() if v is not None})
+    values.update(_recordable(options))
+    store = opts["store"]
+    if isinstance(store, Store):
+        raise ConfigError("run_candidate opens its store from a URL (the run may go to worker processes): pass "
+                          "store='<url>', not an open Store")
     folder = Path(out).expanduser().absolute() if out is not None else _default_folder(target)
     config = EvalConfig.checked(values, agent=None, seed=None, target=target, output_dir=str(folder), resume=True)
     build_agents(target, [])  # a target that cannot work is one line here, before any folder or progress bar
     _check_folder(folder, config.recorded()["target"])
     jobs = candidate_jobs(side, scenarios_dir=config.scenarios_path(), replay=replay)
-    return execute(config, jobs=jobs, store_url=store_url, progress=progress, verbose=verbose, allow_errors=True)
+    return execute(config, jobs=jobs, store_url=store, progress=opts["progress"], verbose=verbose,
+                   allow_errors=True)
+
+
+def _recordable(options: SharedOptions) -> dict[str, Any]:
+    """The shared options given (not ``None``) that are ``EvalConfig`` settings, as the values a results folder
+    records: a model as a name or mapping, the gate as True, False or a mapping."""
+    values: dict[str, Any] = {}
+    for name in ("simulator_model", "judge_model"):
+        model = options.get(name)
+        if isinstance(model, ModelSpec):
+            model = model.model_dump(exclude_none=True)
+        if model is not None and not isinstance(model, (str, Mapping)):
+            raise ConfigError(f"run_candidate records its models in the results folder: give {name} as a name, "
+                              f"'local' or a mapping of settings, not a {type(model).__name__} object")
+        if model is not None:
+            values[name] = dict(model) if isinstance(model, Mapping) else model
+    gate = options.get("simulator_gate")
+    if gate is not None:
+        values["simulator_gate"] = gate.model_dump() if isinstance(gate, GateSettings) else (
+            gate if isinstance(gate, bool) else dict(gate))
+    for name in ("judge_samples", "concurrency"):
+        if (value := options.get(name)) is not None:
+            values[name] = value
+    return values
 
 
 def _default_folder(target: str) -> Path:

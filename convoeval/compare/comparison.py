@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 
@@ -258,7 +258,7 @@ def compare(
              load_side(candidate, label=None).select(agent=agent, scenario=scenario, type=type)]
     pairing = pair_sides(*sides)
     pairs = stats.pair_table(pairing)
-    boot = {"n_boot": n_boot, "level": level, "seed": seed}
+    boot: _Bootstrap = {"n_boot": n_boot, "level": level, "seed": seed}
     return Comparison(
         pairing=pairing,
         pairs=pairs,
@@ -272,6 +272,14 @@ def compare(
         settings={"alpha": alpha, "power": power, "level": level, "detect": detect, **boot},
         calibrated=_calibrated(sides, labels, level=level, n_boot=n_boot, seed=seed),
     )
+
+
+class _Bootstrap(TypedDict):
+    """The bootstrap settings every interval of a comparison shares."""
+
+    n_boot: int
+    level: float
+    seed: int
 
 
 def _calibrated(sides: list[Side], labels: Any, **options: Any) -> pd.DataFrame:

@@ -23,6 +23,7 @@ from convoeval.forking._profile import (
 )
 from convoeval.forking._run import (
     DEFAULT_MAX_CALLS,
+    FORK_DEFAULTS,
     Fork,
     ForkCost,
     ForkCostError,
@@ -39,6 +40,7 @@ __all__ = [
     "ConversationSource",
     "DEFAULT_MAX_CALLS",
     "FAILING",
+    "FORK_DEFAULTS",
     "PROFILE_COLUMNS",
     "FailureProfile",
     "Fork",

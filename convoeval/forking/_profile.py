@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Unpack
+from typing import Unpack
 
 import pandas as pd
 
 from convoeval._aio import blocking
-from convoeval.forking._run import Fork, ForkOptions, afork_turns
+from convoeval.forking._run import FORK_DEFAULTS, Fork, ForkOptions, afork_turns
 from convoeval.forking._source import ConversationSource, load_conversation, patient_turns
+from convoeval.pipeline.options import settle
 from convoeval.report import HTML, Chart
 from convoeval.stats.proportions import wilson_interval
 
@@ -111,12 +112,13 @@ class FailureProfile:
         return (f"it went wrong at turn {k}: forked after it, {row.at[k, 'failure_rate']:.0%} of the continuations "
                 f"fail; forked before it, {before:.0%}")
 
-    def plot(self) -> Any:
+    def plot(self) -> Chart | HTML:
         """The profile as a chart (``plot_profile``)."""
         return plot_profile(self)
 
     def _repr_html_(self) -> str:
-        return self.table.to_html(index=False, float_format=lambda x: f"{x:.2f}") + f"<p>{self.summary()}</p>"
+        table = self.table.to_html(index=False, float_format=lambda x: f"{x:.2f}")
+        return f"{table}<p>{self.summary()}</p>"
 
 
 async def afork_profile(run: ConversationSource, *, n: int = 5, turns: Iterable[int] | None = None,
@@ -131,19 +133,22 @@ async def afork_profile(run: ConversationSource, *, n: int = 5, turns: Iterable[
         conversation: with a results folder, the conversation's file name or run_id.
         failing: statuses that count as a failure (default warn and fail).
         threshold: the failure rate that counts as likely (``locate_failure``).
-        target, simulator_model, judge_model, judge_samples, store, scenario, scenarios_dir, concurrency, confirm,
-            max_calls, out: as ``fork``; the bound applies to the whole profile.
+        **options: the other ``ForkOptions``, as ``fork`` (target, scenario, scenarios_dir, confirm, max_calls, out
+            and the ``SharedOptions``: simulator_model, judge_model, judge_samples, concurrency, store, progress,
+            simulator_gate); the bound applies to the whole profile.
 
     Returns:
         A ``FailureProfile``: ``.table``, ``.located``, ``.summary()``, ``.plot()``, ``.fork.frames``.
 
     Raises:
         ForkCostError: above ``max_calls`` LLM calls without ``confirm``.
+        TypeError: an option ``fork_profile`` does not take, named.
 
     Example:
         >>> profile = fork_profile("reports/run", conversation="billing-conv-happy-payment__s42__t1", n=5)  # doctest: +SKIP
         >>> profile.located, profile.summary()  # doctest: +SKIP
     """
+    settle("fork_profile", options, FORK_DEFAULTS)
     original = load_conversation(run, options.pop("conversation", None))
     points = list(turns) if turns is not None else list(range(patient_turns(original) + 1))
     forked = await afork_turns(original, points, n=n, **options)

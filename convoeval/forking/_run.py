@@ -11,23 +11,23 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict, Unpack
+from typing import Unpack
 
 import pandas as pd
 
 from convoeval._aio import blocking
 from convoeval.forking._source import ConversationSource, load_conversation, patient_turns, scenario_of
-from convoeval.llm.models import ModelLike, as_chat_model
-from convoeval.pipeline.conversation import ConversationResult, RunOptions
+from convoeval.pipeline.conversation import ConversationResult
 from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.local import arun_jobs
+from convoeval.pipeline.options import SHARED_DEFAULTS, RunOptions, SharedOptions, opened_store, settle
+from convoeval.pipeline.progress import Progress, as_mode
 from convoeval.pipeline.replay import replay_from_transcript
 from convoeval.pipeline.results import frames_from_payloads, write_conversation
 from convoeval.scenarios import ConversationalScenario, Scenario
-from convoeval.store import open_store
 
-__all__ = ["DEFAULT_MAX_CALLS", "ForkCost", "ForkCostError", "Fork", "afork", "afork_turns", "fork", "fork_cost",
-           "fork_seeds"]
+__all__ = ["DEFAULT_MAX_CALLS", "FORK_DEFAULTS", "ForkCost", "ForkCostError", "Fork", "ForkOptions", "afork",
+           "afork_turns", "fork", "fork_cost", "fork_seeds"]
 
 #: LLM calls a fork job may make without ``confirm=True`` (about ten minutes with the embedded local model).
 DEFAULT_MAX_CALLS = 200
@@ -166,46 +166,44 @@ def _jobs(scenario: Scenario, original: ConversationResult, fork_turns: Sequence
           ) -> list[tuple[int, Job]]:
     seed = original.rows["runs"][0].get("seed")
     transcript = original.rows.get("transcripts") or []
-    planned = []
+    planned: list[tuple[int, Job]] = []
     for k in fork_turns:
         replay = replay_from_transcript(transcript, up_to_turn=k, until_divergence=False) if k > 0 else None
         planned.extend((k, Job(scenario, s, 1, replay=replay)) for s in fork_seeds(seed, k, n))
     return planned
 
 
-class ForkOptions(TypedDict, total=False):
-    """The options the fork verbs share (``fork``, ``fork_profile``, ``afork_turns``), declared once.
+class ForkOptions(SharedOptions, total=False):
+    """The options of the fork verbs (``fork``, ``fork_profile``, ``afork_turns``): the ``SharedOptions`` of every
+    verb that runs conversations (models, judge samples, concurrency, store, progress, gate) and the fork's own.
 
-    Defaults: ``conversation`` None, ``target`` the conversation's own, ``simulator_model``/``judge_model`` the
-    environment's, ``judge_samples`` 1, ``store`` ``open_store()``, ``scenario`` found by id, ``scenarios_dir`` the
-    project's, ``concurrency`` 4, ``confirm`` False, ``max_calls`` ``DEFAULT_MAX_CALLS``, ``out`` None.
+    Defaults (``FORK_DEFAULTS``): ``conversation`` None, ``target`` None (the conversation's own), ``scenario`` None
+    (found by the conversation's scenario id), ``scenarios_dir`` None (the project's ``evals/scenarios``), ``confirm``
+    False, ``max_calls`` ``DEFAULT_MAX_CALLS``, ``out`` None; the shared ones as ``SHARED_DEFAULTS``.
     """
 
     conversation: str | None
     target: str | None
-    simulator_model: ModelLike
-    judge_model: ModelLike
-    judge_samples: int
-    store: Any
     scenario: Scenario | None
     scenarios_dir: Path | str | None
-    concurrency: int
     confirm: bool
     max_calls: int
     out: Path | str | None
 
 
+#: Every fork option with its default: the shared ones, then the fork's own.
+FORK_DEFAULTS: ForkOptions = {**SHARED_DEFAULTS, "conversation": None, "target": None, "scenario": None,
+                              "scenarios_dir": None, "confirm": False, "max_calls": DEFAULT_MAX_CALLS, "out": None}
+
+
 async def afork_turns(run: ConversationSource, fork_turns: Iterable[int], *, n: int = 5,
-                      conversation: str | None = None, target: str | None = None, simulator_model: ModelLike = None,
-                      judge_model: ModelLike = None, judge_samples: int = 1, store: Any = None,
-                      scenario: Scenario | None = None, scenarios_dir: Path | str | None = None,
-                      concurrency: int = 4, confirm: bool = False, max_calls: int = DEFAULT_MAX_CALLS,
-                      out: Path | str | None = None) -> Fork:
-    """Fork a conversation at several turns (``afork`` at one, ``afork_profile`` at every one). Same arguments as
+                      **options: Unpack[ForkOptions]) -> Fork:
+    """Fork a conversation at several turns (``afork`` at one, ``afork_profile`` at every one). Same options as
     ``fork``, with ``fork_turns`` the fork points."""
 
-    original = load_conversation(run, conversation)
-    sc = scenario_of(original, scenario=scenario, scenarios_dir=scenarios_dir)
+    opts = settle("fork_turns", options, FORK_DEFAULTS)
+    original = load_conversation(run, opts["conversation"])
+    sc = scenario_of(original, scenario=opts["scenario"], scenarios_dir=opts["scenarios_dir"])
     if not isinstance(sc, ConversationalScenario):
         raise ValueError(f"{sc.id} is a scripted scenario: only simulated conversations can be forked")
     turns = patient_turns(original)
@@ -214,11 +212,13 @@ async def afork_turns(run: ConversationSource, fork_turns: Iterable[int], *, n: 
     if bad or n < 1:
         raise ValueError(f"fork turns must be between 0 and the conversation's {turns} patient turns and n at least 1"
                          f" (got turns {bad or points}, n={n})")
-    cost = fork_cost(sc, turns, points, n=n, judge_samples=judge_samples)
-    check_cost(cost, confirm=confirm, max_calls=max_calls)
+    cost = fork_cost(sc, turns, points, n=n, judge_samples=opts["judge_samples"])
+    check_cost(cost, confirm=opts["confirm"], max_calls=opts["max_calls"])
     planned = _jobs(sc, original, points, n)
     index = {id(job): i for i, (_, job) in enumerate(planned)}
     finished: dict[int, ConversationResult] = {}
+    out = opts["out"]
+    report = Progress(len(planned), mode=as_mode(opts["progress"]))
 
     def keep(job: Job, result: ConversationResult) -> None:
         i = index[id(job)]
@@ -226,18 +226,17 @@ async def afork_turns(run: ConversationSource, fork_turns: Iterable[int], *, n: 
         if out is not None:
             payload = {**result.payload(), "fork": {"of": original.run_id, "turn": planned[i][0]}}
             write_conversation(Path(out), f"{job.key}__fork{planned[i][0]}", payload)
+        report.finished(job.label, result.status)
 
-    owned = store is None
-    store = open_store() if owned else store
+    target = opts["target"] or str(original.rows["runs"][0].get("target") or "") or None
     try:
-        options = RunOptions(target=target or str(original.rows["runs"][0].get("target") or "") or None,
-                             simulator_model=as_chat_model("simulator", simulator_model),
-                             judge_model=as_chat_model("judge", judge_model), judge_samples=judge_samples,
-                             store=store)
-        await arun_jobs([job for _, job in planned], options, concurrency=concurrency, on_result=keep)
+        with opened_store(opts["store"]) as store:
+            run_options = RunOptions.from_shared(opts, store=store, target=target)
+            run_options.on_turn = report.turn
+            await arun_jobs([job for _, job in planned], run_options, concurrency=opts["concurrency"],
+                            on_result=keep)
     finally:
-        if owned:
-            store.close()
+        report.close()
     # Results arrive as conversations end: back in planned order (fork point, then seed) for stable frames.
     results = [(k, finished[i]) for i, (k, _) in enumerate(planned)]
     return Fork(original=original, results=results, cost=cost)
@@ -253,18 +252,19 @@ async def afork(run: ConversationSource, *, at_turn: int, n: int = 5, **options:
         run: the conversation: a ``ConversationResult``, a ``runs/<key>.json`` file or a results folder.
         at_turn: the fork point: 0 starts afresh (new seeds only), k replays turns 1..k verbatim.
         n: continuations, each with its own seed (``fork_seeds``: derived from the original seed and ``at_turn``).
-        conversation: with a results folder, the conversation's file name or run_id.
-        target: the agent under test (default: the one the conversation was run against).
-        simulator_model: model name, ``"local"``, mapping or chat model (default: the environment's).
-        judge_model: the same, for the judges.
-        judge_samples: samples per judge.
-        store: an open store (default ``open_store()``, closed after).
-        scenario: the scenario object (default: found by the conversation's scenario id).
-        scenarios_dir: where to find it (default: the project's ``evals/scenarios``).
-        concurrency: continuations in flight at once.
-        confirm: run even when the bound exceeds ``max_calls`` LLM calls.
-        max_calls: the bound above which ``confirm=True`` is needed.
-        out: also save every continuation to ``<out>/runs/`` (``load_results`` reads them back).
+        **options: ``ForkOptions`` — the fork's own:
+
+            * conversation: with a results folder, the conversation's file name or run_id.
+            * target: the agent under test (default: the one the conversation was run against).
+            * scenario: the scenario object (default: found by the conversation's scenario id).
+            * scenarios_dir: where to find it (default: the project's ``evals/scenarios``).
+            * confirm: run even when the bound exceeds ``max_calls`` LLM calls (default False).
+            * max_calls: the bound above which ``confirm=True`` is needed (default ``DEFAULT_MAX_CALLS``).
+            * out: also save every continuation to ``<out>/runs/`` (``load_results`` reads them back).
+
+            and the ``SharedOptions`` of every verb that runs conversations (``convoeval.pipeline.options``, defaults
+            in ``SHARED_DEFAULTS``): simulator_model, judge_model, judge_samples, concurrency (continuations in
+            flight), store, progress, simulator_gate.
 
     Returns:
         A ``Fork``: ``.frames`` (runs, scores, transcripts, … with ``fork_of`` and ``fork_turn``), ``.results``.
@@ -272,11 +272,13 @@ async def afork(run: ConversationSource, *, at_turn: int, n: int = 5, **options:
     Raises:
         ForkCostError: above ``max_calls`` without ``confirm``.
         ValueError: a fork point outside 0..turns, a scripted scenario, or a conversation that cannot be found.
+        TypeError: an option ``fork`` does not take, named.
 
     Example:
         >>> forks = fork("reports/run/runs/billing-conv-happy-payment__s42__t1.json", at_turn=2, n=5)  # doctest: +SKIP
         >>> forks.frames["scores"]["status"].value_counts()  # doctest: +SKIP
     """
+    settle("fork", options, FORK_DEFAULTS)  # an unknown option is named as fork's, not afork_turns'
     return await afork_turns(run, [at_turn], n=n, **options)
 
 

@@ -18,7 +18,7 @@ from convoeval._aio import blocking
 from convoeval.pipeline.conversation import ConversationResult, RunOptions
 from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.local import arun_jobs
-from convoeval.pipeline.progress import Mode, Progress, as_mode
+from convoeval.pipeline.progress import Mode, Progress, Reporter, as_mode
 from convoeval.pipeline.results import finished, frames_from_payloads, load_results, write_conversation
 
 
@@ -57,21 +57,25 @@ async def arun_batch(
     out_dir: Path | str | None = None,
     concurrency: int = 8,
     resume: bool = True,
-    progress: bool | Mode | Progress = True,
+    progress: bool | Mode | Reporter = True,
 ) -> BatchSummary:
     """Run ``jobs`` with at most ``concurrency`` in flight; write each result as it finishes (or keep it in memory).
 
     With ``resume``, conversations already saved in ``out_dir`` are skipped, but those that ended in ``error``
     are run again. ``progress`` is ``True``/``False`` (a bar or nothing), a ``Progress`` mode (``"lines"`` in
-    notebooks), or a ``Progress`` shared by several batches (reported to, not closed here).
+    notebooks), or a ``Progress`` (any ``Reporter``) shared by several batches (reported to, not closed here).
     """
     opts = options or RunOptions()
     folder = Path(out_dir) if out_dir is not None else None
     done = finished(folder) if (folder is not None and resume) else set()
     todo = [j for j in jobs if j.key not in done]
     kept: list[ConversationResult] = []
-    shared = not isinstance(progress, (bool, str))
-    report = progress if shared else Progress(len(todo), mode=as_mode(progress))  # type: ignore[arg-type]
+    report: Reporter
+    own: Progress | None = None
+    if isinstance(progress, (bool, str)):
+        report = own = Progress(len(todo), mode=as_mode(progress))
+    else:
+        report = progress
     if opts.on_turn is None:
         opts.on_turn = report.turn
 
@@ -85,8 +89,8 @@ async def arun_batch(
     try:
         await arun_jobs(todo, opts, concurrency=concurrency, on_result=save)
     finally:
-        if not shared:
-            report.close()
+        if own is not None:  # a shared report is its owner's to close
+            own.close()
     return BatchSummary(out_dir=folder, ran=len(todo), skipped=len(jobs) - len(todo), results=kept)
 
 

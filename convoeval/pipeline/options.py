@@ -1,16 +1,34 @@
-"""What one conversation runs with: the target and models, the store, the judges' settings, the gate; the default target of a scenario."""
+"""What conversations run with: ``RunOptions`` (one batch's target, models, store, judges' settings, gate), the default
+target of a scenario, and ``SharedOptions``: the options every verb that runs a batch of conversations takes, declared
+once with their defaults.
+
+``fork``, ``fork_profile``, the fault study (``run_fault_study``) and a comparison's candidate run (``run_candidate``)
+take the same options under the same names: the models, the judges' samples, how many conversations run at once, the
+store, the progress display and the simulator-failure gate. Each verb declares them as ``**options:
+Unpack[SharedOptions]`` (or a ``SharedOptions`` subclass with its own, like ``ForkOptions``), so mypy and editors see
+every option's type; ``settle`` refuses an unknown option with a ``TypeError`` naming it and fills in the defaults of
+``SHARED_DEFAULTS``. ``tests/test_shared_options.py`` holds the verbs, ``EvalConfig`` and ``run_conversation`` to these
+defaults, so they cannot drift apart.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import difflib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any, TypedDict, TypeVar, cast
 
 from convoeval.agents import as_agent, get_agent
 from convoeval.agents.base import Agent, AgentLike
-from convoeval.llm.models import ModelLike
+from convoeval.llm.models import ModelLike, as_chat_model
+from convoeval.pipeline.progress import Mode
 from convoeval.scenarios import Scenario
-from convoeval.simulator.gate import GateSettings
-from convoeval.store import Store
+from convoeval.simulator.gate import GateSettings, gate_settings
+from convoeval.store import Store, open_store
+
+__all__ = ["OPTION_HELP", "SHARED_DEFAULTS", "Log", "RunOptions", "SharedOptions", "default_target", "opened_store",
+           "settle"]
 
 #: Called with one line per event when a run is verbose (``--verbose``).
 Log = Callable[[str], None]
@@ -19,6 +37,101 @@ Log = Callable[[str], None]
 def default_target(scenario: Scenario) -> str:
     """The reference clinic agent for the scenario's agent type, e.g. ``clinic:billing``."""
     return f"clinic:{scenario.agent}"
+
+
+class SharedOptions(TypedDict, total=False):
+    """The options of every verb that runs a batch of conversations; each is optional, its default in
+    ``SHARED_DEFAULTS`` and its meaning in ``OPTION_HELP`` (the table below is checked against both).
+
+    ==================  =========  ==================================================================================
+    option              default    meaning
+    ==================  =========  ==================================================================================
+    simulator_model     None       the simulated patient's model: a name, ``"local"``, a mapping of settings, a
+                                   ``ModelSpec`` or a chat model (None: the environment's)
+    judge_model         None       the judges' model, as simulator_model
+    judge_samples       1          independent samples per judge and conversation
+    concurrency         4          conversations in flight at once
+    store               None       the fixtures store: an open ``Store`` (left open), a URL (opened, closed after) or
+                                   None (``CONVOEVAL_STORE_URL``, else the local SQLite file)
+    progress            True       ``True`` (a bar), ``"lines"`` (notebooks, logs), ``"bar"``, ``"off"`` or False
+    simulator_gate      True       stop a conversation whose simulated patient breaks (``simulator_failure``, never
+                                   judged): True, False (off) or a mapping of gate settings such as
+                                   ``{"parrot_turns": 3}``
+    ==================  =========  ==================================================================================
+    """
+
+    simulator_model: ModelLike
+    judge_model: ModelLike
+    judge_samples: int
+    concurrency: int
+    store: Store | str | None
+    progress: bool | Mode
+    simulator_gate: bool | Mapping[str, Any] | GateSettings
+
+
+#: The shared options' defaults, declared once (``EvalConfig`` and ``run_conversation`` use the same; a test holds it).
+SHARED_DEFAULTS: SharedOptions = {
+    "simulator_model": None,
+    "judge_model": None,
+    "judge_samples": 1,
+    "concurrency": 4,
+    "store": None,
+    "progress": True,
+    "simulator_gate": True,
+}
+
+#: What each shared option means, in a few words: the CLI's help of its flag (``convoeval fork``, ``compare``).
+OPTION_HELP: dict[str, str] = {
+    "simulator_model": "the simulated patient's model: a name, 'local' or a mapping of settings",
+    "judge_model": "the judges' model, as the simulator's",
+    "judge_samples": "independent samples per judge and conversation",
+    "concurrency": "conversations in flight at once",
+    "store": "the fixtures store's URL (default: CONVOEVAL_STORE_URL, else the local SQLite file)",
+    "progress": "how progress shows: a bar, plain lines, or nothing",
+    "simulator_gate": "stop a conversation whose simulated patient breaks (simulator_failure, never judged)",
+}
+
+_Options = TypeVar("_Options", bound=Mapping[str, object])
+
+
+def settle(verb: str, given: Mapping[str, object], defaults: _Options) -> _Options:
+    """A verb's options with the defaults filled in; ``defaults`` names every option the verb takes.
+
+    Args:
+        verb: the verb's name, for the error (``"fork"``).
+        given: the options the caller passed (a verb's ``**options``).
+        defaults: every option of the verb with its default (``SHARED_DEFAULTS``, or a superset such as
+            ``FORK_DEFAULTS``).
+
+    Raises:
+        TypeError: an option the verb does not take, named, with the closest known one (``mypy`` says the same
+            before the code runs).
+
+    Example:
+        >>> settle("fork", {"concurrency": 2}, SHARED_DEFAULTS)["concurrency"], SHARED_DEFAULTS["concurrency"]
+        (2, 4)
+        >>> settle("fork", {"concurency": 2}, SHARED_DEFAULTS)
+        Traceback (most recent call last):
+        TypeError: fork() got an unexpected keyword argument 'concurency' (did you mean 'concurrency'?)
+    """
+    unknown = [name for name in given if name not in defaults]
+    if unknown:
+        name = unknown[0]
+        close = difflib.get_close_matches(name, list(defaults), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else f"; its options are {', '.join(sorted(defaults))}"
+        raise TypeError(f"{verb}() got an unexpected keyword argument {name!r}{hint}")
+    return cast(_Options, {**defaults, **given})
+
+
+@contextlib.contextmanager
+def opened_store(store: Store | str | None) -> Iterator[Store]:
+    """The ``store`` option as an open store: an open ``Store`` as is (its owner closes it), else ``open_store(url)``,
+    closed on the way out."""
+    if isinstance(store, Store):
+        yield store
+        return
+    with open_store(store) as opened:
+        yield opened
 
 
 @dataclass
@@ -36,7 +149,7 @@ class RunOptions:
     #: Called with (conversation label, turn) as each turn starts: the run's progress display.
     on_turn: Callable[[str, int], None] | None = None
     #: The simulator-failure gate's checks and thresholds (``convoeval.simulator.gate``); ``None`` switches it off.
-    gate: GateSettings | None = field(default_factory=GateSettings)
+    gate: GateSettings | None = field(default_factory=lambda: gate_settings(True))
     #: A conversation the gate stopped is simulated again with the next seed, sampled, up to this many times.
     resimulate: int = 0
 
@@ -46,8 +159,17 @@ class RunOptions:
             self.agents[agent.name] = agent
             self.target = agent.name
 
+    @classmethod
+    def from_shared(cls, options: SharedOptions, *, store: Store, target: AgentLike | None = None) -> RunOptions:
+        """The run options of a verb's settled ``SharedOptions``: the models built (``as_chat_model``: a name or
+        ``"local"`` handed on as is would fail every call), the gate's settings, the store already opened."""
+        settled: SharedOptions = {**SHARED_DEFAULTS, **options}
+        return cls(target=target, simulator_model=as_chat_model("simulator", settled["simulator_model"]),
+                   judge_model=as_chat_model("judge", settled["judge_model"]), judge_samples=settled["judge_samples"],
+                   store=store, gate=gate_settings(settled["simulator_gate"]))
+
     def agent_for(self, scenario: Scenario) -> tuple[str, Agent]:
-        target = self.target or default_target(scenario)
+        target = self.target if isinstance(self.target, str) and self.target else default_target(scenario)
         if target not in self.agents:
             self.agents[target] = get_agent(target)
         return target, self.agents[target]

@@ -12,13 +12,22 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, Protocol, TextIO
 
 from convoeval.llm.accounting import add_sink, remove_sink
 
-__all__ = ["Progress", "StageProgress", "as_mode"]
+__all__ = ["Progress", "Reporter", "StageProgress", "as_mode"]
 
 Mode = Literal["bar", "lines", "off"]
+
+
+class Reporter(Protocol):
+    """What a batch reports its conversations to: a ``Progress``, or a view of one that several batches share (the
+    fault study names each conversation with its fault)."""
+
+    def turn(self, label: str, turn: int) -> None: ...
+
+    def finished(self, label: str, status: str, score: Any = None) -> None: ...
 
 
 def as_mode(progress: Mode | bool, *, on: Mode = "bar") -> Mode:
