@@ -8,9 +8,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 #: Bare ``Any`` in the parameters and return types of public functions and methods (``**kwargs: Any`` included): 124
-#: when mypy was switched on (issue #26), 104 once the verbs' models became ``ModelLike``. Lower it as you type them
+#: when mypy was switched on (issue #26), 104 once the verbs' models became ``ModelLike``, 99 once the verbs that run
+#: conversations took ``SharedOptions`` and compare's sides a ``SideSource``. Lower it as you type them
 #: (a ``pd.DataFrame``, a ``Store``); it must never grow.
-BARE_ANY_BUDGET = 104  # in public functions and methods, **kwargs included, on 2026-11-25
+BARE_ANY_BUDGET = 99  # in public functions and methods, **kwargs included, on 2026-11-25
 
 
 def _public_modules() -> list[Path]:

@@ -195,8 +195,8 @@ def _name_or_mapping(text: str) -> str | dict[str, Any]:
 
 def add_shared_flags(parser: argparse.ArgumentParser, *, title: str, shown: Mapping[str, str] | None = None) -> None:
     """One flag per ``SharedOptions`` option (``judge_samples`` -> ``--judge-samples``), its help from
-    ``OPTION_HELP`` and its default shown from ``SHARED_DEFAULTS``; a flag not given is absent from the namespace, so
-    the verb's own default applies (``given_options``).
+    ``OPTION_HELP`` (the words before a colon) and its default shown from ``SHARED_DEFAULTS``; a flag not given is
+    absent from the namespace, so the verb's own default applies (``given_options``).
 
     Args:
         parser: the subcommand's parser.
@@ -205,16 +205,19 @@ def add_shared_flags(parser: argparse.ArgumentParser, *, title: str, shown: Mapp
     """
     group = parser.add_argument_group(title)
     for name, default in SHARED_DEFAULTS.items():
-        flag, meaning = flag_for(name), OPTION_HELP[name]
+        flag, meaning = flag_for(name), OPTION_HELP[name].split(":")[0]
         default_text = (shown or {}).get(name, "none" if default is None else str(default))
         common: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS}
         if name in ("simulator_model", "judge_model"):
+            default_text = (shown or {}).get(name, "the environment's")
             group.add_argument(flag, type=_name_or_mapping, metavar="SPEC",
                                help=f"{meaning}; a name or a YAML mapping (default: {default_text})", **common)
         elif name in ("judge_samples", "concurrency"):
             group.add_argument(flag, type=_int, metavar="N", help=f"{meaning} (default: {default_text})", **common)
         elif name == "store":
-            group.add_argument(flag, metavar="URL", help=meaning, **common)
+            group.add_argument(flag, metavar="URL",
+                               help=f"{meaning}'s URL (default: CONVOEVAL_STORE_URL, else the local SQLite file)",
+                               **common)
         elif name == "progress":
             group.add_argument(flag, choices=("bar", "lines", "off"), help=f"{meaning} (default: bar)", **common)
             group.add_argument("--no-progress", action="store_const", const=False, help="no progress display",

@@ -21,7 +21,7 @@ from typing import Any, Unpack
 
 import pandas as pd
 
-from convoeval.compare.pairing import CompareError, Side, load_side
+from convoeval.compare.pairing import CompareError, Side, SideSource, load_side
 from convoeval.llm.models import ModelSpec
 from convoeval.paths import default_scenarios_dir
 from convoeval.pipeline.config import ConfigError, EvalConfig, project_root
@@ -91,7 +91,7 @@ def baseline_target(baseline: Side) -> str:
 
 
 def run_candidate(
-    baseline: Path | str | EvalResult | Side,
+    baseline: SideSource,
     target: str,
     *,
     out: Path | str | None = None,

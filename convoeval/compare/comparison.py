@@ -16,7 +16,7 @@ from typing import Any, TypedDict
 import pandas as pd
 
 from convoeval.compare import stats
-from convoeval.compare.pairing import CompareError, Pairing, Side, load_side, pair_sides
+from convoeval.compare.pairing import CompareError, Pairing, Side, SideSource, load_side, pair_sides
 from convoeval.compare.stats import valid_pairs
 from convoeval.compare.verdict import IMPROVED, NO_CHANGE, REGRESSED
 from convoeval.stats import ALL
@@ -212,8 +212,8 @@ def _p(value: Any) -> str:
 
 
 def compare(
-    baseline: Any,
-    candidate: Any,
+    baseline: SideSource,
+    candidate: SideSource,
     *,
     agent: str | None = None,
     scenario: str | None = None,

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from convoeval.compare.comparison import Comparison, compare
-from convoeval.compare.pairing import CompareError, load_side
+from convoeval.compare.pairing import CompareError, SideSource, load_side
 from convoeval.html_blocks import esc, table, wrap
 from convoeval.pipeline.config import project_root
+from convoeval.pipeline.progress import Mode
 
 __all__ = ["COMPARE_PARAMETERS", "CompareParams", "RegressionError", "check_regressions", "configure", "html_path",
            "run"]
@@ -102,13 +103,13 @@ def configure(namespace: Mapping[str, Any]) -> CompareParams:
     return CompareParams(values, executed if isinstance(executed, str) else None)
 
 
-def run(params: CompareParams, *, progress: Any = "lines") -> Comparison:
-    """Read the baseline, read or run the candidate, and compare them."""
+def run(params: CompareParams, *, progress: bool | Mode = "lines") -> Comparison:
+    """Read the baseline, read or run the candidate (``progress`` as ``SharedOptions``), and compare them."""
     from convoeval.compare.candidate import baseline_target, run_candidate  # noqa: PLC0415 - pulls in a heavy dependency on first use (start-up budget, tests/test_startup.py)
 
     scope = {"agent": params.agent, "scenario": params.scenario, "type": params.type}
     baseline = load_side(_path(params.baseline)).select(**scope)
-    candidate: Any = _path(params.candidate) if params.candidate is not None else None
+    candidate: SideSource | None = _path(params.candidate) if params.candidate is not None else None
     if candidate is None:
         target = params.candidate_target or baseline_target(baseline)
         candidate = run_candidate(baseline, target, replay=params.replay, progress=progress)

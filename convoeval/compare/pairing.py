@@ -13,18 +13,23 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import pandas as pd
 
 from convoeval.pipeline.results import EvalResult, load_results, merge_frames
 
-__all__ = ["KEY", "CompareError", "Pairing", "Side", "find_result_folders", "load_side", "pair_sides"]
+__all__ = ["KEY", "CompareError", "Pairing", "Side", "SideSource", "find_result_folders", "load_side", "pair_sides"]
 
 #: What makes two conversations a pair.
 KEY = ("scenario", "seed", "trial")
 #: Columns of ``Pairing.unpaired``.
 UNPAIRED_COLUMNS = ("side", "scenario", "seed", "trial", "run_id", "target", "reason")
+
+
+#: What a side of a comparison can be read from: a results folder (a run's or a sweep's), an ``EvalResult``, a
+#: ``Side`` or frames by name (see ``load_side``).
+SideSource: TypeAlias = "Path | str | EvalResult | Side | Mapping[str, pd.DataFrame]"
 
 
 class CompareError(ValueError):
@@ -90,8 +95,7 @@ def find_result_folders(root: Path | str) -> list[Path]:
     return found
 
 
-def load_side(source: Path | str | EvalResult | Side | Mapping[str, pd.DataFrame], *, label: str | None = None
-              ) -> Side:
+def load_side(source: SideSource, *, label: str | None = None) -> Side:
     """Read one side of a comparison.
 
     Args:

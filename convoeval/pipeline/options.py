@@ -28,7 +28,7 @@ from convoeval.simulator.gate import GateSettings, gate_settings
 from convoeval.store import Store, open_store
 
 __all__ = ["OPTION_HELP", "SHARED_DEFAULTS", "Log", "RunOptions", "SharedOptions", "default_target", "opened_store",
-           "settle"]
+           "settle", "shared_options_table"]
 
 #: Called with one line per event when a run is verbose (``--verbose``).
 Log = Callable[[str], None]
@@ -40,24 +40,9 @@ def default_target(scenario: Scenario) -> str:
 
 
 class SharedOptions(TypedDict, total=False):
-    """The options of every verb that runs a batch of conversations; each is optional, its default in
-    ``SHARED_DEFAULTS`` and its meaning in ``OPTION_HELP`` (the table below is checked against both).
-
-    ==================  =========  ==================================================================================
-    option              default    meaning
-    ==================  =========  ==================================================================================
-    simulator_model     None       the simulated patient's model: a name, ``"local"``, a mapping of settings, a
-                                   ``ModelSpec`` or a chat model (None: the environment's)
-    judge_model         None       the judges' model, as simulator_model
-    judge_samples       1          independent samples per judge and conversation
-    concurrency         4          conversations in flight at once
-    store               None       the fixtures store: an open ``Store`` (left open), a URL (opened, closed after) or
-                                   None (``CONVOEVAL_STORE_URL``, else the local SQLite file)
-    progress            True       ``True`` (a bar), ``"lines"`` (notebooks, logs), ``"bar"``, ``"off"`` or False
-    simulator_gate      True       stop a conversation whose simulated patient breaks (``simulator_failure``, never
-                                   judged): True, False (off) or a mapping of gate settings such as
-                                   ``{"parrot_turns": 3}``
-    ==================  =========  ==================================================================================
+    """The options of every verb that runs a batch of conversations (``fork``, ``fork_profile``, ``run_fault_study``,
+    ``run_candidate``); each is optional. Their defaults are ``SHARED_DEFAULTS``, their meanings ``OPTION_HELP``:
+    ``shared_options_table()`` shows both (``docs/verbs.md`` prints it).
     """
 
     simulator_model: ModelLike
@@ -80,16 +65,32 @@ SHARED_DEFAULTS: SharedOptions = {
     "simulator_gate": True,
 }
 
-#: What each shared option means, in a few words: the CLI's help of its flag (``convoeval fork``, ``compare``).
+#: What each shared option means; the words before a colon are the help of its command-line flag.
 OPTION_HELP: dict[str, str] = {
-    "simulator_model": "the simulated patient's model: a name, 'local' or a mapping of settings",
-    "judge_model": "the judges' model, as the simulator's",
+    "simulator_model": "the simulated patient's model: a name, 'local', a mapping of settings, a ModelSpec or a chat "
+                       "model (None: the environment's)",
+    "judge_model": "the judges' model, as simulator_model",
     "judge_samples": "independent samples per judge and conversation",
     "concurrency": "conversations in flight at once",
-    "store": "the fixtures store's URL (default: CONVOEVAL_STORE_URL, else the local SQLite file)",
-    "progress": "how progress shows: a bar, plain lines, or nothing",
-    "simulator_gate": "stop a conversation whose simulated patient breaks (simulator_failure, never judged)",
+    "store": "the fixtures store: an open Store (left open), a URL (opened, closed after) or None "
+             "(CONVOEVAL_STORE_URL, else the local SQLite file)",
+    "progress": "how progress shows: True or 'bar' (a bar), 'lines' (plain lines: notebooks, logs), False or 'off'",
+    "simulator_gate": "stop a conversation whose simulated patient breaks (simulator_failure, never judged): True, "
+                      "False or a mapping of gate settings such as {'parrot_turns': 3}",
 }
+
+
+def shared_options_table() -> str:
+    """The shared options as a Markdown table: option, default, meaning.
+
+    Example:
+        >>> print(shared_options_table().splitlines()[3])
+        | `judge_model` | `None` | the judges' model, as simulator_model |
+    """
+    rows = ["| option | default | meaning |", "|---|---|---|"]
+    rows += [f"| `{name}` | `{default!r}` | {OPTION_HELP[name]} |" for name, default in SHARED_DEFAULTS.items()]
+    return "\n".join(rows)
+
 
 _Options = TypeVar("_Options", bound=Mapping[str, object])
 
