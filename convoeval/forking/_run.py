@@ -201,7 +201,7 @@ async def afork_turns(run: ConversationSource, fork_turns: Iterable[int], *, n: 
     """Fork a conversation at several turns (``afork`` at one, ``afork_profile`` at every one). Same options as
     ``fork``, with ``fork_turns`` the fork points."""
 
-    opts = settle("fork_turns", options, FORK_DEFAULTS)
+    opts = settle("afork_turns", options, FORK_DEFAULTS)
     original = load_conversation(run, opts["conversation"])
     sc = scenario_of(original, scenario=opts["scenario"], scenarios_dir=opts["scenarios_dir"])
     if not isinstance(sc, ConversationalScenario):

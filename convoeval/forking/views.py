@@ -19,6 +19,7 @@ from convoeval.forking._source import load_conversation, patient_turns, scenario
 from convoeval.forking.pinning import pin
 from convoeval.pipeline.config import ConfigError, is_parameter_like
 from convoeval.pipeline.conversation import ConversationResult
+from convoeval.pipeline.options import SHARED_DEFAULTS
 from convoeval.pipeline.results import EvalResult, frames_from_payloads
 from convoeval.report import HTML
 from convoeval.report.transcripts import transcript_html
@@ -33,11 +34,11 @@ DEBUG_PARAMETERS: dict[str, Any] = {
     "n": 5,
     "turns": None,
     "target": None,
-    "simulator_model": None,
-    "judge_model": None,
-    "judge_samples": 1,
+    "simulator_model": SHARED_DEFAULTS["simulator_model"],
+    "judge_model": SHARED_DEFAULTS["judge_model"],
+    "judge_samples": SHARED_DEFAULTS["judge_samples"],
     "scenarios_dir": None,
-    "concurrency": 4,
+    "concurrency": SHARED_DEFAULTS["concurrency"],
     "max_calls": DEFAULT_MAX_CALLS,
     "confirm": False,
 }
@@ -97,8 +98,8 @@ def load(params: Mapping[str, Any]) -> ConversationResult:
 
 def run_profile(conversation: ConversationResult, params: DebugParameters) -> FailureProfile:
     """``fork_profile`` of the conversation with the notebook's parameters (refused above ``max_calls`` unless
-    ``confirm``)."""
-    return fork_profile(conversation, **params.profile_options())
+    ``confirm``); progress as plain lines, which an executed notebook keeps."""
+    return fork_profile(conversation, progress="lines", **params.profile_options())
 
 
 def summary(profile: FailureProfile) -> HTML:
