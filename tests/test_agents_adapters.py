@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import logging
 import re
@@ -11,6 +12,7 @@ import time
 import types
 from pathlib import Path
 
+import httpx
 import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
@@ -369,6 +371,43 @@ async def test_webhook_unreachable_stays_unreachable_when_retries_outrun_the_dea
             await agent.respond("oi", session)
     assert "did not answer" not in str(info.value)
     assert time.monotonic() - started < 0.4 + 1  # gave up at the deadline, did not sleep past it
+
+
+async def test_webhook_refused_then_starved_still_says_unreachable(session, clean_auth, monkeypatch):
+    # A loaded machine can stall a retry until the deadline fires mid-try: the refusals seen so far are still the
+    # reason (CI saw "did not answer within 2 s" for a port nobody listens on).
+    tries = []
+
+    async def refused_then_stalled(payload, headers):
+        tries.append(1)
+        if len(tries) == 1:
+            raise httpx.ConnectError("refused")
+        await asyncio.sleep(10)
+
+    async with WebhookAgent("http://127.0.0.1:9/agent", retries=5, timeout=0.6) as agent:
+        monkeypatch.setattr(agent, "_post_once", refused_then_stalled)
+        with pytest.raises(AgentError, match=r"unreachable \(ConnectError\); gave up after 1 tries within 0.6 s"):
+            await agent.respond("oi", session)
+    assert len(tries) == 2
+
+
+async def test_webhook_answered_then_slow_is_a_timeout(session, clean_auth, monkeypatch):
+    # The other side of the rule: once the agent answered (503), a later stall is a real timeout, not "unreachable".
+    tries = []
+
+    async def refused_busy_then_stalled(payload, headers):
+        tries.append(1)
+        if len(tries) == 1:
+            raise httpx.ConnectError("refused")
+        if len(tries) == 2:
+            return 503, 0.0, b"busy"
+        await asyncio.sleep(10)
+
+    async with WebhookAgent("http://127.0.0.1:9/agent", retries=5, timeout=0.8) as agent:
+        monkeypatch.setattr(agent, "_post_once", refused_busy_then_stalled)
+        with pytest.raises(AgentError, match=r"did not answer within 0.8 s"):
+            await agent.respond("oi", session)
+    assert len(tries) == 3
 
 
 async def test_webhook_retry_after_beyond_the_deadline_reports_the_status(httpserver, session, clean_auth):

@@ -145,10 +145,15 @@ class WebhookAgent:
                 the contract; the message says which.
         """
         payload = {"message": message, "session": session.to_json()}
+        refusals: list[str] = []
         try:
             async with asyncio.timeout(self.timeout):
-                status, body = await self._post_with_retries(payload)
+                status, body = await self._post_with_retries(payload, refusals)
         except TimeoutError:
+            if refusals:
+                # Every try so far was refused: the deadline ran out between retries (how many fit depends on the
+                # machine's load), and what the user must hear is that nothing listens there.
+                raise AgentError(f"{refusals[-1]}; gave up after {len(refusals)} tries within {self.timeout:g} s") from None
             raise AgentError(f"agent {self.name!r} did not answer within {self.timeout:g} s") from None
         if not 200 <= status < 300:
             raise AgentError(f"agent {self.name!r} answered HTTP {status}: {self._snippet(body)}")
@@ -186,7 +191,8 @@ class WebhookAgent:
             self._client_loop = loop
         return self._client
 
-    async def _post_with_retries(self, payload: dict[str, Any]) -> tuple[int, bytes]:
+    async def _post_with_retries(self, payload: dict[str, Any], refusals: list[str]) -> tuple[int, bytes]:
+        """POST with retries on refused connections and 429/503; ``refusals`` collects each refused try's message."""
         headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
         if self._auth:
             headers.update(self._auth.headers())
@@ -199,6 +205,7 @@ class WebhookAgent:
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 # The request never reached the agent, so resending cannot double an action.
                 refused: str | None = f"agent {self.name!r} is unreachable ({type(exc).__name__})"
+                refusals.append(str(refused))
                 if last:
                     raise AgentError(refused) from None
                 wait = 0.25 * 2**attempt
@@ -210,6 +217,7 @@ class WebhookAgent:
                 if status not in _RETRY_STATUSES or last:
                     return status, body
                 refused = None
+                refusals.clear()  # the agent answered: a later timeout is a real one
                 wait = retry_after if retry_after is not None else 0.25 * 2**attempt
             wait *= 1 + random.random() * 0.1  # jitter so retried conversations do not arrive in lockstep
             if loop.time() + wait >= deadline:
