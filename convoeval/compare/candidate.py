@@ -21,9 +21,9 @@ from typing import Any
 import pandas as pd
 
 from convoeval.compare.pairing import CompareError, Side, load_side
-from convoeval.paths import default_scenarios_dir
-from convoeval.pipeline.config import EvalConfig, project_root
-from convoeval.pipeline.execute import build_agents, execute
+from convoeval.paths import default_scenarios_dir, project_root
+from convoeval.pipeline.config import EvalConfig
+from convoeval.pipeline.execute import build_agents, run_eval
 from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.replay import replay_from_transcript
 from convoeval.pipeline.results import EvalResult
@@ -129,7 +129,7 @@ def run_candidate(
     build_agents(target, [])  # a target that cannot work is one line here, before any folder or progress bar
     _check_folder(folder, config.recorded()["target"])
     jobs = candidate_jobs(side, scenarios_dir=config.scenarios_path(), replay=replay)
-    return execute(config, jobs=jobs, store_url=store_url, progress=progress, verbose=verbose, allow_errors=True)
+    return run_eval(config, jobs=jobs, store_url=store_url, progress=progress, verbose=verbose, allow_errors=True)
 
 
 def _default_folder(target: str) -> Path:
