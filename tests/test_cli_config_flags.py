@@ -1,4 +1,4 @@
-"""``convoeval run`` takes every ``EvalConfig`` field as a flag, built from the model (issue #22, item 5)."""
+"""``convoeval run`` takes every ``EvalConfig`` field as a flag, built from the model."""
 
 from __future__ import annotations
 

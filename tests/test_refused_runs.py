@@ -1,4 +1,4 @@
-"""A refused run leaves no results folder (issue #22, item 6).
+"""A refused run leaves no results folder.
 
 Every check that can refuse a run (scenarios, agent target, call budgets, store) runs before the results folder is
 created or locked, so a newcomer never finds an empty folder with a ``.lock`` that looks like a run. Each case runs

@@ -49,7 +49,10 @@ from convoeval.simulator.gate import exclude_simulator_failures, simulator_failu
 from convoeval.stats import probe_effects
 
 __all__ = [
+    "STUDY_PARAMETERS",
     "Study",
+    "StudyConfig",
+    "check_study_parameters",
     "compute_tables",
     "load_frames",
     "load_study",

@@ -22,6 +22,7 @@ from convoeval.report.trust import agreement_cells
 from convoeval.stats import interpret, plot_probe_effects, required_sample_size
 
 __all__ = [
+    "calibrated_view",
     "consistency_view",
     "database_view",
     "fault_view",
