@@ -34,7 +34,7 @@ def _config(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> EvalConfig:
         seen.append(config)
         raise ConfigError("stop here")
 
-    monkeypatch.setattr("convoeval.pipeline.run_eval", fake_run_eval)
+    monkeypatch.setattr("convoeval.pipeline.execute.run_eval", fake_run_eval)
     with pytest.raises(SystemExit):
         cli.main(["run", *argv])
     return seen[0]

@@ -1,4 +1,4 @@
-"""docs/verbs.md is a doctest of the public verbs (signatures included), run here against a fake OpenAI-compatible server."""
+"""docs/verbs.md is a doctest of the public verbs and their signatures, run against a fake OpenAI-compatible server."""
 
 from __future__ import annotations
 

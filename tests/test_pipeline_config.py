@@ -95,7 +95,7 @@ def test_the_notebook_the_cli_and_a_sweep_build_the_same_configuration(monkeypat
         seen.append(config)
         raise ConfigError("stop here")
 
-    monkeypatch.setattr("convoeval.pipeline.run_eval", fake_run_eval)
+    monkeypatch.setattr("convoeval.pipeline.execute.run_eval", fake_run_eval)
     with pytest.raises(SystemExit) as exit_:
         cli.main(["run", "--seed", "1,2", "--trials", "3", "--judge-samples", "2", "--workers", "2"])
     assert exit_.value.code == 2  # the ConfigError above, as a usage error
@@ -163,7 +163,7 @@ def test_a_relative_output_dir_is_the_projects_and_the_cli_makes_out_absolute(tm
     monkeypatch.chdir(ROOT / "notebooks")  # Jupyter's and nbval's working folder
     assert notebook_config({"output_dir": "build/x"}).output_path() == ROOT / "build" / "x"
     seen = []
-    monkeypatch.setattr("convoeval.pipeline.run_eval", lambda config, **kw: seen.append(config) or exec("raise SystemExit(0)"))
+    monkeypatch.setattr("convoeval.pipeline.execute.run_eval", lambda config, **kw: seen.append(config) or exec("raise SystemExit(0)"))
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit):
         cli.main(["run", "--out", "here", "--scenarios-dir", str(ROOT / "evals" / "scenarios")])

@@ -40,8 +40,8 @@ from convoeval.report.page import page_html, write_page
 from convoeval.report.plots import Chart
 
 __all__ = ["asr_grid", "asr_heatmap", "asr_table", "leak_kinds", "leak_transcripts", "load_redteam",
-           "over_refusal_table", "redteam_errors", "redteam_overview", "redteam_sections", "render_redteam_html", "save_redteam_html",
-           "utility_table"]
+           "over_refusal_table", "redteam_errors", "redteam_overview", "redteam_sections", "render_redteam_html",
+           "save_redteam_html", "utility_table"]
 
 
 def load_redteam(folder: Path | str) -> RedTeamRun:
