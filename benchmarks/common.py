@@ -516,9 +516,9 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("convoeval/store/fixtures.py", "cleanup_run", "store: clean up"),
     ("convoeval/store/fixtures.py", "finish_run", "store: clean up"),
     ("convoeval/store/assertions.py", "check_assertions", "store: assertions"),
-    ("convoeval/conversation.py", "write", "store: log messages"),
+    ("convoeval/store/conversations.py", "record_message", "store: log messages"),
     ("convoeval/frames/", "typed_frame", "result frames (typed_frame)"),
-    ("convoeval/batch.py", "write_run", "results file (write_run)"),
+    ("convoeval/pipeline/results.py", "write_conversation", "results file (write_run)"),
     ("convoeval/", "", "convoeval: other runner code"),
 )
 _IDLE = ("selectors.py", "select")

@@ -22,7 +22,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "convoeval.frames": ("transcript_frame",),
     "convoeval.pipeline.config": ("EvalConfig",),
     "convoeval.pipeline.results": ("EvalResult", "load_results"),
-    "convoeval.pipeline.execute": ("execute",),
+    "convoeval.pipeline.execute": ("run_eval",),
     "convoeval.report.data": ("load_run",),
     "convoeval.forking": ("fork", "fork_profile", "locate_failure"),
     "convoeval.forking.pinning": ("pin",),

@@ -44,10 +44,11 @@ def esc(value: Any) -> str:
     return "" if missing(value) else escape(str(value), quote=True)
 
 
-#: Columns of 0–10 scores (one decimal, as the composite score is rounded), by name in any case.
-SCORE_COLUMNS = frozenset({"score", "rubric_score", "rubric score", "holistic", "holistic_overall", "mean_score",
-                           "mean score", "overall", "correctness", "helpfulness", "tone", "safety", "conciseness",
-                           "goal_completion"})
+#: Columns of 0–10 scores, shown with one decimal (as the composite score is rounded), by name in any case; not the
+#: score frame's columns (``frames.SCORE_COLUMNS``).
+ONE_DECIMAL_COLUMNS = frozenset({"score", "rubric_score", "rubric score", "holistic", "holistic_overall",
+                                 "mean_score", "mean score", "overall", "correctness", "helpfulness", "tone", "safety",
+                                 "conciseness", "goal_completion"})
 #: Columns of counts and identifiers: whole numbers, even when a missing value made pandas store them as floats.
 COUNT_COLUMNS = frozenset({"n", "n_items", "n_pairs", "n_excluded", "count", "conversations", "flagged",
                            "undecided", "seed", "trial", "turn", "attempt", "fork_turn", "errors", "failed", "passed",
@@ -58,7 +59,7 @@ P_VALUE_COLUMNS = frozenset({"p_value", "p_adjusted", "p (holm)", "p"})
 
 
 def number_text(value: Any, column: str = "") -> str:
-    """A number as a table shows it, by its column (``SCORE_COLUMNS``, ``COUNT_COLUMNS``, ``P_VALUE_COLUMNS``).
+    """A number as a table shows it, by its column (``ONE_DECIMAL_COLUMNS``, ``COUNT_COLUMNS``, ``P_VALUE_COLUMNS``).
 
     Scores read with one decimal, p-values with three, counts as whole numbers, and every other number that is
     not whole (rates, shares, agreement statistics, effects, interval bounds) with two: a table shows 0.67, not
@@ -79,7 +80,7 @@ def number_text(value: Any, column: str = "") -> str:
         return str(value)
     if name in P_VALUE_COLUMNS:
         return f"{value:.3f}" if value >= 0.001 else "<0.001"
-    digits = 1 if name in SCORE_COLUMNS else 2
+    digits = 1 if name in ONE_DECIMAL_COLUMNS else 2
     return f"{round(float(value), digits) + 0.0:.{digits}f}"  # + 0.0: no "-0.00" for a bound of -3e-16
 
 

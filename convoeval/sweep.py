@@ -29,7 +29,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from convoeval.pipeline.config import ConfigError, EvalConfig, project_root
+from convoeval.paths import project_root
+from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.report.index import CombinationRow, write_index
 from convoeval.scenarios import agent_names
 

@@ -50,7 +50,7 @@ labels = None
 from convoeval import compare
 from convoeval.report import compare_views as views
 
-params = compare.notebook.configure(globals())
+params = compare.notebook.compare_params(globals())
 params
 
 # %% [markdown]
@@ -58,7 +58,7 @@ params
 # A candidate run now resumes in its own folder; progress is printed as its conversations finish.
 
 # %%
-result = compare.notebook.run(params)
+result = compare.notebook.run_compare_params(params)
 result
 
 # %% [markdown]

@@ -52,7 +52,7 @@ fail_on_leak = False
 from convoeval.redteam import notebook as redteam
 from convoeval.redteam import views
 
-params = redteam.configure(globals())
+params = redteam.redteam_params(globals())
 params
 
 # %% [markdown]
@@ -60,13 +60,13 @@ params
 # A line per case as it finishes (`papermill --log-output` shows them in the terminal).
 
 # %%
-red = redteam.execute(params)
+red = redteam.run_redteam_params(params)
 
 # %% [markdown]
 # ## What ran
 
 # %%
-views.what_ran(red)
+views.redteam_overview(red)
 
 # %% [markdown]
 # ## Attack success rate
@@ -114,7 +114,7 @@ views.leak_transcripts(red)
 # ## Errors
 
 # %%
-views.errors(red)
+views.redteam_errors(red)
 
 # %% [markdown]
 # ## Export
@@ -122,7 +122,7 @@ views.errors(red)
 # leaked, naming them (a gate for CI: `convoeval notebook` exits 5, as `convoeval redteam --fail-on-leak`).
 
 # %%
-views.save_html(red)
+views.save_redteam_html(red)
 
 # %%
 redteam.check_leaks(red, params)

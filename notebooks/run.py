@@ -53,7 +53,7 @@ labels = None
 # %%
 from convoeval import pipeline, report
 
-config = pipeline.configure(globals())
+config = pipeline.notebook_config(globals())
 config
 
 # %% [markdown]
@@ -63,7 +63,7 @@ config
 # in the terminal).
 
 # %%
-run = pipeline.notebook.execute(config)
+run = pipeline.run_notebook_config(config)
 run
 
 # %% [markdown]

@@ -138,8 +138,8 @@ def env(tmp_path, monkeypatch):
 
 def run_baseline(out, *, n_seeds: int, target: str | None = None, trials: int = 1, scenario: str | None = None):
     """The billing conversational scenarios, ``n_seeds`` seeds, into ``out`` (models: whatever is patched in)."""
-    from convoeval.pipeline import EvalConfig, execute
+    from convoeval.pipeline import EvalConfig, run_eval
 
     settings = {"scenario": scenario} if scenario else {"agent": "billing", "type": "conversational"}
     config = EvalConfig.checked(settings, seed=seeds(n_seeds), trials=trials, target=target, output_dir=str(out))
-    return execute(config, progress="off")
+    return run_eval(config, progress="off")

@@ -21,7 +21,7 @@ from convoeval.agents.clinic import (
     Turn,
     _format,
     _registry,
-    agent_names,
+    clinic_agent_names,
     faults_for,
     make_clinic_agent,
     register_clinic_agent,
@@ -157,7 +157,7 @@ def test_registry_rejects_bad_declarations() -> None:
         register_clinic_agent("toy-bad", faults=[Fault("x", "toy-bad", "d", breaks_assertions=("payment_made",))])(
             type("B", (ClinicAgent,), {})
         )
-    assert "toy-bad" not in agent_names()
+    assert "toy-bad" not in clinic_agent_names()
 
 
 async def test_conversations_keep_separate_state_and_rows(toy, chats, store) -> None:  # noqa: F811
@@ -203,7 +203,7 @@ def _templates(value: object) -> list[str]:
     return [value] if isinstance(value, str) else list(value)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("name", agent_names())
+@pytest.mark.parametrize("name", clinic_agent_names())
 def test_text_tables_are_complete_in_every_locale(name: str) -> None:
     cls = make_clinic_agent(name).__class__
     keys = {loc: set(table) for loc, table in cls.TEXTS.items()}
@@ -217,7 +217,7 @@ def test_text_tables_are_complete_in_every_locale(name: str) -> None:
         assert all(t.strip() for v in cls.TEXTS[loc].values() for t in _templates(v))
 
 
-@pytest.mark.parametrize("name", agent_names())
+@pytest.mark.parametrize("name", clinic_agent_names())
 def test_faults_name_real_criteria_and_assertions_of_their_scenarios(name: str) -> None:
     scenarios = load_scenarios(SCENARIOS, agent=name)
     criteria = {c for s in scenarios if isinstance(s, ConversationalScenario) for c in s.criteria}
@@ -251,7 +251,7 @@ RICH_FIXTURES = {
 }
 
 
-@pytest.mark.parametrize("name", agent_names())
+@pytest.mark.parametrize("name", clinic_agent_names())
 async def test_every_agent_answers_any_text_in_every_locale(name: str, chats) -> None:  # noqa: F811
     for faults in [[], *([f.name] for f in faults_for(name))]:
         for locale in _format.LOCALES:

@@ -1,4 +1,4 @@
-"""``convoeval run`` takes every ``EvalConfig`` field as a flag, built from the model (issue #22, item 5)."""
+"""``convoeval run`` takes every ``EvalConfig`` field as a flag, built from the model."""
 
 from __future__ import annotations
 
@@ -27,14 +27,14 @@ def _flags_by_dest() -> dict[str, set[str]]:
 
 
 def _config(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> EvalConfig:
-    """The EvalConfig ``convoeval run <argv>`` hands to ``execute`` (stopped there: nothing runs)."""
+    """The EvalConfig ``convoeval run <argv>`` hands to ``run_eval`` (stopped there: nothing runs)."""
     seen: list[EvalConfig] = []
 
-    def fake_execute(config: EvalConfig, **kwargs: Any) -> Any:
+    def fake_run_eval(config: EvalConfig, **kwargs: Any) -> Any:
         seen.append(config)
         raise ConfigError("stop here")
 
-    monkeypatch.setattr("convoeval.pipeline.execute", fake_execute)
+    monkeypatch.setattr("convoeval.pipeline.execute.run_eval", fake_run_eval)
     with pytest.raises(SystemExit):
         cli.main(["run", *argv])
     return seen[0]

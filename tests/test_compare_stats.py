@@ -16,7 +16,7 @@ from convoeval.compare.verdict import (
     decide,
     holm,
     min_pairs_for_significance,
-    minimum_detectable_difference,
+    paired_minimum_detectable_difference,
 )
 from convoeval.frames import RUN_SCHEMA, SCORE_SCHEMA, typed_frame
 from convoeval.pipeline.results import merge_frames
@@ -90,7 +90,7 @@ def test_the_verdict_needs_both_a_ci_that_excludes_zero_and_a_significant_paired
     assert decide(-1.0, np.nan, np.nan, 0.01, ALPHA) == NO_CHANGE
     assert holm([0.01, 0.02, np.nan]).tolist()[:2] == pytest.approx([0.02, 0.02])
     assert min_pairs_for_significance(0.05) == 6 and min_pairs_for_significance(0.01) == 8
-    assert np.isnan(minimum_detectable_difference(1.0, 5))  # 5 pairs can never reach p < 0.05
+    assert np.isnan(paired_minimum_detectable_difference(1.0, 5))  # 5 pairs can never reach p < 0.05
 
 
 def test_a_consistent_drop_in_one_scenario_regresses_it_and_the_sample_size_line_follows_the_noise():

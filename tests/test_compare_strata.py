@@ -1,4 +1,4 @@
-"""Issue #27: the overall interval and test treat the compared scenarios as the fixed set they are, and the
+"""The overall interval and test treat the compared scenarios as the fixed set they are, and the
 headline verdict reads every family it prints (so it cannot say "no detectable change" beside a regressed row)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""docs/verbs.md is a doctest of the four verbs, run here against a fake OpenAI-compatible server."""
+"""docs/verbs.md is a doctest of the public verbs and their signatures, run against a fake OpenAI-compatible server."""
 
 from __future__ import annotations
 
@@ -27,4 +27,4 @@ def test_the_verbs_page_runs_as_written(tmp_path, monkeypatch):
                                       optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         finally:
             models.clear_model_cache()
-    assert result.attempted >= 15 and result.failed == 0, result
+    assert result.attempted >= 40 and result.failed == 0, result  # 41 examples: one dropped by mistake fails

@@ -22,7 +22,7 @@ from test_reliability_support import fake_responder, forced_tool, llm_responder
 
 from convoeval.agents.python_callable import PythonCallableAgent
 from convoeval.cli import build_parser
-from convoeval.pipeline import ConfigError, EvalConfig, execute, load_results, plan
+from convoeval.pipeline import ConfigError, EvalConfig, load_results, plan, run_eval
 from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.pipeline.execute import EXIT_BELOW_THRESHOLD, EXIT_OK, EXIT_SIMULATOR_FAILURES, exit_code
@@ -403,12 +403,12 @@ def test_execute_passes_the_gate_and_re_simulations_from_the_config(tmp_path, mo
         monkeypatch.setenv("CONVOEVAL_CACHE", "off")
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
         store = f"sqlite:///{tmp_path / 'store.db'}"
-        first = execute(EvalConfig.checked(scenario=HAPPY, output_dir=str(tmp_path / "a")), store_url=store,
+        first = run_eval(EvalConfig.checked(scenario=HAPPY, output_dir=str(tmp_path / "a")), store_url=store,
                         progress="off")
         assert first.frames["runs"]["attempt"].tolist() == [1] and first.scores["status"].tolist() == [
             "simulator_failure"]
         # The same folder asked for a re-simulation: the saved simulator failure is not "finished" any more.
-        gated = execute(EvalConfig.checked(scenario=HAPPY, output_dir=str(tmp_path / "a"), resimulate=1),
+        gated = run_eval(EvalConfig.checked(scenario=HAPPY, output_dir=str(tmp_path / "a"), resimulate=1),
                         store_url=store, progress="off")
         assert gated.meta["runs_now"] == 1 and gated.meta["runs_resumed"] == 0
         assert gated.exit_code == EXIT_SIMULATOR_FAILURES
@@ -416,7 +416,7 @@ def test_execute_passes_the_gate_and_re_simulations_from_the_config(tmp_path, mo
         assert runs["attempt"].tolist() == [1, 2] and runs["superseded"].tolist() == [True, False]
         assert gated.scores["status"].tolist() == ["simulator_failure"]
         assert any("simulator_failure: the simulated patient broke" in line for line in gated.lines)
-        off = execute(EvalConfig.checked(scenario=HAPPY, output_dir=str(tmp_path / "b"), simulator_gate=False),
+        off = run_eval(EvalConfig.checked(scenario=HAPPY, output_dir=str(tmp_path / "b"), simulator_gate=False),
                       store_url=store, progress="off")
         assert off.frames["runs"]["stop_reason"].tolist() == ["max_turns"]
         assert off.scores["status"].iloc[0] in ("pass", "warn", "fail")

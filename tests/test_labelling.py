@@ -20,7 +20,7 @@ from convoeval.labelling import (
     load_folder,
     page_data,
 )
-from convoeval.pipeline import EvalConfig, execute
+from convoeval.pipeline import EvalConfig, run_eval
 from tests.compare_support import env, fake_models, seeds  # noqa: F401 - env is a fixture
 from tests.label_support import XSS, labelled_run
 
@@ -199,7 +199,7 @@ def test_from_a_real_run_the_page_holds_the_scenario_criteria_and_ranks_by_disag
     with fake_models(monkeypatch, noisy=True, seed=1):
         config = EvalConfig.checked({"agent": "billing", "type": "conversational", "judge_samples": 3},
                                     seed=seeds(2), output_dir=str(tmp_path / "run"))
-        execute(config, progress="off")
+        run_eval(config, progress="off")
     frames = load_folder(tmp_path / "run")
     priority = conversation_priority(frames)
     chosen = choose_conversations(frames, sample=3)

@@ -1,4 +1,4 @@
-"""The embedded local server stops itself when idle, says so, and the next call starts it again (issue #22).
+"""The embedded local server stops itself when idle, says so, and the next call starts it again.
 
 The watchdog's clock is tested with a fake clock; the whole path (launcher, state file, lock, exit, restart) with a
 stand-in server process that runs convoeval's real middleware around a tiny app, so no model is needed; one test

@@ -11,7 +11,7 @@ from conftest import ROOT
 from papermill.exceptions import PapermillExecutionError
 
 from convoeval.compare import CompareError, compare, load_side, run_candidate
-from convoeval.compare.notebook import RegressionError, check_regressions, configure
+from convoeval.compare.notebook import RegressionError, check_regressions, compare_params
 
 HAPPY = "billing-conv-happy-payment"
 
@@ -50,12 +50,12 @@ def test_the_notebook_compares_two_folders_writes_the_page_and_gates(folders):
 
 def test_parameters_are_checked_in_one_line(folders):
     with pytest.raises(CompareError, match="give exactly one candidate"):
-        configure({"baseline": "x"})
+        compare_params({"baseline": "x"})
     with pytest.raises(CompareError, match="alpha must be a number between 0 and 1"):
-        configure({"baseline": "x", "candidate": "y", "alpha": 5})
+        compare_params({"baseline": "x", "candidate": "y", "alpha": 5})
     with pytest.raises(CompareError, match="replay needs a candidate run now"):
-        configure({"baseline": "x", "candidate": "y", "replay": True})
-    params = configure({"baseline": str(folders / "base"), "candidate": str(folders / "cand"),
+        compare_params({"baseline": "x", "candidate": "y", "replay": True})
+    params = compare_params({"baseline": str(folders / "base"), "candidate": str(folders / "cand"),
                         "fail_on_regression": True})
     result = compare(folders / "base", folders / "cand", n_boot=100)
     with pytest.raises(RegressionError, match="criterion Agent identified the pending invoice"):

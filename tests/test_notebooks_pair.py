@@ -11,7 +11,7 @@ import nbformat
 import papermill
 import pytest
 
-from convoeval.agreement.study import STUDY_PARAMETERS
+from convoeval.agreement.study_params import STUDY_PARAMETERS
 from convoeval.compare.notebook import COMPARE_PARAMETERS
 from convoeval.forking.views import DEBUG_PARAMETERS
 from convoeval.pipeline.notebook import NOTEBOOK_PARAMETERS

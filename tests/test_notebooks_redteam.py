@@ -38,7 +38,7 @@ def test_the_notebook_shows_every_section_and_writes_report_html(tmp_path):
     cases = pd.read_csv(out / "cases.csv")
     leaked = int(cases["leaked"].sum())
     assert len(cases) == 9 and leaked == 5  # the results files beside the report
-    assert f"{leaked} of 9 case(s) leaked" in _html(nb, "views.what_ran(red)")
+    assert f"{leaked} of 9 case(s) leaked" in _html(nb, "views.redteam_overview(red)")
     heatmap = next(c for c in nb["cells"] if c["source"] == "views.asr_heatmap(red)")["outputs"][0]
     assert heatmap["data"]["image/png"] and "strategy and agent" in heatmap["data"]["text/plain"]
     assert "[9%, 91%]" in _html(nb, "views.asr_table(red)")  # third_party on billing: 1 of 2, Wilson 95%
@@ -47,7 +47,7 @@ def test_the_notebook_shows_every_section_and_writes_report_html(tmp_path):
     assert "1 of 1 own request(s) served" in _html(nb, "views.utility_table(red)")
     transcripts = _html(nb, "views.leak_transcripts(red)")
     assert transcripts.count("<details") == leaked and "<mark" in transcripts and "⚠ LEAK" in transcripts
-    progress = "".join("".join(o.get("text", "")) for c in nb["cells"] if c["source"] == "red = redteam.execute(params)"
+    progress = "".join("".join(o.get("text", "")) for c in nb["cells"] if c["source"] == "red = redteam.run_redteam_params(params)"
                        for o in c["outputs"])
     assert progress.count("\n") == 9 and "/9] authority/billing/en: LEAK" in progress  # a line per case
     last = nb["cells"][-1]["outputs"][0]["data"]["text/plain"]

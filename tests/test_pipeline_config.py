@@ -11,7 +11,7 @@ import pytest
 from report_support import conversation, run_data
 
 from convoeval import cli
-from convoeval.pipeline import ConfigError, EvalConfig, configure
+from convoeval.pipeline import ConfigError, EvalConfig, notebook_config
 from convoeval.pipeline.notebook import RERECORD_HINT, ThresholdError, check_threshold, replay_misses
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,7 +24,7 @@ def in_project(monkeypatch):
 
 
 def test_defaults_run_the_billing_agent_with_seed_42():
-    config = configure({})
+    config = notebook_config({})
     assert (config.agent, config.seeds, config.trials, config.scenario, config.workers) == ("billing", [42], 1, None, 1)
     assert config.scenarios_path() == ROOT / "evals" / "scenarios"
     out = config.output_path()
@@ -60,7 +60,7 @@ def test_default_output_folders_are_unique_per_run():
 ])
 def test_bad_settings_fail_with_one_line(values, message):
     with pytest.raises(ConfigError) as err:
-        configure(values)
+        notebook_config(values)
     assert message in str(err.value)
     assert "\n" not in str(err.value)
     assert err.value._render_traceback_() == [f"ConfigError: {err.value}"]  # what a notebook cell shows
@@ -69,33 +69,33 @@ def test_bad_settings_fail_with_one_line(values, message):
 def test_kernel_objects_are_not_taken_for_parameters():
     import json
 
-    namespace = {"In": [""], "Out": {}, "_": 1, "json": json, "report": configure, "config": object()}
-    assert configure(namespace).agent == "billing"
+    namespace = {"In": [""], "Out": {}, "_": 1, "json": json, "report": notebook_config, "config": object()}
+    assert notebook_config(namespace).agent == "billing"
 
 
 def test_seed_list_scenario_and_output_dir():
-    config = configure({"seed": [1, 2], "scenario": "billing-scripted-pix-en", "output_dir": "build/x"})
+    config = notebook_config({"seed": [1, 2], "scenario": "billing-scripted-pix-en", "output_dir": "build/x"})
     assert config.seeds == [1, 2]
     assert config.output_path() == ROOT / "build" / "x"
 
 
 def test_papermill_output_path_puts_the_data_beside_the_executed_notebook(tmp_path):
-    config = configure({"PAPERMILL_OUTPUT_PATH": str(tmp_path / "r.ipynb"), "PAPERMILL_INPUT_PATH": "notebooks/run.ipynb"})
+    config = notebook_config({"PAPERMILL_OUTPUT_PATH": str(tmp_path / "r.ipynb"), "PAPERMILL_INPUT_PATH": "notebooks/run.ipynb"})
     assert config.output_path() == tmp_path / "r"
 
 
 def test_the_notebook_the_cli_and_a_sweep_build_the_same_configuration(monkeypatch):
     """One object: the notebook's declared parameters, the CLI's flags and a sweep's checks all end in EvalConfig."""
     declared = {n: ast.literal_eval(p["default"]) for n, p in papermill.inspect_notebook(str(RUN_NOTEBOOK)).items()}
-    notebook = configure({**declared, "seed": [1, 2], "trials": 3, "judge_samples": 2, "workers": 2})
+    notebook = notebook_config({**declared, "seed": [1, 2], "trials": 3, "judge_samples": 2, "workers": 2})
 
     seen: list[EvalConfig] = []
 
-    def fake_execute(config, **kwargs):
+    def fake_run_eval(config, **kwargs):
         seen.append(config)
         raise ConfigError("stop here")
 
-    monkeypatch.setattr("convoeval.pipeline.execute", fake_execute)
+    monkeypatch.setattr("convoeval.pipeline.execute.run_eval", fake_run_eval)
     with pytest.raises(SystemExit) as exit_:
         cli.main(["run", "--seed", "1,2", "--trials", "3", "--judge-samples", "2", "--workers", "2"])
     assert exit_.value.code == 2  # the ConfigError above, as a usage error
@@ -138,32 +138,32 @@ def test_threshold_gate(tmp_path):
 
 @pytest.mark.parametrize("url", ["postgresql://ana:s3cr3t-pw@db.example:port/evals", "mysql://ana:s3cr3t-pw@h/db"])
 def test_a_store_that_cannot_be_opened_is_one_line_in_the_notebook(tmp_path, monkeypatch, url):
-    from convoeval.pipeline.notebook import RunError, execute
+    from convoeval.pipeline.notebook import RunError, run_notebook_config
 
     monkeypatch.setenv("CONVOEVAL_STORE_URL", url)
     monkeypatch.setenv("CONVOEVAL_HOME", str(tmp_path / "state"))
     # An endpoint that is never called: the store fails first, and no local model server is started for nothing.
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("OPENAI_MODEL", "never-called")
-    config = configure({"agent": "support", "scenario": "support-scripted-info-pt", "output_dir": str(tmp_path)})
+    config = notebook_config({"agent": "support", "scenario": "support-scripted-info-pt", "output_dir": str(tmp_path)})
     with pytest.raises(RunError) as err:
-        execute(config)
+        run_notebook_config(config)
     assert "store URL" in str(err.value) and "s3cr3t-pw" not in str(err.value) and "\n" not in str(err.value)
     assert err.value._render_traceback_() == [f"RunError: {err.value}"]  # a notebook shows one line, no stack
 
 
 def test_a_scenario_id_is_found_whatever_the_default_agent():
     """`convoeval run --scenario support-…` (and -p scenario) found nothing: the default agent filter was billing."""
-    assert configure({"scenario": "support-scripted-info-pt"}).agent is None
-    assert configure({"agent": "billing", "scenario": "support-scripted-info-pt"}).agent is None  # the cell's default
+    assert notebook_config({"scenario": "support-scripted-info-pt"}).agent is None
+    assert notebook_config({"agent": "billing", "scenario": "support-scripted-info-pt"}).agent is None  # the cell's default
     assert EvalConfig(agent="support", scenario="support-scripted-info-pt").agent == "support"  # given in code
 
 
 def test_a_relative_output_dir_is_the_projects_and_the_cli_makes_out_absolute(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT / "notebooks")  # Jupyter's and nbval's working folder
-    assert configure({"output_dir": "build/x"}).output_path() == ROOT / "build" / "x"
+    assert notebook_config({"output_dir": "build/x"}).output_path() == ROOT / "build" / "x"
     seen = []
-    monkeypatch.setattr("convoeval.pipeline.execute", lambda config, **kw: seen.append(config) or exec("raise SystemExit(0)"))
+    monkeypatch.setattr("convoeval.pipeline.execute.run_eval", lambda config, **kw: seen.append(config) or exec("raise SystemExit(0)"))
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit):
         cli.main(["run", "--out", "here", "--scenarios-dir", str(ROOT / "evals" / "scenarios")])

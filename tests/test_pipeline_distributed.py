@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from distributed_support import _RANDOM_TOKENS, KILL_MARKER_ENV, varied_responder
 
-from convoeval.pipeline import ConfigError, EvalConfig, execute
+from convoeval.pipeline import ConfigError, EvalConfig, run_eval
 from convoeval.pipeline.distributed import chunk_size
 from convoeval.testing import FakeOpenAIServer
 
@@ -59,8 +59,8 @@ def _config(tmp_path, name, **more):
 
 
 def test_two_worker_processes_give_the_same_results_as_one_process(env, tmp_path):
-    one = execute(_config(tmp_path, "one"), progress=False, allow_errors=True)
-    two = execute(_config(tmp_path, "two", workers=2), progress=False, allow_errors=True)
+    one = run_eval(_config(tmp_path, "one"), progress=False, allow_errors=True)
+    two = run_eval(_config(tmp_path, "two", workers=2), progress=False, allow_errors=True)
     assert len(one.scores) == 12 and not (one.scores["status"] == "error").any()
     assert _scores(two) == _scores(one)
     assert len({s["score"] for s in _scores(one)}) > 1  # the scores differ between conversations: a real comparison
@@ -69,7 +69,7 @@ def test_two_worker_processes_give_the_same_results_as_one_process(env, tmp_path
     assert texts(two) == texts(one)
     assert two.meta["workers"] == 2 and one.meta["workers"] == 1
     # Many in flight: several conversations per Dask task (chunk_size), the same results, each conversation once.
-    chunked = execute(_config(tmp_path, "chunked", workers=2, concurrency=16), progress=False, allow_errors=True)
+    chunked = run_eval(_config(tmp_path, "chunked", workers=2, concurrency=16), progress=False, allow_errors=True)
     assert chunk_size(16, 2) == 2
     assert _scores(chunked) == _scores(one)
     assert len(list((tmp_path / "chunked" / "runs").glob("*.json"))) == 12
@@ -82,7 +82,7 @@ def test_a_killed_worker_loses_no_conversation_and_duplicates_none(env, tmp_path
     monkeypatch.setenv(KILL_MARKER_ENV, str(marker))
     config = EvalConfig(agent="billing", type="conversational", seed=[1, 2, 3], concurrency=4, workers=2,
                         target="distributed_support:respond", output_dir=str(tmp_path / "out"))
-    result = execute(config, progress=False, allow_errors=True)
+    result = run_eval(config, progress=False, allow_errors=True)
     assert marker.exists()  # a worker really died mid-conversation
     files = sorted(p.stem for p in (tmp_path / "out" / "runs").glob("*.json"))
     assert len(files) == 9 == len(set(files))  # 3 scenarios × 3 seeds, each exactly once
@@ -93,17 +93,17 @@ def test_a_killed_worker_loses_no_conversation_and_duplicates_none(env, tmp_path
 def test_the_call_budget_is_global_across_workers(env, tmp_path, monkeypatch):
     env.latency = 0.15  # calls overlap, so the budget is what bounds them
     monkeypatch.setenv("CONVOEVAL_MAX_CONCURRENCY", "2")
-    execute(_config(tmp_path, "budget", workers=2, concurrency=8), progress=False, allow_errors=True)
+    run_eval(_config(tmp_path, "budget", workers=2, concurrency=8), progress=False, allow_errors=True)
     assert env.stats["max_in_flight"] <= 2  # 2 workers × a budget of 2 each would reach 4
     with pytest.raises(ConfigError, match="allows 2 call.* fewer than the 3 workers"):
-        execute(_config(tmp_path, "budget3", workers=3), progress=False)
+        run_eval(_config(tmp_path, "budget3", workers=3), progress=False)
 
 
 def test_secrets_are_never_put_into_tasks(env, tmp_path):
     with pytest.raises(ConfigError, match="cannot be sent to workers"):
-        execute(_config(tmp_path, "s", workers=2, target="https://bot:s3cret@127.0.0.1:9/hook"), progress=False)
+        run_eval(_config(tmp_path, "s", workers=2, target="https://bot:s3cret@127.0.0.1:9/hook"), progress=False)
     with pytest.raises(ConfigError, match="cannot be sent to workers"):
-        execute(_config(tmp_path, "s2", workers=2, judge_model={"base_url": "http://u:pw@127.0.0.1:9/v1"}),
+        run_eval(_config(tmp_path, "s2", workers=2, judge_model={"base_url": "http://u:pw@127.0.0.1:9/v1"}),
                 progress=False)
 
 
@@ -146,8 +146,8 @@ def dask_cluster(env, tmp_path):
 
 
 def test_a_real_dask_cluster_gives_the_same_scores_as_one_process(dask_cluster, tmp_path):
-    one = execute(_config(tmp_path, "one"), progress=False, allow_errors=True)
-    on_cluster = execute(_config(tmp_path, "cluster", cluster=dask_cluster), progress=False, allow_errors=True)
+    one = run_eval(_config(tmp_path, "one"), progress=False, allow_errors=True)
+    on_cluster = run_eval(_config(tmp_path, "cluster", cluster=dask_cluster), progress=False, allow_errors=True)
     assert _scores(on_cluster) == _scores(one)
     report = json.loads((tmp_path / "cluster" / "report.json").read_text())
     assert report["meta"]["workers"] == 2
@@ -157,13 +157,13 @@ def test_the_scheduler_can_come_from_the_environment(dask_cluster, tmp_path, mon
     monkeypatch.setenv("CONVOEVAL_DASK_SCHEDULER", dask_cluster)
     config = EvalConfig(agent="billing", scenario="billing-scripted-pix-en", output_dir=str(tmp_path / "env"))
     assert config.distributed and config.scheduler == dask_cluster
-    result = execute(config, progress=False, allow_errors=True)
+    result = run_eval(config, progress=False, allow_errors=True)
     assert len(result.scores) == 1 and result.meta["workers"] == 2
 
 
 def test_an_unreachable_scheduler_is_one_line(env, tmp_path):
     with pytest.raises(ConfigError, match=r"cannot reach the Dask scheduler at tcp://127.0.0.1:\d+"):
-        execute(_config(tmp_path, "x", cluster=f"tcp://127.0.0.1:{_free_port()}"), progress=False)
+        run_eval(_config(tmp_path, "x", cluster=f"tcp://127.0.0.1:{_free_port()}"), progress=False)
     assert not (tmp_path / "x").exists()  # refused once the folder existed: the folder it made went again (#22)
 
 

@@ -12,7 +12,8 @@ import pytest
 
 from convoeval import plugins
 from convoeval.agents import _FACTORIES, get_agent
-from convoeval.llm.models import PROVIDERS, ModelConfigError, get_model, model_info, resolve_model
+from convoeval.llm import model_info
+from convoeval.llm.models import PROVIDERS, ModelConfigError, get_model, resolve_model
 from convoeval.store import _BACKENDS, StoreError, open_store
 
 PLUGIN_MODULE = '''

@@ -17,7 +17,7 @@ from convoeval.redteam import views
 from convoeval.redteam.attacks import STRATEGIES
 from convoeval.redteam.detector import Leak
 from convoeval.redteam.metrics import leaks_by_kind
-from convoeval.redteam.notebook import REDTEAM_PARAMETERS, LeakError, check_leaks, configure, execute
+from convoeval.redteam.notebook import REDTEAM_PARAMETERS, LeakError, check_leaks, redteam_params, run_redteam_params
 from convoeval.redteam.run import AttackResult, AttackTurn
 from convoeval.redteam.study import run_redteam
 
@@ -142,7 +142,7 @@ def test_overlapping_quotes_are_one_mark_and_every_text_is_escaped():
 
 
 def test_the_report_page_has_every_section_one_image_and_the_highlighted_leaks(red):
-    link = views.save_html(red)
+    link = views.save_redteam_html(red)
     page = (red.folder / "report.html").read_text(encoding="utf-8")
     assert str(red.folder / "report.html") == link.text
     for heading in ("What ran", "Attack success rate", "Leaks by kind", "Over-refusal", "Utility under attack",
@@ -159,43 +159,43 @@ def test_a_clean_run_says_so_and_a_run_without_folder_needs_a_path(tmp_path):
     assert "No case leaked" in str(views.leak_transcripts(clean))
     assert "No leak of any kind" in str(views.leak_kinds(clean))
     assert "0%\n0/1" in [t.get_text() for t in views.asr_heatmap(clean).figure.axes[0].texts]
-    with pytest.raises(ValueError, match="give save_html a path"):
-        views.save_html(clean)
-    views.save_html(clean, tmp_path / "page.html")
+    with pytest.raises(ValueError, match="give save_redteam_html a path"):
+        views.save_redteam_html(clean)
+    views.save_redteam_html(clean, tmp_path / "page.html")
     assert "0 of 1 case(s) leaked" in (tmp_path / "page.html").read_text(encoding="utf-8")
 
 
 def test_errors_are_listed_with_their_reason(red):
-    assert "No errors" in str(views.errors(red))
+    assert "No errors" in str(views.redteam_errors(red))
     broken = red.cases.iloc[[0]].assign(status="error", error="AgentError: boom <x>")
-    html = str(views.errors(broken))
+    html = str(views.redteam_errors(broken))
     assert "AgentError: boom &lt;x&gt;" in html and "authority/billing/en" in html
 
 
 def test_the_notebook_parameters_are_checked_in_one_line(tmp_path):
     with pytest.raises(ConfigError, match=r"unknown red-team parameter\(s\) agnets"):
-        configure({"agnets": ["billing"]})
+        redteam_params({"agnets": ["billing"]})
     with pytest.raises(ConfigError, match="concurrency must be a whole number of at least 1, got 0"):
-        configure({"concurrency": 0})
+        redteam_params({"concurrency": 0})
     with pytest.raises(ConfigError, match="targets must be a mapping"):
-        configure({"targets": ["clinic:billing"]})
+        redteam_params({"targets": ["clinic:billing"]})
     with pytest.raises(ConfigError, match="form must be 'scripted', 'simulated' or 'both', got 'llm'"):
-        configure({"form": "llm"})
+        redteam_params({"form": "llm"})
     with pytest.raises(ConfigError, match="unknown agent 'bililng'"):
-        configure({"agents": "bililng"})
-    params = configure({"agents": "billing", "locales": "en, es", "output_dir": str(tmp_path / "o"),
+        redteam_params({"agents": "bililng"})
+    params = redteam_params({"agents": "billing", "locales": "en, es", "output_dir": str(tmp_path / "o"),
                         "PAPERMILL_OUTPUT_PATH": "reports/x.ipynb"})
     assert params.agents == ["billing"] and params.locales == ["en", "es"]  # -p agents billing from a terminal
     assert params.folder == tmp_path / "o" and params.planned == 18  # 9 attacks of billing, in two locales
-    beside = configure({"PAPERMILL_OUTPUT_PATH": str(tmp_path / "nb" / "red.ipynb")})
+    beside = redteam_params({"PAPERMILL_OUTPUT_PATH": str(tmp_path / "nb" / "red.ipynb")})
     assert beside.folder == tmp_path / "nb" / "red"  # the data beside the executed notebook
     assert set(REDTEAM_PARAMETERS) == set(params.values)
 
 
 def test_the_leak_gate_fails_in_one_line_naming_the_cases_and_exits_5(red, tmp_path):
-    params = configure({"agents": ["billing"], "output_dir": str(tmp_path)})
+    params = redteam_params({"agents": ["billing"], "output_dir": str(tmp_path)})
     assert check_leaks(red, params) == "5 of 9 case(s) leaked; fail_on_leak is off"
-    gated = configure({"agents": ["billing"], "output_dir": str(tmp_path), "fail_on_leak": True})
+    gated = redteam_params({"agents": ["billing"], "output_dir": str(tmp_path), "fail_on_leak": True})
     with pytest.raises(LeakError, match=r"^5 of 9 case\(s\) leaked another patient's data: authority/billing/en"):
         check_leaks(red, gated)
     assert LeakError("x")._render_traceback_() == ["LeakError: x"]
@@ -203,8 +203,8 @@ def test_the_leak_gate_fails_in_one_line_naming_the_cases_and_exits_5(red, tmp_p
 
 
 def test_a_target_that_cannot_be_built_is_one_config_line_before_anything_runs(tmp_path):
-    params = configure({"agents": ["billing"], "locales": ["en"], "targets": {"billing": "nowhere:nothing"},
+    params = redteam_params({"agents": ["billing"], "locales": ["en"], "targets": {"billing": "nowhere:nothing"},
                         "store": f"sqlite:///{tmp_path}/s.db", "output_dir": str(tmp_path / "out")})
     with pytest.raises(ConfigError, match="^target for billing: "):
-        execute(params, progress=False)
+        run_redteam_params(params, progress=False)
     assert not (tmp_path / "out").exists()

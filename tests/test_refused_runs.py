@@ -1,4 +1,4 @@
-"""A refused run leaves no results folder (issue #22, item 6).
+"""A refused run leaves no results folder.
 
 Every check that can refuse a run (scenarios, agent target, call budgets, store) runs before the results folder is
 created or locked, so a newcomer never finds an empty folder with a ``.lock`` that looks like a run. Each case runs
@@ -21,9 +21,8 @@ from compare_support import patch_get_model
 from test_reliability_support import SCENARIOS, assert_no_traceback, clean_env, cli
 
 from convoeval.llm import LLMError
-from convoeval.pipeline import ConfigError, EvalConfig, execute
-from convoeval.pipeline.notebook import RunError
-from convoeval.pipeline.notebook import execute as notebook_execute
+from convoeval.pipeline import ConfigError, EvalConfig, run_eval
+from convoeval.pipeline.notebook import RunError, run_notebook_config
 from convoeval.store import StoreError
 
 SCENARIO = "billing-scripted-pix-en"  # one scripted scenario: nothing would be simulated even if the run started
@@ -134,7 +133,7 @@ BAD_TARGETS = ["no_such_module:respond", "json:no_such_function", "http:///", "c
 def test_a_bad_target_is_refused_before_any_folder_exists(project, target, output_dir):
     config = EvalConfig.checked(scenario=SCENARIO, target=target, output_dir=output_dir)
     with pytest.raises(ConfigError, match="agent target|unknown fault"):
-        execute(config, progress="off")
+        run_eval(config, progress="off")
     assert _folders(project) == []
 
 
@@ -143,14 +142,14 @@ def test_a_bad_target_through_the_notebook_leaves_no_folder(project, target):
     config = EvalConfig.from_notebook({"scenario": SCENARIO, "target": target,
                                        "PAPERMILL_OUTPUT_PATH": str(project / "reports" / "x.ipynb")})
     with pytest.raises(RunError, match="agent target"):
-        notebook_execute(config, progress="off")
+        run_notebook_config(config, progress="off")
     assert _folders(project) == []
 
 
 def test_a_bad_target_with_local_workers_is_refused_before_a_folder_or_a_cluster(project):
     config = EvalConfig.checked(scenario=SCENARIO, target="no_such_module:respond", workers=2)
     with pytest.raises(ConfigError, match="cannot import module 'no_such_module'"):
-        execute(config, progress="off")
+        run_eval(config, progress="off")
     assert _folders(project) == []
 
 
@@ -159,21 +158,21 @@ def test_a_bad_target_with_local_workers_is_refused_before_a_folder_or_a_cluster
 
 def test_a_selection_of_no_scenario_leaves_no_folder(project):
     with pytest.raises(ConfigError, match="no scenario in"):
-        execute(EvalConfig.checked(scenario="no-such-scenario"), progress="off")
+        run_eval(EvalConfig.checked(scenario="no-such-scenario"), progress="off")
     assert _folders(project) == []
 
 
 def test_call_budgets_too_small_for_the_workers_leave_no_folder(project, monkeypatch):
     monkeypatch.setenv("CONVOEVAL_MAX_CONCURRENCY", "1")
     with pytest.raises(ConfigError, match="fewer than the 2 workers"):
-        execute(EvalConfig.checked(scenario=SCENARIO, workers=2), progress="off")
+        run_eval(EvalConfig.checked(scenario=SCENARIO, workers=2), progress="off")
     assert _folders(project) == []
 
 
 def test_a_store_url_with_a_remote_cluster_leaves_no_folder(project):
     config = EvalConfig.checked(scenario=SCENARIO, cluster=f"tcp://127.0.0.1:{_closed_port()}")
     with pytest.raises(ConfigError, match="set it there instead of --store"):
-        execute(config, store_url="sqlite:///x.db", progress="off")
+        run_eval(config, store_url="sqlite:///x.db", progress="off")
     assert _folders(project) == []
 
 
@@ -209,7 +208,7 @@ def test_a_store_that_cannot_be_opened_leaves_no_folder(project, monkeypatch, ca
         for name, value in env.items():
             monkeypatch.setenv(name, value.format(port=port))
         with pytest.raises(StoreError) as err:
-            execute(EvalConfig.checked(scenario=SCENARIO), store_url=url_for(port), progress="off")
+            run_eval(EvalConfig.checked(scenario=SCENARIO), store_url=url_for(port), progress="off")
     message = str(err.value)
     assert "s3cr3t-pw" not in message and "service-role-key-never-shown" not in message, message
     assert _folders(project) == []
@@ -226,7 +225,7 @@ def test_a_refusal_after_the_folder_was_made_removes_it(project, monkeypatch):
 
     patch_get_model(monkeypatch, no_model)
     with pytest.raises(LLMError, match="cannot start"):
-        execute(EvalConfig.checked(scenario=SCENARIO), progress="off")
+        run_eval(EvalConfig.checked(scenario=SCENARIO), progress="off")
     assert _folders(project) == []
 
 
@@ -241,7 +240,7 @@ def test_a_refusal_never_removes_a_folder_it_did_not_make(project, monkeypatch):
 
     patch_get_model(monkeypatch, no_model)
     with pytest.raises(LLMError):
-        execute(EvalConfig.checked(scenario=SCENARIO, output_dir=str(out)), progress="off")
+        run_eval(EvalConfig.checked(scenario=SCENARIO, output_dir=str(out)), progress="off")
     assert saved.read_text(encoding="utf-8") == "{}"
 
 

@@ -34,7 +34,7 @@ from test_reliability_support import (
 
 from convoeval import llm
 from convoeval.llm import retries
-from convoeval.pipeline import EvalConfig, execute, load_results, plan
+from convoeval.pipeline import EvalConfig, load_results, plan, run_eval
 from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions
 from convoeval.pipeline.execute import select_scenarios
@@ -112,7 +112,7 @@ async def test_llm_fault_sweep_loses_nothing_and_passes_nothing_silently(llm_env
                             output_dir=str(out))
         started = time.perf_counter()
         outcome = await asyncio.wait_for(asyncio.to_thread(
-            execute, config, store_url=f"sqlite:///{tmp_path / 'store.db'}", progress=False), timeout=120)
+            run_eval, config, store_url=f"sqlite:///{tmp_path / 'store.db'}", progress=False), timeout=120)
         elapsed = time.perf_counter() - started
         stats = {"requests": server.stats["requests"], "faults": dict(server.stats["faults"])}
 

@@ -7,8 +7,8 @@ import pytest
 from agreement_support import assertion_rows, rubric
 from report_support import conversation, merge, run_data
 
+from convoeval.paths import project_root
 from convoeval.pipeline import ConfigError, EvalConfig
-from convoeval.pipeline.config import project_root
 from convoeval.report import calibrated_rates, calibrated_rates_frame
 from convoeval.report.data import RunData
 from convoeval.report.page import render_html, sections

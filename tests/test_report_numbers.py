@@ -1,4 +1,4 @@
-"""Numbers in every table the notebooks and reports show are rounded for reading (issue #22, item 7).
+"""Numbers in every table the notebooks and reports show are rounded for reading.
 
 The agreement notebook's fidelity table showed ``share_flagged`` as ``0.6666666666666666``. Tables now format
 numbers by column (``convoeval.html_blocks.number_text``): scores to one decimal, rates and statistics to two,

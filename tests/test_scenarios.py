@@ -453,7 +453,7 @@ def test_shipped_json_schema_matches_the_models():
 
 
 def test_the_reference_agent_names_are_the_registered_clinic_agents():
-    from convoeval.agents.clinic import agent_names as clinic_agents
+    from convoeval.agents.clinic import clinic_agent_names as clinic_agents
     from convoeval.scenarios import REFERENCE_AGENTS
 
     assert sorted(REFERENCE_AGENTS) == clinic_agents()

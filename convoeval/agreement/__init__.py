@@ -36,7 +36,8 @@ from convoeval.agreement.probes import (
     translate_transcripts,
 )
 from convoeval.agreement.rejudge import rejudge
-from convoeval.agreement.study import Study, check_study_parameters, compute_tables, load_study, run_study
+from convoeval.agreement.study import Study, compute_tables, load_study, run_study
+from convoeval.agreement.study_params import check_study_parameters
 
 __all__ = [
     "PROBES",

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 import pandas as pd
 
 from convoeval._aio import blocking
-from convoeval.agents.clinic import agent_names, faults_for
+from convoeval.agents.clinic import clinic_agent_names, faults_for
 from convoeval.pipeline import load_results, merge_frames, plan
 from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.jobs import Job
@@ -119,8 +119,8 @@ def target_folder(target: str) -> str:
 def _check_selection(agents: Iterable[str] | None, faults: Iterable[str] | None) -> tuple[set[str] | None, ...]:
 
     wanted_agents = None if agents is None else {_bare(a) for a in ([agents] if isinstance(agents, str) else agents)}
-    if wanted_agents is not None and (unknown := sorted(wanted_agents - set(agent_names()))):
-        raise ValueError(f"unknown agent(s) {unknown}; expected some of {', '.join(agent_names())}")
+    if wanted_agents is not None and (unknown := sorted(wanted_agents - set(clinic_agent_names()))):
+        raise ValueError(f"unknown agent(s) {unknown}; expected some of {', '.join(clinic_agent_names())}")
     wanted_faults = None if faults is None else set([faults] if isinstance(faults, str) else faults)
     if wanted_faults is not None and (unknown := sorted(wanted_faults - set(_faults_by_key()))):
         raise ValueError(f"unknown fault key(s) {unknown}; keys are 'agent:name', e.g. "

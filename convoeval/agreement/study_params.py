@@ -13,8 +13,8 @@ from pydantic import ValidationError
 
 from convoeval.agreement.probes.run import PROBES as _PROBES
 from convoeval.html_blocks import esc, shown_path, table, wrap
-from convoeval.paths import under
-from convoeval.pipeline.config import ParameterError, is_parameter_like, project_root
+from convoeval.paths import project_root, under
+from convoeval.pipeline.config import ParameterError, is_parameter_like
 from convoeval.scenarios import agent_names
 from convoeval.simulator.gate import gate_settings
 

@@ -67,13 +67,14 @@ def _run(args: argparse.Namespace) -> int:
 
         _fork_server.start()  # the workers' imports run in the background while this process loads the pipeline
     from convoeval.llm import LLMError
-    from convoeval.pipeline import ConfigError, EvalConfig, execute
+    from convoeval.pipeline.config import ConfigError, EvalConfig
+    from convoeval.pipeline.execute import run_eval
     from convoeval.store import StoreError
 
     try:
         config = EvalConfig.checked(given)
-        result = execute(config, store_url=args.store, verbose=args.verbose,
-                         progress="off" if args.no_progress else "bar", allow_errors=args.allow_errors)
+        result = run_eval(config, store_url=args.store, verbose=args.verbose,
+                          progress="off" if args.no_progress else "bar", allow_errors=args.allow_errors)
     except (ConfigError, LLMError, StoreError) as exc:
         # A StoreError (unknown scheme, unreachable server) names the store by its redacted URL: safe to print.
         raise UsageError(str(exc)) from None
@@ -101,7 +102,7 @@ def _notebook(args: argparse.Namespace) -> int:
     import yaml
     from papermill.exceptions import PapermillExecutionError
 
-    from convoeval.pipeline.config import project_root
+    from convoeval.paths import project_root
 
     root = project_root()
     source = Path(args.notebook) if args.notebook else root / "notebooks" / "run.ipynb"

@@ -23,9 +23,9 @@ import pandas as pd
 
 from convoeval.compare.pairing import CompareError, Side, SideSource, load_side
 from convoeval.llm.models import ModelSpec
-from convoeval.paths import default_scenarios_dir
-from convoeval.pipeline.config import ConfigError, EvalConfig, project_root
-from convoeval.pipeline.execute import build_agents, execute
+from convoeval.paths import default_scenarios_dir, project_root
+from convoeval.pipeline.config import ConfigError, EvalConfig
+from convoeval.pipeline.execute import build_agents, run_eval
 from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.options import SHARED_DEFAULTS, SharedOptions, settle
 from convoeval.pipeline.replay import replay_from_transcript
@@ -146,8 +146,8 @@ def run_candidate(
     build_agents(target, [])  # a target that cannot work is one line here, before any folder or progress bar
     _check_folder(folder, config.recorded()["target"])
     jobs = candidate_jobs(side, scenarios_dir=config.scenarios_path(), replay=replay)
-    return execute(config, jobs=jobs, store_url=store, progress=opts["progress"], verbose=verbose,
-                   allow_errors=True)
+    return run_eval(config, jobs=jobs, store_url=store, progress=opts["progress"], verbose=verbose,
+                    allow_errors=True)
 
 
 def _recordable(options: SharedOptions) -> dict[str, Any]:

@@ -13,11 +13,11 @@ from typing import Any
 from convoeval.compare.comparison import Comparison, compare
 from convoeval.compare.pairing import CompareError, SideSource, load_side
 from convoeval.html_blocks import esc, table, wrap
-from convoeval.pipeline.config import project_root
+from convoeval.paths import project_root
 from convoeval.pipeline.progress import Mode
 
-__all__ = ["COMPARE_PARAMETERS", "CompareParams", "RegressionError", "check_regressions", "configure", "html_path",
-           "run"]
+__all__ = ["COMPARE_PARAMETERS", "CompareParams", "RegressionError", "check_regressions", "compare_params",
+           "html_path", "run_compare_params"]
 
 
 def _opt_str(v: Any) -> bool:
@@ -81,11 +81,11 @@ class CompareParams:
         return wrap(table(rows, ["parameter", "value", "meaning"]))
 
 
-def configure(namespace: Mapping[str, Any]) -> CompareParams:
+def compare_params(namespace: Mapping[str, Any]) -> CompareParams:
     """The notebook's parameters (pass ``globals()``), checked; a mistake is one ``CompareError`` line.
 
     Example:
-        >>> configure({"baseline": "reports/v1", "candidate": "reports/v2"}).alpha
+        >>> compare_params({"baseline": "reports/v1", "candidate": "reports/v2"}).alpha
         0.05
     """
     values = {name: namespace.get(name, spec[0]) for name, spec in COMPARE_PARAMETERS.items()}
@@ -103,7 +103,7 @@ def configure(namespace: Mapping[str, Any]) -> CompareParams:
     return CompareParams(values, executed if isinstance(executed, str) else None)
 
 
-def run(params: CompareParams, *, progress: bool | Mode = "lines") -> Comparison:
+def run_compare_params(params: CompareParams, *, progress: bool | Mode = "lines") -> Comparison:
     """Read the baseline, read or run the candidate (``progress`` as ``SharedOptions``), and compare them."""
     from convoeval.compare.candidate import baseline_target, run_candidate  # noqa: PLC0415 - pulls in a heavy dependency on first use (start-up budget, tests/test_startup.py)
 

@@ -35,7 +35,7 @@ from convoeval.compare.verdict import (
     flip_verdict,
     holm,
     min_pairs_for_significance,
-    minimum_detectable_difference,
+    paired_minimum_detectable_difference,
     pairs_needed,
 )
 from convoeval.frames import HOLISTIC_DIMENSIONS
@@ -186,7 +186,7 @@ def score_changes(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float = 0.
             "scenario": name, "n_pairs": stat["n"], "n_excluded": len(part) - len(valid),
             "baseline": stat["baseline"], "candidate": stat["candidate"], "difference": stat["difference"],
             "ci_low": stat["ci_low"], "ci_high": stat["ci_high"], "p_value": p,
-            "mdd": minimum_detectable_difference(stat["sd"], stat["n"], alpha=alpha, power=power),
+            "mdd": paired_minimum_detectable_difference(stat["sd"], stat["n"], alpha=alpha, power=power),
             "pairs_needed": needed, "more_pairs": None if needed is None else max(0, needed - stat["n"]),
             # the bootstrap's units: pairs within the scenarios, or the scenarios themselves
             "ci_too_wide": bool(ci_too_wide(stat["ci_low"], stat["ci_high"], scale=10.0, n=stat[

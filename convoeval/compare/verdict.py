@@ -16,7 +16,7 @@ import numpy as np
 from scipy.stats import norm
 
 __all__ = ["IMPROVED", "NO_CHANGE", "REGRESSED", "decide", "flip_verdict", "holm", "min_pairs_for_significance",
-           "minimum_detectable_difference", "pairs_needed"]
+           "paired_minimum_detectable_difference", "pairs_needed"]
 
 IMPROVED = "improved"
 REGRESSED = "regressed"
@@ -95,14 +95,14 @@ def min_pairs_for_significance(alpha: float) -> int:
     return max(1, math.floor(math.log2(2 / alpha)) + 1)
 
 
-def minimum_detectable_difference(sd: float, n: int, *, alpha: float = 0.05, power: float = 0.8) -> float:
+def paired_minimum_detectable_difference(sd: float, n: int, *, alpha: float = 0.05, power: float = 0.8) -> float:
     """The smallest true mean difference that ``n`` pairs detect with probability ``power`` (two-sided ``alpha``).
 
     ``(z[1 - alpha/2] + z[power]) · sd / sqrt(n)`` with ``sd`` the standard deviation of the paired differences
     (the noise that pairing leaves). NaN when ``n`` pairs can never reach significance or ``sd`` is unknown.
 
     Example:
-        >>> round(minimum_detectable_difference(2.0, 40), 3)
+        >>> round(paired_minimum_detectable_difference(2.0, 40), 3)
         0.886
     """
     if n < min_pairs_for_significance(alpha) or not np.isfinite(sd):

@@ -25,7 +25,7 @@ from convoeval.report import HTML
 from convoeval.report.transcripts import transcript_html
 
 __all__ = ["DEBUG_PARAMETERS", "DebugParameters", "check_debug_parameters", "continuations", "contrast", "load",
-           "pin_preview", "plot_profile", "profile_cost", "run_profile", "show_transcript", "summary"]
+           "pin_preview", "profile_cost", "run_profile", "show_transcript", "summary"]
 
 #: The debug notebook's parameters and their defaults (a test checks the notebook declares exactly these).
 DEBUG_PARAMETERS: dict[str, Any] = {

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from convoeval.frames.schemas import ROLES, TRANSCRIPT_SCHEMA
+from convoeval.frames.schemas import MESSAGE_ROLES, TRANSCRIPT_SCHEMA
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -86,7 +86,7 @@ def as_entries(transcript: pd.DataFrame | Sequence[Any]) -> list[dict[str, Any]]
     out = []
     for i, raw in enumerate(transcript):
         entry = dict(_as_mapping(raw))
-        if entry.get("role") not in ROLES:
+        if entry.get("role") not in MESSAGE_ROLES:
             raise ValueError(f"transcript entry {i}: role must be 'patient' or 'agent', got {entry.get('role')!r}")
         entry["text"] = _entry_text(entry)
         entries_tools = entry.get("tools")

@@ -18,7 +18,7 @@ _BOOL = "boolean"
 _OBJ = "object"  # lists and dicts
 
 
-ROLES = ("patient", "agent")
+MESSAGE_ROLES = ("patient", "agent")
 
 
 #: One row per message of a conversation.

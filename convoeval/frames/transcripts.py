@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from convoeval.frames.entries import _as_mapping, _entry_text
-from convoeval.frames.schemas import CONVERSATION_KEYS, ROLES, TRANSCRIPT_SCHEMA
+from convoeval.frames.schemas import CONVERSATION_KEYS, MESSAGE_ROLES, TRANSCRIPT_SCHEMA
 from convoeval.frames.typed import _is_missing, typed_frame
 
 
@@ -36,7 +36,7 @@ def transcript_frame(entries: Iterable[Any], **conversation: Any) -> pd.DataFram
     for i, raw in enumerate(entries):
         entry = dict(_as_mapping(raw))
         role = entry.get("role")
-        if role not in ROLES:
+        if role not in MESSAGE_ROLES:
             raise ValueError(f"transcript entry {i}: role must be 'patient' or 'agent', got {role!r}")
         text = _entry_text(entry)
         entry.pop("message", None)

@@ -35,7 +35,6 @@ from convoeval.llm.types import (
     STRUCTURED_METHODS,
     LLMError,
     ModelInfo,
-    model_info,
     register_model,
 )
 from convoeval.urls import hide_in_logs, safe_url
@@ -46,20 +45,18 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_OPENAI_MODEL",
     "PROVIDERS",
-    "ROLES",
+    "MODEL_ROLES",
     "ModelConfigError",
-    "ModelInfo",
     "ModelSpec",
     "ProviderDefaults",
     "clear_model_cache",
     "get_model",
-    "model_info",
     "provider_defaults",
     "register_provider",
     "resolve_model",
 ]
 
-ROLES = ("simulator", "judge", "agent")
+MODEL_ROLES = ("simulator", "judge", "agent")
 DEFAULT_OPENAI_MODEL = "gpt-5-mini"
 
 
@@ -213,8 +210,8 @@ def resolve_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = 
 
     For the local provider the ``base_url`` is left ``None``: it is known once the server runs.
     """
-    if role not in ROLES:
-        raise ModelConfigError(f"unknown model role {role!r}; expected one of {ROLES}")
+    if role not in MODEL_ROLES:
+        raise ModelConfigError(f"unknown model role {role!r}; expected one of {MODEL_ROLES}")
     explicit = _as_spec(spec)
     from_env = _role_env_spec(role)
     merged = {**from_env.model_dump(exclude_none=True), **explicit.model_dump(exclude_none=True)}

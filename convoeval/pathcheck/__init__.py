@@ -13,7 +13,7 @@ database assertions. The YAML is described in ``convoeval.scenarios.path_models`
 """
 
 from convoeval.pathcheck.checks import says_yes
-from convoeval.pathcheck.log import Call, PathLog, Turn
+from convoeval.pathcheck.log import Call, PathLog, PathTurn
 from convoeval.pathcheck.run import PATH_CHECKERS, check_checkpoints, check_path
 
-__all__ = ["PATH_CHECKERS", "Call", "PathLog", "Turn", "check_checkpoints", "check_path", "says_yes"]
+__all__ = ["PATH_CHECKERS", "Call", "PathLog", "PathTurn", "check_checkpoints", "check_path", "says_yes"]

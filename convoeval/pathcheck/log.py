@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Call", "PathLog", "Turn"]
+__all__ = ["Call", "PathLog", "PathTurn"]
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Call:
 
 
 @dataclass(frozen=True)
-class Turn:
+class PathTurn:
     """One turn: the patient's message and the agent's reply to it (empty when there was none)."""
 
     turn: int
@@ -52,7 +52,7 @@ def _listed(value: Any) -> list[Any]:
 class PathLog:
     """A conversation's turns in order."""
 
-    turns: tuple[Turn, ...]
+    turns: tuple[PathTurn, ...]
 
     @classmethod
     def from_rows(cls, rows: Iterable[Mapping[str, Any]]) -> PathLog:
@@ -76,7 +76,7 @@ class PathLog:
             for name, arguments, result in raw:
                 calls.append(Call(turn, index, name, arguments, result))
                 index += 1
-            turns.append(Turn(turn, patients.get(turn, ""), text, tuple(calls)))
+            turns.append(PathTurn(turn, patients.get(turn, ""), text, tuple(calls)))
         return cls(tuple(turns))
 
     @property

@@ -1,6 +1,6 @@
 """A list of jobs with shared options, run in this process: the results in memory or streamed to a folder.
 
-A whole run from an ``EvalConfig`` is ``execute`` (which writes the report too); ``arun_batch`` is for code and tests
+A whole run from an ``EvalConfig`` is ``run_eval`` (which writes the report too); ``arun_batch`` is for code and tests
 that plan their own jobs (a fault study, a benchmark) and want the conversations' frames back.
 """
 

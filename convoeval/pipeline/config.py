@@ -29,7 +29,7 @@ from convoeval.paths import default_scenarios_dir, project_root, under
 from convoeval.scenarios import agent_names
 from convoeval.simulator.gate import GateSettings, gate_settings
 
-__all__ = ["MAX_SEED", "ConfigError", "EvalConfig", "project_root"]
+__all__ = ["MAX_SEED", "ConfigError", "EvalConfig"]
 
 #: Seeds reach the model APIs with the turn number added; OpenAI and llama.cpp take 32-bit seeds.
 MAX_SEED = 1_000_000_000

@@ -47,7 +47,7 @@ from convoeval.scenarios import ScenarioError, load_scenarios
 from convoeval.store import StoreError, open_store
 
 __all__ = ["EXIT_BELOW_THRESHOLD", "EXIT_EVALUATION_ERRORS", "EXIT_OK", "EXIT_SIMULATOR_FAILURES", "EXIT_USAGE",
-           "LOCAL_MODEL_NOTE", "execute", "exit_code", "save_outputs"]
+           "LOCAL_MODEL_NOTE", "exit_code", "run_eval", "save_outputs"]
 
 LOCAL_MODEL_NOTE = (
     "Made with the embedded local demo model: these numbers show that the pipeline works, "
@@ -63,7 +63,7 @@ EXIT_EVALUATION_ERRORS = 3  # a conversation ended in error: agent down, LLM fai
 EXIT_SIMULATOR_FAILURES = 4  # a conversation ended in simulator_failure: not evaluated, the agent is not blamed
 
 
-def execute(
+def run_eval(
     config: EvalConfig,
     *,
     store_url: str | None = None,
@@ -93,7 +93,7 @@ def execute(
         StoreError: the store cannot be opened.
 
     Example:
-        >>> result = execute(EvalConfig.checked(agent="billing", seed=42))  # doctest: +SKIP
+        >>> result = run_eval(EvalConfig.checked(agent="billing", seed=42))  # doctest: +SKIP
         >>> print("\\n".join(result.lines))  # doctest: +SKIP
     """
 
@@ -220,7 +220,7 @@ def _run_folder(out: Path) -> Iterator[None]:
     Raises:
         ConfigError: the folder cannot be written, or a live run holds it.
     """
-    # Imported here like open_store in execute: these packages pull in LangChain and SQLAlchemy.
+    # Imported here like open_store in run_eval: these packages pull in LangChain and SQLAlchemy.
 
     made = [p for p in (out, *out.parents) if not p.exists()]  # this folder and the parents it brings
     check_writable(out)

@@ -18,13 +18,12 @@ from convoeval.frames import SIMULATOR_FAILURE
 from convoeval.llm import LLMError
 from convoeval.llm.cache import default_cache_path
 from convoeval.pipeline.config import ConfigError, EvalConfig
-from convoeval.pipeline.execute import execute as run
-from convoeval.pipeline.execute import select_scenarios
+from convoeval.pipeline.execute import run_eval, select_scenarios
 from convoeval.pipeline.results import EvalResult
 from convoeval.store import StoreError
 
 __all__ = ["NOTEBOOK_PARAMETERS", "RERECORD_HINT", "ReplayMissError", "RunError", "ThresholdError", "check_threshold",
-           "configure", "execute", "replay_misses"]
+           "notebook_config", "replay_misses", "run_notebook_config"]
 
 #: The run notebook's parameter names (``EvalConfig``'s fields).
 NOTEBOOK_PARAMETERS = tuple(EvalConfig.model_fields)
@@ -52,14 +51,14 @@ class ThresholdError(_OneLine):
     """``fail_threshold`` is set and a conversation scored below it or ended in error."""
 
 
-def configure(namespace: Any) -> EvalConfig:
+def notebook_config(namespace: Any) -> EvalConfig:
     """The notebook's parameters (pass ``globals()``) as a checked ``EvalConfig``; a mistake is one line.
 
     Raises:
         ConfigError: an unknown parameter name (a mistyped ``papermill -p``) or a bad value.
 
     Example:
-        >>> config = configure({"agent": "billing", "seed": 42})
+        >>> config = notebook_config({"agent": "billing", "seed": 42})
         >>> config.seeds
         [42]
     """
@@ -69,7 +68,7 @@ def configure(namespace: Any) -> EvalConfig:
     return config
 
 
-def execute(config: EvalConfig, *, progress: Any = "lines", verbose: bool = False) -> EvalResult:
+def run_notebook_config(config: EvalConfig, *, progress: Any = "lines", verbose: bool = False) -> EvalResult:
     """Run a checked notebook configuration into its output folder and return the results.
 
     Conversations already saved in the folder are kept, not re-run (a killed notebook resumes); those that ended in
@@ -77,7 +76,7 @@ def execute(config: EvalConfig, *, progress: Any = "lines", verbose: bool = Fals
     terminal).
 
     Args:
-        config: from ``configure(globals())``.
+        config: from ``notebook_config(globals())``.
         progress: ``"lines"`` (default), ``"bar"`` or ``"off"``.
         verbose: print every turn.
 
@@ -90,7 +89,7 @@ def execute(config: EvalConfig, *, progress: Any = "lines", verbose: bool = Fals
     """
 
     try:
-        result = run(config, verbose=verbose, progress=progress, allow_errors=True)
+        result = run_eval(config, verbose=verbose, progress=progress, allow_errors=True)
     except (ConfigError, LLMError, StoreError) as exc:
         raise RunError(str(exc)) from None
     misses = replay_misses(result)

@@ -6,8 +6,8 @@ one line in the notebook, not a traceback: a ``ConfigError`` for a setting (exit
 --fail-on-leak``).
 
 Example:
-    >>> params = configure({"agents": ["billing"], "locales": ["en"], "output_dir": "reports/rt"})
-    >>> red = execute(params)
+    >>> params = redteam_params({"agents": ["billing"], "locales": ["en"], "output_dir": "reports/rt"})
+    >>> red = run_redteam_params(params)
     >>> check_leaks(red, params)
 """
 
@@ -26,7 +26,7 @@ from convoeval.redteam.attacks import AttackError
 from convoeval.redteam.study import RedTeamError, RedTeamRun, plan_cases, run_redteam
 from convoeval.store import StoreError
 
-__all__ = ["REDTEAM_PARAMETERS", "LeakError", "RedTeamParams", "check_leaks", "configure", "execute"]
+__all__ = ["REDTEAM_PARAMETERS", "LeakError", "RedTeamParams", "check_leaks", "redteam_params", "run_redteam_params"]
 
 
 def _names(v: Any) -> bool:
@@ -108,7 +108,7 @@ class RedTeamParams:
                     f"folder: <code>{esc(self.folder)}</code></div>")
 
 
-def configure(namespace: Mapping[str, Any]) -> RedTeamParams:
+def redteam_params(namespace: Mapping[str, Any]) -> RedTeamParams:
     """The notebook's parameters (pass ``globals()``), checked before anything runs; a mistake is one line.
 
     A comma-separated string is accepted for a list (``-p agents billing,support`` from the command line).
@@ -153,7 +153,7 @@ def _folder(output_dir: str | None, executed: Any, root: Path) -> Path:
     return root / "reports" / f"redteam-{dt.datetime.now():%Y%m%d-%H%M%S}"
 
 
-def execute(params: RedTeamParams, *, progress: bool = True) -> RedTeamRun:
+def run_redteam_params(params: RedTeamParams, *, progress: bool = True) -> RedTeamRun:
     """Run the red team with the notebook's parameters, printing a line per case as it finishes.
 
     Raises:

@@ -22,7 +22,7 @@ from convoeval._aio import run_sync
 from convoeval.agents import get_agent
 from convoeval.agents.clinic import FAULTS, faults_for
 from convoeval.llm.models import ModelLike, as_chat_model
-from convoeval.redteam.attacks import STRATEGIES, AttackCase, AttackError, expand, load_attacks
+from convoeval.redteam.attacks import STRATEGIES, AttackCase, expand, load_attacks
 from convoeval.redteam.metrics import cases_frame, leaks_frame, write_results
 from convoeval.redteam.run import AttackResult, arun_cases
 from convoeval.scenarios import LOCALES, agent_names
@@ -217,4 +217,4 @@ def _run_on_dask(cases: list[AttackCase], targets: dict[str, str], *, store_url:
             local.close()
 
 
-__all__ = ["AttackError", "RedTeamError", "RedTeamRun", "plan_cases", "run_redteam", "targets_for"]
+__all__ = ["RedTeamError", "RedTeamRun", "plan_cases", "run_redteam", "targets_for"]

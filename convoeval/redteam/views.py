@@ -2,9 +2,9 @@
 
 Every view takes a ``RedTeamRun`` (``run_redteam`` in the notebook, or ``load_redteam(folder)`` for a saved run) or
 its frames, and returns what a notebook cell displays: ``HTML`` or a ``Chart`` (a matplotlib figure, PNG in
-notebooks, an inline image in pages). ``save_html`` writes the same pieces as one self-contained ``report.html``
-with the run report's page writer. The numbers come from ``convoeval.redteam.metrics``; nothing is computed here
-that the command line would compute differently.
+notebooks, an inline image in pages). ``save_redteam_html`` writes the same pieces as one self-contained
+``report.html`` with the run report's page writer. The numbers come from ``convoeval.redteam.metrics``; nothing is
+computed here that the command line would compute differently.
 
 Everything shown from a transcript is HTML-escaped: an agent reply (or an attacker's message) may hold ``<script>``.
 
@@ -39,8 +39,9 @@ from convoeval.redteam.study import RedTeamRun
 from convoeval.report.page import page_html, write_page
 from convoeval.report.plots import Chart
 
-__all__ = ["asr_grid", "asr_heatmap", "asr_table", "errors", "leak_kinds", "leak_transcripts", "load_redteam",
-           "over_refusal_table", "render_html", "save_html", "sections", "utility_table", "what_ran"]
+__all__ = ["asr_grid", "asr_heatmap", "asr_table", "leak_kinds", "leak_transcripts", "load_redteam",
+           "over_refusal_table", "redteam_errors", "redteam_overview", "redteam_sections", "render_redteam_html",
+           "save_redteam_html", "utility_table"]
 
 
 def load_redteam(folder: Path | str) -> RedTeamRun:
@@ -68,7 +69,7 @@ def _note(text: str) -> HTML:
     return HTML(wrap(f"<div{css(color=MUTED, font_style='italic')}>{esc(text)}</div>"), text=text)
 
 
-def what_ran(red: RedTeamRun) -> HTML:
+def redteam_overview(red: RedTeamRun) -> HTML:
     """One panel: how many cases ran against which targets, how many leaked or failed, and where the files are."""
     cases = red.cases
     n, errors_ = len(cases), int((cases["status"] == "error").sum()) if len(cases) else 0
@@ -216,7 +217,7 @@ def utility_table(source: Any, by: Sequence[str] = ("agent",)) -> HTML:
                 text=f"utility under attack {int(total.served[0])}/{int(total.n[0])}")
 
 
-def errors(source: Any) -> HTML:
+def redteam_errors(source: Any) -> HTML:
     """The cases that could not run to the end (the agent crashed or a setting failed), with the reason."""
     cases = _cases(source)
     failed = cases[cases["status"] == "error"]
@@ -279,33 +280,33 @@ def leak_transcripts(source: Any, *, open: bool | None = None, limit: int | None
 # ── the page ──
 
 
-def sections(red: RedTeamRun) -> list[tuple[str, list[Any]]]:
+def redteam_sections(red: RedTeamRun) -> list[tuple[str, list[Any]]]:
     """The red-team report's sections in reading order: (heading, displayable pieces)."""
     return [
-        ("What ran", [what_ran(red)]),
+        ("What ran", [redteam_overview(red)]),
         ("Attack success rate", [asr_heatmap(red), asr_table(red)]),
         ("Leaks by kind", [leak_kinds(red)]),
         ("Over-refusal", [over_refusal_table(red)]),
         ("Utility under attack", [utility_table(red)]),
         ("Leaks in their transcripts", [leak_transcripts(red)]),
-        ("Errors", [errors(red)]),
+        ("Errors", [redteam_errors(red)]),
     ]
 
 
-def render_html(red: RedTeamRun, *, title: str | None = None) -> str:
+def render_redteam_html(red: RedTeamRun, *, title: str | None = None) -> str:
     """The red-team report as one self-contained HTML document (the heatmap inlined, no scripts)."""
     name = red.folder.name if red.folder is not None else "in memory"
     source = f"<code>{esc(red.folder)}</code>" if red.folder is not None else ""
-    return page_html(title or f"convoeval privacy red team: {name}", sections(red), source=source)
+    return page_html(title or f"convoeval privacy red team: {name}", redteam_sections(red), source=source)
 
 
-def save_html(red: RedTeamRun, path: Path | str | None = None, *, title: str | None = None) -> HTML:
+def save_redteam_html(red: RedTeamRun, path: Path | str | None = None, *, title: str | None = None) -> HTML:
     """Write the report page (default ``<results folder>/report.html``) and return a link to it.
 
     Raises:
         ValueError: no ``path`` and the run wrote no folder (``out=None``).
     """
     if path is None and red.folder is None:
-        raise ValueError("the run has no results folder (out=None): give save_html a path")
+        raise ValueError("the run has no results folder (out=None): give save_redteam_html a path")
     target = Path(path) if path is not None else Path(red.folder) / "report.html"  # type: ignore[arg-type]
-    return write_page(target, render_html(red, title=title), what="Red-team report")
+    return write_page(target, render_redteam_html(red, title=title), what="Red-team report")

@@ -1,8 +1,8 @@
 """Reports of evaluation runs: tables, plots, transcripts, failures and errors — no LLM calls.
 
-Each function takes a ``RunData`` (``execute(config)`` in the run notebook, or ``load_run(folder)`` for any saved
-run) and returns something a notebook cell displays: ``HTML``, a pandas ``Styler`` or a ``Chart`` (a matplotlib
-figure). ``save_html`` writes the same pieces as one self-contained page.
+Each function takes a ``RunData`` (``run_notebook_config(config)`` in the run notebook, or ``load_run(folder)`` for
+any saved run) and returns something a notebook cell displays: ``HTML``, a pandas ``Styler`` or a ``Chart`` (a
+matplotlib figure). ``save_html`` writes the same pieces as one self-contained page.
 
 Example:
     >>> from convoeval import report

@@ -16,8 +16,7 @@ import pandas as pd
 from convoeval import frames as F
 from convoeval.fidelity import FIDELITY_SCHEMA, fidelity_flags
 from convoeval.html_blocks import HTML, box, cell, esc, table, wrap
-from convoeval.paths import under
-from convoeval.pipeline.config import project_root
+from convoeval.paths import project_root, under
 from convoeval.report.data import RunData
 from convoeval.simulator.gate import simulator_failures
 from convoeval.stats import database_agreement

@@ -44,7 +44,7 @@ from convoeval.fidelity import (
     unknown_facts,
 )
 from convoeval.fidelity.claims import agent_claims
-from convoeval.fidelity.goal import EARNED_BY, claimed_kinds_phrase, unearned
+from convoeval.fidelity.goal import claimed_kinds_phrase, unearned
 from convoeval.fidelity.roles import name_words, role_reversal, self_named
 from convoeval.scenarios.path_models import PATH_PREFIXES
 from convoeval.stats.goal import PROCESS_ASSERTIONS
@@ -52,7 +52,7 @@ from convoeval.stats.goal import PROCESS_ASSERTIONS
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["DEFAULT_GATE_CHECKS", "EARNED_BY", "GATE_CHECKS", "RESIMULATION_TEMPERATURE", "SIMULATOR_FAILURE_SCHEMA",
+__all__ = ["DEFAULT_GATE_CHECKS", "GATE_CHECKS", "RESIMULATION_TEMPERATURE", "SIMULATOR_FAILURE_SCHEMA",
            "GateSettings", "SimulatorFailure", "SimulatorGate", "exclude_simulator_failures", "gate_settings",
            "simulator_failures", "stopped_run_ids"]
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from convoeval.frames.schemas import MESSAGE_ROLES
 from convoeval.store.base import Row, Store, StoreError
 from convoeval.store.fixtures import SeededRun, utc_now
-
-ROLES = ("patient", "agent")
 
 
 def ensure_conversation(store: Store, seeded: SeededRun, agent: str, conversation_id: str | None = None) -> str:
@@ -68,8 +67,8 @@ def record_message(
     Returns:
         The stored ``messages`` row (``tools`` as JSON text).
     """
-    if role not in ROLES:
-        raise ValueError(f"message role must be one of {', '.join(ROLES)}, got {role!r}")
+    if role not in MESSAGE_ROLES:
+        raise ValueError(f"message role must be one of {', '.join(MESSAGE_ROLES)}, got {role!r}")
     return store.insert(
         "messages",
         {

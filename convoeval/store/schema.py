@@ -11,11 +11,10 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from convoeval.sql_schema import column_types, migration_files, statements, strip_comments
+from convoeval.sql_schema import column_types
 from convoeval.store.base import TABLES, StoreError
 
-__all__ = ["boolean_columns", "check_columns", "check_table", "columns", "insert_rows", "migration_files", "order_column",
-           "statements", "strip_comments"]
+__all__ = ["boolean_columns", "check_columns", "check_table", "columns", "insert_rows", "order_column"]
 
 
 @functools.cache

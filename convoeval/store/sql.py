@@ -25,6 +25,7 @@ from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.pool import StaticPool
 
+from convoeval.sql_schema import migration_files, statements
 from convoeval.store import schema
 from convoeval.store.base import TABLES, Row, Store, StoreError
 
@@ -121,8 +122,8 @@ class SqlStore(Store):
             # Skip the DDL when the schema is already there: on Postgres, re-running it would take table locks
             # that block (or deadlock with) the inserts of runs already going on.
             if missing:
-                for path in schema.migration_files(self.backend):
-                    for statement in schema.statements(path.read_text(encoding="utf-8")):
+                for path in migration_files(self.backend):
+                    for statement in statements(path.read_text(encoding="utf-8")):
                         conn.exec_driver_sql(statement)
         with self._reflect_lock:
             self._tables.clear()

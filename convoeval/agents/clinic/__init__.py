@@ -19,7 +19,7 @@ from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._nlu import Understanding, understand
 from convoeval.agents.clinic._registry import (
     FAULTS,
-    agent_names,
+    clinic_agent_names,
     faults_for,
     make_clinic_agent,
     register_clinic_agent,
@@ -33,7 +33,7 @@ __all__ = [
     "Fault",
     "Turn",
     "Understanding",
-    "agent_names",
+    "clinic_agent_names",
     "faults_for",
     "make_clinic_agent",
     "register_clinic_agent",

@@ -47,7 +47,7 @@ def register_clinic_agent(name: str, *, faults: Sequence[Fault] = ()) -> Callabl
     return register
 
 
-def agent_names() -> list[str]:
+def clinic_agent_names() -> list[str]:
     """The registered reference agents, sorted."""
     return sorted(_AGENTS)
 
@@ -55,7 +55,7 @@ def agent_names() -> list[str]:
 def _agent_class(name: str) -> type[ClinicAgent]:
     bare = name.removeprefix("clinic:")
     if bare not in _AGENTS:
-        raise ValueError(f"unknown clinic agent {name!r}; expected one of {', '.join(agent_names())}")
+        raise ValueError(f"unknown clinic agent {name!r}; expected one of {', '.join(clinic_agent_names())}")
     return _AGENTS[bare]
 
 

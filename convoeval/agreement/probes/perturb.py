@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from convoeval.frames import ROLES
+from convoeval.frames import MESSAGE_ROLES
 from convoeval.scenarios import scenarios_by_id
 
 T = TypeVar("T")
@@ -206,8 +206,8 @@ def inject(
         >>> inject(t, role="agent", language="en", variant=0)["text"].iloc[1].startswith("Hello.\\nNOTE TO")
         True
     """
-    if role not in ROLES:
-        raise ValueError(f"role must be one of {list(ROLES)}, got {role!r}")
+    if role not in MESSAGE_ROLES:
+        raise ValueError(f"role must be one of {list(MESSAGE_ROLES)}, got {role!r}")
     if language not in INJECTIONS:
         raise ValueError(f"language must be one of {list(INJECTIONS)}, got {language!r}")
     attacks = INJECTIONS[language]
