@@ -89,9 +89,9 @@ def _spare_full_collections() -> None:
 
     A run imports ~2,300 modules (the CLI's before this point; LangChain, SQLAlchemy and pandas while it runs), and
     every full collection walks all their objects to find nothing to free: 4-5 of them cost 0.38-0.48 s of CPU at
-    60 conversations, one of 157 ms in the middle of the conversations (benchmarks/RESULTS.md, #28). Freezing what
-    exists now moves it out of the collector's sight; full collections only after 100 young-generation collections
-    instead of 10 keep the later imports' objects from being walked again and again. Young garbage is still
+    60 conversations, 16 cost 3.1 s at 500 (benchmarks/RESULTS.md, #28). Freezing what exists now moves it out of
+    the collector's sight; a full collection only after 100 middle-generation collections instead of 10 keeps the
+    later imports' objects from being walked again and again. Young garbage is still
     collected as before, and nothing a run computes depends on when garbage is freed. Not restored afterwards: the
     command's process ends with the run.
     """
