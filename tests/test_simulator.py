@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from engine_support import CallRecorder, conversation, isolated_state, scenario  # noqa: F401 - fixture
 
-import convoeval.simulator.patient as simulator_module  # where call_model is called
+import convoeval.simulator.patient as simulator_module  # where acall_model is called
 from convoeval.simulator import (
     DEFAULT_TRAITS_LINE,
     KICKOFF_MESSAGE,

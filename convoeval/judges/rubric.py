@@ -40,7 +40,7 @@ from convoeval.judges.rubric_answer import (  # noqa: F401 - the answer's models
     parse_rubric_response,
     rubric_schema,
 )
-from convoeval.llm import call_model
+from convoeval.llm import acall_model
 from convoeval.llm.models import ModelLike
 from convoeval.scenarios import scenarios_by_id
 
@@ -88,7 +88,7 @@ async def _judge_sample(
     texts = [c for c, _ in criteria]
     result = None
     try:
-        result = await call_model(
+        result = await acall_model(
             model,
             messages,
             identity=identity_for(keys, sample=sample, extra="rubric"),

@@ -11,7 +11,7 @@ them to disk) with ``add_sink()``; turn records into a DataFrame with ``calls_fr
 
 Example:
     >>> with record_calls() as calls:
-    ...     await call_model(model, messages, identity=identity)
+    ...     await acall_model(model, messages, identity=identity)
     >>> calls_frame(calls)[["role", "model", "prompt_tokens", "cost_usd"]]
 """
 
@@ -208,7 +208,7 @@ def remove_sink(sink: Callable[[CallRecord], Any]) -> None:
 
 
 def emit(record: CallRecord) -> None:
-    """Hand a record to the active collectors and sinks (called by ``call_model``)."""
+    """Hand a record to the active collectors and sinks (called by ``acall_model``)."""
     for records in _COLLECTORS.get():
         records.append(record)
     for sink in list(_SINKS):

@@ -1,10 +1,13 @@
-"""One way to call a chat model: cached, retried, accounted. Every LLM call in convoeval goes through ``call_model``.
+"""One way to call a chat model: cached, retried, accounted. Every LLM call in convoeval goes through ``acall_model``.
+
+``acall_model`` is the coroutine; ``call_model = blocking(acall_model)`` its synchronous twin for scripts (the
+project's one sync/async rule, checked by ``tests/test_sync_verbs.py``).
 
 CONTRACT (implemented by the models layer; the engine codes against exactly this):
 
     identity = SampleIdentity(scenario="billing-conv-happy-payment", seed=42, trial=1, role="simulator", turn=3)
-    result = await call_model(model, messages, identity=identity)                  # plain text
-    result = await call_model(model, messages, identity=identity, schema=Verdicts) # validated pydantic object
+    result = await acall_model(model, messages, identity=identity)                  # plain text
+    result = await acall_model(model, messages, identity=identity, schema=Verdicts) # validated pydantic object
 
 * ``model`` is what ``convoeval.llm.models.get_model(role, spec)`` returns (a LangChain chat model, normally a
   ``ChatOpenAI``), or ``convoeval.testing.FakeChatModel`` in unit tests.
@@ -31,7 +34,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_messages
 from pydantic import BaseModel, ValidationError
 
-from convoeval._aio import run_sync
+from convoeval._aio import blocking
 from convoeval.llm import accounting
 from convoeval.llm.cache import cache_key, resolve_cache
 from convoeval.llm.retries import _BadReply, _invoke_with_retries
@@ -48,7 +51,7 @@ from convoeval.llm.types import (
 )
 
 
-async def call_model(
+async def acall_model(
     model: Any,
     messages: Sequence[Any],
     *,
@@ -87,7 +90,7 @@ async def call_model(
 
     Example:
         >>> identity = SampleIdentity(scenario="billing-happy", seed=42, trial=1, role="simulator", turn=1)
-        >>> result = await call_model(get_model("simulator"), [("user", "Oi")], identity=identity)
+        >>> result = await acall_model(get_model("simulator"), [("user", "Oi")], identity=identity)
         >>> result.text, result.cache_hit, result.prompt_tokens
     """
     info = model_info(model, identity.role if identity is not None else None)
@@ -243,14 +246,10 @@ def _account_failure(
     )
 
 
-def call_model_sync(model: Any, messages: Sequence[Any], **kwargs: Any) -> LLMResult:
-    """``call_model`` for code without an event loop (scripts); in notebooks ``await call_model(...)`` instead.
-
-    Runs on convoeval's one background loop (``convoeval._aio``), not a fresh ``asyncio.run`` per call: the HTTP
-    client LangChain shares per endpoint keeps connections bound to the loop that opened them, so a second
-    ``asyncio.run`` failed every call with "Event loop is closed".
-    """
-    return run_sync(call_model(model, messages, **kwargs))
+# Scripts without an event loop; runs on convoeval's one background loop (``convoeval._aio``), not a fresh
+# ``asyncio.run`` per call: LangChain's HTTP client per endpoint keeps connections bound to the loop that opened them,
+# so a second ``asyncio.run`` failed every call with "Event loop is closed". Notebooks ``await acall_model(...)``.
+call_model = blocking(acall_model)
 
 
 def _generation_kwargs(

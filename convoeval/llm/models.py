@@ -324,7 +324,7 @@ def _build(resolved: _Resolved, key_value: str) -> Any:
         "base_url": resolved.endpoint,
         # OpenAI-compatible servers without auth still need a non-empty key in the SDK; "EMPTY" is vLLM's convention.
         "api_key": key_value or "EMPTY",
-        "max_retries": 0,  # call_model retries, with Retry-After and a typed error; two layers would multiply
+        "max_retries": 0,  # acall_model retries, with Retry-After and a typed error; two layers would multiply
         "timeout": resolved.timeout,
         "use_responses_api": False,  # one code path (chat completions) for every provider
     }

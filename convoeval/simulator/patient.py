@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from convoeval import frames as F
 from convoeval._aio import blocking
 from convoeval.frames import CONVERSATION_KEYS, TRANSCRIPT_SCHEMA
-from convoeval.llm import LLMError, SampleIdentity, call_model
+from convoeval.llm import LLMError, SampleIdentity, acall_model
 from convoeval.llm.models import ModelLike, as_chat_model, get_model
 from convoeval.scenarios import scenarios_by_id
 
@@ -117,7 +117,7 @@ async def apatient_turn(
 
         model = get_model("simulator")
 
-    result = await call_model(
+    result = await acall_model(
         model,
         messages,
         identity=identity,

@@ -2,7 +2,7 @@
 
 ``FakeChatModel`` is a real LangChain ``BaseChatModel``, so it works everywhere a ``ChatOpenAI`` does: directly
 (``invoke`` / ``ainvoke``), with ``bind_tools`` / ``with_structured_output``, and through
-``convoeval.llm.call_model`` (``schema=`` included). It never touches the network and answers in microseconds.
+``convoeval.llm.acall_model`` (``schema=`` included). It never touches the network and answers in microseconds.
 
 Example:
     >>> from convoeval.testing import FakeChatModel
@@ -85,7 +85,7 @@ class FakeChatModel(BaseChatModel):
         replies: The initial script.
         responder: Optional fallback producing replies once the script runs out (e.g. for long examples).
         model_name: The name reported in results and cache keys.
-        max_concurrency: Concurrent ``call_model`` calls allowed against this fake.
+        max_concurrency: Concurrent ``acall_model`` calls allowed against this fake.
 
     Example:
         >>> model = FakeChatModel(replies=["first"])
@@ -127,7 +127,7 @@ class FakeChatModel(BaseChatModel):
         return len(self._queue)
 
     def convoeval_model_info(self) -> Any:
-        """How ``convoeval.llm.call_model`` records this model: provider ``fake``, tool-calling structured output."""
+        """How ``convoeval.llm.acall_model`` records this model: provider ``fake``, tool-calling structured output."""
 
         return ModelInfo(provider="fake", model=self.model_name, max_concurrency=self.max_concurrency)
 

@@ -13,7 +13,7 @@ Example:
     >>> with FakeOpenAIServer(latency=0.05) as server:
     ...     server.fail_next("429", "500")             # the next two requests fail, then normal replies
     ...     model = ChatOpenAI(base_url=server.base_url, api_key="x", model=server.model, max_retries=0)
-    ...     await call_model(model, [("user", "hi")])
+    ...     await acall_model(model, [("user", "hi")])
     >>> server.stats["faults"]
     {'429': 1, '500': 1}
 """
