@@ -207,7 +207,8 @@ class ResponseCache:
 
     def __len__(self) -> int:
         with self._lock:
-            return self._connection().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+            count: int = self._connection().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+            return count
 
     def clear(self) -> None:
         """Delete every stored response."""

@@ -119,7 +119,7 @@ async def acall_model(
             flight = _take_off(key)
         return await _call_and_store(model, msgs, kwargs, schema, info, identity, retry, store, key, started)
     finally:
-        if flight is not None:
+        if key is not None and flight is not None:
             _land(key, flight)
 
 
@@ -142,7 +142,7 @@ async def _call_and_store(model: Any, msgs: list[BaseMessage], kwargs: dict[str,
         _account_failure(info, identity, started, exc, accounting)
         raise
 
-    usage = message.usage_metadata or {}
+    usage: Mapping[str, Any] = message.usage_metadata or {}
     result = LLMResult(
         text=text,
         parsed=parsed,
@@ -265,21 +265,22 @@ def _generation_kwargs(
 # Calls being made, per event loop, by cache key. A call that finds its twin in flight waits for it and reads the
 # reply from the cache, as it would have a moment later: runs side by side (the fault study's targets, a sweep's
 # agents) share a patient's first turns, and asking the model again would cost a call and answer the same.
-_FLIGHTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_FLIGHTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Future[None]]] = (
+    weakref.WeakKeyDictionary())
 
 
-def _flight_of(key: str) -> asyncio.Future | None:
+def _flight_of(key: str) -> asyncio.Future[None] | None:
     return _FLIGHTS.get(asyncio.get_running_loop(), {}).get(key)
 
 
-def _take_off(key: str) -> asyncio.Future:
+def _take_off(key: str) -> asyncio.Future[None]:
     loop = asyncio.get_running_loop()
-    flight = loop.create_future()
+    flight: asyncio.Future[None] = loop.create_future()
     _FLIGHTS.setdefault(loop, {})[key] = flight
     return flight
 
 
-def _land(key: str, flight: asyncio.Future) -> None:
+def _land(key: str, flight: asyncio.Future[None]) -> None:
     # Landed whatever happened: a twin then finds the reply in the cache, or (after a failure) makes its own call.
     flights = _FLIGHTS.get(asyncio.get_running_loop(), {})
     if flights.get(key) is flight:
@@ -292,7 +293,8 @@ def _land(key: str, flight: asyncio.Future) -> None:
 # a notebook kernel and pytest each run their own loops. The limit is part of the key: keyed by endpoint alone, the
 # first limit seen on a long-lived loop (a notebook's, convoeval's background loop) stayed in force after the
 # configuration changed, e.g. a benchmark asking for 1,024 calls in flight got 8 (benchmarks/RESULTS.md).
-_SEMAPHORES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_SEMAPHORES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, int], asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary())
 
 
 # A run on n worker processes gives each 1/n of every endpoint's budget, so the budget stays global.
@@ -346,13 +348,15 @@ async def _structured(
             reason = bad.reason
         else:
             attempts_total += attempts
-            usage = message.usage_metadata or {}
+            usage: Mapping[str, Any] = message.usage_metadata or {}
             for name in spent:
                 spent[name] += usage.get(name) or 0
             parsed, reason = parse_structured(message, schema)
             if parsed is not None:
                 if attempt and message.usage_metadata:  # a retried answer costs both replies
-                    message.usage_metadata = {**message.usage_metadata, **spent}
+                    message.usage_metadata = {**message.usage_metadata, "input_tokens": spent["input_tokens"],
+                                              "output_tokens": spent["output_tokens"],
+                                              "total_tokens": spent["total_tokens"]}
                 return message, parsed, attempts_total
         if attempt == 0:
             msgs = [*msgs, HumanMessage(_FEEDBACK.format(reason=reason))]

@@ -362,7 +362,7 @@ def provider_defaults(name: str) -> ProviderDefaults:
                                    expected="a ProviderDefaults", register=register_provider)
     except plugins.PluginError as exc:
         raise ModelConfigError(str(exc)) from None
-    if found is None:
-        known = sorted({*PROVIDERS, *plugins.plugin_names(plugins.PROVIDER_GROUP)})
-        raise ModelConfigError(f"unknown model provider {name!r}; expected one of {', '.join(known)}")
-    return found
+    if isinstance(found, ProviderDefaults):  # plugin_for accepted nothing else
+        return found
+    known = sorted({*PROVIDERS, *plugins.plugin_names(plugins.PROVIDER_GROUP)})
+    raise ModelConfigError(f"unknown model provider {name!r}; expected one of {', '.join(known)}")
