@@ -32,7 +32,7 @@ class AgentError(RuntimeError):
     ``error`` with this message as the reason."""
 
 
-def number_from_env(name: str, default: float, kind: type) -> float:
+def number_from_env(name: str, default: float, kind: type[int] | type[float]) -> float:
     """A positive number from the environment variable ``name`` (``default`` when unset or blank).
 
     Raises:
@@ -42,7 +42,7 @@ def number_from_env(name: str, default: float, kind: type) -> float:
     if raw is None or not raw.strip():
         return default
     try:
-        value = kind(raw)
+        value: float = kind(raw)
     except ValueError:
         raise ValueError(f"{name}={raw!r} is not a {kind.__name__}") from None
     if value <= 0:

@@ -116,7 +116,8 @@ class ClinicTools(IdentityTools):
         """
         if patient_id is None or patient_id == self.session.patient_id:
             return self.session.patient_id
-        return self._find("patients", patient_id, "patient")["id"]
+        found: str = self._find("patients", patient_id, "patient")["id"]
+        return found
 
     def _log(self, tool: str, table: str, rows: list[Row] | Row, op: str) -> None:
         """Record the patient-owned rows a tool read or wrote in the session's access log."""
