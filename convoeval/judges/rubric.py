@@ -59,7 +59,7 @@ def _criteria_for(scenario: str | None, rubric: RubricSpec, scenarios: Mapping[s
         items = rubric.get(scenario or "")
     elif rubric is not None:
         items = rubric
-    elif scenario in scenarios:
+    elif scenario is not None and scenario in scenarios:
         items = getattr(scenarios[scenario], "rubric", None)
     else:
         items = None
