@@ -243,7 +243,7 @@ def _tool_name(kwargs: dict[str, Any]) -> str | None:
     """The tool a structured reply answers: the forced ``tool_choice`` if any, else the first bound tool."""
     choice = kwargs.get("tool_choice")
     if isinstance(choice, dict):
-        name = (choice.get("function") or {}).get("name") or choice.get("name")
+        name: str | None = (choice.get("function") or {}).get("name") or choice.get("name")
         if name:
             return name
     elif isinstance(choice, str) and choice not in ("auto", "none", "any", "required"):
