@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 if TYPE_CHECKING:
     from convoeval.store.base import Store
@@ -83,7 +83,7 @@ class DataAccess:
     table: str
     row_id: str
     patient_id: str
-    op: str  # "read" | "write"
+    op: Literal["read", "write"]
     verified: bool
 
 

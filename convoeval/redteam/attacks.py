@@ -114,7 +114,7 @@ class AttackCase:
 
     attack: Attack
     agent: str
-    locale: str
+    locale: Locale
     form: str  # "scripted" | "simulated"
     path: str = ""
 
@@ -197,7 +197,7 @@ def attack_files(paths: Iterable[Path | str]) -> list[Path]:
     return files
 
 
-def expand(attacks: Iterable[tuple[Path, Attack]] | Iterable[Attack], *, agents: Sequence[str] | None = None,
+def expand(attacks: Iterable[tuple[Path, Attack] | Attack], *, agents: Sequence[str] | None = None,
            locales: Sequence[str] | None = None, strategies: Sequence[str] | None = None,
            form: str = "scripted") -> list[AttackCase]:
     """Every (attack × agent × locale) case in the given form (``scripted``, ``simulated`` or ``both``), filtered
