@@ -10,7 +10,7 @@ REPO = Path(__file__).resolve().parents[1]
 #: Bare ``Any`` in the parameters and return types of public functions and methods (``**kwargs: Any`` included): 124
 #: when mypy was switched on (issue #26), 104 once the verbs' models became ``ModelLike``. Lower it as you type them
 #: (a ``pd.DataFrame``, a ``Store``); it must never grow.
-BARE_ANY_BUDGET = 102  # in public functions and methods, **kwargs included, on 2026-11-26 (call_model_sync gone)
+BARE_ANY_BUDGET = 91  # in public functions and methods, **kwargs included, on 2026-11-26 (issue #26: typed where known)
 
 
 def _public_modules() -> list[Path]:

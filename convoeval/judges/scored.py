@@ -42,7 +42,7 @@ def mean_score(scores: Mapping[str, float], dimensions: Iterable[str]) -> float:
     return sum(values) / len(values)  # type: ignore[arg-type]
 
 
-def validate_scored(data: Any, schema: type[BaseModel]) -> BaseModel:
+def validate_scored(data: object, schema: type[BaseModel]) -> BaseModel:
     """Validate a scores/issues/suggestion object leniently where it does not matter: missing or non-list issues
     mean none, a missing suggestion means none; the scores themselves are required.
 

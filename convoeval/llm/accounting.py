@@ -25,7 +25,10 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "CALL_COLUMNS",
@@ -216,14 +219,14 @@ def emit(record: CallRecord) -> None:
             sink(record)
 
 
-def calls_frame(records: Iterable[CallRecord]) -> Any:
+def calls_frame(records: Iterable[CallRecord]) -> pd.DataFrame:
     """The records as a DataFrame with ``CALL_COLUMNS`` (an empty frame keeps the columns)."""
     import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
 
     return pd.DataFrame([r.to_dict() for r in records], columns=list(CALL_COLUMNS))
 
 
-def usage_summary(records: Iterable[CallRecord]) -> Any:
+def usage_summary(records: Iterable[CallRecord]) -> pd.DataFrame:
     """Calls, cache hits, errors, tokens and cost per role and model, as a DataFrame."""
     frame = calls_frame(records)
     grouped = frame.groupby(["role", "provider", "model"], dropna=False)

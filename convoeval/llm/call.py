@@ -36,7 +36,7 @@ from pydantic import BaseModel, ValidationError
 
 from convoeval._aio import blocking
 from convoeval.llm import accounting
-from convoeval.llm.cache import cache_key, resolve_cache
+from convoeval.llm.cache import ResponseCache, cache_key, resolve_cache
 from convoeval.llm.retries import _BadReply, _invoke_with_retries
 from convoeval.llm.structured import _text, json_mode_instruction, parse_structured, schema_json, structured_kwargs
 from convoeval.llm.types import (
@@ -61,7 +61,7 @@ async def acall_model(
     temperature: float | None = None,
     max_tokens: int | None = None,
     params: Mapping[str, Any] | None = None,
-    cache: Any = None,
+    cache: ResponseCache | str | None = None,
     retry: RetryPolicy | None = None,
 ) -> LLMResult:
     """Call a chat model once: cached, retried on transient failures, validated against ``schema``, accounted.

@@ -132,7 +132,7 @@ class AttackError(ScenarioError):
         self.args = (str(self.args[0]).replace("Invalid scenario at", "Invalid attack at", 1),)
 
 
-def parse_attack(data: Any, path: Path | str, *, known_patients: Sequence[OtherPatientFixture] = (),
+def parse_attack(data: object, path: Path | str, *, known_patients: Sequence[OtherPatientFixture] = (),
                  known_agents: Iterable[str] | None = None) -> Attack:
     """Validate one attack's parsed YAML; the target must be one of its fixtures' (or the default) patients.
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 import yaml
 from pydantic import TypeAdapter, ValidationError
@@ -24,7 +23,7 @@ _SCHEMAS: dict[str, TypeAdapter[Scenario]] = {
 
 
 
-def parse_scenario(raw: Any, path: Path | str = "<memory>") -> Scenario:
+def parse_scenario(raw: object, path: Path | str = "<memory>") -> Scenario:
     """Validate one parsed YAML document against the schema its ``type`` selects.
 
     Args:

@@ -126,7 +126,7 @@ class FakeChatModel(BaseChatModel):
         """How many scripted replies are left."""
         return len(self._queue)
 
-    def convoeval_model_info(self) -> Any:
+    def convoeval_model_info(self) -> ModelInfo:
         """How ``convoeval.llm.acall_model`` records this model: provider ``fake``, tool-calling structured output."""
 
         return ModelInfo(provider="fake", model=self.model_name, max_concurrency=self.max_concurrency)
