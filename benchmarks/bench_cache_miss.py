@@ -12,7 +12,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from convoeval.llm import SampleIdentity, call_model
+from convoeval.llm import SampleIdentity, acall_model
 from convoeval.llm.cache import ResponseCache
 from convoeval.testing import FakeChatModel
 
@@ -20,8 +20,8 @@ ID = SampleIdentity(scenario="s", seed=1, trial=1, role="judge", turn=1)
 async def run(n):
     cache = ResponseCache(Path(tempfile.mkdtemp()) / "c.sqlite", mode="rw")
     model = FakeChatModel(responder=lambda m, k: "ok")
-    await call_model(model, [("user", "hi")], identity=ID, cache=cache)
+    await acall_model(model, [("user", "hi")], identity=ID, cache=cache)
     t = time.process_time()
-    await asyncio.gather(*[call_model(model, [("user", "hi")], identity=replace(ID, trial=i + 2), cache=cache) for i in range(n)])
+    await asyncio.gather(*[acall_model(model, [("user", "hi")], identity=replace(ID, trial=i + 2), cache=cache) for i in range(n)])
     return (time.process_time() - t) / n * 1e3
 print(sys.argv[1], round(asyncio.run(run(2000)), 3), "ms CPU per call (miss + write)")

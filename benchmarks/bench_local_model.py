@@ -2,7 +2,7 @@
 
 The embedded llama.cpp server (``convoeval llm serve``) serves one request at a time and is shared by everything
 on the machine, so the benchmark makes only ``--pairs`` pairs of calls, alternating: a raw ``POST
-/v1/chat/completions`` (httpx) and ``call_model`` with the local model (cache off), the same simulator-like prompt,
+/v1/chat/completions`` (httpx) and ``acall_model`` with the local model (cache off), the same simulator-like prompt,
 ``max_tokens``, temperature 0 and seed each time. Before each call it waits (up to ``--wait`` seconds) for the
 server to be idle, so a call does not time someone else's request. Tokens/s is completion tokens (as the server
 reports them) over the call's wall time, prompt processing included.
@@ -64,14 +64,14 @@ async def direct(base_url: str, model: str, max_tokens: int, seed: int) -> tuple
 
 
 async def through_convoeval(max_tokens: int, seed: int, trial: int) -> tuple[float, int]:
-    """One ``call_model`` with the local model, cache off: (wall seconds, completion tokens)."""
-    from convoeval.llm import SampleIdentity, call_model
+    """One ``acall_model`` with the local model, cache off: (wall seconds, completion tokens)."""
+    from convoeval.llm import SampleIdentity, acall_model
     from convoeval.llm.models import get_model
 
     model = get_model("simulator", "local")
     identity = SampleIdentity(scenario="bench-local", seed=seed, trial=trial, role="simulator", turn=0)
     started = time.perf_counter()
-    result = await call_model(model, PROMPT, identity=identity, seed=seed, temperature=0, max_tokens=max_tokens,
+    result = await acall_model(model, PROMPT, identity=identity, seed=seed, temperature=0, max_tokens=max_tokens,
                               cache="off")
     return time.perf_counter() - started, int(result.completion_tokens or 0)
 
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def measure(args: argparse.Namespace, *, private: bool) -> int:
-    """Alternate direct and ``call_model`` calls on the local server (started here, and then stopped, if needed)."""
+    """Alternate direct and ``acall_model`` calls on the local server (started here, and then stopped, if needed)."""
     from convoeval.llm.local import server_status
 
     convoeval_cli = str(REPO / ".venv" / "bin" / "convoeval")
@@ -109,7 +109,7 @@ def measure(args: argparse.Namespace, *, private: bool) -> int:
     try:
         status = server_status()
         base_url, name = status["base_url"], status["model_name"]
-        samples: dict[str, list[tuple[float, int, float]]] = {"direct HTTP": [], "call_model": []}
+        samples: dict[str, list[tuple[float, int, float]]] = {"direct HTTP": [], "acall_model": []}
         wait_idle(args.wait)
         run(direct(base_url, name, 8, 999))  # warm-up: the first request loads the weights into the page cache
         for pair in range(args.pairs):
@@ -119,7 +119,7 @@ def measure(args: argparse.Namespace, *, private: bool) -> int:
             samples["direct HTTP"].append((wall, tokens, waited))
             waited = wait_idle(args.wait)
             wall, tokens = run(through_convoeval(args.max_tokens, seed, pair))
-            samples["call_model"].append((wall, tokens, waited))
+            samples["acall_model"].append((wall, tokens, waited))
     finally:
         if started_here:
             subprocess.run([convoeval_cli, "llm", "stop"], check=False, timeout=60, env=dict(os.environ))

@@ -5,7 +5,7 @@ so every millisecond measured is the client's or the loopback's:
 
 1. **One call, layer by layer** (``--calls`` calls each, one at a time and then 42 in flight): a raw ``httpx``
    POST of the same request, the ``openai`` SDK, LangChain's ``ChatOpenAI.ainvoke`` (the client ``get_model``
-   builds), then ``call_model`` with the cache off and with the cache on (a miss and a write each time), for a
+   builds), then ``acall_model`` with the cache off and with the cache on (a miss and a write each time), for a
    simulator call (plain text) and a rubric judge call (a forced tool call validated against the 4-criterion
    schema). CPU is this process's (``time.process_time``); wall also holds the server process's work.
 2. **A whole sweep** (``--seeds`` × ``--trials`` × the 14 conversational scenarios, all in flight) at latency 0:
@@ -76,7 +76,7 @@ def layers(llm: FakeLLM, folder: Path, calls: int) -> list[dict[str, Any]]:
     from langchain_core.messages import convert_to_messages
 
     from convoeval.judges.rubric import rubric_schema
-    from convoeval.llm import SampleIdentity, call_model, structured_kwargs
+    from convoeval.llm import SampleIdentity, acall_model, structured_kwargs
     from convoeval.llm.cache import ResponseCache
     from convoeval.llm.models import get_model
 
@@ -98,11 +98,11 @@ def layers(llm: FakeLLM, folder: Path, calls: int) -> list[dict[str, Any]]:
             structured = schema if extra else None
             role = "judge" if extra else "simulator"
             # the last pass replays what the one before recorded: the same identities, so every call is a hit
-            passes = (("call_model, cache off", "off"), ("call_model, cache on (miss + write)", "rw"),
-                      ("call_model, cache hit", "rw"))
+            passes = (("acall_model, cache off", "off"), ("acall_model, cache on (miss + write)", "rw"),
+                      ("acall_model, cache hit", "rw"))
             for label, mode in passes:
                 cache = ResponseCache(folder / f"cache-{mode}-{role}.sqlite", mode=mode)
-                await measure(label, kind, lambda i, c=cache, s=structured, r=role: call_model(
+                await measure(label, kind, lambda i, c=cache, s=structured, r=role: acall_model(
                     model, SIMULATOR_MESSAGES, schema=s, seed=1, temperature=0, cache=c,
                     identity=SampleIdentity(scenario="bench", seed=1, trial=i, role=r, turn=0)))
                 cache.close()

@@ -506,7 +506,7 @@ def profile_by_package(path: Path | str, total_calls: int) -> list[dict[str, Any
 
 #: convoeval's stages, by the function that starts them; a sample belongs to the innermost stage on its stack.
 STAGES: tuple[tuple[str, str, str], ...] = (
-    ("convoeval/llm/call.py", "call_model", "LLM calls (call_model: cache, client stack, HTTP, parsing)"),
+    ("convoeval/llm/call.py", "acall_model", "LLM calls (acall_model: cache, client stack, HTTP, parsing)"),
     ("convoeval/simulator/", "apatient_turn", "simulator prompt building and parsing"),
     ("convoeval/judges/", "ajudge_rubric", "judges: prompts, transcript rendering, result frames"),
     ("convoeval/judges/", "ajudge_holistic", "judges: prompts, transcript rendering, result frames"),

@@ -76,7 +76,7 @@ PACKAGES: tuple[tuple[str, str], ...] = (
 )
 #: convoeval's stages, by the function that starts them (innermost wins); ``""`` matches any function of the file.
 STAGES: tuple[tuple[str, str, str], ...] = (
-    ("convoeval/llm/", "call_model", "LLM calls (call_model and below: cache, client stack)"),
+    ("convoeval/llm/", "acall_model", "LLM calls (acall_model and below: cache, client stack)"),
     ("convoeval/simulator/", "", "simulator prompt building and parsing"),
     ("convoeval/judges/rubric.py", "", "judges: prompts, transcript rendering, result frames"),
     ("convoeval/judges/holistic.py", "", "judges: prompts, transcript rendering, result frames"),

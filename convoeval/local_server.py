@@ -83,7 +83,7 @@ class _StopOnDisconnect:
             if gone.is_set():  # no await: starlette's is_disconnected() asks inside a cancelled scope
                 return disconnect
             if not body_read.is_set():
-                message = await receive()
+                message: dict[str, Any] = await receive()
                 if message["type"] == "http.disconnect":
                     went_away()
                 elif not message.get("more_body", False):
@@ -226,10 +226,11 @@ def patch_llama(llama_class: Any, prompt_cache_bytes: int = 0) -> None:
     def generate(self: Any, tokens: Any, *args: Any, reset: bool = True, **kwargs: Any) -> Any:
         prompt = list(tokens)
         cache = _prompt_cache(self, prompt_cache_bytes)
-        if reset and cache is None:
-            self.reset()  # n_tokens = 0: no prefix match, the whole prompt is evaluated from scratch
-        elif reset:
-            cache.prepare(self, prompt)  # (reset=False: a caller continuing its own context; left alone)
+        if reset:  # (reset=False: a caller continuing its own context; left alone)
+            if cache is None:
+                self.reset()  # n_tokens = 0: no prefix match, the whole prompt is evaluated from scratch
+            else:
+                cache.prepare(self, prompt)
         self._convoeval_evaluated = 0
         started, generated, ending = time.perf_counter(), 0, "done"
         evaluated: int | None = None
@@ -286,7 +287,8 @@ def _quiet_cancellations() -> None:
             return 499, errors.ErrorResponse(message=str(error), type="cancelled", param=None, code=None)
         return original(self, error, body)
 
-    errors.RouteErrorHandler.error_message_wrapper = error_message_wrapper
+    # A deliberate patch of llama_cpp's server class (it has no hook for a custom error); mypy forbids method-assign.
+    errors.RouteErrorHandler.error_message_wrapper = error_message_wrapper  # type: ignore[method-assign]
 
 
 def wrap_app(app: Any, *, idle_timeout_s: float | None = None) -> IdleWatchdog:

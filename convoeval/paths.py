@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -64,7 +65,7 @@ def file_lock(path: Path, *, blocking: bool = True) -> Iterator[None]:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+b") as handle:
-        if os.name == "nt":  # pragma: no cover - exercised on Windows only
+        if sys.platform == "win32":  # pragma: no cover - Windows only (the checker then skips it elsewhere)
             import msvcrt  # noqa: PLC0415 - Windows only
 
             try:

@@ -72,17 +72,17 @@ def holistic(**scores: float) -> dict[str, Any]:
 
 
 class CallRecorder:
-    """Wraps ``call_model`` where a module imported it, recording each call's keyword arguments."""
+    """Wraps ``acall_model`` where a module imported it, recording each call's keyword arguments."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, module: Any) -> None:
         self.calls: list[dict[str, Any]] = []
-        real = module.call_model
+        real = module.acall_model
 
         async def recording(model, messages, **kwargs):
             self.calls.append({"messages": list(messages), **kwargs})
             return await real(model, messages, **kwargs)
 
-        monkeypatch.setattr(module, "call_model", recording)
+        monkeypatch.setattr(module, "acall_model", recording)
 
     @property
     def identities(self) -> list[Any]:

@@ -44,13 +44,13 @@ def test_nested_call_on_the_background_loop_is_refused():
 
 def test_sync_verbs_can_be_called_again_with_the_same_client():
     """A script calling a synchronous verb twice: LangChain's HTTP client per endpoint is bound to one event loop."""
-    from convoeval.llm import SampleIdentity, call_model_sync
+    from convoeval.llm import SampleIdentity, call_model
     from convoeval.llm.models import clear_model_cache, get_model
     from convoeval.testing import FakeOpenAIServer
 
     with FakeOpenAIServer() as server:
         model = get_model("judge", {"model": server.model, "base_url": server.base_url})
-        texts = [call_model_sync(model, [("user", "hi")], identity=SampleIdentity("s", 1, trial, "judge"),
+        texts = [call_model(model, [("user", "hi")], identity=SampleIdentity("s", 1, trial, "judge"),
                                  cache="off").text for trial in (1, 2, 3)]
     clear_model_cache()
     assert texts == ["Fake reply 1.", "Fake reply 2.", "Fake reply 3."]  # with asyncio.run, calls 2 and 3 failed

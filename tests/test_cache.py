@@ -12,7 +12,7 @@ import pytest
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
-from convoeval.llm import CacheMissError, ModelInfo, SampleIdentity, call_model, register_model
+from convoeval.llm import CacheMissError, ModelInfo, SampleIdentity, acall_model, register_model
 from convoeval.llm.cache import ResponseCache, cache_key, default_cache, resolve_cache, use_cache
 from convoeval.testing import FakeChatModel, FakeOpenAIServer, ScriptExhaustedError
 
@@ -105,8 +105,8 @@ def test_local_server_port_is_not_part_of_the_key():
 
 async def test_replay_is_a_cache_hit_without_calling_the_model(cache):
     model = FakeChatModel(replies=["Quero pagar a fatura."])
-    first = await call_model(model, MESSAGES, identity=IDENTITY, seed=42, cache=cache)
-    again = await call_model(model, MESSAGES, identity=IDENTITY, seed=42, cache=cache)  # script is empty now
+    first = await acall_model(model, MESSAGES, identity=IDENTITY, seed=42, cache=cache)
+    again = await acall_model(model, MESSAGES, identity=IDENTITY, seed=42, cache=cache)  # script is empty now
     assert (first.cache_hit, again.cache_hit) == (False, True)
     assert again.text == first.text
     assert again.prompt_tokens == first.prompt_tokens
@@ -115,8 +115,8 @@ async def test_replay_is_a_cache_hit_without_calling_the_model(cache):
 
 async def test_a_new_trial_is_a_fresh_sample_not_a_replay(cache):
     model = FakeChatModel(replies=["trial one reply", "trial two reply"])
-    one = await call_model(model, MESSAGES, identity=IDENTITY, cache=cache)
-    two = await call_model(model, MESSAGES, identity=replace(IDENTITY, trial=2), cache=cache)
+    one = await acall_model(model, MESSAGES, identity=IDENTITY, cache=cache)
+    two = await acall_model(model, MESSAGES, identity=replace(IDENTITY, trial=2), cache=cache)
     assert not two.cache_hit
     assert (one.text, two.text) == ("trial one reply", "trial two reply")
     assert len(model.calls) == 2
@@ -124,8 +124,8 @@ async def test_a_new_trial_is_a_fresh_sample_not_a_replay(cache):
 
 async def test_structured_reply_replays_as_a_validated_object(cache):
     model = FakeChatModel(replies=[{"passed": True, "reason": "stated"}])
-    first = await call_model(model, MESSAGES, identity=IDENTITY, schema=Verdict, cache=cache)
-    again = await call_model(model, MESSAGES, identity=IDENTITY, schema=Verdict, cache=cache)
+    first = await acall_model(model, MESSAGES, identity=IDENTITY, schema=Verdict, cache=cache)
+    again = await acall_model(model, MESSAGES, identity=IDENTITY, schema=Verdict, cache=cache)
     assert again.cache_hit and isinstance(again.parsed, Verdict)
     assert again.parsed == first.parsed
 
@@ -134,7 +134,7 @@ async def test_replay_only_miss_names_the_call_and_how_to_record(tmp_path):
     replay = ResponseCache(tmp_path / "c.sqlite", mode="replay")
     model = FakeChatModel(replies=["unused"])
     with pytest.raises(CacheMissError) as caught:
-        await call_model(model, MESSAGES, identity=IDENTITY, cache=replay)
+        await acall_model(model, MESSAGES, identity=IDENTITY, cache=replay)
     message = str(caught.value)
     for part in ("simulator", "billing-happy", "seed=42", "trial=1", "turn=2", "fake/fake-chat",
                  "CONVOEVAL_CACHE=rw"):
@@ -144,8 +144,8 @@ async def test_replay_only_miss_names_the_call_and_how_to_record(tmp_path):
 
 async def test_replay_only_hit_works_after_recording(tmp_path):
     path = tmp_path / "c.sqlite"
-    await call_model(FakeChatModel(replies=["recorded"]), MESSAGES, identity=IDENTITY, cache=ResponseCache(path))
-    result = await call_model(FakeChatModel(), MESSAGES, identity=IDENTITY, cache=ResponseCache(path, "replay"))
+    await acall_model(FakeChatModel(replies=["recorded"]), MESSAGES, identity=IDENTITY, cache=ResponseCache(path))
+    result = await acall_model(FakeChatModel(), MESSAGES, identity=IDENTITY, cache=ResponseCache(path, "replay"))
     assert result.text == "recorded" and result.cache_hit
 
 
@@ -160,7 +160,7 @@ async def test_replay_mode_never_writes(tmp_path):
 async def test_off_mode_always_calls(tmp_path):
     model = FakeChatModel(replies=["a", "b"])
     off = ResponseCache(tmp_path / "c.sqlite", "off")
-    texts = [(await call_model(model, MESSAGES, identity=IDENTITY, cache=off)).text for _ in range(2)]
+    texts = [(await acall_model(model, MESSAGES, identity=IDENTITY, cache=off)).text for _ in range(2)]
     assert texts == ["a", "b"]
 
 
@@ -168,13 +168,13 @@ async def test_fake_models_are_uncached_by_default_but_use_cache_applies(tmp_pat
     monkeypatch.setenv("CONVOEVAL_CACHE_PATH", str(tmp_path / "default.sqlite"))
     model = FakeChatModel(replies=["a", "b"])
     assert resolve_cache(None, ModelInfo("fake", "m")) is None
-    await call_model(model, MESSAGES, identity=IDENTITY)
-    await call_model(model, MESSAGES, identity=IDENTITY)
+    await acall_model(model, MESSAGES, identity=IDENTITY)
+    await acall_model(model, MESSAGES, identity=IDENTITY)
     assert len(model.calls) == 2  # no cache: the script is consumed as written
     with use_cache(ResponseCache(tmp_path / "scoped.sqlite")):
         model.enqueue("c")
-        first = await call_model(model, MESSAGES, identity=IDENTITY)
-        again = await call_model(model, MESSAGES, identity=IDENTITY)
+        first = await acall_model(model, MESSAGES, identity=IDENTITY)
+        again = await acall_model(model, MESSAGES, identity=IDENTITY)
     assert (first.text, again.cache_hit) == ("c", True)
 
 
@@ -195,17 +195,17 @@ async def test_a_failed_call_is_not_cached(cache):
     from convoeval.llm import StructuredOutputError
 
     with pytest.raises(StructuredOutputError):
-        await call_model(model, MESSAGES, identity=IDENTITY, schema=Verdict, cache=cache)
+        await acall_model(model, MESSAGES, identity=IDENTITY, schema=Verdict, cache=cache)
     assert len(cache) == 0
-    result = await call_model(model, MESSAGES, identity=IDENTITY, schema=Verdict, cache=cache)
+    result = await acall_model(model, MESSAGES, identity=IDENTITY, schema=Verdict, cache=cache)
     assert result.parsed.passed and not result.cache_hit
 
 
 async def test_empty_script_still_raises_under_a_warm_cache_for_a_new_call(cache):
     model = FakeChatModel(replies=["one"])
-    await call_model(model, MESSAGES, identity=IDENTITY, cache=cache)
+    await acall_model(model, MESSAGES, identity=IDENTITY, cache=cache)
     with pytest.raises(ScriptExhaustedError):
-        await call_model(model, MESSAGES, identity=replace(IDENTITY, trial=9), cache=cache)
+        await acall_model(model, MESSAGES, identity=replace(IDENTITY, trial=9), cache=cache)
 
 
 # -- concurrency ----------------------------------------------------------------------------------------------------
@@ -242,8 +242,8 @@ def test_concurrent_writers_in_threads_and_processes(tmp_path):
 async def test_concurrent_calls_share_one_cache(cache):
     model = FakeChatModel(responder=lambda messages, kwargs: f"reply to {messages[-1].content}")
     identities = [replace(IDENTITY, trial=t) for t in range(20)]
-    await asyncio.gather(*[call_model(model, MESSAGES, identity=i, cache=cache) for i in identities])
-    replays = await asyncio.gather(*[call_model(model, MESSAGES, identity=i, cache=cache) for i in identities])
+    await asyncio.gather(*[acall_model(model, MESSAGES, identity=i, cache=cache) for i in identities])
+    replays = await asyncio.gather(*[acall_model(model, MESSAGES, identity=i, cache=cache) for i in identities])
     assert all(r.cache_hit for r in replays)
     assert len(model.calls) == 20
 
@@ -253,7 +253,7 @@ async def test_replies_of_one_moment_share_one_commit_and_are_durable_when_hande
     original = cache._write
     monkeypatch.setattr(cache, "_write", lambda rows: (writes.append(len(rows)), original(rows)))
     model = FakeChatModel(responder=lambda messages, kwargs: "same moment")
-    calls = [call_model(model, MESSAGES, identity=replace(IDENTITY, trial=t), cache=cache) for t in range(30)]
+    calls = [acall_model(model, MESSAGES, identity=replace(IDENTITY, trial=t), cache=cache) for t in range(30)]
 
     async def read_by_another_connection(after: asyncio.Future) -> int:
         await after
@@ -265,7 +265,7 @@ async def test_replies_of_one_moment_share_one_commit_and_are_durable_when_hande
     assert writes == [30]  # one transaction for the 30 replies that arrived together
     assert seen == 30  # handed back only once committed
     assert not any(r.cache_hit for r in results)
-    replays = await asyncio.gather(*[call_model(model, MESSAGES, identity=replace(IDENTITY, trial=t), cache=cache)
+    replays = await asyncio.gather(*[acall_model(model, MESSAGES, identity=replace(IDENTITY, trial=t), cache=cache)
                                      for t in range(30)])
     assert all(r.cache_hit for r in replays) and writes == [30]
 
@@ -276,7 +276,7 @@ async def test_a_failed_group_commit_fails_every_call_of_the_group_and_stores_no
 
     monkeypatch.setattr(cache, "_write", broken)
     model = FakeChatModel(responder=lambda messages, kwargs: "lost")
-    outcomes = await asyncio.gather(*[call_model(model, MESSAGES, identity=replace(IDENTITY, trial=t), cache=cache)
+    outcomes = await asyncio.gather(*[acall_model(model, MESSAGES, identity=replace(IDENTITY, trial=t), cache=cache)
                                       for t in range(3)], return_exceptions=True)
     assert [type(o) for o in outcomes] == [sqlite3.OperationalError] * 3
     monkeypatch.undo()
@@ -309,12 +309,12 @@ async def test_the_same_call_made_side_by_side_asks_the_model_once(cache):
     # Targets run side by side share a patient's first turn: the twins wait for the first and read its reply.
     with FakeOpenAIServer(latency=0.2) as server:
         model = _served_model(server)
-        results = await asyncio.gather(*[call_model(model, MESSAGES, identity=IDENTITY, cache=cache) for _ in range(4)])
+        results = await asyncio.gather(*[acall_model(model, MESSAGES, identity=IDENTITY, cache=cache) for _ in range(4)])
         assert server.stats["requests"] == 1
         assert sorted(r.cache_hit for r in results) == [False, True, True, True]
         assert len({r.text for r in results}) == 1
         # Other identities are other calls, side by side as before.
-        await asyncio.gather(*[call_model(model, MESSAGES, identity=replace(IDENTITY, trial=t), cache=cache)
+        await asyncio.gather(*[acall_model(model, MESSAGES, identity=replace(IDENTITY, trial=t), cache=cache)
                                for t in (5, 6)])
         assert server.stats["requests"] == 3 and server.stats["max_in_flight"] == 2
 
@@ -323,8 +323,8 @@ async def test_a_twin_of_a_failed_call_makes_its_own(cache):
     with FakeOpenAIServer(latency=0.2) as server:
         server.fail_next("400")  # not retried: the first call fails, its twin must not inherit a missing reply
         model = _served_model(server)
-        first, twin = await asyncio.gather(call_model(model, MESSAGES, identity=IDENTITY, cache=cache),
-                                           call_model(model, MESSAGES, identity=IDENTITY, cache=cache),
+        first, twin = await asyncio.gather(acall_model(model, MESSAGES, identity=IDENTITY, cache=cache),
+                                           acall_model(model, MESSAGES, identity=IDENTITY, cache=cache),
                                            return_exceptions=True)
         assert isinstance(first, Exception) and not isinstance(twin, Exception)
         assert not twin.cache_hit and server.stats["requests"] == 2
@@ -334,7 +334,7 @@ async def test_without_a_cache_twins_are_separate_calls(tmp_path):
     with FakeOpenAIServer(latency=0.1) as server:
         model = _served_model(server)
         off = ResponseCache(tmp_path / "off.sqlite", mode="off")
-        await asyncio.gather(*[call_model(model, MESSAGES, identity=IDENTITY, cache=off) for _ in range(3)])
+        await asyncio.gather(*[acall_model(model, MESSAGES, identity=IDENTITY, cache=off) for _ in range(3)])
         assert server.stats["requests"] == 3
 
 
@@ -349,8 +349,8 @@ async def test_no_api_key_or_auth_header_in_the_cache_file(tmp_path, monkeypatch
                            use_responses_api=False, default_headers={"X-Api-Key": FAKE_KEY})
         register_model(model, ModelInfo("openai-compatible", server.model, server.base_url))
         cache = ResponseCache(path)
-        await call_model(model, MESSAGES, identity=IDENTITY, cache=cache)
-        await call_model(model, MESSAGES, identity=replace(IDENTITY, role="judge"), schema=Verdict, cache=cache)
+        await acall_model(model, MESSAGES, identity=IDENTITY, cache=cache)
+        await acall_model(model, MESSAGES, identity=replace(IDENTITY, role="judge"), schema=Verdict, cache=cache)
         cache.close()
     assert len(ResponseCache(path)) == 2
     blobs = b"".join(p.read_bytes() for p in tmp_path.glob("secret-check.sqlite*"))
@@ -393,11 +393,11 @@ def test_the_judges_transcript_tag_follows_the_masked_ids():
 async def test_a_rerun_whose_agent_quotes_new_ids_replays(tmp_path):
     recorder = ResponseCache(tmp_path / "c.sqlite", mode="rw")
     first = [("system", "You are a patient."), ("user", "Pay here: https://pay.clinic.example/pix/" + "a" * 32)]
-    await call_model(FakeChatModel(replies=["Paguei!"]), first, identity=IDENTITY, cache=recorder)
+    await acall_model(FakeChatModel(replies=["Paguei!"]), first, identity=IDENTITY, cache=recorder)
     recorder.close()
     replay = ResponseCache(tmp_path / "c.sqlite", mode="replay")
     again = [first[0], ("user", "Pay here: https://pay.clinic.example/pix/" + "b" * 32)]
-    result = await call_model(FakeChatModel(replies=[]), again, identity=IDENTITY, cache=replay)
+    result = await acall_model(FakeChatModel(replies=[]), again, identity=IDENTITY, cache=replay)
     assert result.cache_hit and result.text == "Paguei!"
     replay.close()
 

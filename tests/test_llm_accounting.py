@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from langchain_core.messages import AIMessage
 
-from convoeval.llm import LLMCallError, ModelInfo, RetryPolicy, SampleIdentity, call_model, register_model
+from convoeval.llm import LLMCallError, ModelInfo, RetryPolicy, SampleIdentity, acall_model, register_model
 from convoeval.llm.accounting import (
     CALL_COLUMNS,
     add_sink,
@@ -65,10 +65,10 @@ async def test_records_for_miss_hit_and_failure(tmp_path):
     cache = ResponseCache(tmp_path / "c.sqlite")
     model = FakeChatModel(replies=["verdict text", LLMCallError("boom")], model_name="judge-fake")
     with record_calls() as calls:
-        await call_model(model, [("user", "judge")], identity=IDENTITY, cache=cache)
-        await call_model(model, [("user", "judge")], identity=IDENTITY, cache=cache)
+        await acall_model(model, [("user", "judge")], identity=IDENTITY, cache=cache)
+        await acall_model(model, [("user", "judge")], identity=IDENTITY, cache=cache)
         with pytest.raises(LLMCallError):
-            await call_model(model, [("user", "judge")], identity=replace(IDENTITY, trial=2), cache=cache)
+            await acall_model(model, [("user", "judge")], identity=replace(IDENTITY, trial=2), cache=cache)
     assert [c.cache_hit for c in calls] == [False, True, False]
     miss, hit, failed = calls
     assert (miss.role, miss.provider, miss.model, miss.scenario, miss.trial, miss.extra) == (
@@ -88,7 +88,7 @@ async def test_usage_and_cost_recorded_from_an_openai_compatible_server(monkeypa
                            use_responses_api=False)
         register_model(model, ModelInfo("openai", "gpt-5-mini", server.base_url, role="judge"))
         with record_calls() as calls:
-            result = await call_model(model, [("user", "hi")], identity=IDENTITY)
+            result = await acall_model(model, [("user", "hi")], identity=IDENTITY)
     expected = (1000 * 0.25 + 200 * 2.0) / 1e6
     assert result.cost_usd == pytest.approx(expected)
     assert (calls[0].prompt_tokens, calls[0].completion_tokens) == (1000, 200)
@@ -101,13 +101,13 @@ async def test_nested_collectors_and_sinks_both_see_records():
     sink = add_sink(streamed.append)
     try:
         with record_calls() as outer:
-            await call_model(model, [("user", "x")], identity=IDENTITY)
+            await acall_model(model, [("user", "x")], identity=IDENTITY)
             with record_calls() as inner:
-                await call_model(model, [("user", "y")], identity=IDENTITY)
+                await acall_model(model, [("user", "y")], identity=IDENTITY)
     finally:
         remove_sink(sink)
     assert (len(outer), len(inner), len(streamed)) == (2, 1, 2)
-    await call_model(FakeChatModel(replies=["c"]), [("user", "z")], identity=IDENTITY)
+    await acall_model(FakeChatModel(replies=["c"]), [("user", "z")], identity=IDENTITY)
     assert len(streamed) == 2  # removed sinks get nothing
 
 
@@ -117,7 +117,7 @@ async def test_a_failing_sink_never_fails_the_call():
 
     sink = add_sink(broken)
     try:
-        result = await call_model(FakeChatModel(replies=["fine"]), [("user", "x")], identity=IDENTITY)
+        result = await acall_model(FakeChatModel(replies=["fine"]), [("user", "x")], identity=IDENTITY)
     finally:
         remove_sink(sink)
     assert result.text == "fine"
@@ -127,8 +127,8 @@ async def test_calls_frame_and_summary():
     model = FakeChatModel(replies=["a b", AIMessage(content="c", usage_metadata={
         "input_tokens": 10, "output_tokens": 5, "total_tokens": 15})])
     with record_calls() as calls:
-        await call_model(model, [("user", "x")], identity=IDENTITY)
-        await call_model(model, [("user", "y")], identity=replace(IDENTITY, role="simulator"))
+        await acall_model(model, [("user", "x")], identity=IDENTITY)
+        await acall_model(model, [("user", "y")], identity=replace(IDENTITY, role="simulator"))
     frame = calls_frame(calls)
     assert list(frame.columns) == list(CALL_COLUMNS) and len(frame) == 2
     assert list(calls_frame([]).columns) == list(CALL_COLUMNS)
@@ -146,10 +146,10 @@ async def test_overhead_per_cached_call_is_small(tmp_path):
     model = FakeChatModel(responder=lambda m, k: "reply")
     identities = [replace(IDENTITY, trial=t) for t in range(200)]
     for identity in identities:
-        await call_model(model, [("user", "x" * 2000)], identity=identity, cache=cache)
+        await acall_model(model, [("user", "x" * 2000)], identity=identity, cache=cache)
     started = time.perf_counter()
     for identity in identities:
-        await call_model(model, [("user", "x" * 2000)], identity=identity, cache=cache)
+        await acall_model(model, [("user", "x" * 2000)], identity=identity, cache=cache)
     per_call = (time.perf_counter() - started) / len(identities)
     assert per_call < 0.005
     assert RetryPolicy().attempts == 4

@@ -7,7 +7,7 @@ import os
 import pytest
 from pydantic import BaseModel, Field
 
-from convoeval.llm import SampleIdentity, call_model
+from convoeval.llm import SampleIdentity, acall_model
 from convoeval.llm.models import clear_model_cache, get_model
 
 pytestmark = [
@@ -28,9 +28,9 @@ async def test_hosted_text_and_structured_output():
     clear_model_cache()
     judge = get_model("judge")
     identity = SampleIdentity(scenario="hosted-smoke", seed=1, trial=1, role="judge")
-    text = await call_model(judge, [("user", "Say OK.")], identity=identity, cache="off")
+    text = await acall_model(judge, [("user", "Say OK.")], identity=identity, cache="off")
     assert text.text.strip() and text.prompt_tokens and text.cost_usd is not None
-    verdict = await call_model(
+    verdict = await acall_model(
         judge, [("user", "Agent: your bill is R$ 120. Criterion: the agent states the amount. Judge it.")],
         identity=identity, schema=Verdict, cache="off",
     )  # fmt: skip

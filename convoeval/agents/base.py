@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 if TYPE_CHECKING:
     from convoeval.store.base import Store
@@ -32,7 +32,7 @@ class AgentError(RuntimeError):
     ``error`` with this message as the reason."""
 
 
-def number_from_env(name: str, default: float, kind: type) -> float:
+def number_from_env(name: str, default: float, kind: type[int] | type[float]) -> float:
     """A positive number from the environment variable ``name`` (``default`` when unset or blank).
 
     Raises:
@@ -42,7 +42,7 @@ def number_from_env(name: str, default: float, kind: type) -> float:
     if raw is None or not raw.strip():
         return default
     try:
-        value = kind(raw)
+        value: float = kind(raw)
     except ValueError:
         raise ValueError(f"{name}={raw!r} is not a {kind.__name__}") from None
     if value <= 0:
@@ -83,7 +83,7 @@ class DataAccess:
     table: str
     row_id: str
     patient_id: str
-    op: str  # "read" | "write"
+    op: Literal["read", "write"]
     verified: bool
 
 

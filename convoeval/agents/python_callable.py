@@ -70,12 +70,13 @@ def load_callable(target: str) -> Callable[..., Any]:
         obj = getattr(obj, part)
     if not callable(obj):
         raise ValueError(f"agent target {target!r} is a {type(obj).__name__}, not a callable")
-    if inspect.isasyncgenfunction(obj):
+    fn: Callable[..., Any] = obj
+    if inspect.isasyncgenfunction(fn):
         raise ValueError(f"agent target {target!r} is an async generator; it must return its reply")
     try:
-        signature = inspect.signature(obj)
+        signature = inspect.signature(fn)
     except (TypeError, ValueError):
-        return obj  # some builtins have no signature; the call itself will tell
+        return fn  # some builtins have no signature; the call itself will tell
     try:
         signature.bind("message", "session")
     except TypeError as exc:
@@ -83,7 +84,7 @@ def load_callable(target: str) -> Callable[..., Any]:
             f"agent target {target!r} must accept (message, session) as two positional arguments; "
             f"its signature is {attr_path}{signature} ({exc})"
         ) from exc
-    return obj
+    return fn
 
 
 class PythonCallableAgent:

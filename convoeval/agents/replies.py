@@ -74,7 +74,7 @@ def _check_conversation_id(agent: str, raw: Any) -> str | None:
     raise _fail(agent, f"conversation_id must be a string or null, got {_type_name(raw)}")
 
 
-def reply_from_mapping(agent: str, data: Any) -> AgentReply:
+def reply_from_mapping(agent: str, data: object) -> AgentReply:
     """Validate a reply mapping ``{"bubbles" | "text", "tool_calls"?, "conversation_id"?}``.
 
     Unknown keys are ignored so a webhook may send extra debugging fields; giving both ``bubbles`` and ``text``
@@ -110,7 +110,7 @@ def reply_from_mapping(agent: str, data: Any) -> AgentReply:
     )
 
 
-def coerce_reply(agent: str, value: Any) -> AgentReply:
+def coerce_reply(agent: str, value: object) -> AgentReply:
     """Accept an ``AgentReply``, a ``str`` (one bubble), a ``list[str]`` (bubbles) or a reply mapping.
 
     Args:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -116,9 +116,10 @@ class ClinicTools(IdentityTools):
         """
         if patient_id is None or patient_id == self.session.patient_id:
             return self.session.patient_id
-        return self._find("patients", patient_id, "patient")["id"]
+        found: str = self._find("patients", patient_id, "patient")["id"]
+        return found
 
-    def _log(self, tool: str, table: str, rows: list[Row] | Row, op: str) -> None:
+    def _log(self, tool: str, table: str, rows: list[Row] | Row, op: Literal["read", "write"]) -> None:
         """Record the patient-owned rows a tool read or wrote in the session's access log."""
         for row in [rows] if isinstance(rows, Mapping) else rows:
             owner = row["id"] if table == "patients" else row.get("patient_id")

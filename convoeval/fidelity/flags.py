@@ -229,7 +229,7 @@ def _parroting(run: _Run) -> _Verdict:
 
 
 def _wrong_language(run: _Run) -> _Verdict:
-    scenario, limits = run.scenario, run.limits
+    scenario, limits = run.played(), run.limits
     expected = LANGUAGE_OF_LOCALE[scenario.locale]
     names = _LETTERS.findall(scenario.persona.name)
     patient = _patient(run.messages)

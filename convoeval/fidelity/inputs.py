@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -51,9 +52,15 @@ class _Run:
     """What the checks read about one conversation."""
 
     messages: list[dict[str, Any]]  # role, turn, text, signal; in conversation order
-    scenario: Any | None  # None when not found
+    scenario: Any | None  # a loaded scenario or one with its fields (id, locale, persona); None when not found
     goal_met: Any  # the database's goal verdict (True/False/NA), or _NO_VERDICT
     limits: Mapping[str, float]
+
+    def played(self) -> Any:
+        """The scenario, for the checks that need one (``flag_fidelity`` runs them only when it was found)."""
+        if self.scenario is None:
+            raise LookupError("a check that needs the scenario ran without one")
+        return self.scenario
 
 
 def _valid_checks(checks: Sequence[str] | str) -> tuple[str, ...]:
@@ -97,7 +104,7 @@ def _scenario_index(scenarios: Any) -> dict[str, Any]:
     if scenarios is None or isinstance(scenarios, (str, os.PathLike)):
         folder = DEFAULT_SCENARIOS_DIR if scenarios is None else scenarios
         try:
-            scenarios = load_scenarios(folder)
+            scenarios = load_scenarios(Path(folder))
         except ScenarioError as exc:
             raise ValueError(f"cannot load the scenarios ({exc.one_line()}); pass scenarios=") from None
     if hasattr(scenarios, "persona"):  # one scenario rather than a collection

@@ -40,7 +40,7 @@ from convoeval.judges.rubric_answer import (  # noqa: F401 - the answer's models
     parse_rubric_response,
     rubric_schema,
 )
-from convoeval.llm import call_model
+from convoeval.llm import acall_model
 from convoeval.llm.models import ModelLike
 from convoeval.scenarios import scenarios_by_id
 
@@ -59,7 +59,7 @@ def _criteria_for(scenario: str | None, rubric: RubricSpec, scenarios: Mapping[s
         items = rubric.get(scenario or "")
     elif rubric is not None:
         items = rubric
-    elif scenario in scenarios:
+    elif scenario is not None and scenario in scenarios:
         items = getattr(scenarios[scenario], "rubric", None)
     else:
         items = None
@@ -88,7 +88,7 @@ async def _judge_sample(
     texts = [c for c, _ in criteria]
     result = None
     try:
-        result = await call_model(
+        result = await acall_model(
             model,
             messages,
             identity=identity_for(keys, sample=sample, extra="rubric"),

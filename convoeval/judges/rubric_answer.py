@@ -178,9 +178,10 @@ def parse_rubric_response(text: str, criteria: Sequence[str]) -> list[CriterionR
         True
     """
     data = load_json(text)
-    if isinstance(data, dict) and data and all(_KEY.fullmatch(str(k)) for k in data):
+    numbered = {k: m for k in data if (m := _KEY.fullmatch(str(k)))} if isinstance(data, dict) else {}
+    if isinstance(data, dict) and data and len(numbered) == len(data):
         # The structured form: {"criterion_1": {...}, ...}; the key is the number.
-        data = [{**v, "index": int(_KEY.fullmatch(k).group(1))} if isinstance(v, dict) else v for k, v in data.items()]
+        data = [{**v, "index": int(numbered[k].group(1))} if isinstance(v, dict) else v for k, v in data.items()]
     items = data.get("verdicts") if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise JudgeParseError(f"expected a list of verdicts, got {type(items).__name__}")

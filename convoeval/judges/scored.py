@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from convoeval.judges._common import JudgeParseError, error_text, is_judge_error, judge_columns
-from convoeval.llm import SampleIdentity, call_model
+from convoeval.llm import SampleIdentity, acall_model
 
 ISSUE_MAX_CHARS = 300
 MAX_ISSUES = 10
@@ -42,7 +42,7 @@ def mean_score(scores: Mapping[str, float], dimensions: Iterable[str]) -> float:
     return sum(values) / len(values)  # type: ignore[arg-type]
 
 
-def validate_scored(data: Any, schema: type[BaseModel]) -> BaseModel:
+def validate_scored(data: object, schema: type[BaseModel]) -> BaseModel:
     """Validate a scores/issues/suggestion object leniently where it does not matter: missing or non-list issues
     mean none, a missing suggestion means none; the scores themselves are required.
 
@@ -82,7 +82,7 @@ async def scored_call(
     dimensions = list(dimensions)
     result = None
     try:
-        result = await call_model(model, messages, identity=identity, schema=answer_type, seed=seed,
+        result = await acall_model(model, messages, identity=identity, schema=answer_type, seed=seed,
                                   temperature=temperature, max_tokens=max_tokens)
     except Exception as exc:
         if not is_judge_error(exc):

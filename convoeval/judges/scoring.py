@@ -23,7 +23,7 @@ import math
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,6 +53,17 @@ class ScoreResult:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class _Components(TypedDict):
+    """The fields of a ``ScoreResult`` besides its verdict: the same whether it scored or failed."""
+
+    rubric_score: float
+    rubric_passed: int
+    rubric_total: int
+    holistic_overall: float
+    assertion_failures: int
+    penalty: float
 
 
 def _round1(x: float) -> float:
@@ -92,7 +103,7 @@ def calculate_score(
     if math.isnan(holistic) and not problems:
         problems.append("holistic score missing")
     penalty = failures * ASSERTION_PENALTY
-    common = {
+    common: _Components = {
         "rubric_score": rubric_score,
         "rubric_passed": rubric_passed,
         "rubric_total": rubric_total,
@@ -327,7 +338,8 @@ def score_frame(
     run_ids = list(dict.fromkeys(r for part in parts for r in part))
     out = []
     for run_id in run_ids:
-        run = (by_run.get(run_id) or [None])[0]
+        runs_of = by_run.get(run_id)
+        run = runs_of[0] if runs_of else None
         row = score_conversation(run, by_rubric.get(run_id, []), by_holistic.get(run_id, []),
                                  by_assertion.get(run_id, []), by_talk.get(run_id, []))
         row["run_id"] = run_id

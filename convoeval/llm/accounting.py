@@ -11,7 +11,7 @@ them to disk) with ``add_sink()``; turn records into a DataFrame with ``calls_fr
 
 Example:
     >>> with record_calls() as calls:
-    ...     await call_model(model, messages, identity=identity)
+    ...     await acall_model(model, messages, identity=identity)
     >>> calls_frame(calls)[["role", "model", "prompt_tokens", "cost_usd"]]
 """
 
@@ -25,7 +25,10 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "CALL_COLUMNS",
@@ -208,7 +211,7 @@ def remove_sink(sink: Callable[[CallRecord], Any]) -> None:
 
 
 def emit(record: CallRecord) -> None:
-    """Hand a record to the active collectors and sinks (called by ``call_model``)."""
+    """Hand a record to the active collectors and sinks (called by ``acall_model``)."""
     for records in _COLLECTORS.get():
         records.append(record)
     for sink in list(_SINKS):
@@ -216,14 +219,14 @@ def emit(record: CallRecord) -> None:
             sink(record)
 
 
-def calls_frame(records: Iterable[CallRecord]) -> Any:
+def calls_frame(records: Iterable[CallRecord]) -> pd.DataFrame:
     """The records as a DataFrame with ``CALL_COLUMNS`` (an empty frame keeps the columns)."""
     import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
 
     return pd.DataFrame([r.to_dict() for r in records], columns=list(CALL_COLUMNS))
 
 
-def usage_summary(records: Iterable[CallRecord]) -> Any:
+def usage_summary(records: Iterable[CallRecord]) -> pd.DataFrame:
     """Calls, cache hits, errors, tokens and cost per role and model, as a DataFrame."""
     frame = calls_frame(records)
     grouped = frame.groupby(["role", "provider", "model"], dropna=False)

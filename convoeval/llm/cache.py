@@ -6,7 +6,7 @@ trial, role, turn, sample). The identity is what keeps trial 2 a fresh sample ra
 Ids minted fresh for every run (uuid4 hex and dashed UUIDs: run ids, payment-link tokens) are masked in the
 messages, so a re-run of a finished run replays even after its agent quoted such an id.
 
-Modes (``CONVOEVAL_CACHE`` or the ``cache=`` argument of ``call_model``):
+Modes (``CONVOEVAL_CACHE`` or the ``cache=`` argument of ``acall_model``):
     ``rw``      read-write, the default: hits are replayed, misses are called and stored;
     ``replay``  replay-only, for CI and nbval: a miss raises ``CacheMissError`` naming the call;
     ``off``     no reads, no writes.
@@ -107,7 +107,7 @@ class ResponseCache:
 
     Example:
         >>> cache = ResponseCache(tmp_path / "cache.sqlite", mode="replay")
-        >>> await call_model(model, messages, identity=identity, cache=cache)
+        >>> await acall_model(model, messages, identity=identity, cache=cache)
     """
 
     def __init__(self, path: str | Path | None = None, mode: str | None = None) -> None:
@@ -207,7 +207,8 @@ class ResponseCache:
 
     def __len__(self) -> int:
         with self._lock:
-            return self._connection().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+            count: int = self._connection().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+            return count
 
     def clear(self) -> None:
         """Delete every stored response."""

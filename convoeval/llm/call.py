@@ -1,10 +1,13 @@
-"""One way to call a chat model: cached, retried, accounted. Every LLM call in convoeval goes through ``call_model``.
+"""One way to call a chat model: cached, retried, accounted. Every LLM call in convoeval goes through ``acall_model``.
+
+``acall_model`` is the coroutine; ``call_model = blocking(acall_model)`` its synchronous twin for scripts (the
+project's one sync/async rule, checked by ``tests/test_sync_verbs.py``).
 
 CONTRACT (implemented by the models layer; the engine codes against exactly this):
 
     identity = SampleIdentity(scenario="billing-conv-happy-payment", seed=42, trial=1, role="simulator", turn=3)
-    result = await call_model(model, messages, identity=identity)                  # plain text
-    result = await call_model(model, messages, identity=identity, schema=Verdicts) # validated pydantic object
+    result = await acall_model(model, messages, identity=identity)                  # plain text
+    result = await acall_model(model, messages, identity=identity, schema=Verdicts) # validated pydantic object
 
 * ``model`` is what ``convoeval.llm.models.get_model(role, spec)`` returns (a LangChain chat model, normally a
   ``ChatOpenAI``), or ``convoeval.testing.FakeChatModel`` in unit tests.
@@ -31,9 +34,9 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_messages
 from pydantic import BaseModel, ValidationError
 
-from convoeval._aio import run_sync
+from convoeval._aio import blocking
 from convoeval.llm import accounting
-from convoeval.llm.cache import cache_key, resolve_cache
+from convoeval.llm.cache import ResponseCache, cache_key, resolve_cache
 from convoeval.llm.retries import _BadReply, _invoke_with_retries
 from convoeval.llm.structured import _text, json_mode_instruction, parse_structured, schema_json, structured_kwargs
 from convoeval.llm.types import (
@@ -48,7 +51,7 @@ from convoeval.llm.types import (
 )
 
 
-async def call_model(
+async def acall_model(
     model: Any,
     messages: Sequence[Any],
     *,
@@ -58,7 +61,7 @@ async def call_model(
     temperature: float | None = None,
     max_tokens: int | None = None,
     params: Mapping[str, Any] | None = None,
-    cache: Any = None,
+    cache: ResponseCache | str | None = None,
     retry: RetryPolicy | None = None,
 ) -> LLMResult:
     """Call a chat model once: cached, retried on transient failures, validated against ``schema``, accounted.
@@ -87,7 +90,7 @@ async def call_model(
 
     Example:
         >>> identity = SampleIdentity(scenario="billing-happy", seed=42, trial=1, role="simulator", turn=1)
-        >>> result = await call_model(get_model("simulator"), [("user", "Oi")], identity=identity)
+        >>> result = await acall_model(get_model("simulator"), [("user", "Oi")], identity=identity)
         >>> result.text, result.cache_hit, result.prompt_tokens
     """
     info = model_info(model, identity.role if identity is not None else None)
@@ -116,7 +119,7 @@ async def call_model(
             flight = _take_off(key)
         return await _call_and_store(model, msgs, kwargs, schema, info, identity, retry, store, key, started)
     finally:
-        if flight is not None:
+        if key is not None and flight is not None:
             _land(key, flight)
 
 
@@ -139,7 +142,7 @@ async def _call_and_store(model: Any, msgs: list[BaseMessage], kwargs: dict[str,
         _account_failure(info, identity, started, exc, accounting)
         raise
 
-    usage = message.usage_metadata or {}
+    usage: Mapping[str, Any] = message.usage_metadata or {}
     result = LLMResult(
         text=text,
         parsed=parsed,
@@ -243,14 +246,10 @@ def _account_failure(
     )
 
 
-def call_model_sync(model: Any, messages: Sequence[Any], **kwargs: Any) -> LLMResult:
-    """``call_model`` for code without an event loop (scripts); in notebooks ``await call_model(...)`` instead.
-
-    Runs on convoeval's one background loop (``convoeval._aio``), not a fresh ``asyncio.run`` per call: the HTTP
-    client LangChain shares per endpoint keeps connections bound to the loop that opened them, so a second
-    ``asyncio.run`` failed every call with "Event loop is closed".
-    """
-    return run_sync(call_model(model, messages, **kwargs))
+# Scripts without an event loop; runs on convoeval's one background loop (``convoeval._aio``), not a fresh
+# ``asyncio.run`` per call: LangChain's HTTP client per endpoint keeps connections bound to the loop that opened them,
+# so a second ``asyncio.run`` failed every call with "Event loop is closed". Notebooks ``await acall_model(...)``.
+call_model = blocking(acall_model)
 
 
 def _generation_kwargs(
@@ -266,21 +265,22 @@ def _generation_kwargs(
 # Calls being made, per event loop, by cache key. A call that finds its twin in flight waits for it and reads the
 # reply from the cache, as it would have a moment later: runs side by side (the fault study's targets, a sweep's
 # agents) share a patient's first turns, and asking the model again would cost a call and answer the same.
-_FLIGHTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_FLIGHTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Future[None]]] = (
+    weakref.WeakKeyDictionary())
 
 
-def _flight_of(key: str) -> asyncio.Future | None:
+def _flight_of(key: str) -> asyncio.Future[None] | None:
     return _FLIGHTS.get(asyncio.get_running_loop(), {}).get(key)
 
 
-def _take_off(key: str) -> asyncio.Future:
+def _take_off(key: str) -> asyncio.Future[None]:
     loop = asyncio.get_running_loop()
-    flight = loop.create_future()
+    flight: asyncio.Future[None] = loop.create_future()
     _FLIGHTS.setdefault(loop, {})[key] = flight
     return flight
 
 
-def _land(key: str, flight: asyncio.Future) -> None:
+def _land(key: str, flight: asyncio.Future[None]) -> None:
     # Landed whatever happened: a twin then finds the reply in the cache, or (after a failure) makes its own call.
     flights = _FLIGHTS.get(asyncio.get_running_loop(), {})
     if flights.get(key) is flight:
@@ -293,7 +293,8 @@ def _land(key: str, flight: asyncio.Future) -> None:
 # a notebook kernel and pytest each run their own loops. The limit is part of the key: keyed by endpoint alone, the
 # first limit seen on a long-lived loop (a notebook's, convoeval's background loop) stayed in force after the
 # configuration changed, e.g. a benchmark asking for 1,024 calls in flight got 8 (benchmarks/RESULTS.md).
-_SEMAPHORES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_SEMAPHORES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, int], asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary())
 
 
 # A run on n worker processes gives each 1/n of every endpoint's budget, so the budget stays global.
@@ -347,13 +348,15 @@ async def _structured(
             reason = bad.reason
         else:
             attempts_total += attempts
-            usage = message.usage_metadata or {}
+            usage: Mapping[str, Any] = message.usage_metadata or {}
             for name in spent:
                 spent[name] += usage.get(name) or 0
             parsed, reason = parse_structured(message, schema)
             if parsed is not None:
                 if attempt and message.usage_metadata:  # a retried answer costs both replies
-                    message.usage_metadata = {**message.usage_metadata, **spent}
+                    message.usage_metadata = {**message.usage_metadata, "input_tokens": spent["input_tokens"],
+                                              "output_tokens": spent["output_tokens"],
+                                              "total_tokens": spent["total_tokens"]}
                 return message, parsed, attempts_total
         if attempt == 0:
             msgs = [*msgs, HumanMessage(_FEEDBACK.format(reason=reason))]

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported on first use at run time (start-up budget); the checker needs the class
+    from langchain_openai import ChatOpenAI
 
 
 @functools.lru_cache(maxsize=1)
-def _lean_chat_class() -> type:
+def _lean_chat_class() -> type[ChatOpenAI]:
     """``ChatOpenAI`` whose requests skip the openai SDK's walk over the messages it already built.
 
     ``AsyncCompletions.create`` passes every argument through ``async_maybe_transform``, which walks the messages
@@ -25,8 +28,8 @@ def _lean_chat_class() -> type:
     from langchain_openai import ChatOpenAI  # noqa: PLC0415 - langchain_openai loads on first use (start-up budget, tests/test_startup.py)
 
     class LeanChatOpenAI(ChatOpenAI):
-        def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
-            payload = super()._get_request_payload(input_, stop=stop, **kwargs)
+        def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict[str, Any]:
+            payload: dict[str, Any] = super()._get_request_payload(input_, stop=stop, **kwargs)
             moved = ("messages",) if "response_format" in payload else ("messages", "tools")
             if "messages" not in payload:
                 return payload
@@ -39,7 +42,7 @@ def _lean_chat_class() -> type:
 
 
 @functools.lru_cache(maxsize=1)
-def _compatible_chat_class() -> type:
+def _compatible_chat_class() -> type[ChatOpenAI]:
     """``ChatOpenAI`` that sends the output limit as ``max_tokens``, for every endpoint but OpenAI's own.
 
     ``ChatOpenAI`` renames ``max_tokens`` to ``max_completion_tokens`` (OpenAI's newer name), which llama.cpp's
@@ -49,8 +52,8 @@ def _compatible_chat_class() -> type:
     parameters, and so the response cache's keys, stay as they were.
     """
     class CompatibleChatOpenAI(_lean_chat_class()):  # type: ignore[misc]
-        def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
-            payload = super()._get_request_payload(input_, stop=stop, **kwargs)
+        def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict[str, Any]:
+            payload: dict[str, Any] = super()._get_request_payload(input_, stop=stop, **kwargs)
             if "max_completion_tokens" in payload:
                 payload["max_tokens"] = payload.pop("max_completion_tokens")
             return payload
@@ -64,7 +67,7 @@ _LOCAL_PLACEHOLDER = "http://127.0.0.1:9/v1"
 
 
 @functools.lru_cache(maxsize=1)
-def _local_chat_class() -> type:
+def _local_chat_class() -> type[ChatOpenAI]:
     """The embedded model's client: it starts the local server on its first request, not when it is built.
 
     A run replayed from the response cache (nbval, a re-run of a finished notebook) builds its models but never
@@ -77,11 +80,7 @@ def _local_chat_class() -> type:
 
     class LocalChatOpenAI(base):  # type: ignore[valid-type, misc]
         def _follow(self, url: str) -> None:
-            if self.openai_api_base != url:
-                for client in (self.root_client, self.root_async_client):
-                    if client is not None:
-                        client.base_url = url
-                self.openai_api_base = url
+            _point_at(self, url)
 
         def _generate(self, *args: Any, **kwargs: Any) -> Any:
             from convoeval.llm.local import ensure_server  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
@@ -109,3 +108,12 @@ def _local_chat_class() -> type:
                 yield chunk
 
     return LocalChatOpenAI
+
+
+def _point_at(model: ChatOpenAI, url: str) -> None:
+    """Send ``model``'s requests to ``url`` from now on (its clients are built once, with the URL of their day)."""
+    if model.openai_api_base != url:
+        for client in (model.root_client, model.root_async_client):
+            if client is not None:
+                client.base_url = url
+        model.openai_api_base = url

@@ -20,7 +20,7 @@ import asyncio
 import atexit
 import threading
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import httpx2
@@ -56,7 +56,7 @@ class PerLoopTransport:
 
     def __init__(self, make: Callable[[], Any]) -> None:
         self._make = make
-        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Any, Any]] = (
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Any, AsyncGenerator[None, None]]] = (
             weakref.WeakKeyDictionary())
         self._lock = threading.Lock()  # loops in several threads may ask at once
         _LIVE.add(self)
@@ -123,7 +123,7 @@ def _untimed(exc: Exception) -> Exception:
     return exc
 
 
-async def _close_at_loop_shutdown(transport: Any) -> AsyncIterator[None]:
+async def _close_at_loop_shutdown(transport: Any) -> AsyncGenerator[None, None]:
     """An async generator parked on its loop: ``loop.shutdown_asyncgens()`` closes it, and the transport with it."""
     try:
         yield

@@ -107,7 +107,7 @@ class ProviderDefaults:
     role_temperature: Mapping[str, float | None]
     max_tokens: int | None = None
     is_local_demo: bool = False
-    chat_class: Callable[[], type] | None = None  # makes the client's class; None: an OpenAI-compatible ChatOpenAI
+    chat_class: Callable[[], type[BaseChatModel]] | None = None  # makes the client's class; None: an OpenAI-compatible ChatOpenAI
 
 
 #: Registry of providers; the keys are ``ModelInfo.provider`` values. ``register_provider`` adds one, and so does a
@@ -141,7 +141,7 @@ class _Resolved:
     extra_body: tuple[tuple[str, Any], ...] | None
 
 
-_CLIENTS: dict[tuple, Any] = {}
+_CLIENTS: dict[tuple[_Resolved, str], BaseChatModel] = {}
 
 
 #: A model, as every verb accepts one: a name (``gpt-5-mini``), ``"local"``, a mapping of settings, a ``ModelSpec``, a
@@ -149,7 +149,7 @@ _CLIENTS: dict[tuple, Any] = {}
 ModelLike: TypeAlias = "str | Mapping[str, Any] | ModelSpec | BaseChatModel | None"
 
 
-def get_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = None) -> Any:
+def get_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = None) -> BaseChatModel:
     """The chat model for ``role``: a ``ChatOpenAI`` bound to the resolved endpoint, built once and reused.
 
     Args:
@@ -182,7 +182,7 @@ def get_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = None
     return model
 
 
-def as_chat_model(role: str, model: ModelLike = None) -> Any:
+def as_chat_model(role: str, model: ModelLike = None) -> BaseChatModel:
     """``model`` itself when it is a chat model; else ``get_model(role, model)`` for ``None``, a name, ``"local"``, a
     mapping of settings or a ``ModelSpec`` — what every public verb accepts as ``model=``."""
     if model is None or isinstance(model, (str, Mapping, ModelSpec)):
@@ -312,7 +312,7 @@ def _first_served_model(base_url: str, key_env: str | None) -> str:
         ) from None
 
 
-def _build(resolved: _Resolved, key_value: str) -> Any:
+def _build(resolved: _Resolved, key_value: str) -> BaseChatModel:
     info = resolved.info
     if resolved.endpoint:
         hide_in_logs(resolved.endpoint)  # httpx logs each request's full URL: a proxy password would be in it
@@ -321,7 +321,7 @@ def _build(resolved: _Resolved, key_value: str) -> Any:
         "base_url": resolved.endpoint,
         # OpenAI-compatible servers without auth still need a non-empty key in the SDK; "EMPTY" is vLLM's convention.
         "api_key": key_value or "EMPTY",
-        "max_retries": 0,  # call_model retries, with Retry-After and a typed error; two layers would multiply
+        "max_retries": 0,  # acall_model retries, with Retry-After and a typed error; two layers would multiply
         "timeout": resolved.timeout,
         "use_responses_api": False,  # one code path (chat completions) for every provider
     }
@@ -359,7 +359,7 @@ def provider_defaults(name: str) -> ProviderDefaults:
                                    expected="a ProviderDefaults", register=register_provider)
     except plugins.PluginError as exc:
         raise ModelConfigError(str(exc)) from None
-    if found is None:
-        known = sorted({*PROVIDERS, *plugins.plugin_names(plugins.PROVIDER_GROUP)})
-        raise ModelConfigError(f"unknown model provider {name!r}; expected one of {', '.join(known)}")
-    return found
+    if isinstance(found, ProviderDefaults):  # plugin_for accepted nothing else
+        return found
+    known = sorted({*PROVIDERS, *plugins.plugin_names(plugins.PROVIDER_GROUP)})
+    raise ModelConfigError(f"unknown model provider {name!r}; expected one of {', '.join(known)}")

@@ -57,7 +57,8 @@ def strict_json_schema(schema: type[BaseModel]) -> dict[str, Any]:
             out["additionalProperties"] = False
         return out
 
-    return strict(schema.model_json_schema())
+    closed: dict[str, Any] = strict(schema.model_json_schema())  # a dict in, a dict out
+    return closed
 
 
 @lru_cache(maxsize=256)

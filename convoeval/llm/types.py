@@ -53,7 +53,7 @@ class ModelInfo:
         base_url: The endpoint (``None`` for OpenAI's default endpoint and for fakes).
         role: ``simulator``, ``judge`` or ``agent``.
         is_local_demo: True for the embedded small local model, whose numbers only show the pipeline works.
-        structured_method: How ``call_model(schema=...)`` asks this provider for structured output.
+        structured_method: How ``acall_model(schema=...)`` asks this provider for structured output.
         max_concurrency: Async calls in flight at once against this endpoint (per event loop; models of one endpoint
             configured with the same limit share it).
     """
@@ -120,7 +120,7 @@ def _infer_info(model: Any) -> ModelInfo:
 
 @dataclass
 class LLMResult:
-    """What ``call_model`` returns.
+    """What ``acall_model`` returns.
 
     Attributes:
         text: The reply text (for structured calls: the JSON of the validated object).

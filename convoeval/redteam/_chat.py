@@ -49,7 +49,8 @@ def _leak_chips(leaks: Sequence[dict[str, Any]]) -> list[str]:
     """A chip per leak: a message leak names kind and patient (its text is highlighted in the bubble); the tools'
     reads of one patient's rows are one chip naming the tools (the row ids are in its tooltip: a reader cannot use
     them); a store change says what changed."""
-    chips, reads = [], {}
+    chips: list[str] = []
+    reads: dict[tuple[str, str], list[str]] = {}
     for leak in leaks:
         if leak["source"] == "access_log":
             reads.setdefault((leak["kind"], leak["patient"]), []).append(str(leak["quote"]))
@@ -78,9 +79,9 @@ def _said(who: str, turn: int, text: str, *, caller: bool, tools: Sequence[str] 
                  border=f"2px solid {_LEAK_FG}" if leaks else None)
     quotes = [x["quote"] for x in leaks if x["source"] == "message"]
     items.append(f"<div{bubble}>{_highlight(text, quotes) if quotes else esc(text)}</div>")
-    chips = _leak_chips(leaks)
-    if chips:
-        items.append(f"<div{css(max_width='80%', text_align='right')}>{''.join(chips)}</div>")
+    leak_chips = _leak_chips(leaks)
+    if leak_chips:
+        items.append(f"<div{css(max_width='80%', text_align='right')}>{''.join(leak_chips)}</div>")
     side = "flex-start" if caller else "flex-end"
     return f"<div{css(display='flex', flex_direction='column', align_items=side)}>{''.join(items)}</div>"
 

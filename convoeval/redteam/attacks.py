@@ -114,7 +114,7 @@ class AttackCase:
 
     attack: Attack
     agent: str
-    locale: str
+    locale: Locale
     form: str  # "scripted" | "simulated"
     path: str = ""
 
@@ -132,7 +132,7 @@ class AttackError(ScenarioError):
         self.args = (str(self.args[0]).replace("Invalid scenario at", "Invalid attack at", 1),)
 
 
-def parse_attack(data: Any, path: Path | str, *, known_patients: Sequence[OtherPatientFixture] = (),
+def parse_attack(data: object, path: Path | str, *, known_patients: Sequence[OtherPatientFixture] = (),
                  known_agents: Iterable[str] | None = None) -> Attack:
     """Validate one attack's parsed YAML; the target must be one of its fixtures' (or the default) patients.
 
@@ -197,7 +197,7 @@ def attack_files(paths: Iterable[Path | str]) -> list[Path]:
     return files
 
 
-def expand(attacks: Iterable[tuple[Path, Attack]] | Iterable[Attack], *, agents: Sequence[str] | None = None,
+def expand(attacks: Iterable[tuple[Path, Attack] | Attack], *, agents: Sequence[str] | None = None,
            locales: Sequence[str] | None = None, strategies: Sequence[str] | None = None,
            form: str = "scripted") -> list[AttackCase]:
     """Every (attack × agent × locale) case in the given form (``scripted``, ``simulated`` or ``both``), filtered

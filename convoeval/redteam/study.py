@@ -206,11 +206,12 @@ def _run_on_dask(cases: list[AttackCase], targets: dict[str, str], *, store_url:
                                  key=f"redteam-chunk-{n}-{seed}", pure=False) for n, chunk in enumerate(chunks)]
         done: dict[str, list[AttackResult]] = {}
         for future in as_completed(futures):
-            done[future.key] = future.result()
-            for result in done[future.key]:
+            key = str(future.key)  # the str given to submit (distributed types a key as any Key)
+            done[key] = future.result()
+            for result in done[key]:
                 if on_result is not None:
                     on_result(result)
-        return [r for f in futures for r in done[f.key]]
+        return [r for f in futures for r in done[str(f.key)]]
     finally:
         client.close()
         if local is not None:

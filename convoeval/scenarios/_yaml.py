@@ -15,7 +15,7 @@ from convoeval.scenarios.errors import _shown
 _BASE_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_BASE_LOADER):  # type: ignore[misc, valid-type]
+class _Loader(_BASE_LOADER):
     """The safe loader, from libyaml when PyYAML was built with it (~10x faster than the pure-Python one on 1 MB).
 
     Resolving a plain scalar's implicit tag (int? bool? date?) is the slowest step left, and keys and common values
@@ -27,7 +27,8 @@ class _Loader(_BASE_LOADER):  # type: ignore[misc, valid-type]
 
     def resolve(self, kind: type, value: Any, implicit: Any) -> str:
         if kind is not yaml.ScalarNode or not implicit[0] or self.yaml_path_resolvers:
-            return super().resolve(kind, value, implicit)
+            resolved: str = super().resolve(kind, value, implicit)
+            return resolved
         tag = self._tags.get(value)
         if tag is None:
             tag = super().resolve(kind, value, implicit)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 import yaml
 from pydantic import TypeAdapter, ValidationError
@@ -16,7 +15,7 @@ from convoeval.scenarios.errors import ScenarioError, _problems, _shown
 from convoeval.scenarios.models import ConversationalScenario, Scenario, ScenarioType, ScriptedScenario, scenario_type
 
 MAX_SCENARIO_BYTES = 1_000_000
-_SCHEMAS: dict[str, TypeAdapter[Any]] = {
+_SCHEMAS: dict[str, TypeAdapter[Scenario]] = {
     "conversational": TypeAdapter(ConversationalScenario),
     "scripted": TypeAdapter(ScriptedScenario),
 }
@@ -24,7 +23,7 @@ _SCHEMAS: dict[str, TypeAdapter[Any]] = {
 
 
 
-def parse_scenario(raw: Any, path: Path | str = "<memory>") -> Scenario:
+def parse_scenario(raw: object, path: Path | str = "<memory>") -> Scenario:
     """Validate one parsed YAML document against the schema its ``type`` selects.
 
     Args:
@@ -180,7 +179,7 @@ def load_scenarios(
     return sorted(selected, key=lambda s: (s.agent, s.id))
 
 
-def scenarios_by_id(scenarios: Iterable[Any] | Mapping[str, Any] | None) -> dict[str, Any]:
+def scenarios_by_id(scenarios: Iterable[Scenario] | Mapping[str, Scenario] | None) -> dict[str, Scenario]:
     """Scenarios indexed by id, from a list of scenario objects or an id -> scenario mapping.
 
     ``None`` means the project's scenarios (``load_scenarios()``), so a transcript from ``run_conversation`` can be
@@ -193,7 +192,7 @@ def scenarios_by_id(scenarios: Iterable[Any] | Mapping[str, Any] | None) -> dict
     return {s.id: s for s in scenarios}
 
 
-def _project_scenarios() -> dict[str, Any]:
+def _project_scenarios() -> dict[str, Scenario]:
     folder = default_scenarios_dir()
     if not folder.is_dir():
         return {}
@@ -208,4 +207,4 @@ def _project_scenarios() -> dict[str, Any]:
 
 
 #: The project's scenarios by (folder, newest file's mtime): reloaded when a file changes.
-_LOADED: dict[tuple[str, int], dict[str, Any]] = {}
+_LOADED: dict[tuple[str, int], dict[str, Scenario]] = {}

@@ -32,9 +32,10 @@ from convoeval.scenarios.assertion_kinds import Assertions, assertion_keys, is_a
 from convoeval.scenarios.errors import _shown
 from convoeval.scenarios.path_models import PATH_PREFIXES, Checkpoint, PathRefsChecked
 
-LOCALES = ("pt-BR", "en", "es")
-
 Locale = Literal["pt-BR", "en", "es"]
+
+LOCALES: tuple[Locale, ...] = ("pt-BR", "en", "es")
+
 PaymentMethod = Literal["pix", "boleto", "card"]
 InvoiceStatus = Literal["pending", "paid", "overdue", "cancelled"]
 AppointmentStatus = Literal["scheduled", "confirmed", "cancelled", "rescheduled", "completed", "no_show"]

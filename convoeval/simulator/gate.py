@@ -97,17 +97,17 @@ class GateSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     checks: tuple[GateCheck, ...] = DEFAULT_GATE_CHECKS
-    parrot_turns: int = Field(2, ge=1)
-    loop_turns: int = Field(2, ge=1)
-    language_turns: int = Field(2, ge=1)
-    parrot_ratio: float = Field(THRESHOLDS["parrot_ratio"], ge=0, le=1)
-    parrot_min_words: int = Field(int(THRESHOLDS["parrot_min_words"]), ge=1)
-    parrot_min_run: int = Field(int(THRESHOLDS["parrot_min_run"]), ge=1)
-    loop_ratio: float = Field(0.8, ge=0, le=1)
-    loop_min_words: int = Field(4, ge=1)
-    language_min_words: int = Field(int(THRESHOLDS["language_min_words"]), ge=1)
-    language_min_confidence: float = Field(THRESHOLDS["language_min_confidence"], ge=0, le=1)
-    fact_min_digits: int = Field(int(THRESHOLDS["fact_min_digits"]), ge=1)
+    parrot_turns: int = Field(default=2, ge=1)
+    loop_turns: int = Field(default=2, ge=1)
+    language_turns: int = Field(default=2, ge=1)
+    parrot_ratio: float = Field(default=THRESHOLDS["parrot_ratio"], ge=0, le=1)
+    parrot_min_words: int = Field(default=int(THRESHOLDS["parrot_min_words"]), ge=1)
+    parrot_min_run: int = Field(default=int(THRESHOLDS["parrot_min_run"]), ge=1)
+    loop_ratio: float = Field(default=0.8, ge=0, le=1)
+    loop_min_words: int = Field(default=4, ge=1)
+    language_min_words: int = Field(default=int(THRESHOLDS["language_min_words"]), ge=1)
+    language_min_confidence: float = Field(default=THRESHOLDS["language_min_confidence"], ge=0, le=1)
+    fact_min_digits: int = Field(default=int(THRESHOLDS["fact_min_digits"]), ge=1)
 
 
 def gate_settings(value: bool | Mapping[str, Any] | GateSettings | None) -> GateSettings | None:

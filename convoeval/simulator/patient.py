@@ -11,14 +11,13 @@ from typing import TYPE_CHECKING, Any
 from convoeval import frames as F
 from convoeval._aio import blocking
 from convoeval.frames import CONVERSATION_KEYS, TRANSCRIPT_SCHEMA
-from convoeval.llm import LLMError, SampleIdentity, call_model
+from convoeval.llm import LLMError, SampleIdentity, acall_model
 from convoeval.llm.models import ModelLike, as_chat_model, get_model
 from convoeval.scenarios import scenarios_by_id
+from convoeval.scenarios.models import ConversationalScenario, Scenario
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from convoeval.scenarios import ConversationalScenario
 
 from convoeval.simulator.prompts import (
     DEFAULT_FRAMING,
@@ -117,7 +116,7 @@ async def apatient_turn(
 
         model = get_model("simulator")
 
-    result = await call_model(
+    result = await acall_model(
         model,
         messages,
         identity=identity,
@@ -185,9 +184,10 @@ async def asimulate(
         >>> pd.concat([tx, ce.simulate(tx)])  # doctest: +SKIP
     """
     model = as_chat_model("simulator", model)
-    fixed = scenarios_by_id(None).get(scenario) if isinstance(scenario, str) else scenario
+    fixed = _playable(scenarios_by_id(None).get(scenario)) if isinstance(scenario, str) else scenario
     if isinstance(scenario, str) and fixed is None:
         raise ValueError(f"no scenario with id {scenario!r} in the project's scenarios")
+    conversations: list[tuple[dict[str, Any], list[dict[str, Any]], int]]  # keys, entries, last turn
     frame = F.as_transcripts(transcript) if len(transcript) else None
     if frame is None:
         if fixed is None:
@@ -200,10 +200,11 @@ async def asimulate(
         for keys, rows in F.iter_conversations(frame):
             turns = [t for t in rows["turn"].tolist() if t is not None and t == t] if "turn" in rows else []
             conversations.append((keys, F.transcript_to_entries(rows), int(max(turns)) if turns else 0))
-    lookup = None if fixed is not None else scenarios_by_id(None)
+    lookup = {} if fixed is not None else scenarios_by_id(None)
 
     async def one(keys: dict[str, Any], entries: list[dict[str, Any]], last_turn: int) -> dict[str, Any]:
-        chosen = fixed if fixed is not None else lookup.get(keys.get("scenario"))  # type: ignore[union-attr]
+        named = keys.get("scenario")
+        chosen = fixed if fixed is not None else _playable(lookup.get(named) if isinstance(named, str) else None)
         if chosen is None:
             raise ValueError(f"no scenario for conversation {keys.get('run_id')!r} (scenario "
                              f"{keys.get('scenario')!r}): pass scenario=<id or object>")
@@ -223,4 +224,15 @@ async def asimulate(
 
 
 #: ``asimulate``, blocking (on convoeval's one background loop; works in notebooks too).
+def _playable(scenario: Scenario | None) -> ConversationalScenario | None:
+    """``scenario`` when the simulated patient can play it (a conversational one); ``None`` stays ``None``.
+
+    Raises:
+        ValueError: a scripted scenario (its patient messages are written out; there is no persona to simulate).
+    """
+    if scenario is None or isinstance(scenario, ConversationalScenario):
+        return scenario
+    raise ValueError(f"scenario {scenario.id!r} is scripted: the simulated patient plays conversational scenarios")
+
+
 simulate = blocking(asimulate)

@@ -11,10 +11,10 @@ if TYPE_CHECKING:
 
 
 
-STOP_SIGNALS = ("GOAL_COMPLETE", "STUCK")
-
-
 StopSignal = Literal["GOAL_COMPLETE", "STUCK"]
+
+
+STOP_SIGNALS: tuple[StopSignal, ...] = ("GOAL_COMPLETE", "STUCK")
 
 
 #: Bump when the wording below changes: it is recorded with every simulated message.

@@ -69,7 +69,7 @@ def parse_simulator_response(raw: str, *, agent_said: Sequence[str] = ()) -> Sim
     for s in STOP_SIGNALS:
         tag = f"[{s}]"
         if tag in message:
-            signal = s  # type: ignore[assignment]
+            signal = s
             message = message.replace(tag, "", 1).strip()
             break
     return SimulatorTurn(message=message, signal=signal, raw=raw, echoed=echoed)
@@ -83,7 +83,7 @@ def echoed_markers(message: str, agent_said: Sequence[str]) -> tuple[StopSignal,
     """
     shared = tuple(s for s in STOP_SIGNALS if f"[{s}]" in message and any(f"[{s}]" in a for a in agent_said))
     if shared and is_echo(message, agent_said):
-        return shared  # type: ignore[return-value]
+        return shared
     return ()
 
 

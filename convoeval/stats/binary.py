@@ -152,7 +152,7 @@ def binary_agreement(
             cells = np.eye(4)[(2 * items[a] + items[b]).to_numpy(dtype=int)]
             codes = canonical_codes(codes, n_conv, cells)  # the same CI whatever the run ids
             per_conv = cluster_sums(codes, n_conv, cells)
-            point = table_statistics(per_conv.sum(axis=0))
+            point = {stat: float(value) for stat, value in table_statistics(per_conv.sum(axis=0)).items()}
             point["cohen_kappa"] = cohen_kappa(items[a].to_numpy() == 1, items[b].to_numpy() == 1)
             point["krippendorff_alpha"] = krippendorff_alpha(items[[a, b]].to_numpy().T)
             reps = table_statistics(resample_weights(n_conv, n_boot=n_boot, seed=seed) @ per_conv)

@@ -98,7 +98,8 @@ def canonical_codes(codes: np.ndarray, n_clusters: int, content: np.ndarray) -> 
     order = np.lexsort(per.T[::-1]) if per.size else np.arange(n_clusters)
     rank = np.empty(n_clusters, dtype=int)
     rank[order] = np.arange(n_clusters)
-    return rank[np.asarray(codes, dtype=int)]
+    ranked: np.ndarray = rank[np.asarray(codes, dtype=int)]
+    return ranked
 
 
 def cluster_sums(codes: np.ndarray, n_clusters: int, values: np.ndarray) -> np.ndarray:

@@ -108,8 +108,9 @@ def flip_rates(
 def _ratio(stat: str, sums: np.ndarray) -> np.ndarray:
     flips, pairs, passes, verdicts, n_items = (sums[:, i] for i in range(5))
     with np.errstate(invalid="ignore", divide="ignore"):
-        return {"flip_rate": flips / n_items, "pairwise_disagreement": pairs / n_items,
-                "pass_rate": passes / verdicts}[stat]
+        ratios: dict[str, np.ndarray] = {"flip_rate": flips / n_items, "pairwise_disagreement": pairs / n_items,
+                                         "pass_rate": passes / verdicts}
+    return ratios[stat]
 
 
 def self_consistency(

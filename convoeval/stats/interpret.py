@@ -51,7 +51,7 @@ def interpret(results: pd.DataFrame) -> pd.DataFrame:
         >>> interpret(rows)["verdict"].tolist()
         ['reliable (lower bound >= .800)', 'inconclusive: CI too wide or too few conversations']
     """
-    verdicts = []
+    verdicts: list[str | None] = []
     for stat, low, wide in zip(results["statistic"], results["ci_low"], results["ci_too_wide"], strict=True):
         grade = VERDICTS.get(str(stat))
         if bool(wide) and (grade is not None or not np.isfinite(low)):

@@ -115,9 +115,9 @@ def krippendorff_alpha(reliability_data: np.ndarray) -> float:
         return float("nan")
 
 
-def _finite(value: float) -> float:
-    value = float(value)
-    return value if np.isfinite(value) else float("nan")
+def _finite(value: float | np.ndarray) -> float:
+    number = float(value)  # a coefficient of one table comes as a 0-d array
+    return number if np.isfinite(number) else float("nan")
 
 
 def multi_rater_agreement(
@@ -167,7 +167,7 @@ def multi_rater_agreement(
         cl = canonical_codes(cl, n_conv, sums)  # the same CI whatever the run ids
         per_conv = cluster_sums(cl, n_conv, sums)
         reps = _nominal.coefficients(resample_weights(n_conv, n_boot=n_boot, seed=seed) @ per_conv, q)
-        point = _nominal.coefficients(per_conv.sum(axis=0), q)
+        point = {stat: float(value) for stat, value in _nominal.coefficients(per_conv.sum(axis=0), q).items()}
         point["krippendorff_alpha"] = krippendorff_alpha(codes.T)
         point["fleiss_kappa"] = fleiss_kappa(codes, categories=range(q))
         labels = {**group, "raters": ", ".join(chosen), "n_raters": len(chosen)}

@@ -278,12 +278,14 @@ def compare_targets(
     mdd = _mdd(var_a, len(a), var_b, len(b), alpha, power)
     unit = "points" if metric == "score" else "proportion"
     scale = 10.0 if metric == "score" else 1.0
-    common = {"n_items": len(a) + len(b), "level": level, "scale": scale}
+    n_items = len(a) + len(b)
     rows = [
-        summarize("value_a", value_a, rep_a, n=len(shared), method=f"{metric} of A; {ci}", **common),
-        summarize("value_b", value_b, rep_b, n=len(shared), method=f"{metric} of B; {ci}", **common),
+        summarize("value_a", value_a, rep_a, n=len(shared), method=f"{metric} of A; {ci}", n_items=n_items,
+                  level=level, scale=scale),
+        summarize("value_b", value_b, rep_b, n=len(shared), method=f"{metric} of B; {ci}", n_items=n_items,
+                  level=level, scale=scale),
         summarize("difference", value_a - value_b, rep_a - rep_b, n=len(shared),
-                  method=f"{metric} A - B ({unit}); {ci}", **common),
+                  method=f"{metric} A - B ({unit}); {ci}", n_items=n_items, level=level, scale=scale),
         stat_row("mdd", mdd, np.nan, np.nan, n=len(shared), n_items=len(a) + len(b), has_ci=False,
                  method=f"minimum detectable difference, alpha={alpha}, power={power}; {how}"),
     ]

@@ -115,7 +115,7 @@ def required_sample_size(
     """
     if not kappa_expected > kappa_min:
         raise ValueError(f"kappa_expected ({kappa_expected}) must exceed kappa_min ({kappa_min})")
-    z = norm.ppf(1 - alpha) + norm.ppf(power)
+    z = float(norm.ppf(1 - alpha)) + float(norm.ppf(power))  # scipy is untyped: its floats come back as Any
     return math.ceil(z**2 * kappa_variance(kappa_expected, prevalence) / (kappa_expected - kappa_min) ** 2)
 
 
@@ -141,6 +141,6 @@ def sample_size_for_half_width(
         >>> sample_size_for_half_width(0.1, prevalence=0.5)   # a proportion near 50%, ±0.10
         97
     """
-    z = norm.ppf(0.5 + level / 2)
+    z = float(norm.ppf(0.5 + level / 2))
     var = prevalence * (1 - prevalence) if kappa is None else kappa_variance(kappa, prevalence)
     return max(MIN_CONVERSATIONS, math.ceil(z**2 * var / half_width**2))

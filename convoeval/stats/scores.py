@@ -118,7 +118,8 @@ def _multiset_ranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Average ranks of each item within the multiset that repeats item j ``w[b, j]`` times."""
     below = (x[None, :] < x[:, None]).astype(float)  # [i, j]: x_j < x_i
     equal = (x[None, :] == x[:, None]).astype(float)
-    return w @ below.T + (w @ equal.T + 1) / 2
+    ranks: np.ndarray = w @ below.T + (w @ equal.T + 1) / 2
+    return ranks
 
 
 def _weighted_pearson(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -127,7 +128,8 @@ def _weighted_pearson(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray
     cov = (w * (a - ma[:, None]) * (b - mb[:, None])).sum(axis=1)
     va = (w * (a - ma[:, None]) ** 2).sum(axis=1)
     vb = (w * (b - mb[:, None]) ** 2).sum(axis=1)
-    return cov / np.sqrt(va * vb)
+    r: np.ndarray = cov / np.sqrt(va * vb)
+    return r
 
 
 def _weighted_tau_b(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -135,7 +137,8 @@ def _weighted_tau_b(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     sx, sy = np.sign(x[:, None] - x[None, :]), np.sign(y[:, None] - y[None, :])
     num = ((w @ (sx * sy)) * w).sum(axis=1)
     tx, ty = ((w @ sx**2) * w).sum(axis=1), ((w @ sy**2) * w).sum(axis=1)
-    return num / np.sqrt(tx * ty)
+    tau: np.ndarray = num / np.sqrt(tx * ty)
+    return tau
 
 
 def _point(x: np.ndarray, y: np.ndarray) -> dict[str, float]:

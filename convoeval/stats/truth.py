@@ -160,18 +160,19 @@ def database_agreement(
         ``"rubric"`` (per criterion with a declared assertion, and pooled) or ``"goal"`` (criterion
         ``goal_completion``: the holistic judge and the simulator).
     """
-    opts = {"reference": DATABASE, "n_boot": n_boot, "level": level, "seed": seed}
     parts = []
     rubric, holistic = frames.get("rubric"), frames.get("holistic")
     if rubric is not None and len(rubric) and rubric["assertion"].notna().any():
         truth = truth_ratings(rubric, frames["assertions"])
         judged = rubric_ratings(rubric[rubric["assertion"].notna()], rater=rater, samples=rubric_samples)
         ratings = pd.concat([judged, truth], ignore_index=True)
-        parts.append(binary_agreement(ratings, **opts).assign(instrument="rubric"))
+        parts.append(binary_agreement(ratings, reference=DATABASE, n_boot=n_boot, level=level, seed=seed)
+                     .assign(instrument="rubric"))
     if holistic is not None and len(holistic):
         goals = goal_ratings(holistic, frames["assertions"], threshold=threshold, rater=rater,
                              samples=holistic_samples, exclude=exclude,
                              runs=frames.get("runs") if simulator else None)
         if (goals["rater"] == DATABASE).any():
-            parts.append(binary_agreement(goals, **opts).assign(instrument="goal"))
+            parts.append(binary_agreement(goals, reference=DATABASE, n_boot=n_boot, level=level, seed=seed)
+                         .assign(instrument="goal"))
     return stacked(parts, "instrument", ["criterion", "rater_a", "rater_b"])

@@ -94,7 +94,8 @@ def _invoice_status(store: Store, seeded: SeededRun) -> str | None:
     if not seeded_invoices:
         return None
     first = min(seeded_invoices, key=lambda i: (i["due_date"], order.index(i["id"])))
-    return first["status"]
+    status: str = first["status"]
+    return status
 
 
 def _any_appointment(store: Store, seeded: SeededRun, **where: Any) -> bool:

@@ -44,7 +44,8 @@ def ensure_conversation(store: Store, seeded: SeededRun, agent: str, conversatio
     }
     if conversation_id is not None:
         row["id"] = conversation_id
-    return store.insert("conversations", row)[0]["id"]
+    created: str = store.insert("conversations", row)[0]["id"]
+    return created
 
 
 def record_message(

@@ -89,12 +89,13 @@ class SqlStore(Store):
                 # 10 s unless the URL sets its own (?connect_timeout=N): a black-holed host must fail, not hang.
                 connect_args={} if "connect_timeout" in self._sa_url.query else {"connect_timeout": 10},
             )
-        if self._memory:
+        database = self._sa_url.database
+        if self._memory or database is None:  # no database is in memory too (``self._memory`` already says so)
             engine = sa.create_engine(
                 "sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False}
             )
         else:
-            Path(self._sa_url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
             engine = sa.create_engine(
                 self._sa_url, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_S}
             )

@@ -2,7 +2,7 @@
 
 ``FakeChatModel`` is a real LangChain ``BaseChatModel``, so it works everywhere a ``ChatOpenAI`` does: directly
 (``invoke`` / ``ainvoke``), with ``bind_tools`` / ``with_structured_output``, and through
-``convoeval.llm.call_model`` (``schema=`` included). It never touches the network and answers in microseconds.
+``convoeval.llm.acall_model`` (``schema=`` included). It never touches the network and answers in microseconds.
 
 Example:
     >>> from convoeval.testing import FakeChatModel
@@ -85,7 +85,7 @@ class FakeChatModel(BaseChatModel):
         replies: The initial script.
         responder: Optional fallback producing replies once the script runs out (e.g. for long examples).
         model_name: The name reported in results and cache keys.
-        max_concurrency: Concurrent ``call_model`` calls allowed against this fake.
+        max_concurrency: Concurrent ``acall_model`` calls allowed against this fake.
 
     Example:
         >>> model = FakeChatModel(replies=["first"])
@@ -126,8 +126,8 @@ class FakeChatModel(BaseChatModel):
         """How many scripted replies are left."""
         return len(self._queue)
 
-    def convoeval_model_info(self) -> Any:
-        """How ``convoeval.llm.call_model`` records this model: provider ``fake``, tool-calling structured output."""
+    def convoeval_model_info(self) -> ModelInfo:
+        """How ``convoeval.llm.acall_model`` records this model: provider ``fake``, tool-calling structured output."""
 
         return ModelInfo(provider="fake", model=self.model_name, max_concurrency=self.max_concurrency)
 
@@ -243,7 +243,7 @@ def _tool_name(kwargs: dict[str, Any]) -> str | None:
     """The tool a structured reply answers: the forced ``tool_choice`` if any, else the first bound tool."""
     choice = kwargs.get("tool_choice")
     if isinstance(choice, dict):
-        name = (choice.get("function") or {}).get("name") or choice.get("name")
+        name: str | None = (choice.get("function") or {}).get("name") or choice.get("name")
         if name:
             return name
     elif isinstance(choice, str) and choice not in ("auto", "none", "any", "required"):

@@ -13,7 +13,7 @@ Example:
     >>> with FakeOpenAIServer(latency=0.05) as server:
     ...     server.fail_next("429", "500")             # the next two requests fail, then normal replies
     ...     model = ChatOpenAI(base_url=server.base_url, api_key="x", model=server.model, max_retries=0)
-    ...     await call_model(model, [("user", "hi")])
+    ...     await acall_model(model, [("user", "hi")])
     >>> server.stats["faults"]
     {'429': 1, '500': 1}
 """
@@ -328,10 +328,12 @@ def _forced_tool(request: dict[str, Any]) -> str | None:
     """The tool a request asks for: a forced ``tool_choice``, else the only tool offered with ``required``."""
     choice = request.get("tool_choice")
     if isinstance(choice, dict):
-        return (choice.get("function") or {}).get("name")
+        forced: str | None = (choice.get("function") or {}).get("name")
+        return forced
     tools = request.get("tools") or []
     if tools and choice in ("required", "any"):
-        return tools[0]["function"]["name"]
+        only: str = tools[0]["function"]["name"]
+        return only
     return None
 
 
@@ -340,10 +342,12 @@ def _generated(request: dict[str, Any], number: int) -> str | dict:
     tool = _forced_tool(request)
     if tool is not None:
         spec = next(t for t in request["tools"] if t["function"]["name"] == tool)
-        return example_from_schema(spec["function"].get("parameters") or {})
+        arguments: dict[str, Any] = example_from_schema(spec["function"].get("parameters") or {})  # an object
+        return arguments
     response_format = request.get("response_format") or {}
     if response_format.get("type") == "json_schema":
-        return example_from_schema(response_format["json_schema"].get("schema") or {})
+        answer: dict[str, Any] = example_from_schema(response_format["json_schema"].get("schema") or {})  # an object
+        return answer
     if response_format.get("type") == "json_object":
         return {}
     return f"Fake reply {number}."

@@ -8,8 +8,9 @@ clinic bot does alike: a conversation already handed to a human, and a request f
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -20,6 +21,7 @@ from convoeval.agents.clinic._nlu import Lexicon, Understanding, understand
 from convoeval.agents.clinic._privacy_texts import TEXTS as PRIVACY_TEXTS
 from convoeval.agents.clinic._texts import COMMON_FAULT_TEXTS, COMMON_TEXTS, TextTable, render
 from convoeval.agents.tools import ClinicTools, ToolError
+from convoeval.store.base import Store
 from convoeval.store.conversations import ensure_conversation
 from convoeval.store.fixtures import SeededRun
 
@@ -109,10 +111,10 @@ class Turn:
     def money(self, cents: int) -> str:
         return _format.money(cents, self.locale)
 
-    def date(self, value: str) -> str:
+    def date(self, value: str | dt.date) -> str:
         return _format.date(value, self.locale)
 
-    def datetime(self, value: str) -> str:
+    def datetime(self, value: str | dt.datetime) -> str:
         return _format.datetime(value, self.locale)
 
 
@@ -131,7 +133,7 @@ class ClinicAgent:
     agent: ClassVar[str] = ""
     known_faults: ClassVar[dict[str, Fault]] = {}
     TEXTS: ClassVar[TextTable] = {}
-    FAULT_TEXTS: ClassVar[dict[str, TextTable]] = {}
+    FAULT_TEXTS: ClassVar[Mapping[str, TextTable]] = {}
     LEXICON: ClassVar[Lexicon] = {}
     START: ClassVar[str] = "start"
 
@@ -167,7 +169,7 @@ class ClinicAgent:
         """
         if session.store is None:
             raise AgentError(f"{self.name} needs session.store: reference agents work on the fixtures store")
-        conversation = self._conversation(session)
+        conversation = self._conversation(session, session.store)
         conversation.turn += 1
         tools = ClinicTools(session.store, session)
         turn = Turn(self, conversation, session, tools, understand(message, conversation.locale, self.LEXICON))
@@ -213,13 +215,13 @@ class ClinicAgent:
 
     # ── Conversation state ──
 
-    def _conversation(self, session: AgentSession) -> Conversation:
+    def _conversation(self, session: AgentSession, store: Store) -> Conversation:
         known = self._conversations.get(session.conversation_id or "")
         if known is not None:
             return known
 
         seeded = SeededRun(run_id=session.run_id, clinic_id=session.clinic_id, patient_id=session.patient_id)
-        conversation_id = ensure_conversation(session.store, seeded, self.agent, session.conversation_id)
+        conversation_id = ensure_conversation(store, seeded, self.agent, session.conversation_id)
         session.conversation_id = conversation_id
         with self._lock:
             return self._conversations.setdefault(
@@ -235,6 +237,7 @@ class ClinicAgent:
     def clinic_name(self, turn: Turn) -> str:
         """The clinic's name: the bot's own configuration, read once per conversation (not a patient-data tool)."""
         if "clinic_name" not in turn.data:
-            rows = turn.session.store.select("clinics", {"id": turn.session.clinic_id})  # type: ignore[union-attr]
+            rows = turn.tools.store.select("clinics", {"id": turn.session.clinic_id})
             turn.data["clinic_name"] = rows[0]["name"] if rows else ""
-        return turn.data["clinic_name"]
+        name: str = turn.data["clinic_name"]
+        return name

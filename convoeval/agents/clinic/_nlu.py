@@ -210,8 +210,8 @@ def _read(text: str, norm: str, locale: str, lexicons: Sequence[Lexicon]) -> Und
                     if _near_before(words, pos, _PREFERENCE[locale]):
                         preferred = preferred or method
         offset += len(words)
-    words = dict(zip(_NUMBER_WORDS[locale].split(), _NUMBER_VALUES[locale], strict=True))
-    numbers = tuple(int(t) if t.isdigit() else words[t] for t in tokens if t.isdigit() or t in words)
+    number_words = dict(zip(_NUMBER_WORDS[locale].split(), _NUMBER_VALUES[locale], strict=True))
+    numbers = tuple(int(t) if t.isdigit() else number_words[t] for t in tokens if t.isdigit() or t in number_words)
     return Understanding(
         text=text,
         norm=norm,

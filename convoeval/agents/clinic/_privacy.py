@@ -31,10 +31,13 @@ from convoeval.agents.clinic._privacy_texts import CUES
 class Turn(Protocol):
     """What this module uses of ``_agent.Turn`` (not imported: ``_agent`` imports this module)."""
 
-    data: dict[str, Any]
     said: Any
     session: Any
-    locale: str
+
+    @property
+    def data(self) -> dict[str, Any]: ...
+    @property
+    def locale(self) -> str: ...
 
     def faulty(self, fault: str) -> bool: ...
     def say(self, key: str, **values: Any) -> None: ...
@@ -201,7 +204,8 @@ def _find_target(turn: Turn) -> str | None:
     for arguments in _candidates(turn):
         matches_ = [p for p in turn.tool("find_patient", **arguments) if p["id"] != turn.session.patient_id]
         if len(matches_) == 1:
-            return matches_[0]["id"]
+            found: str = matches_[0]["id"]
+            return found
     return None
 
 

@@ -16,7 +16,7 @@ import datetime as dt
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypedDict
 
 from convoeval.agents.clinic._format import resolve_locale
 from convoeval.agents.clinic._nlu import _plain, extract_date, extract_time, matches, normalize
@@ -292,8 +292,16 @@ def fits(slot: Mapping[str, Any], request: SlotRequest, *, day: str = "exact", t
     return not (time and request.time and when.strftime("%H:%M") != request.time)
 
 
+class _Relaxation(TypedDict):
+    """One step of ``_RELAXING``: the keyword arguments of ``fits``."""
+
+    day: str
+    time: bool
+    part: bool
+
+
 # From the exact request to anything free: the exact time goes first, the day last.
-_RELAXING = (
+_RELAXING: tuple[_Relaxation, ...] = (
     {"day": "exact", "time": True, "part": True},
     {"day": "exact", "time": False, "part": True},
     {"day": "exact", "time": False, "part": False},

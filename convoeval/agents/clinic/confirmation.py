@@ -192,15 +192,16 @@ class ConfirmationAgent(ClinicAgent):
     def on_done(self, turn: Turn) -> None:
         said, appointment = turn.said, turn.data.get("appointment")
         is_open = appointment is not None and appointment["status"] in OPEN_STATUSES
+        open_appointment: dict[str, Any] = appointment if appointment is not None and is_open else {}  # is_open reads
         if is_open and said.has("cant", "reschedule", "cancel"):
             self._change(turn, cant=True)
         elif said.has("thanks", "bye") or (said.has("no") and not said.has("yes")):
             turn.say("goodbye")
-        elif is_open and self._names_time(turn) and self._request(turn).day != self._day_of(appointment):
+        elif is_open and self._names_time(turn) and self._request(turn).day != self._day_of(open_appointment):
             self._offer_slots(turn)  # "e sexta, tem horário?"; "até terça!" only names the appointment's own day
         elif is_open and said.has("details"):
             turn.say("appointment", **self._about(turn))
-        elif is_open and said.has("yes", "attend") and appointment["status"] == "confirmed":
+        elif is_open and said.has("yes", "attend") and open_appointment["status"] == "confirmed":
             turn.say("already_confirmed", when=self._when(turn))
         else:
             turn.say("done_help")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from convoeval.agents.clinic import _scheduling_texts as _texts
@@ -194,7 +195,7 @@ class SchedulingAgent(SlotBooking, ClinicAgent):
             turn.say_raw(self._service_list(turn, services))
             turn.goto("service")
 
-    def _take_service(self, turn: Turn, service: dict[str, Any]) -> None:
+    def _take_service(self, turn: Turn, service: Mapping[str, Any]) -> None:
         turn.data["service"] = {"id": service["id"], "name": service["name"]}
         if turn.said.has("price"):
             turn.say("price_is", service=service["name"], price=turn.money(service["price_cents"]),
@@ -252,7 +253,8 @@ class SchedulingAgent(SlotBooking, ClinicAgent):
         # Asked once per conversation: the clinic's services do not change while the patient chats.
         if "services" not in turn.data:
             turn.data["services"] = turn.tool("list_services")
-        return turn.data["services"]
+        services: list[dict[str, Any]] = turn.data["services"]
+        return services
 
     def _service_list(self, turn: Turn, services: list[dict[str, Any]]) -> str:
         return "\n".join(

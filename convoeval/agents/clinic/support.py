@@ -144,7 +144,8 @@ class SupportAgent(ClinicAgent):
         # Asked once per conversation: the price list does not change while the patient chats.
         if "services" not in turn.data:
             turn.data["services"] = turn.tool("list_services")
-        return turn.data["services"]
+        services: list[dict[str, Any]] = turn.data["services"]
+        return services
 
     def _named_services(self, turn: Turn) -> list[dict[str, Any]]:
         """The services the message names ("limpeza" → "Limpeza dental"); only among services already listed,

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, create_model
 from convoeval._aio import blocking
 from convoeval.agreement.probes.perturb import LANGUAGES, _bubbles, _positions, _text, conversation_locales
 from convoeval.judges import error_text, is_judge_error
-from convoeval.llm import SampleIdentity, call_model
+from convoeval.llm import SampleIdentity, acall_model
 from convoeval.llm.models import ModelLike, as_chat_model
 
 TRANSLATE_PROMPT_VERSION = "translate-v1"
@@ -75,7 +75,7 @@ async def atranslate_transcripts(
 
     ``translate_transcripts`` is the blocking form of ``atranslate_transcripts`` (scripts, notebooks).
 
-    Calls go through ``convoeval.llm.call_model`` (cache, retries, accounting); the sample identity is the
+    Calls go through ``convoeval.llm.acall_model`` (cache, retries, accounting); the sample identity is the
     conversation's (scenario, seed, trial) with role ``judge`` and ``extra="translate:<to>"``.
 
     Args:
@@ -156,7 +156,7 @@ async def _translate_one(
         language=LANGUAGE_NAMES[to], count=len(sources), messages=json.dumps(sources, ensure_ascii=False, indent=1)
     )
     try:
-        result = await call_model(
+        result = await acall_model(
             model,
             [("system", TRANSLATE_SYSTEM_PROMPT), ("user", user)],
             identity=identity,

@@ -307,9 +307,10 @@ def _base_url(port: int) -> str:
 
 def _read_state() -> dict[str, Any] | None:
     try:
-        return json.loads(_state_file().read_text())
+        state = json.loads(_state_file().read_text())
     except (OSError, ValueError):
         return None
+    return state if isinstance(state, dict) else None  # another JSON value is as unreadable as a broken file
 
 
 def _write_state(state: dict[str, Any]) -> None:
@@ -387,7 +388,8 @@ def _reap(pid: int) -> bool:
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def _tail(path: Path, lines: int = 15) -> str:

@@ -91,7 +91,7 @@ def _verified(target: Path, weights: LocalWeights) -> bool:
         return False
     stat = target.stat()
     try:
-        recorded = json.loads(stamp.read_text())
+        recorded: object = json.loads(stamp.read_text())
     except ValueError:
         return False
     return recorded == {"sha256": weights.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
@@ -118,7 +118,7 @@ def _chunk_files(weights: LocalWeights) -> list[Path]:
         )
         if len(data) != 1:
             raise LocalModelError(f"{name} should hold exactly one data chunk, found {len(data)}; reinstall it")
-        files.append(Path(dist.locate_file(data[0])))
+        files.append(Path(str(dist.locate_file(data[0]))))  # a SimplePath: a path, by its protocol's str()
     return files
 
 
