@@ -7,7 +7,6 @@ conversation the probe left out, is kept with the reason in ``error`` (and exclu
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import pandas as pd
 
@@ -15,7 +14,7 @@ from convoeval.frames import HOLISTIC_DIMENSIONS
 from convoeval.stats.effects import PAIR_COLUMNS
 
 
-def rubric_pairs(probe: str, before: pd.DataFrame, after: pd.DataFrame | None, *, skipped: Mapping[Any, str],
+def rubric_pairs(probe: str, before: pd.DataFrame, after: pd.DataFrame | None, *, skipped: Mapping[str, str],
                  order: Mapping[str, list[int]] | None = None) -> pd.DataFrame:
     """Pair the original rubric rows with the perturbed ones by conversation, criterion position and sample.
 
@@ -45,7 +44,7 @@ def rubric_pairs(probe: str, before: pd.DataFrame, after: pd.DataFrame | None, *
 
 
 def holistic_pairs(probe: str, before: pd.DataFrame, after: pd.DataFrame | None, *,
-                   skipped: Mapping[Any, str]) -> pd.DataFrame:
+                   skipped: Mapping[str, str]) -> pd.DataFrame:
     """Pair the original holistic rows with the perturbed ones, one pair per dimension (see ``rubric_pairs``)."""
     if after is None:
         after = before.iloc[0:0]
@@ -58,8 +57,8 @@ def holistic_pairs(probe: str, before: pd.DataFrame, after: pd.DataFrame | None,
 
 
 def _pairs(probe: str, instrument: str, merged: pd.DataFrame, item: pd.Series, before: pd.Series, after: pd.Series,
-           skipped: Mapping[Any, str]) -> pd.DataFrame:
-    errors = []
+           skipped: Mapping[str, str]) -> pd.DataFrame:
+    errors: list[str | None] = []  # None: the pair is usable
     for run_id, err, err_after, found in zip(merged["run_id"], merged["error"], merged["error_after"],
                                              merged["_merge"], strict=True):
         if run_id in skipped:
