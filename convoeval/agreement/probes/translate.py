@@ -13,7 +13,7 @@ import asyncio
 import functools
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from pydantic import BaseModel, Field, create_model
@@ -23,6 +23,9 @@ from convoeval.agreement.probes.perturb import LANGUAGES, _bubbles, _positions, 
 from convoeval.judges import error_text, is_judge_error
 from convoeval.llm import SampleIdentity, acall_model
 from convoeval.llm.models import ModelLike, as_chat_model
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 TRANSLATE_PROMPT_VERSION = "translate-v1"
 #: The column that says why a conversation could not be translated (missing when it was).
@@ -48,6 +51,12 @@ Translate each of these {count} messages from {source} into {language}:
 Answer with {{"messages": [...]}} holding exactly {count} strings."""
 
 
+class _Translated(BaseModel):
+    """The base of every ``translation_schema(count)``: it lets the type checker see ``messages`` on the answer."""
+
+    messages: list[str]
+
+
 @functools.lru_cache(maxsize=256)
 def translation_schema(count: int) -> type[BaseModel]:
     """The structured answer for ``count`` messages: ``messages``, a list of exactly ``count`` strings."""
@@ -55,9 +64,10 @@ def translation_schema(count: int) -> type[BaseModel]:
         raise ValueError(f"a conversation has at least one message, got {count}")
     # No per-string length bound: grammar-constrained servers (llama.cpp) expand a maxLength into one nested rule
     # per character, and thousands of them broke the local server; a looping string is stopped by max_tokens.
-    return create_model(
+    return create_model(  # the same JSON schema (part of the cache key) as without the base class
         "Translation",
         __doc__=f"The {count} messages, translated, in order.",
+        __base__=_Translated,
         messages=(list[str], Field(min_length=count, max_length=count, description="One per message, in order")),
     )
 
@@ -118,7 +128,7 @@ async def atranslate_transcripts(
     errors: list[str | None] = [None] * len(transcripts)
     for (_, positions), (translated, error) in zip(groups, answers, strict=True):
         for k, pos in enumerate(positions):
-            if error is not None:
+            if translated is None:  # then error says why (see _translate_one)
                 texts[pos], errors[pos] = None, error
                 if bubbles is not None:
                     bubbles[pos] = []
@@ -138,8 +148,8 @@ translate_transcripts = blocking(atranslate_transcripts)
 
 
 async def _translate_one(
-    model: Any, rows: pd.DataFrame, source: str | None, to: str, temperature: float | None
-) -> tuple[list[str] | None, str | None]:
+    model: BaseChatModel, rows: pd.DataFrame, source: str | None, to: str, temperature: float | None
+) -> tuple[list[str], None] | tuple[None, str]:
     """``(translations, None)`` or ``(None, reason)`` for one conversation."""
     sources = [_text(t) for t in rows["text"]]
     first = rows.iloc[0]
@@ -169,7 +179,10 @@ async def _translate_one(
         if not is_judge_error(exc):
             raise
         return None, f"translation failed: {error_text(exc)}"
-    translated = list(result.parsed.messages)  # type: ignore[union-attr]
+    if not isinstance(result.parsed, _Translated):  # acall_model validated the reply against translation_schema
+        raise RuntimeError(f"translation: acall_model returned {type(result.parsed).__name__}, not the schema asked "
+                           "for (a bug in convoeval)")
+    translated = list(result.parsed.messages)
     if len(translated) != len(sources):  # the schema enforces it; checked again so a bug can never misalign
         return None, f"translation has {len(translated)} messages for {len(sources)}"
     return translated, None
