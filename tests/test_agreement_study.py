@@ -1,15 +1,19 @@
-"""convoeval.agreement.study.compute_tables on studies that lack a kind of data: each missing table is empty."""
+"""convoeval.agreement.study.compute_tables on studies that lack a kind of data: each missing table is empty; the
+study's parameters checked into a typed ``StudyParams``."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from agreement_support import assertion_rows, holistic, rubric, runs
 
 from convoeval.agreement.study import Study, compute_tables
+from convoeval.agreement.study_params import STUDY_PARAMETERS, StudyParams, check_study_parameters
 from convoeval.fidelity import FIDELITY_SCHEMA
 from convoeval.frames import typed_frame
+from convoeval.pipeline.config import ParameterError
 
 PAIRS = ["probe", "run_id", "scenario", "instrument", "item", "before", "after", "error"]
 
@@ -86,3 +90,21 @@ def test_conversations_the_simulator_failure_gate_stopped_are_counted_apart_and_
     assert "Stopped by the simulator-failure gate" in str(fidelity_view(study))
     clean = compute_tables(_study({"a": [True, False] * 3, "b": [True, True] * 3}, 3), n_boot=100)
     assert "simulator_failures" not in clean and set(clean["database"]["n"]) == {3}
+
+
+#: A valid parameter set (a fault study, no saved runs), written out so the test needs no notebook.
+VALID = {"runs": [], "fault_study": True, "agents": ["support"], "scenario": None, "faults": None, "seeds": [1],
+         "trials": 1, "judges": {"greedy": {"provider": "local"}}, "judge_samples": 1, "probes": [], "labels": None,
+         "exclude_unfaithful": False, "simulator_gate": False, "simulator_model": None, "output_dir": "out",
+         "concurrency": 1, "n_boot": 100, "scenarios_dir": None}
+
+
+def test_study_params_types_exactly_the_parameters_the_notebook_may_set():
+    assert list(StudyParams.__annotations__) == list(STUDY_PARAMETERS) == list(VALID)
+
+
+def test_checked_parameters_come_back_as_given_and_a_bad_one_is_named(tmp_path):
+    config = check_study_parameters({}, defaults={**VALID, "output_dir": str(tmp_path)})
+    assert config.params == {**VALID, "output_dir": str(tmp_path)} and config.output_dir == tmp_path
+    with pytest.raises(ParameterError, match=r"seeds must be a non-empty list of integers, got \[\]"):
+        check_study_parameters({"seeds": []}, defaults=VALID)

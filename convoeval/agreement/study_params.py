@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from pydantic import ValidationError
 
@@ -52,8 +52,9 @@ def _gate(v: Any) -> bool:
     return True
 
 
-#: name -> (check, what a valid value is, meaning). The notebook's parameters cell declares exactly these names.
-STUDY_PARAMETERS: dict[str, tuple[Any, str, str]] = {
+#: name -> (check, what a valid value is, meaning). The notebook's parameters cell declares exactly these names, and
+#: ``StudyParams`` types them (tests/test_agreement_study.py holds the two lists equal).
+STUDY_PARAMETERS: dict[str, tuple[Callable[[Any], bool], str, str]] = {
     "runs": (_str_list, "a list of folder paths", "saved results folders to study (a run's or a sweep's folder)"),
     "fault_study": (lambda v: isinstance(v, bool), "True or False",
                     "run each reference agent with and without its known faults"),
@@ -82,11 +83,34 @@ STUDY_PARAMETERS: dict[str, tuple[Any, str, str]] = {
 }
 
 
+class StudyParams(TypedDict):
+    """The agreement study's parameters once checked: what each ``STUDY_PARAMETERS`` check lets through."""
+
+    runs: list[str]
+    fault_study: bool
+    agents: list[str]
+    scenario: str | None
+    faults: list[str] | None
+    seeds: list[int]
+    trials: int
+    judges: dict[str, str | dict[str, Any] | None]
+    judge_samples: int
+    probes: list[str]
+    labels: str | None
+    exclude_unfaithful: bool
+    simulator_gate: bool | dict[str, Any]
+    simulator_model: str | dict[str, Any] | None
+    output_dir: str | None
+    concurrency: int
+    n_boot: int
+    scenarios_dir: str | None
+
+
 @dataclass
 class StudyConfig:
     """Checked study parameters and the folders they resolve to."""
 
-    params: dict[str, Any]
+    params: StudyParams
     output_dir: Path
     project_root: Path
 
@@ -124,10 +148,11 @@ def check_study_parameters(namespace: Mapping[str, Any], *, defaults: Mapping[st
                              f"known: {', '.join(STUDY_PARAMETERS)}")
     missing = [n for n in STUDY_PARAMETERS if n not in values]
     fallback = dict(defaults) if defaults is not None else (study_defaults() if missing else {})
-    params = {n: values[n] if n in values else fallback.get(n) for n in STUDY_PARAMETERS}
+    given = {n: values[n] if n in values else fallback.get(n) for n in STUDY_PARAMETERS}
     for name, (check, what, _) in STUDY_PARAMETERS.items():
-        if not check(params[name]):
-            raise ParameterError(f"{name} must be {what}, got {params[name]!r}")
+        if not check(given[name]):
+            raise ParameterError(f"{name} must be {what}, got {given[name]!r}")
+    params = cast("StudyParams", given)  # every key was just checked to hold what StudyParams declares
     root = project_root()
     for folder in params["runs"]:
         if not under(root, folder).is_dir():
