@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -123,7 +122,7 @@ def _cost_per_run(frames: dict[str, pd.DataFrame], runs: pd.DataFrame) -> pd.Ser
     return pd.Series(run_key.map(cost).to_numpy(dtype=float), index=runs.index)
 
 
-def _excluded(status_a: Any, status_b: Any, error_a: Any, error_b: Any) -> str | None:
+def _excluded(status_a: object, status_b: object, error_a: object, error_b: object) -> str | None:
     reasons = []
     for side, status, error in (("baseline", status_a, error_a), ("candidate", status_b, error_b)):
         if pd.isna(status) or status == "error":
@@ -168,7 +167,7 @@ def score_changes(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float = 0.
         verdict, mdd, pairs_needed, more_pairs, ci_too_wide, method, scenarios_as`` (how the interval treated the
         scenarios: ``strata.FIXED``, ``strata.SAMPLE`` or ``"none"``).
     """
-    rows = []
+    rows: list[dict[str, object]] = []  # one per scenario, ALL first
     for name, part in _groups(pairs):
         valid = valid_pairs(part)
         a, b = valid["score_a"].to_numpy(float), valid["score_b"].to_numpy(float)
