@@ -119,5 +119,5 @@ def pairs_needed(sd: float, difference: float, *, alpha: float = 0.05, power: fl
     """
     if not np.isfinite(sd) or not difference:
         return None
-    n = ((norm.ppf(1 - alpha / 2) + norm.ppf(power)) * sd / abs(difference)) ** 2
+    n = float(((norm.ppf(1 - alpha / 2) + norm.ppf(power)) * sd / abs(difference)) ** 2)  # scipy is untyped
     return max(min_pairs_for_significance(alpha), math.ceil(n))
