@@ -74,14 +74,14 @@ def measure(label: str, jobs: list[Any], llm: FakeLLM, folder: Path, *, concurre
         profiler.dump_stats(profile)
     stats = llm.stats()
     frames = load_results(out)
-    per_conv = chains(frames["calls"])
+    per_conv = chains(frames.calls)
     longest = int(per_conv["chain"].max())
     bound = longest * latency
-    calls = int((~frames["calls"]["cache_hit"]).sum())
+    calls = int((~frames.calls["cache_hit"]).sum())
     return {
         "run": label,
-        "conversations": len(frames["runs"]),
-        "errors": int((frames["scores"]["status"] == "error").sum()),
+        "conversations": len(frames.runs),
+        "errors": int((frames.scores["status"] == "error").sum()),
         "concurrency": concurrency,
         "endpoint_limit": endpoint_limit,
         "llm_calls": calls,

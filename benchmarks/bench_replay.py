@@ -42,19 +42,19 @@ def one_run(label: str, jobs: list[Any], llm: FakeLLM, folder: Path, mode: str) 
     with isolated_env(folder / f"state-{label}", **settings), timed() as t:
         run(sweep(jobs, out, len(jobs)))
     frames = load_results(out)
-    calls = frames["calls"]
+    calls = frames.calls
     return {
         "run": label,
         "cache": mode,
-        "conversations": len(frames["runs"]),
-        "errors": int((frames["scores"]["status"] == "error").sum()),
+        "conversations": len(frames.runs),
+        "errors": int((frames.scores["status"] == "error").sum()),
         "server_requests": llm.stats()["requests"] - before,
         "calls_from_cache": int(calls["cache_hit"].sum()),
         "calls_total": len(calls),
         "wall_s": round(t.wall_s, 2),
         "cpu_s": round(t.cpu_s, 2),
         "scores_equal_to_first": None,
-        "_scores": frames["scores"][["scenario", "seed", "trial", "status", "score"]]
+        "_scores": frames.scores[["scenario", "seed", "trial", "status", "score"]]
         .sort_values(["scenario", "seed", "trial"]).reset_index(drop=True),
     }
 

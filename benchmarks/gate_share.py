@@ -24,7 +24,7 @@ from convoeval.stats.goal import PROCESS_ASSERTIONS
 def summarize(folder: Path) -> dict:
     """One row: the folder's conversations by how their kept and first attempts ended, and the unearned fails."""
     frames = load_results(folder)
-    runs, scores = frames["runs"], frames["scores"].set_index("run_id")
+    runs, scores = frames.runs, frames.scores.set_index("run_id")
     kept = runs[~runs["superseded"].astype(bool)]
     first = runs[runs["attempt"] == 1]
     status = {rid: (scores.loc[rid, "status"] if rid in scores.index else st)
@@ -33,9 +33,9 @@ def summarize(folder: Path) -> dict:
     for rid, stop in zip(kept["run_id"], kept["stop_reason"], strict=True):
         if status[rid] != "fail" or stop != "GOAL_COMPLETE":
             continue
-        a = frames["assertions"]
+        a = frames.assertions
         failed = a[(a["run_id"] == rid) & (a["passed"] == False) & ~a["assertion"].isin(PROCESS_ASSERTIONS)]  # noqa: E712
-        t = frames["transcripts"]
+        t = frames.transcripts
         claimed = {c.kind for text in t.loc[(t["run_id"] == rid) & (t["role"] == "agent"), "text"]
                    for c in agent_claims(str(text))}
         unearned_fails += unearned(failed.to_dict("records"), claimed)

@@ -49,8 +49,8 @@ def agreement_tables(out: Path = AGREEMENT_OUT) -> dict[str, pd.DataFrame]:
     from convoeval.agreement.study import load_study
 
     study = load_study(out)
-    runs = study.frames["runs"][["run_id", "target"]]
-    conversations = study.frames["scores"].merge(runs, on="run_id")[_CONVERSATION_COLUMNS]
+    runs = study.frames.runs[["run_id", "target"]]
+    conversations = study.frames.scores.merge(runs, on="run_id")[_CONVERSATION_COLUMNS]
     tables = {"agreement-conversations": conversations.sort_values(["target", "scenario", "seed", "trial"])}
     for name, table in study.tables.items():
         tables[f"agreement-{name}"] = table.drop(columns=[c for c in ("method",) if c in table.columns])

@@ -203,8 +203,8 @@ def detection_study():
             verdicts[h] = {criterion: healthy[seed], "Agent generated a payment link": True}
             verdicts[f] = {criterion: faulted[seed], "Agent generated a payment link": True}
     frames = study(runs, verdicts)
-    lenient = frames["rubric"].assign(judge_model="judge-lenient", passed=True)
-    return {**frames, "rubric": pd.concat([frames["rubric"], lenient], ignore_index=True)}
+    lenient = frames.rubric.assign(judge_model="judge-lenient", passed=True)
+    return {**frames, "rubric": pd.concat([frames.rubric, lenient], ignore_index=True)}
 
 
 def _value(table, criterion, statistic, judge="judge-x"):
@@ -252,7 +252,7 @@ def test_fault_confusion_counts_each_cell_with_pass_as_the_positive_class():
 
 def test_a_judge_named_like_the_truth_is_refused():
     frames = detection_study()
-    frames["rubric"] = frames["rubric"].assign(judge_model=KNOWN_FAULTS)
+    frames["rubric"] = frames.rubric.assign(judge_model=KNOWN_FAULTS)
     with pytest.raises(ValueError, match="rename it"):
         fault_detection(frames)
 
@@ -318,12 +318,12 @@ def test_a_real_support_study_runs_every_target_in_its_folder_resumes_and_yields
     for folder, rows in plan.groupby("folder"):
         assert sorted(p.stem for p in (out / folder / "runs").glob("*.json")) == sorted(
             f"{s}__s{SEED}__t1" for s in rows["scenario"])
-    runs = frames["runs"]
+    runs = frames.runs
     assert sorted(zip(runs["target"], runs["scenario"], strict=True)) == sorted(
         zip(plan["target"], plan["scenario"], strict=True))
     assert (runs["status"] == "completed").all() and len(runs) == 13
-    assert set(frames["rubric"]["run_id"]) == set(runs["run_id"])
-    assert set(frames["calls"]["target"]) == set(plan["target"])
+    assert set(frames.rubric["run_id"]) == set(runs["run_id"])
+    assert set(frames.calls["target"]) == set(plan["target"])
 
     # Resume: a second call makes no new conversation and no LLM call, and returns the same runs.
     stamps = {p: p.stat().st_mtime_ns for p in out.glob("*/runs/*.json")}
@@ -418,7 +418,7 @@ def test_the_targets_run_side_by_side_within_the_concurrency(fake_llm, tmp_path)
     scenarios = load_scenarios(scenario="support-conv-wants-human-es")
     frames = run_fault_study(scenarios, tmp_path / "study", simulator_model=get_model("simulator"),
                              judge_model=get_model("judge"), concurrency=3, progress=False, simulator_gate=False)
-    assert len(frames["runs"]) == 4  # the healthy agent and its three faults
+    assert len(frames.runs) == 4  # the healthy agent and its three faults
     # A conversation has at most 2 calls in flight (its rubric and holistic judges): more means targets overlapped,
     # and 3 conversations bound it at 6 (4 unbounded targets could reach 8).
     assert 2 < fake_llm.stats["max_in_flight"] <= 6

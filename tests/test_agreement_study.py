@@ -51,13 +51,13 @@ def test_a_saved_study_reads_back_with_missing_json_cells_as_none(tmp_path):
 
     study = _study({"a": [True, False]}, 1)
     study.out_dir = tmp_path
-    study.frames["assertions"]["expected"] = pd.Series([{"status": "paid"}], dtype=object)
-    study.frames["assertions"]["actual"] = pd.Series([None], dtype=object)  # e.g. no invoice found
+    study.frames.assertions["expected"] = pd.Series([{"status": "paid"}], dtype=object)
+    study.frames.assertions["actual"] = pd.Series([None], dtype=object)  # e.g. no invoice found
     study.tables = compute_tables(study, n_boot=100)
     _save(study)
     back = load_study(tmp_path)
-    assert back.frames["assertions"]["expected"].tolist() == [{"status": "paid"}]
-    assert back.frames["assertions"]["actual"].tolist() == [None]
+    assert back.frames.assertions["expected"].tolist() == [{"status": "paid"}]
+    assert back.frames.assertions["actual"].tolist() == [None]
 
 
 def test_bland_altman_of_one_conversation_is_a_one_line_note_not_empty_panels():
@@ -75,7 +75,7 @@ def test_conversations_the_simulator_failure_gate_stopped_are_counted_apart_and_
     from convoeval.report.agreement_views import fidelity_view, study_overview
 
     study = _study({"a": [True, False] * 3, "b": [True, True] * 3}, 3)
-    runs = study.frames["runs"]
+    runs = study.frames.runs
     stopped = runs["run_id"] == "r2"
     study.frames["runs"] = runs.assign(status=runs["status"].where(~stopped, "simulator_failure"),
                                        simulator_failure=pd.Series(["parroting" if s else None for s in stopped]),

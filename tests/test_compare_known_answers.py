@@ -88,7 +88,7 @@ def test_replaying_an_identical_candidate_diverges_nowhere_and_never_asks_the_si
     assert simulator.calls == []
     result = compare(base, candidate, n_boot=100)
     assert result.pairs["divergence_turn"].isna().all()
-    patient_turns = (base.frames["transcripts"].query("role == 'patient'").groupby("run_id")["turn"].max())
+    patient_turns = (base.frames.transcripts.query("role == 'patient'").groupby("run_id")["turn"].max())
     assert (result.pairs["replayed_turns"].to_numpy() == result.pairs["run_id_a"].map(patient_turns).to_numpy()).all()
     assert any(f"0 of {3 * N_SEEDS} candidate conversation(s) diverged" in line for line in result.lines())
 
@@ -109,7 +109,7 @@ def test_a_fault_that_fires_at_turn_k_diverges_at_turn_k(baseline, monkeypatch, 
         candidate = run_candidate(base, f"clinic:billing?faults={fault}", out=tmp / fault, replay=True,
                                   progress="off")
     result = compare(base, candidate, n_boot=100)
-    transcripts = base.frames["transcripts"]
+    transcripts = base.frames.transcripts
     expected_turns = [_first_turn(transcripts, run_id, fires) for run_id in result.pairs["run_id_a"]]
     assert all(k is not None for k in expected_turns)
     assert result.pairs["divergence_turn"].tolist() == expected_turns

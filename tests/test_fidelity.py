@@ -303,9 +303,9 @@ def test_bad_input_gives_a_clear_error():
     with pytest.raises(ValueError, match="scenarios must be loaded scenarios"):
         fidelity_flags(frames, scenarios=["conv"])
     with pytest.raises(ValueError, match="no 'transcripts' frame"):
-        fidelity_flags({"runs": frames["runs"]})
+        fidelity_flags({"runs": frames.runs})
     with pytest.raises(ValueError, match=r"lacks column\(s\) \['signal'\]"):
-        fidelity_flags({"transcripts": frames["transcripts"].drop(columns="signal")}, checks=["parroting"])
+        fidelity_flags({"transcripts": frames.transcripts.drop(columns="signal")}, checks=["parroting"])
     assert set(THRESHOLDS) >= {"language_share", "parrot_ratio", "fact_min_digits"}
 
 
@@ -319,8 +319,8 @@ def test_flagged_runs_exclude_and_summarise():
     assert flagged_runs(flags, checks="parroting") == ["parrot"]
     clean = exclude_flagged(frames, flags)
     assert set(clean["runs"]["run_id"]) == {"fine", "s1"} and set(clean["transcripts"]["run_id"]) == {"fine"}
-    assert clean["scores"]["score"].mean() != frames["scores"]["score"].mean()  # an aggregate, recomputed
-    assert clean["calls"] is frames["calls"] and len(frames["runs"]) == 4  # no run_id: untouched; input unchanged
+    assert clean["scores"]["score"].mean() != frames.scores["score"].mean()  # an aggregate, recomputed
+    assert clean["calls"] is frames.calls and len(frames.runs) == 4  # no run_id: untouched; input unchanged
     summary = fidelity_summary(flags)
     assert list(summary.columns) == list(FIDELITY_SUMMARY_SCHEMA) and summary["check"].tolist() == list(CHECKS)
     row = summary.set_index("check").loc["false_goal_complete"]
@@ -345,7 +345,7 @@ def test_the_example_report_small_model_parrots_in_the_happy_payment_run():
     stopped all three conversational runs, so their transcripts are short)."""
     frames = load_results(EXAMPLE)
     flags = fidelity_flags(frames, scenarios=load_scenarios(SCENARIOS))
-    conversational = frames["runs"][frames["runs"]["type"] == "conversational"]
+    conversational = frames.runs[frames.runs["type"] == "conversational"]
     assert len(flags) == len(conversational) * len(CHECKS)
     parrots = flags[(flags["check"] == "parroting") & flags["flagged"].fillna(False)]
     assert parrots["scenario"].tolist() == ["billing-conv-happy-payment"] and parrots["turn"].tolist() == [2]
@@ -357,7 +357,7 @@ def test_the_example_report_small_model_parrots_in_the_happy_payment_run():
     assert flags.loc[flags["check"] == "false_goal_complete", "flagged"].eq(False).all()  # nobody claimed the goal
     clean = exclude_flagged(frames, flags)
     assert set(clean["scores"]["scenario"]) & {"billing-conv-happy-payment", "billing-conv-impatient-patient"} == set()
-    assert len(clean["scores"]) == len(frames["scores"]) - 2
+    assert len(clean["scores"]) == len(frames.scores) - 2
 
 
 async def test_a_real_batch_with_a_fake_simulator_that_breaks_the_scenario(tmp_path, monkeypatch):

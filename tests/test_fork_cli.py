@@ -54,7 +54,7 @@ def test_a_fork_at_one_turn_runs_and_saves_its_continuations(saved, capsys, tmp_
     out = capsys.readouterr().out
     assert "1 fork point(s) × 2 continuation(s)" in out and "fork_turn" in out
     frames = load_results(tmp_path / "forks")
-    assert len(frames["runs"]) == 2 and (frames["runs"]["replayed_turns"] == 2).all()
+    assert len(frames.runs) == 2 and (frames.runs["replayed_turns"] == 2).all()
 
 
 @pytest.mark.parametrize(("argv", "message"), [

@@ -53,10 +53,10 @@ def test_a_fork_replays_the_prefix_and_keys_every_frame_by_its_fork_point(store)
     frames = forked.frames
     for name in ("runs", "scores", "transcripts", "rubric", "holistic"):
         assert set(frames[name]["fork_turn"]) == {2} and set(frames[name]["fork_of"]) == {failing.run_id}, name
-    runs = frames["runs"]
+    runs = frames.runs
     assert sorted(runs["seed"]) == sorted(fork_seeds(42, 2, 4)) and (runs["replayed_turns"] == 2).all()
     assert (runs["target"] == FAULTED).all()  # the agent the conversation was run against, by default
-    patients = frames["transcripts"].query("role == 'patient' and turn <= 2")
+    patients = frames.transcripts.query("role == 'patient' and turn <= 2")
     prefixes = {tuple(group["text"]) for _, group in patients.sort_values("turn").groupby("run_id")}
     assert prefixes == {("Oi, quero pagar minha fatura", "Pix")}
 

@@ -278,7 +278,7 @@ async def test_simulator_failures_are_kept_out_of_every_aggregate_of_the_agent(s
         opts = RunOptions(simulator_model=FakeChatModel(responder=responder), judge_model=judge(), store=store)
         await arun_batch(plan([scenario()], seeds=[seed]), options=opts, out_dir=out, progress=False)
     frames = load_results(out)
-    scores = frames["scores"].set_index("seed")
+    scores = frames.scores.set_index("seed")
     assert scores.loc[1, "status"] == "pass" and scores.loc[2, "status"] == "simulator_failure"
 
     lines = summary_lines(frames, fail_threshold=9.5)
@@ -289,14 +289,14 @@ async def test_simulator_failures_are_kept_out_of_every_aggregate_of_the_agent(s
     assert any(line.split()[0] == "SIMFAIL" and "simulator failure, parroting: turns 2–3" in line for line in lines)
     # The parrot's unpaid invoice is not one of the agent's failures.
     assert failures_frame(frames).empty
-    assert exit_code(frames["scores"], None) == EXIT_SIMULATOR_FAILURES
-    assert exit_code(frames["scores"], None, allow_errors=True) == EXIT_OK
-    assert exit_code(frames["scores"], 9.5) == EXIT_BELOW_THRESHOLD  # an agent's low score outranks it
-    assert run_outcomes(frames["scores"]).isna().tolist() == [False, True]  # no pass-rate outcome
-    spread = score_spread(frames["scores"]).iloc[0]
+    assert exit_code(frames.scores, None) == EXIT_SIMULATOR_FAILURES
+    assert exit_code(frames.scores, None, allow_errors=True) == EXIT_OK
+    assert exit_code(frames.scores, 9.5) == EXIT_BELOW_THRESHOLD  # an agent's low score outranks it
+    assert run_outcomes(frames.scores).isna().tolist() == [False, True]  # no pass-rate outcome
+    spread = score_spread(frames.scores).iloc[0]
     assert (spread["conversations"], spread["errors"], spread["simulator_failures"]) == (2, 0, 1)
     assert spread["mean"] == scores.loc[1, "score"]
-    by_seed = _by_agent_seed(frames["scores"].assign(sweep_seed=1)).iloc[0]
+    by_seed = _by_agent_seed(frames.scores.assign(sweep_seed=1)).iloc[0]
     counts = by_seed[["conversations", "scored", "passed", "simulator_failures"]].tolist()
     assert counts == [2, 1, 1, 1]
     clean = exclude_simulator_failures(frames)
@@ -405,20 +405,20 @@ def test_execute_passes_the_gate_and_re_simulations_from_the_config(tmp_path, mo
         store = f"sqlite:///{tmp_path / 'store.db'}"
         first = run_eval(EvalConfig.checked(scenario=HAPPY, output_dir=str(tmp_path / "a")), store_url=store,
                         progress="off")
-        assert first.frames["runs"]["attempt"].tolist() == [1] and first.scores["status"].tolist() == [
+        assert first.frames.runs["attempt"].tolist() == [1] and first.scores["status"].tolist() == [
             "simulator_failure"]
         # The same folder asked for a re-simulation: the saved simulator failure is not "finished" any more.
         gated = run_eval(EvalConfig.checked(scenario=HAPPY, output_dir=str(tmp_path / "a"), resimulate=1),
                         store_url=store, progress="off")
         assert gated.meta["runs_now"] == 1 and gated.meta["runs_resumed"] == 0
         assert gated.exit_code == EXIT_SIMULATOR_FAILURES
-        runs = gated.frames["runs"].sort_values("attempt")
+        runs = gated.frames.runs.sort_values("attempt")
         assert runs["attempt"].tolist() == [1, 2] and runs["superseded"].tolist() == [True, False]
         assert gated.scores["status"].tolist() == ["simulator_failure"]
         assert any("simulator_failure: the simulated patient broke" in line for line in gated.lines)
         off = run_eval(EvalConfig.checked(scenario=HAPPY, output_dir=str(tmp_path / "b"), simulator_gate=False),
                       store_url=store, progress="off")
-        assert off.frames["runs"]["stop_reason"].tolist() == ["max_turns"]
+        assert off.frames.runs["stop_reason"].tolist() == ["max_turns"]
         assert off.scores["status"].iloc[0] in ("pass", "warn", "fail")
         # Workers get the gate's settings too (tests/test_pipeline_distributed.py checks what they build from them).
 

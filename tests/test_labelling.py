@@ -40,8 +40,8 @@ def test_priority_is_the_judge_samples_disagreement(run):
 
 def test_a_score_near_a_threshold_counts_and_an_unanswered_criterion_is_uncertain(run):
     frames = load_folder(run)
-    frames["holistic"].loc[frames["holistic"]["run_id"] == "run-00", "overall"] = 6.5  # 0.5 from 7
-    frames["rubric"].loc[(frames["rubric"]["run_id"] == "run-01") & (frames["rubric"]["criterion_index"] == 9),
+    frames.holistic.loc[frames.holistic["run_id"] == "run-00", "overall"] = 6.5  # 0.5 from 7
+    frames.rubric.loc[(frames.rubric["run_id"] == "run-01") & (frames.rubric["criterion_index"] == 9),
                          "passed"] = pd.NA  # both samples errored on criterion 9
     priority = conversation_priority(frames).set_index("run_id")
     assert priority.loc["run-00", "near_threshold"] == pytest.approx(0.75)
@@ -67,7 +67,7 @@ def test_balanced_when_one_stratum_is_far_more_informative(tmp_path):
 def test_stratify_by_status_uses_the_score_status(tmp_path):
     run = labelled_run(tmp_path / "r", n=4, scenarios=("a",))
     frames = load_folder(run)
-    frames["scores"]["status"] = ["pass", "warn", "fail", "warn"]
+    frames.scores["status"] = ["pass", "warn", "fail", "warn"]
     chosen = choose_conversations(frames, sample=3, stratify="status")
     assert list(chosen["stratum"]) == ["warn", "fail", "pass"]  # run-03 (warn) is the most informative
 
@@ -119,7 +119,7 @@ def test_page_id_follows_the_selection(run):
 def test_duplicate_criterion_text_is_exported_by_index(tmp_path):
     run = labelled_run(tmp_path / "run", n=1, criteria=2)
     frames = load_folder(run)
-    frames["rubric"]["criterion"] = "same text"
+    frames.rubric["criterion"] = "same text"
     data = page_data(frames, choose_conversations(frames, sample=1), source="run")
     assert [c["csv"] for c in data["conversations"][0]["criteria"]] == ["0", "1"]
 

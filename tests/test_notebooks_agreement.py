@@ -74,12 +74,12 @@ def test_the_study_runs_end_to_end_and_its_tables_are_the_library_s(fake_llm, tm
 
     # The saved study: the healthy agent and the notebook's two default faults, re-judged by both judges.
     study = load_study(out)
-    assert sorted(study.frames["runs"]["target"]) == ["clinic:support", "clinic:support?faults=never_escalates",
+    assert sorted(study.frames.runs["target"]) == ["clinic:support", "clinic:support?faults=never_escalates",
                                                       "clinic:support?faults=rude_tone"]
     assert set(study.judged["rubric"]["judge"]) == {"plain", "warm"}
     assert study.judged["rubric"]["error"].isna().all()
     # The fault study's own runs were judged by the first configuration (a spec, turned into a model), not errors.
-    assert study.frames["rubric"]["error"].isna().all() and len(study.frames["rubric"]) == 3 * 4
+    assert study.frames.rubric["error"].isna().all() and len(study.frames.rubric) == 3 * 4
     assert set(study.tables) >= {"database", "judges", "scores", "faults", "fault_confusion", "probes", "fidelity"}
     # Every table the notebook showed is what the library computes from the saved data.
     recomputed = compute_tables(study, n_boot=200)
@@ -93,7 +93,7 @@ def test_the_study_runs_end_to_end_and_its_tables_are_the_library_s(fake_llm, tm
                                           rtol=1e-9, obj=name)
     # A second execution replays (the conversations are on disk, every call is in the cache), now with human labels
     # that say every criterion of the healthy run passed: each judge is scored against them.
-    healthy = study.frames["runs"].set_index("target").loc["clinic:support", "run_id"]
+    healthy = study.frames.runs.set_index("target").loc["clinic:support", "run_id"]
     criteria = study.judged["rubric"].query("run_id == @healthy")["criterion"].unique()
     labels = tmp_path / "labels.csv"
     pd.DataFrame({"conversation": healthy, "criterion": criteria, "label": "pass", "rater": "ana"}).to_csv(

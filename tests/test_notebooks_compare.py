@@ -37,7 +37,7 @@ def test_the_notebook_compares_two_folders_writes_the_page_and_gates(folders):
         papermill.execute_notebook(str(ROOT / "notebooks" / "compare.ipynb"), str(out), cwd=str(ROOT),
                                    parameters={**params, "fail_on_regression": True}, progress_bar=False)
     # With human labels on both sides (by run id), the page also shows the calibrated pass rates and their change.
-    rubric = [load_side(folders / side).frames["rubric"] for side in ("base", "cand")]
+    rubric = [load_side(folders / side).frames.rubric for side in ("base", "cand")]
     labelled = pd.concat([r.drop_duplicates(["run_id", "criterion"]) for r in rubric], ignore_index=True)
     labels = folders / "labels.csv"
     pd.DataFrame({"conversation": labelled["run_id"], "criterion": labelled["criterion"], "label": "pass",

@@ -96,7 +96,7 @@ def test_nbval_agreement_notebook_passes_offline_and_its_tables_are_the_library_
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert " passed" in proc.stdout and "failed" not in proc.stdout
     assert study.meta["local_demo"] and set(study.judged["rubric"]["judge"]) == {"greedy", "sampled"}
-    assert len(study.frames["runs"]) == 4  # the healthy support agent and three known faults
+    assert len(study.frames.runs) == 4  # the healthy support agent and three known faults
     recomputed = compute_tables(study, n_boot=study.meta["params"]["n_boot"])
     assert set(recomputed) == set(study.tables)
     for name, saved in study.tables.items():

@@ -50,7 +50,7 @@ def env(tmp_path, monkeypatch):
 
 
 def _scores(result):
-    frame = result.frames["scores"][COMPARED].sort_values(["scenario", "seed", "trial"], ignore_index=True)
+    frame = result.frames.scores[COMPARED].sort_values(["scenario", "seed", "trial"], ignore_index=True)
     return frame.astype(object).where(frame.notna(), None).to_dict("records")
 
 
@@ -65,7 +65,7 @@ def test_two_worker_processes_give_the_same_results_as_one_process(env, tmp_path
     assert _scores(two) == _scores(one)
     assert len({s["score"] for s in _scores(one)}) > 1  # the scores differ between conversations: a real comparison
     # The same messages, but for the payment links' random tokens.
-    texts = lambda r: sorted(_RANDOM_TOKENS.sub("…", t) for t in r.frames["transcripts"]["text"])  # noqa: E731
+    texts = lambda r: sorted(_RANDOM_TOKENS.sub("…", t) for t in r.frames.transcripts["text"])  # noqa: E731
     assert texts(two) == texts(one)
     assert two.meta["workers"] == 2 and one.meta["workers"] == 1
     # Many in flight: several conversations per Dask task (chunk_size), the same results, each conversation once.

@@ -144,11 +144,11 @@ async def test_concurrent_runs_of_one_scenario_never_cross_talk_and_clean_up_exa
                                           progress=False), timeout=120)
         elapsed = time.perf_counter() - started
         frames = load_results(tmp_path / "out")
-        run_ids = set(frames["runs"]["run_id"])
-        assert len(run_ids) == len(jobs) and set(frames["runs"]["status"]) == {"completed"}
+        run_ids = set(frames.runs["run_id"])
+        assert len(run_ids) == len(jobs) and set(frames.runs["status"]) == {"completed"}
         assert agent.problems == []
         assert len(set(agent.clinics.values())) == len(jobs)  # one clinic per run, none shared
-        for run_id, transcript in frames["transcripts"].groupby("run_id"):
+        for run_id, transcript in frames.transcripts.groupby("run_id"):
             mentioned = set(RUN_ID.findall(" ".join(transcript["text"])))
             assert mentioned == {run_id}, (run_id, mentioned)
             assert list(transcript["role"]) == ["patient", "agent"] * 3 + ["patient"]
@@ -174,10 +174,10 @@ async def test_concurrent_runs_of_the_reference_agent_each_pay_their_own_invoice
     await asyncio.wait_for(arun_batch(jobs, options=options, out_dir=tmp_path / "out", concurrency=len(jobs),
                                       progress=False), timeout=120)
     frames = load_results(tmp_path / "out")
-    assert set(frames["scores"]["status"]) == {"pass"}, frames["scores"][["status", "error"]]
-    asserted = frames["assertions"]
+    assert set(frames.scores["status"]) == {"pass"}, frames.scores[["status", "error"]]
+    asserted = frames.assertions
     assert len(asserted) == 5 * len(jobs) and asserted["passed"].all()  # payment_link_created and 4 path rows
-    links = [t for t in frames["transcripts"]["text"] if "https://pay.clinic.example/" in t]
+    links = [t for t in frames.transcripts["text"] if "https://pay.clinic.example/" in t]
     urls = [re.search(r"https://pay\.clinic\.example/\S+", t).group(0) for t in links]
     assert len(set(urls)) == len(jobs)  # one distinct link per run: no run answered with another's
-    assert rows_of(store, set(frames["runs"]["run_id"])) == 0
+    assert rows_of(store, set(frames.runs["run_id"])) == 0

@@ -83,8 +83,8 @@ def llm_env(monkeypatch, tmp_path):
 
 def assert_nothing_silently_passed(frames: dict[str, pd.DataFrame]) -> None:
     """Every run not in error was judged completely: each criterion has a verdict, each dimension a score."""
-    scores = frames["scores"].set_index("run_id")
-    runs = frames["runs"].set_index("run_id")
+    scores = frames.scores.set_index("run_id")
+    runs = frames.runs.set_index("run_id")
     for run_id, score in scores.iterrows():
         if score["status"] == "error":
             assert isinstance(score["error"], str) and score["error"], run_id
@@ -92,13 +92,13 @@ def assert_nothing_silently_passed(frames: dict[str, pd.DataFrame]) -> None:
             continue
         assert pd.isna(score["error"]), (run_id, score["error"])
         if runs.loc[run_id, "type"] == "conversational":
-            rubric = frames["rubric"][frames["rubric"]["run_id"] == run_id]
+            rubric = frames.rubric[frames.rubric["run_id"] == run_id]
             assert len(rubric) == score["rubric_total"] > 0 and rubric["passed"].notna().all(), run_id
             assert rubric["error"].isna().all(), run_id
-            holistic = frames["holistic"][frames["holistic"]["run_id"] == run_id]
+            holistic = frames.holistic[frames.holistic["run_id"] == run_id]
             assert len(holistic) == 1 and holistic["error"].isna().all(), run_id
         else:
-            turns = frames["turns"][frames["turns"]["run_id"] == run_id]
+            turns = frames.turns[frames.turns["run_id"] == run_id]
             assert len(turns) > 0 and turns["error"].isna().all(), run_id
 
 
@@ -120,17 +120,17 @@ async def test_llm_fault_sweep_loses_nothing_and_passes_nothing_silently(llm_env
     frames = outcome.frames
     # None lost: one file, one run row and one score row per job, each key exactly once.
     assert {p.stem for p in run_files(out)} == {j.key for j in jobs}
-    assert len(frames["runs"]) == len(frames["scores"]) == len(jobs)
-    assert frames["scores"]["run_id"].is_unique
-    assert set(frames["scores"]["status"]) <= STATUSES
+    assert len(frames.runs) == len(frames.scores) == len(jobs)
+    assert frames.scores["run_id"].is_unique
+    assert set(frames.scores["status"]) <= STATUSES
     assert_nothing_silently_passed(frames)
-    errored = frames["scores"][frames["scores"]["status"] == "error"]
+    errored = frames.scores[frames.scores["status"] == "error"]
     for reason in errored["error"]:
         assert any(label in reason for label in KNOWN_REASON), reason
     # A call that failed for good (after its retries) always shows in its run's status.
-    calls = frames["calls"]
+    calls = frames.calls
     failed_calls = calls[calls["error"].notna()] if "error" in calls else calls.iloc[0:0]
-    runs_by_scenario = frames["scores"].set_index(["scenario", "seed", "trial"])["status"]
+    runs_by_scenario = frames.scores.set_index(["scenario", "seed", "trial"])["status"]
     for _, call in failed_calls.iterrows():
         assert runs_by_scenario.loc[(call["scenario"], call["seed"], call["trial"])] == "error", call.to_dict()
     # The faults really happened, at about the intended rate.
@@ -142,8 +142,8 @@ async def test_llm_fault_sweep_loses_nothing_and_passes_nothing_silently(llm_env
     record_figures(
         "llm_fault_sweep", jobs=len(jobs), llm_requests=stats["requests"], calls_injected_to_fail=injected,
         faults_by_kind=stats["faults"], calls_failed_after_retries=len(failed_calls),
-        finished=int((frames["scores"]["status"] != "error").sum()), errored=len(errored),
-        lost=len(jobs) - len(run_files(out)), statuses=dict(Counter(frames["scores"]["status"])),
+        finished=int((frames.scores["status"] != "error").sum()), errored=len(errored),
+        lost=len(jobs) - len(run_files(out)), statuses=dict(Counter(frames.scores["status"])),
         error_reasons=dict(Counter(" ".join(r.split()[:6]) for r in errored["error"])), seconds=round(elapsed, 1),
     )
 
@@ -210,9 +210,9 @@ async def test_agent_fault_sweep_ends_each_broken_conversation_as_error_with_its
     assert batch.ran == len(jobs)
     frames = load_results(out)
     assert {p.stem for p in run_files(out)} == {j.key for j in jobs}  # none lost
-    assert set(agent.plan_of) == set(frames["scores"]["run_id"])  # every conversation reached the agent
+    assert set(agent.plan_of) == set(frames.scores["run_id"])  # every conversation reached the agent
     assert_nothing_silently_passed(frames)
-    scores = frames["scores"].set_index("run_id")
+    scores = frames.scores.set_index("run_id")
     for run_id, plan_ in agent.plan_of.items():
         errors, fault = expected_outcome(plan_)
         status, reason = scores.loc[run_id, "status"], scores.loc[run_id, "error"]
@@ -221,7 +221,7 @@ async def test_agent_fault_sweep_ends_each_broken_conversation_as_error_with_its
             assert "agent error" in reason and AGENT_REASON[fault] in reason, (plan_, reason)
         else:
             assert status != "error", (plan_, reason)
-        transcript = frames["transcripts"][frames["transcripts"]["run_id"] == run_id]
+        transcript = frames.transcripts[frames.transcripts["run_id"] == run_id]
         agent_lines = transcript[transcript["role"] == "agent"]["text"].tolist()
         assert agent_lines == agent.replies[run_id]  # what the agent said, and only that, was recorded
     assert leftover == 0
@@ -230,8 +230,8 @@ async def test_agent_fault_sweep_ends_each_broken_conversation_as_error_with_its
     record_figures(
         "agent_fault_sweep", jobs=len(jobs), agent_requests=len(agent.served), calls_injected_to_fail=injected,
         faults_by_kind=dict(Counter(o for *_, o in agent.served if o != "ok")),
-        finished=int((frames["scores"]["status"] != "error").sum()),
-        errored=int((frames["scores"]["status"] == "error").sum()), lost=len(jobs) - len(run_files(out)),
+        finished=int((frames.scores["status"] != "error").sum()),
+        errored=int((frames.scores["status"] == "error").sum()), lost=len(jobs) - len(run_files(out)),
         seconds=round(elapsed, 1),
     )
 
@@ -326,7 +326,7 @@ def test_an_error_before_seeding_shows_its_reason_in_the_summary(tmp_path):
     from convoeval.pipeline.summary import summary_lines
 
     frames = _fail_before_seeding(tmp_path, seeds=[1])
-    assert frames["runs"]["run_id"].notna().all() and frames["runs"]["run_id"].nunique() == 3
+    assert frames.runs["run_id"].notna().all() and frames.runs["run_id"].nunique() == 3
     rows = [line for line in summary_lines(frames) if "billing-" in line]
     assert len(rows) == 3
     assert all("no_such_module_xyz" in row for row in rows), rows

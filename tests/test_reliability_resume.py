@@ -153,11 +153,11 @@ def test_a_killed_sweep_resumes_without_losing_or_redoing_runs_and_cleanup_is_ex
     meta = json.loads((out / "report.json").read_text())["meta"]
     assert (meta["runs_now"], meta["runs_resumed"]) == (JOBS - len(before), len(before))
     frames = load_results(out)
-    assert len(frames["scores"]) == JOBS and frames["scores"]["run_id"].is_unique
-    assert "torn" not in set(frames["runs"]["run_id"])
+    assert len(frames.scores) == JOBS and frames.scores["run_id"].is_unique
+    assert "torn" not in set(frames.runs["run_id"])
     with open_store(store_url) as store:  # the resumed run cleaned up after itself
         assert not store.select("runs", {"owner_pid": killed_pid, "owner_host": socket.gethostname()})
-        assert sum(rows_by_run(store, frames["runs"]["run_id"].tolist()).values()) == 0
+        assert sum(rows_by_run(store, frames.runs["run_id"].tolist()).values()) == 0
     record_figures("crash_resume", backend=store_url.split(":")[0], jobs=JOBS, finished_before_kill=len(before),
                    in_flight_at_kill=len(dead), rows_cleaned_runs=len(dead), resumed_runs=JOBS - len(before),
                    redone=0 if all(after[n] == before[n] for n in before) else "some", lost=JOBS - len(after),

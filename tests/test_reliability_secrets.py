@@ -230,6 +230,6 @@ def test_a_webhook_token_reaches_no_frame(tmp_path):
     finally:
         store.close()
     frames = batch.frames()
-    assert (frames["runs"]["status"] == "error").all()
-    assert frames["runs"]["target"].tolist() == ["http://127.0.0.1:9/hook?…"]
+    assert (frames.runs["status"] == "error").all()
+    assert frames.runs["target"].tolist() == ["http://127.0.0.1:9/hook?…"]
     assert leaks(token, tmp_path / "out") == []

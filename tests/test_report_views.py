@@ -86,7 +86,7 @@ def _score_cells(page: str) -> dict[str, list[str]]:
 
 def test_scores_show_one_decimal_in_the_table_and_on_the_page(mixed_run, tmp_path):
     # Whole numbers and halves alike: 10.0 and 6.5, never 10.000000 (a second Styler.format once reset the first).
-    mixed_run.frames["scores"].loc[0, ["score", "rubric_score", "holistic_overall"]] = [10.0, 6.5, 2 / 3 * 10]
+    mixed_run.frames.scores.loc[0, ["score", "rubric_score", "holistic_overall"]] = [10.0, 6.5, 2 / 3 * 10]
     page = str(report.save_html(mixed_run, tmp_path / "page.html").text)
     for html in (report.score_table(mixed_run).to_html(), Path(page).read_text(encoding="utf-8")):
         cells = _score_cells(html)
@@ -180,7 +180,7 @@ def test_load_run_reads_a_saved_folder(tmp_path):
                               meta={"local_demo": True})
     run = report.load_run(folder)
     assert sorted(run.scores["seed"]) == [7, 42]
-    assert run.meta == {"local_demo": True} and len(run.frames["calls"]) == 2
+    assert run.meta == {"local_demo": True} and len(run.frames.calls) == 2
     with pytest.raises(FileNotFoundError, match="no finished conversation"):
         report.load_run(tmp_path / "empty")
 

@@ -98,7 +98,7 @@ def test_database_agreement_for_every_instrument():
 def test_database_agreement_reads_a_results_folder(tmp_path):
     frames = _frames()
     (tmp_path / "runs").mkdir()
-    for run_id in frames["runs"]["run_id"]:
+    for run_id in frames.runs["run_id"]:
         payload = {name: json.loads(frame[frame["run_id"] == run_id].to_json(orient="records"))
                    for name, frame in frames.items()}
         (tmp_path / "runs" / f"{run_id}.json").write_text(json.dumps(payload), encoding="utf-8")
@@ -110,8 +110,8 @@ def test_database_agreement_reads_a_results_folder(tmp_path):
 
 def test_no_declared_assertions_and_no_holistic_gives_an_empty_table():
     frames = _frames()
-    frames["rubric"] = frames["rubric"].assign(assertion=pd.NA)
-    frames["holistic"] = frames["holistic"].iloc[0:0]
+    frames["rubric"] = frames.rubric.assign(assertion=pd.NA)
+    frames["holistic"] = frames.holistic.iloc[0:0]
     out = database_agreement(frames, n_boot=10)
     assert out.empty and "statistic" in out.columns
 
@@ -146,13 +146,13 @@ async def test_agreement_on_a_real_batch_with_the_fake_models(tmp_path, monkeypa
                           judge_model=FakeChatModel(responder=judge_reply), store=store)
         await arun_batch(plan([sc], seeds=[1], trials=2), options=opts, out_dir=tmp_path / "out", progress=False)
     frames = load_results(tmp_path / "out")
-    pairs = truth_pairs(frames["rubric"], frames["assertions"])
+    pairs = truth_pairs(frames.rubric, frames.assertions)
     assert len(pairs) == 2 and set(pairs["criterion"]) == set(declared)
-    db = frames["assertions"][frames["assertions"]["assertion"] == "appointment_created"]
+    db = frames.assertions[frames.assertions["assertion"] == "appointment_created"]
     assert sorted(pairs["database_passed"].tolist()) == sorted(db["passed"].tolist())
     out = database_agreement(frames, n_boot=50)
     assert set(out["instrument"]) == {"rubric", "goal"}
-    judges = set(frames["rubric"]["judge_model"].astype(str))
+    judges = set(frames.rubric["judge_model"].astype(str))
     assert set(out["rater_a"]) == judges | {"simulator"} and set(out["rater_b"]) == {DATABASE}
     goal = out[(out["instrument"] == "goal") & (out["rater_a"] == "simulator")].set_index("statistic")["value"]
     assert goal["pass_rate_a"] == 1.0  # the fake patient always claims [GOAL_COMPLETE]

@@ -11,7 +11,7 @@ Example:
     >>> from convoeval.pipeline import load_results
     >>> frames = load_results("reports/sweep")                                      # doctest: +SKIP
     >>> stats.database_agreement(frames)                                            # doctest: +SKIP
-    >>> ratings = stats.rubric_ratings(frames["rubric"], rater=("judge_model", "prompt_version"))  # doctest: +SKIP
+    >>> ratings = stats.rubric_ratings(frames.rubric, rater=("judge_model", "prompt_version"))  # doctest: +SKIP
     >>> stats.binary_agreement(ratings)                                             # doctest: +SKIP
 """
 

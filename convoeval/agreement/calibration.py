@@ -9,12 +9,12 @@ the criteria linked to an assertion) and one for the holistic goal score.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
 from convoeval.agreement.fault_labels import fault_labels
+from convoeval.frames import RunFrames
 from convoeval.stats._result import result_frame
 from convoeval.stats.bootstrap import N_BOOT
 from convoeval.stats.calibrated_rates import goal_rate_estimates, label_values, pass_rate_estimates
@@ -29,14 +29,12 @@ CALIBRATION_GROUPS = ("instrument", "rater", "labels", "criterion", "estimator")
 GOAL_ROW = "goal_completion (holistic score)"
 
 
-def free_labels(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+def free_labels(frames: RunFrames) -> pd.DataFrame:
     """Every free label of a set of runs: the database's verdicts (criteria with an assertion) and, in a fault
     study, the known faults' — one labels frame, ``source`` telling them apart."""
     parts = []
-    rubric, assertions = frames.get("rubric"), frames.get("assertions")
-    if rubric is not None and assertions is not None and len(rubric):
-        parts.append(database_labels(rubric, assertions))
-    if {"runs", "rubric", "assertions"} <= set(frames) and len(frames["rubric"]):
+    if len(frames.rubric):
+        parts.append(database_labels(frames.rubric, frames.assertions))
         parts.append(fault_labels(frames))
     parts = [p for p in parts if len(p)]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
@@ -48,7 +46,7 @@ def _labelled_criteria(table: pd.DataFrame, labels: pd.DataFrame, rubric: pd.Dat
 
 
 def calibration_table(
-    frames: Mapping[str, pd.DataFrame],
+    frames: RunFrames,
     *,
     human: pd.DataFrame | None = None,
     rater: str = "judge",
@@ -68,17 +66,17 @@ def calibration_table(
         ``instrument`` (``rubric`` / ``holistic``), ``rater``, ``labels`` (``database+fault``, ``human``, or
         ``database`` for the goal), ``criterion``, ``estimator`` and the ``pass_rate_estimates`` columns.
     """
-    rubric = frames.get("rubric")
+    rubric = frames.rubric
     parts = []
-    if rubric is not None and len(rubric):
+    if len(rubric):
         for labels, sources in ((free_labels(frames), None), (human, "human")):
             if labels is None or labels.empty:
                 continue
             table = pass_rate_estimates(rubric, labels, rater=rater, sources=sources, overall=False, n_boot=n_boot,
                                         seed=seed)
             parts.append(_labelled_criteria(table, labels, rubric, sources).assign(instrument="rubric"))
-    holistic, assertions = frames.get("holistic"), frames.get("assertions")
-    if holistic is not None and len(holistic) and assertions is not None and len(assertions):
+    holistic, assertions = frames.holistic, frames.assertions
+    if len(holistic) and len(assertions):
         goals = goal_rate_estimates(holistic, goal_truth(assertions), rater=rater, seed=seed)
         parts.append(goals.drop(columns=["dimension"]).assign(criterion=GOAL_ROW, instrument="holistic"))
     parts = [p for p in parts if len(p)]

@@ -7,17 +7,16 @@ pass_rate_estimates``) while human labels check it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import pandas as pd
 
 from convoeval.agreement.fault_truth import KNOWN_FAULTS, fault_truth
+from convoeval.frames import RunFrames
 from convoeval.stats.free_labels import ratings_to_labels
 
 __all__ = ["fault_labels"]
 
 
-def fault_labels(frames: Mapping[str, pd.DataFrame], *, database_check: bool = True) -> pd.DataFrame:
+def fault_labels(frames: RunFrames, *, database_check: bool = True) -> pd.DataFrame:
     """The known-fault truth of a fault study as labels: ``rater = "known_faults"``, ``source = "fault"``.
 
     A verdict the database contradicts (``fault_truth``'s ``database_check``) becomes ``unsure`` (``label`` NA) with

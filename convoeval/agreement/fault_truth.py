@@ -8,13 +8,14 @@ and ``fault_confusion`` score every judge against that truth.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from convoeval.agents import parse_clinic_target
 from convoeval.agents.clinic import FAULTS
+from convoeval.frames import RunFrames
 from convoeval.stats.binary import binary_agreement, confusion_counts
 from convoeval.stats.bootstrap import LEVEL, N_BOOT
 from convoeval.stats.ratings import RATING_COLUMNS, rubric_ratings
@@ -69,12 +70,6 @@ def _broken(agent: str, names: Iterable[str]) -> set[str]:
     return criteria
 
 
-def _require(frames: Mapping[str, pd.DataFrame], names: Sequence[str]) -> None:
-    missing = [n for n in names if n not in frames]
-    if missing:
-        raise ValueError(f"fault_truth needs frame(s) {missing} (from run_fault_study or load_results)")
-
-
 def _conversation_key(row: Any) -> tuple[Any, ...]:
     return row.scenario, None if pd.isna(row.seed) else int(row.seed), None if pd.isna(row.trial) else int(row.trial)
 
@@ -124,7 +119,7 @@ def _database_contradicts(truth: pd.DataFrame, assertions: pd.DataFrame) -> pd.D
     return merged.drop(columns=["_db"])
 
 
-def fault_truth(frames: Mapping[str, pd.DataFrame], *, database_check: bool = True) -> pd.DataFrame:
+def fault_truth(frames: RunFrames, *, database_check: bool = True) -> pd.DataFrame:
     """The known-faults truth of a fault study, as a pass/fail ratings frame with rater ``"known_faults"``.
 
     * A run of ``clinic:<agent>?faults=<name>``: each of its rubric criteria that the fault breaks is **fail**.
@@ -153,31 +148,31 @@ def fault_truth(frames: Mapping[str, pd.DataFrame], *, database_check: bool = Tr
         >>> truth = fault_truth(run_fault_study(load_scenarios(agent="support"), "reports/faults"))  # doctest: +SKIP
         >>> truth.groupby(["arm", "passed"], dropna=False).size()                                    # doctest: +SKIP
     """
-    _require(frames, ["runs", "rubric", *(["assertions"] if database_check else [])])
-    runs = frames["runs"]
+    runs = frames.runs
     done = runs[(runs["status"].eq("completed") & runs["type"].eq("conversational")).fillna(False).astype(bool)]
     verdicts = pd.DataFrame(_verdicts(done), columns=["run_id", "criterion", "target", "arm", "faults", "passed",
                                                       "reason"])
-    rubric = frames["rubric"]
+    rubric = frames.rubric
     items = rubric[["run_id", "scenario", "seed", "trial", "criterion_index", "criterion", "assertion"]]
     items = items.drop_duplicates(["run_id", "criterion"])
     truth = items.merge(verdicts, on=["run_id", "criterion"], how="inner")
     truth["passed"] = truth["passed"].astype("boolean")
     if database_check:
-        truth = _database_contradicts(truth, frames["assertions"])
+        truth = _database_contradicts(truth, frames.assertions)
     truth["rater"] = KNOWN_FAULTS
     truth["sample"] = pd.NA
     truth = truth.sort_values(["scenario", "arm", "faults", "criterion_index"], kind="stable")
     return truth.reindex(columns=list(TRUTH_COLUMNS)).reset_index(drop=True)
 
 
-def _ratings(frames, rater, samples, database_check) -> pd.DataFrame:
+def _ratings(frames: RunFrames, rater: str | Sequence[str], samples: str | int, database_check: bool
+             ) -> pd.DataFrame:
     truth = fault_truth(frames, database_check=database_check)
     if truth.empty:
         # Without this, binary_agreement's "reference rater 'known_faults' is not in the ratings ([])" is all the
         # caller sees of frames that are simply not a fault study (saved runs, a sweep).
         raise ValueError(f"no known-fault truth in these frames: {NO_TRUTH}")
-    judged = rubric_ratings(frames["rubric"], rater=rater, samples=samples)
+    judged = rubric_ratings(frames.rubric, rater=rater, samples=samples)
     if (judged["rater"] == KNOWN_FAULTS).any():
         raise ValueError(f"a judge is named {KNOWN_FAULTS!r}, the truth's rater name; rename it (rater=...)")
     judged = judged.merge(truth[["run_id", "criterion"]], on=["run_id", "criterion"], how="inner")
@@ -185,7 +180,7 @@ def _ratings(frames, rater, samples, database_check) -> pd.DataFrame:
 
 
 def fault_detection(
-    frames: Mapping[str, pd.DataFrame],
+    frames: RunFrames,
     *,
     rater: str | Sequence[str] = "judge_model",
     samples: str | int = "majority",
@@ -231,7 +226,7 @@ def fault_detection(
 
 
 def fault_confusion(
-    frames: Mapping[str, pd.DataFrame],
+    frames: RunFrames,
     *,
     rater: str | Sequence[str] = "judge_model",
     samples: str | int = "majority",

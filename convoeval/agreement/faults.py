@@ -34,12 +34,14 @@ import pandas as pd
 
 from convoeval._aio import blocking
 from convoeval.agents.clinic import clinic_agent_names, faults_for
-from convoeval.pipeline import load_results, merge_frames, plan
+from convoeval.frames import RunFrames
+from convoeval.llm.accounting import CALL_COLUMNS
+from convoeval.pipeline import plan
 from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.options import SHARED_DEFAULTS, RunOptions, SharedOptions, opened_store, settle
 from convoeval.pipeline.progress import Progress, as_mode
-from convoeval.pipeline.results import finished
+from convoeval.pipeline.results import finished, read_frames
 from convoeval.scenarios import is_conversational
 
 if TYPE_CHECKING:
@@ -199,7 +201,7 @@ async def arun_fault_study(
     seeds: Sequence[int | None] = (None,),
     trials: int = 1,
     **options: Unpack[SharedOptions],
-) -> dict[str, pd.DataFrame]:
+) -> RunFrames:
     """Run every conversational scenario against the healthy reference agent and against each relevant known fault.
 
     ``run_fault_study`` is the blocking form of ``arun_fault_study`` (scripts, notebooks).
@@ -223,9 +225,9 @@ async def arun_fault_study(
             simulator_gate (a conversation it stops ends ``simulator_failure`` and is not judged).
 
     Returns:
-        The frames of ``convoeval.pipeline.load_results`` (runs, scores, transcripts, rubric, holistic, turns,
-        assertions, calls) over every target's folder, concatenated; only the conversations this study planned.
-        ``runs.target`` tells the arms apart (join other frames on ``run_id``); ``calls`` has a ``target`` column.
+        A ``RunFrames`` (``frames.runs``, ``frames.scores``, ``frames.rubric``, …, ``frames.calls``) over every
+        target's folder, concatenated; only the conversations this study planned. ``frames.runs.target`` tells the
+        arms apart (join other frames on ``run_id``); ``frames.calls`` has a ``target`` column.
 
     Raises:
         ValueError: an unknown agent or fault key.
@@ -251,39 +253,36 @@ async def arun_fault_study(
     at_once = max(1, min(len(targets), concurrency))
     slots = asyncio.Semaphore(at_once)
 
-    async def run_target(target: str, names: tuple[str, ...], jobs: list[Job], store: Store
-                         ) -> dict[str, pd.DataFrame]:
+    async def run_target(target: str, names: tuple[str, ...], jobs: list[Job], store: Store) -> RunFrames:
         folder = root / target_folder(target)
         run_options = RunOptions.from_shared(opts, store=store, target=target)
         async with slots:
             await arun_batch(todo[target], options=run_options, out_dir=folder,
                              concurrency=max(1, concurrency // at_once), resume=False,
                              progress=_TargetProgress(report, ",".join(names) or "healthy"))
-        return _planned_frames(load_results(folder), jobs, target)
+        return _planned_frames(read_frames(folder), jobs, target)
 
     try:
         with opened_store(opts["store"]) as store:  # one store for every target, opened once
             parts = await asyncio.gather(*(run_target(t, names, jobs, store) for t, (names, jobs) in targets.items()))
     finally:
         report.close()
-    return {name: frame.reset_index(drop=True) for name, frame in merge_frames(list(parts)).items()}
+    return RunFrames.merge(parts, call_columns=CALL_COLUMNS)
 
 
 def _not_saved(jobs: Sequence[Any], saved: set[str]) -> list[Any]:
     return [j for j in jobs if j.key not in saved]
 
 
-def _planned_frames(frames: dict[str, pd.DataFrame], jobs: Sequence[Any], target: str) -> dict[str, pd.DataFrame]:
+def _planned_frames(frames: RunFrames, jobs: Sequence[Any], target: str) -> RunFrames:
     """A target folder's frames cut to the conversations this study planned (it may hold an earlier, wider study)."""
     keys = {(j.scenario.id, j.seed, j.trial) for j in jobs}
-    runs = frames["runs"][_planned(frames["runs"], keys)]
-    ids = set(runs["run_id"])
-    kept = {name: f[f["run_id"].isin(ids)] if "run_id" in f else f for name, f in frames.items()}
-    calls = frames["calls"]
+    kept = frames.only(set(frames.runs.loc[_planned(frames.runs, keys), "run_id"]))
+    calls = frames.calls
     if len(calls):
         # LLM call records carry no run_id; tell the targets apart by a column of their own.
         calls = calls[_planned(calls, keys)].assign(target=target)
-    return {**kept, "runs": runs, "calls": calls}
+    return kept.replace(calls=calls)
 
 
 class _TargetProgress:

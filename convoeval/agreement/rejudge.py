@@ -18,6 +18,7 @@ import pandas as pd
 
 from convoeval import frames as F
 from convoeval._aio import run_sync
+from convoeval.frames import RunFrames
 from convoeval.judges.holistic import ajudge_holistic
 from convoeval.judges.rubric import ajudge_rubric
 from convoeval.llm.models import get_model
@@ -44,23 +45,23 @@ def judge_label(spec: Any) -> str:
     return type(spec).__name__
 
 
-def judged_transcripts(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+def judged_transcripts(frames: RunFrames) -> pd.DataFrame:
     """The transcripts worth judging again: conversational runs that completed (errored runs have no verdicts).
 
     Args:
-        frames: A run's or sweep's frames (``convoeval.pipeline.load_results``).
+        frames: A run's or sweep's ``RunFrames`` (``convoeval.pipeline.load_results(folder).frames``).
 
     Returns:
         The transcript rows of those runs (``TRANSCRIPT_SCHEMA``).
     """
-    runs = frames["runs"]
+    runs = frames.runs
     keep = runs[(runs["type"] == "conversational") & (runs["status"] == "completed")]["run_id"]
-    transcripts = frames["transcripts"]
+    transcripts = frames.transcripts
     return transcripts[transcripts["run_id"].isin(set(keep))].reset_index(drop=True)
 
 
 def rejudge(
-    frames: Mapping[str, pd.DataFrame],
+    frames: RunFrames,
     judges: Mapping[str, Any] | Iterable[Any],
     *,
     scenarios: Iterable[Any] | Mapping[str, Any],
@@ -71,7 +72,7 @@ def rejudge(
     """Judge every completed conversational run again with each judge configuration.
 
     Args:
-        frames: A run's or sweep's frames (``convoeval.pipeline.load_results``).
+        frames: A run's or sweep's ``RunFrames`` (``convoeval.pipeline.load_results(folder).frames``).
         judges: ``{name: spec}`` (a spec is what ``convoeval.llm.models.get_model("judge", spec)`` takes, or a chat model),
             or a list of specs named by ``judge_label``.
         scenarios: The scenarios the runs came from (their rubrics and goals).
@@ -112,7 +113,7 @@ def _named(judges: Mapping[str, Any] | Iterable[Any]) -> dict[str, Any]:
     return named
 
 
-async def _arejudge(frames: Mapping[str, pd.DataFrame], judges: dict[str, Any], *, scenarios: Any, samples: int,
+async def _arejudge(frames: RunFrames, judges: dict[str, Any], *, scenarios: Any, samples: int,
                     rubric: bool, holistic: bool) -> dict[str, pd.DataFrame]:
 
     transcripts = judged_transcripts(frames)

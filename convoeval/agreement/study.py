@@ -35,15 +35,16 @@ from convoeval.agreement.study_params import (  # noqa: F401 - the study's param
     check_study_parameters,
     study_defaults,
 )
-from convoeval.fidelity import exclude_flagged, fidelity_flags, fidelity_summary
-from convoeval.frames import SIMULATOR_FAILURE, from_parquet, to_parquet
+from convoeval.fidelity import exclude_flagged, fidelity_flags, fidelity_summary, flagged_runs
+from convoeval.frames import SIMULATOR_FAILURE, RunFrames, from_parquet, to_parquet
 from convoeval.llm import CacheMissError
+from convoeval.llm.accounting import CALL_COLUMNS
 from convoeval.llm.models import get_model
 from convoeval.paths import under
-from convoeval.pipeline import load_results, merge_frames
 from convoeval.pipeline.config import ParameterError
 from convoeval.pipeline.notebook import ReplayMissError
 from convoeval.pipeline.progress import Mode, StageProgress, as_mode
+from convoeval.pipeline.results import read_frames
 from convoeval.scenarios import load_scenarios
 from convoeval.simulator.gate import exclude_simulator_failures, simulator_failures, stopped_run_ids
 from convoeval.stats import probe_effects
@@ -74,7 +75,7 @@ class Study:
     """
 
     out_dir: Path
-    frames: dict[str, pd.DataFrame]
+    frames: RunFrames
     judged: dict[str, pd.DataFrame]
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
@@ -84,21 +85,21 @@ class Study:
         return list(self.meta.get("judges", {}))
 
 
-def load_frames(folders: list[Path]) -> dict[str, pd.DataFrame]:
+def load_frames(folders: list[Path]) -> RunFrames:
     """Every finished conversation under ``folders`` (searched for ``runs/`` folders: runs, sweeps, studies)."""
 
-    parts: list[dict[str, pd.DataFrame]] = []
+    parts: list[RunFrames] = []
     for folder in folders:
         run_dirs = sorted({p.parent for p in Path(folder).rglob("runs") if p.is_dir()})
-        parts.extend(load_results(d) for d in run_dirs)
+        parts.extend(read_frames(d) for d in run_dirs)
     return _concat(parts)
 
 
-def _concat(parts: list[dict[str, pd.DataFrame]]) -> dict[str, pd.DataFrame]:
+def _concat(parts: list[RunFrames]) -> RunFrames:
 
-    out: dict[str, pd.DataFrame] = merge_frames(parts)
-    if len(out["runs"]):  # a run read twice (a folder inside another) counts once
-        out = {name: (f.drop_duplicates(subset=_identity(f)) if name != "calls" else f) for name, f in out.items()}
+    out = RunFrames.merge(parts, call_columns=CALL_COLUMNS)
+    if len(out.runs):  # a run read twice (a folder inside another) counts once
+        out = out.map(lambda name, f: f.drop_duplicates(subset=_identity(f)) if name != "calls" else f)
     return out
 
 
@@ -147,8 +148,8 @@ def run_study(config: StudyConfig, *, progress: Mode | bool = "lines") -> Study:
     if p["runs"]:
         parts.append(load_frames([under(config.project_root, f) for f in p["runs"]]))
     frames = _concat(parts)
-    _raise_on_replay_miss(frames["calls"])
-    _require_conversations(frames["runs"], fault_study=bool(p["fault_study"]))
+    _raise_on_replay_miss(frames.calls)
+    _require_conversations(frames.runs, fault_study=bool(p["fault_study"]))
     try:
         n = judged_transcripts(frames)["run_id"].nunique()  # the conversations each judge and probe reads
         judged = _judge_all(frames, n, scenarios, p, stages)
@@ -160,7 +161,7 @@ def run_study(config: StudyConfig, *, progress: Mode | bool = "lines") -> Study:
     except CacheMissError as exc:
         raise ReplayMissError(f"{exc}; {_RERECORD}") from None
     meta = {"params": p, "judges": {k: v for k, v in p["judges"].items()}, "started": started,
-            "duration_s": round(time.time() - started, 1), "conversations": int(frames["runs"]["run_id"].nunique()),
+            "duration_s": round(time.time() - started, 1), "conversations": int(frames.runs["run_id"].nunique()),
             "simulator_failures": len(simulator_failures(frames)), "local_demo": _local_demo(frames, judged)}
     study = Study(out_dir=out, frames=frames, judged=judged, meta=meta)
     study.tables = compute_tables(study, labels=under(config.project_root, p["labels"]) if p["labels"] else None,
@@ -170,7 +171,7 @@ def run_study(config: StudyConfig, *, progress: Mode | bool = "lines") -> Study:
     return study
 
 
-def _judge_all(frames: dict[str, pd.DataFrame], n: int, scenarios: list[Any], p: Mapping[str, Any],
+def _judge_all(frames: RunFrames, n: int, scenarios: list[Any], p: Mapping[str, Any],
                stages: StageProgress) -> dict[str, pd.DataFrame]:
     """Every completed conversation (``n`` of them) judged again by each judge configuration, a step per judge."""
 
@@ -227,12 +228,12 @@ def _require_conversations(runs: pd.DataFrame, *, fault_study: bool = False) -> 
                      f"conversational runs, so {hint}")
 
 
-def _fidelity(frames: dict[str, pd.DataFrame], scenarios: list[Any]) -> pd.DataFrame:
+def _fidelity(frames: RunFrames, scenarios: list[Any]) -> pd.DataFrame:
 
     return fidelity_flags(frames, scenarios=scenarios)
 
 
-def _probe_pairs(frames: dict[str, pd.DataFrame], scenarios: list[Any], p: Mapping[str, Any], judge: Any
+def _probe_pairs(frames: RunFrames, scenarios: list[Any], p: Mapping[str, Any], judge: Any
                  ) -> pd.DataFrame:
     from convoeval.agreement.probes import run_probes  # noqa: PLC0415 - pulls in a heavy dependency on first use (start-up budget, tests/test_startup.py)
 
@@ -243,9 +244,9 @@ def _probe_pairs(frames: dict[str, pd.DataFrame], scenarios: list[Any], p: Mappi
     return run_probes(transcripts, scenarios=scenarios, probes=p["probes"], model=model).pairs
 
 
-def _local_demo(frames: Mapping[str, pd.DataFrame], judged: Mapping[str, pd.DataFrame]) -> bool:
-    calls = frames.get("calls")
-    in_calls = calls is not None and "is_local_demo" in calls and bool(calls["is_local_demo"].fillna(False).any())
+def _local_demo(frames: RunFrames, judged: Mapping[str, pd.DataFrame]) -> bool:
+    calls = frames.calls
+    in_calls = "is_local_demo" in calls and bool(calls["is_local_demo"].fillna(False).any())
     providers = set(judged["rubric"].get("judge_provider", pd.Series(dtype=str)).dropna())
     return in_calls or "local" in providers
 
@@ -282,10 +283,12 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
     flags = judged["fidelity"]
     if exclude_unfaithful and len(flags):
         frames = exclude_flagged(frames, flags)
-        judged.update(exclude_flagged({k: judged[k] for k in ("rubric", "holistic", "pairs")}, flags))
+        unfaithful = set(flagged_runs(flags))
+        judged.update({k: judged[k][~judged[k]["run_id"].isin(unfaithful)].reset_index(drop=True)
+                       for k in ("rubric", "holistic", "pairs") if "run_id" in judged[k].columns})
     rubric, holistic = judged["rubric"], judged["holistic"]
     n_judges = rubric["judge"].nunique() if len(rubric) else 0
-    with_judges = {**frames, "rubric": rubric, "holistic": holistic}
+    with_judges = frames.replace(rubric=rubric, holistic=holistic)
     # Saved runs and sweeps are not a fault study: no conversation has a known-fault truth to score the judges by.
     known = bool(len(rubric)) and not fault_truth(with_judges).empty
     tables: dict[str, pd.DataFrame] = {
@@ -302,9 +305,9 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
     if len(rubric) and rubric["sample"].nunique() > 1:
         tables["self_consistency"] = stats.self_consistency(rubric, rater="judge", **opts)
         tables["score_consistency"] = stats.score_consistency(holistic, rater="judge", **opts)
-    if len(rubric) and frames["runs"][["scenario", "seed", "trial"]].drop_duplicates().groupby("scenario").size().max(
+    if len(rubric) and frames.runs[["scenario", "seed", "trial"]].drop_duplicates().groupby("scenario").size().max(
     ) > 1:
-        tables["trial_flips"] = stats.trial_flip_rate(rubric.merge(frames["runs"][["run_id", "target"]], on="run_id"),
+        tables["trial_flips"] = stats.trial_flip_rate(rubric.merge(frames.runs[["run_id", "target"]], on="run_id"),
                                                    rater=("judge", "target"), **opts)
     human = stats.load_labels(labels) if labels is not None else None
     if human is not None:
@@ -318,7 +321,7 @@ def _save(study: Study) -> None:
     data, tables = study.out_dir / "data", study.out_dir / "tables"
     data.mkdir(parents=True, exist_ok=True)
     tables.mkdir(parents=True, exist_ok=True)
-    for name, frame in {**study.frames, **{f"judged_{k}": v for k, v in study.judged.items()}}.items():
+    for name, frame in {**study.frames.as_dict(), **{f"judged_{k}": v for k, v in study.judged.items()}}.items():
         if name != "calls":
             to_parquet(frame, data / f"{name}.parquet")
     for name, table in study.tables.items():
@@ -337,7 +340,8 @@ def _read_table(path: Path) -> pd.DataFrame:
 def load_study(folder: Path | str) -> Study:
     """A saved study read back (frames, judged verdicts, tables, metadata), e.g. to check or extend its tables."""
     folder = Path(folder)
-    frames, judged = {}, {}
+    frames: dict[str, pd.DataFrame] = {}
+    judged: dict[str, pd.DataFrame] = {}
     for path in sorted((folder / "data").glob("*.parquet")):
         frame = from_parquet(path)
         if path.stem.startswith("judged_"):
@@ -346,4 +350,4 @@ def load_study(folder: Path | str) -> Study:
             frames[path.stem] = frame
     tables = {p.stem: _read_table(p) for p in sorted((folder / "tables").glob("*.csv"))}
     meta = json.loads((folder / "study.json").read_text(encoding="utf-8"))
-    return Study(out_dir=folder, frames=frames, judged=judged, tables=tables, meta=meta)
+    return Study(out_dir=folder, frames=RunFrames.from_frames(frames, call_columns=CALL_COLUMNS), judged=judged, tables=tables, meta=meta)

@@ -61,7 +61,7 @@ def _cmd_fork(args: argparse.Namespace) -> int:
         options["scenario"] = scenario
         if args.at_turn is not None:
             forked = forking.fork(original, at_turn=args.at_turn, n=args.n, **options)
-            table = forking.failure_table(forked.frames["scores"])
+            table = forking.failure_table(forked.frames.scores)
         else:
             profile = forking.fork_profile(original, n=args.n, turns=points, **options)
             table = profile.table

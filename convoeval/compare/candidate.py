@@ -62,7 +62,7 @@ def candidate_jobs(baseline: Side, *, scenarios_dir: Path | str | None = None, r
     if missing:
         raise CompareError(f"the baseline's scenario(s) {', '.join(missing)} are not in {folder}; the candidate "
                            "must run the same scenarios (set scenarios_dir)")
-    transcripts = baseline.frames["transcripts"]
+    transcripts = baseline.frames.transcripts
     by_run = dict(tuple(transcripts.groupby("run_id"))) if replay and len(transcripts) else {}
     jobs: dict[str, Job] = {}
     for row in runs.itertuples():

@@ -287,8 +287,8 @@ def _calibrated(sides: list[Side], labels: Any, **options: Any) -> pd.DataFrame:
     if labels is None:
         return pd.DataFrame(columns=list(CHANGE_COLUMNS))
     frame = labels if isinstance(labels, pd.DataFrame) else load_labels(labels)
-    baseline, candidate = (side.frames.get("rubric") for side in sides)
-    if baseline is None or candidate is None or baseline.empty or candidate.empty:
+    baseline, candidate = (side.frames.rubric for side in sides)
+    if baseline.empty or candidate.empty:
         return pd.DataFrame(columns=list(CHANGE_COLUMNS))
     try:
         return calibrated_rate_changes(baseline, candidate, frame, **options)

@@ -1,7 +1,7 @@
 """The two sides of a comparison and their pairs: the same scenario, seed and trial, run by each side.
 
 A side is a results folder (a run's, a sweep's, or any folder whose sub-folders hold ``runs/*.json``), an
-``EvalResult``, or frames already loaded. A conversation is paired with the one of the other side that has the same
+``EvalResult``, or a ``RunFrames`` already loaded. A conversation is paired with the one of the other side that has the same
 ``(scenario, seed, trial)``; every conversation without a partner is listed in ``Pairing.unpaired`` with the reason,
 never dropped silently: present on one side only, or its key occurs twice on one side (two folders merged), where
 no partner can be chosen without guessing.
@@ -10,14 +10,16 @@ no partner can be chosen without guessing.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
 
 import pandas as pd
 
-from convoeval.pipeline.results import EvalResult, load_results, merge_frames
+from convoeval.frames import RunFrames
+from convoeval.llm.accounting import CALL_COLUMNS
+from convoeval.pipeline.results import EvalResult, load_results
 
 __all__ = ["KEY", "CompareError", "Pairing", "Side", "SideSource", "find_result_folders", "load_side", "pair_sides"]
 
@@ -28,8 +30,8 @@ UNPAIRED_COLUMNS = ("side", "scenario", "seed", "trial", "run_id", "target", "re
 
 
 #: What a side of a comparison can be read from: a results folder (a run's or a sweep's), an ``EvalResult``, a
-#: ``Side`` or frames by name (see ``load_side``).
-SideSource: TypeAlias = "Path | str | EvalResult | Side | Mapping[str, pd.DataFrame]"
+#: ``Side`` or a ``RunFrames`` (see ``load_side``).
+SideSource: TypeAlias = "Path | str | EvalResult | Side | RunFrames"
 
 
 class CompareError(ValueError):
@@ -45,19 +47,19 @@ class Side:
 
     Attributes:
         label: how reports name it (``baseline``, ``candidate``, or a folder name).
-        frames: ``runs``, ``scores``, ``transcripts``, ``rubric``, ``holistic``, ``turns``, ``assertions``, ``calls``.
+        frames: the side's ``RunFrames`` (``frames.runs``, ``frames.scores``, …, ``frames.calls``).
         folders: the results folders read (empty for frames given in memory).
         meta: the first folder's ``report.json`` metadata (settings, models), when there is one.
     """
 
     label: str
-    frames: dict[str, pd.DataFrame]
+    frames: RunFrames
     folders: list[Path] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
 
     @property
     def runs(self) -> pd.DataFrame:
-        return self.frames["runs"]
+        return self.frames.runs
 
     @property
     def targets(self) -> list[str]:
@@ -72,11 +74,11 @@ class Side:
             if wanted is not None:
                 keep &= runs[column].astype("string").eq(wanted).fillna(False)
         ids = set(runs.loc[keep, "run_id"])
-        frames = {name: (f[f["run_id"].isin(ids)].reset_index(drop=True) if "run_id" in f else f)
-                  for name, f in self.frames.items()}
-        calls = self.frames.get("calls")
-        if calls is not None and len(calls) and "scenario" in calls:
-            frames["calls"] = calls[calls["scenario"].isin(set(runs.loc[keep, "scenario"]))].reset_index(drop=True)
+        frames = self.frames.only(ids)
+        calls = self.frames.calls
+        if len(calls) and "scenario" in calls:
+            frames = frames.replace(
+                calls=calls[calls["scenario"].isin(set(runs.loc[keep, "scenario"]))].reset_index(drop=True))
         return Side(self.label, frames, self.folders, self.meta)
 
 
@@ -99,7 +101,7 @@ def load_side(source: SideSource, *, label: str | None = None) -> Side:
     """Read one side of a comparison.
 
     Args:
-        source: a results folder (a run's or a sweep's), an ``EvalResult``, a ``Side``, or frames by name.
+        source: a results folder (a run's or a sweep's), an ``EvalResult``, a ``Side``, or a ``RunFrames``.
         label: the side's name in reports (default: the folder's name).
 
     Returns:
@@ -114,12 +116,12 @@ def load_side(source: SideSource, *, label: str | None = None) -> Side:
     if isinstance(source, Side):
         return source if label is None else Side(label, source.frames, source.folders, source.meta)
     if isinstance(source, EvalResult):
-        return Side(label or source.out_dir.name, dict(source.frames), [source.out_dir], dict(source.meta))
-    if isinstance(source, Mapping):
-        return Side(label or "frames", merge_frames([source]))
+        return Side(label or source.out_dir.name, source.frames, [source.out_dir], dict(source.meta))
+    if isinstance(source, RunFrames):
+        return Side(label or "frames", source)
     root = Path(source).expanduser()
     folders = find_result_folders(root)
-    frames = merge_frames([load_results(f) for f in folders])
+    frames = RunFrames.merge([load_results(f).frames for f in folders], call_columns=CALL_COLUMNS)
     return Side(label or root.name, frames, folders, _meta(folders[0]))
 
 

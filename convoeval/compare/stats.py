@@ -37,7 +37,7 @@ from convoeval.compare.verdict import (
     paired_minimum_detectable_difference,
     pairs_needed,
 )
-from convoeval.frames import HOLISTIC_DIMENSIONS
+from convoeval.frames import HOLISTIC_DIMENSIONS, RunFrames
 from convoeval.stats import ALL, rubric_ratings, run_outcomes
 from convoeval.stats.bootstrap import LEVEL, N_BOOT, percentile_interval
 from convoeval.stats.effects import mcnemar_p, wilcoxon_p
@@ -80,10 +80,10 @@ def pair_table(pairing: Pairing) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def _per_run(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
+def _per_run(frames: RunFrames) -> pd.DataFrame:
     """Per run id: target, status, score, passed, error and usage."""
-    scores = frames["scores"].set_index("run_id")
-    runs = frames["runs"].set_index("run_id")
+    scores = frames.scores.set_index("run_id")
+    runs = frames.runs.set_index("run_id")
     status = scores["status"].astype("string")
     out = pd.DataFrame({
         "target": runs["target"].astype("string"),
@@ -95,7 +95,7 @@ def _per_run(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
     }, index=runs.index)
     out["passed"] = np.where(out["status"].isna() | (out["status"] == "error"), np.nan,
                              (out["status"] == "pass").astype(float))
-    agent = frames["transcripts"]
+    agent = frames.transcripts
     agent = agent[agent["role"] == "agent"]
     if len(agent):
         grouped = agent.groupby("run_id")
@@ -108,10 +108,10 @@ def _per_run(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return out
 
 
-def _cost_per_run(frames: dict[str, pd.DataFrame], runs: pd.DataFrame) -> pd.Series:
+def _cost_per_run(frames: RunFrames, runs: pd.DataFrame) -> pd.Series:
     """Each run's LLM cost from the call records (they carry scenario, seed and trial, not the run id)."""
-    calls = frames.get("calls")
-    if calls is None or calls.empty or "cost_usd" not in calls:
+    calls = frames.calls
+    if calls.empty or "cost_usd" not in calls:
         return pd.Series(np.nan, index=runs.index)
     seed = calls["seed"].astype("Int64").astype("string").fillna("-")
     key = calls["scenario"].astype(str) + "|" + seed + "|" + calls["trial"].astype(str)
@@ -292,13 +292,13 @@ def item_changes(pairs: pd.DataFrame, frame_a: pd.DataFrame, frame_b: pd.DataFra
 
 def criterion_changes(pairing: Pairing, pairs: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
     """``item_changes`` of the rubric criteria (by their text, pooled over the scenarios whose rubric has them)."""
-    return item_changes(pairs, pairing.baseline.frames["rubric"], pairing.candidate.frames["rubric"],
+    return item_changes(pairs, pairing.baseline.frames.rubric, pairing.candidate.frames.rubric,
                         item="criterion", alpha=alpha)
 
 
 def assertion_flips(pairing: Pairing, pairs: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
     """``item_changes`` of the database assertions: truth that needs no judge."""
-    return item_changes(pairs, pairing.baseline.frames["assertions"], pairing.candidate.frames["assertions"],
+    return item_changes(pairs, pairing.baseline.frames.assertions, pairing.candidate.frames.assertions,
                         item="assertion", alpha=alpha)
 
 
@@ -319,8 +319,8 @@ def holistic_changes(pairing: Pairing, pairs: pd.DataFrame, *, n_boot: int = N_B
 
     dims = [*HOLISTIC_DIMENSIONS, "overall"]
     valid = valid_pairs(pairs)
-    a = _mean_per_run(pairing.baseline.frames["holistic"], dims).reindex(valid["run_id_a"])
-    b = _mean_per_run(pairing.candidate.frames["holistic"], dims).reindex(valid["run_id_b"])
+    a = _mean_per_run(pairing.baseline.frames.holistic, dims).reindex(valid["run_id_a"])
+    b = _mean_per_run(pairing.candidate.frames.holistic, dims).reindex(valid["run_id_b"])
     rows = []
     for dim in dims:
         x, y = a[dim].to_numpy(float), b[dim].to_numpy(float)

@@ -34,6 +34,7 @@ from convoeval.fidelity.text import (
     message_words,
     unknown_facts,
 )
+from convoeval.frames import RunFrames
 
 #: One row per conversation × check.
 FIDELITY_SCHEMA: dict[str, str] = {
@@ -57,7 +58,7 @@ FIDELITY_SUMMARY_SCHEMA: dict[str, str] = {
 
 
 def fidelity_flags(
-    frames: Mapping[str, pd.DataFrame],
+    frames: RunFrames,
     *,
     scenarios: Iterable[Any] | Mapping[str, Any] | str | os.PathLike | None = None,
     checks: Sequence[str] = CHECKS,
@@ -66,9 +67,9 @@ def fidelity_flags(
     """Check every conversational run's simulated patient; one row per conversation × check.
 
     Args:
-        frames: ``convoeval.pipeline.load_results(folder)``: needs ``transcripts``; ``runs`` selects the
-            conversational runs (without it every transcript is checked); ``assertions`` gives the database's goal
-            verdict (without it ``false_goal_complete`` is NA for every claim).
+        frames: a run's ``RunFrames`` (``load_results(folder).frames``): its ``transcripts`` are checked; ``runs``
+            selects the conversational runs (when empty, every transcript is checked); ``assertions`` gives the
+            database's goal verdict (when empty, ``false_goal_complete`` is NA for every claim).
         scenarios: The scenarios the runs used, for the persona (``invented_fact``) and the locale
             (``wrong_language``): an iterable of scenarios, a mapping ``id -> scenario``, or a folder. ``None``
             loads ``evals/scenarios`` (relative to the working directory); loaded only when those checks run.
@@ -84,20 +85,19 @@ def fidelity_flags(
         TypeError: an unknown threshold name.
 
     Example:
-        >>> flags = fidelity_flags(load_results("reports/example"))          # doctest: +SKIP
+        >>> frames = load_results("reports/example").frames                  # doctest: +SKIP
+        >>> flags = fidelity_flags(frames)                                    # doctest: +SKIP
         >>> fidelity_summary(flags)                                           # doctest: +SKIP
-        >>> clean = exclude_flagged(load_results("reports/example"), flags)   # doctest: +SKIP
+        >>> clean = exclude_flagged(frames, flags)                            # doctest: +SKIP
     """
     checks = _valid_checks(checks)
     limits = _valid_thresholds(thresholds)
-    transcripts = frames.get("transcripts")
-    if transcripts is None:
-        raise ValueError("frames has no 'transcripts' frame (see convoeval.pipeline.load_results)")
+    transcripts = frames.transcripts
     _require(transcripts, ("run_id", "scenario", "turn", "role", "text", "signal"), "transcripts")
-    runs = _conversational_runs(frames.get("runs"), transcripts)
+    runs = _conversational_runs(frames.runs, transcripts)
     needs_scenario = any(_CHECKERS[c][1] for c in checks)
     index = _scenario_index(scenarios) if needs_scenario and runs else {}
-    goals = _goal_verdicts(frames.get("assertions")) if "false_goal_complete" in checks else {}
+    goals = _goal_verdicts(frames.assertions) if "false_goal_complete" in checks else {}
     by_run = {rid: rows for rid, rows in transcripts.groupby("run_id", sort=False)}
 
     rows = []
@@ -132,33 +132,26 @@ def flagged_runs(flags: pd.DataFrame, checks: Sequence[str] | str | None = None)
 
 
 def exclude_flagged(
-    frames: Mapping[str, pd.DataFrame], flags: pd.DataFrame, checks: Sequence[str] | str | None = None
-) -> dict[str, pd.DataFrame]:
+    frames: RunFrames, flags: pd.DataFrame, checks: Sequence[str] | str | None = None
+) -> RunFrames:
     """The same frames without the flagged runs, so that any aggregate can be recomputed without them.
 
     Every frame with a ``run_id`` column loses the flagged runs' rows (index reset); frames without one (``calls``)
     are returned unchanged.
 
     Args:
-        frames: ``load_results(folder)`` or any mapping of frames.
+        frames: a run's ``RunFrames`` (``load_results(folder).frames``).
         flags: ``fidelity_flags(frames)``.
         checks: Exclude only runs flagged by these checks (default: any check).
 
     Returns:
-        A new dict with the same keys.
+        A new ``RunFrames``.
 
     Example:
         >>> clean = exclude_flagged(frames, flags, checks=["parroting"])   # doctest: +SKIP
-        >>> clean["scores"]["score"].mean()                                 # doctest: +SKIP
+        >>> clean.scores["score"].mean()                                    # doctest: +SKIP
     """
-    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
-    dropped = set(flagged_runs(flags, checks))
-    out = {}
-    for name, frame in frames.items():
-        if isinstance(frame, pd.DataFrame) and "run_id" in frame.columns:
-            frame = frame[~frame["run_id"].isin(dropped)].reset_index(drop=True)
-        out[name] = frame
-    return out
+    return frames.without(flagged_runs(flags, checks))
 
 
 def fidelity_summary(flags: pd.DataFrame) -> pd.DataFrame:

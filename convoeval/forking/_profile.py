@@ -34,7 +34,7 @@ def failure_table(scores: pd.DataFrame, *, failing: Sequence[str] = FAILING, lev
     """Failure rate of the continuations per fork point, with a Wilson interval.
 
     Args:
-        scores: the forks' ``scores`` frame (``Fork.frames["scores"]``: one row per continuation, with ``fork_turn``).
+        scores: the forks' ``scores`` frame (``Fork.frames.scores``: one row per continuation, with ``fork_turn``).
         failing: statuses that count as a failure.
         level: the interval's confidence level.
 
@@ -152,7 +152,7 @@ async def afork_profile(run: ConversationSource, *, n: int = 5, turns: Iterable[
     original = load_conversation(run, options.pop("conversation", None))
     points = list(turns) if turns is not None else list(range(patient_turns(original) + 1))
     forked = await afork_turns(original, points, n=n, **options)
-    return FailureProfile(fork=forked, table=failure_table(forked.frames["scores"], failing=failing),
+    return FailureProfile(fork=forked, table=failure_table(forked.frames.scores, failing=failing),
                           threshold=threshold)
 
 

@@ -13,17 +13,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Unpack
 
-import pandas as pd
-
 from convoeval._aio import blocking
 from convoeval.forking._source import ConversationSource, load_conversation, patient_turns, scenario_of
+from convoeval.frames import RunFrames
+from convoeval.llm.accounting import CALL_COLUMNS
 from convoeval.pipeline.conversation import ConversationResult
 from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.local import arun_jobs
 from convoeval.pipeline.options import SHARED_DEFAULTS, RunOptions, SharedOptions, opened_store, settle
 from convoeval.pipeline.progress import Progress, as_mode
 from convoeval.pipeline.replay import replay_from_transcript
-from convoeval.pipeline.results import frames_from_payloads, write_conversation
+from convoeval.pipeline.results import write_conversation
 from convoeval.scenarios import ConversationalScenario, Scenario
 
 __all__ = ["DEFAULT_MAX_CALLS", "FORK_DEFAULTS", "ForkCost", "ForkCostError", "Fork", "ForkOptions", "afork",
@@ -142,20 +142,20 @@ class Fork:
     original: ConversationResult
     results: list[tuple[int, ConversationResult]]
     cost: ForkCost
-    _frames: dict[str, pd.DataFrame] | None = field(default=None, repr=False, compare=False)
+    _frames: RunFrames | None = field(default=None, repr=False, compare=False)
 
     @property
-    def frames(self) -> dict[str, pd.DataFrame]:
-        """Tidy frames of every continuation (as ``load_results``), each row keyed by ``fork_of`` and ``fork_turn``;
-        built once."""
+    def frames(self) -> RunFrames:
+        """Tidy frames of every continuation (a ``RunFrames``, as a run's), each row keyed by ``fork_of`` and
+        ``fork_turn``; built once."""
         if self._frames is None:
             self._frames = self._build_frames()
         return self._frames
 
-    def _build_frames(self) -> dict[str, pd.DataFrame]:
+    def _build_frames(self) -> RunFrames:
         turn_of = {r.run_id: k for k, r in self.results}
-        frames = frames_from_payloads(r.payload() for _, r in self.results)
-        for name, frame in frames.items():
+        frames = RunFrames.from_payloads((r.payload() for _, r in self.results), call_columns=CALL_COLUMNS)
+        for _name, frame in frames.items():  # new frames, built here: the columns are added in place
             if "run_id" in frame:
                 frame.insert(0, "fork_turn", frame["run_id"].map(turn_of).astype("Int64"))
                 frame.insert(0, "fork_of", self.original.run_id)
@@ -276,7 +276,7 @@ async def afork(run: ConversationSource, *, at_turn: int, n: int = 5, **options:
 
     Example:
         >>> forks = fork("reports/run/runs/billing-conv-happy-payment__s42__t1.json", at_turn=2, n=5)  # doctest: +SKIP
-        >>> forks.frames["scores"]["status"].value_counts()  # doctest: +SKIP
+        >>> forks.frames.scores["status"].value_counts()  # doctest: +SKIP
     """
     settle("fork", options, FORK_DEFAULTS)  # an unknown option is named as fork's, not afork_turns'
     return await afork_turns(run, [at_turn], n=n, **options)

@@ -17,10 +17,11 @@ from convoeval.forking._profile import FAILING, FailureProfile, fork_profile, pl
 from convoeval.forking._run import DEFAULT_MAX_CALLS, ForkCost, fork_cost
 from convoeval.forking._source import load_conversation, patient_turns, scenario_of
 from convoeval.forking.pinning import pin
+from convoeval.frames import RunFrames
 from convoeval.pipeline.config import ConfigError, is_parameter_like
 from convoeval.pipeline.conversation import ConversationResult
 from convoeval.pipeline.options import SHARED_DEFAULTS
-from convoeval.pipeline.results import EvalResult, frames_from_payloads
+from convoeval.pipeline.results import EvalResult
 from convoeval.report import HTML
 from convoeval.report.transcripts import transcript_html
 
@@ -77,7 +78,7 @@ def check_debug_parameters(namespace: Mapping[str, Any]) -> DebugParameters:
 def show_transcript(conversation: ConversationResult) -> HTML:
     """The conversation as a chat, open, with its verdicts (the run report's transcript view)."""
 
-    run = EvalResult(out_dir=Path("."), frames=frames_from_payloads([conversation.payload()]))
+    run = EvalResult(out_dir=Path("."), frames=conversation.frames())
     return HTML(transcript_html(run, conversation.run_id, open=True), text=f"transcript {conversation.run_id}")
 
 
@@ -110,8 +111,8 @@ def summary(profile: FailureProfile) -> HTML:
 
 def continuations(profile: FailureProfile) -> pd.DataFrame:
     """One row per continuation: its fork point, seed, status, score and how it ended."""
-    scores = profile.fork.frames["scores"]
-    runs = profile.fork.frames["runs"][["run_id", "seed", "stop_reason", "n_messages"]]
+    scores = profile.fork.frames.scores
+    runs = profile.fork.frames.runs[["run_id", "seed", "stop_reason", "n_messages"]]
     table = scores[["fork_turn", "run_id", "status", "score"]].merge(runs, on="run_id", how="left")
     return table[["fork_turn", "seed", "status", "score", "stop_reason", "n_messages", "run_id"]]
 
@@ -127,7 +128,7 @@ def contrast(profile: FailureProfile) -> HTML:
     shown = [r for r in picked if r is not None]
     if not shown:
         return HTML("<p><i>No continuation to show.</i></p>", text="no contrast")
-    run = EvalResult(out_dir=Path("."), frames=frames_from_payloads([r.payload() for r in shown]))
+    run = EvalResult(out_dir=Path("."), frames=RunFrames.from_payloads(r.payload() for r in shown))
     parts = [transcript_html(run, r.run_id, open=False) for r in shown]
     return HTML("".join(parts), text=f"{len(parts)} continuation(s) around turn {k}")
 

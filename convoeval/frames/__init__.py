@@ -5,16 +5,23 @@ Each contract is an ordered mapping ``column -> pandas dtype``. The frames are l
 conversation (scores). A value that could not be produced is missing (``NA``/``NaN``) with the reason in ``error``,
 never a made-up ``False``, ``0`` or ``5``.
 
-A conversation is identified by ``run_id`` (the run that seeded its fixtures), so frames join on it.
+A conversation is identified by ``run_id`` (the run that seeded its fixtures), so frames join on it. A run's frames
+travel together as one ``RunFrames`` (``frames.scores``, ``frames.rubric``, …), named by ``FRAME_SCHEMAS``.
 """
 
 from convoeval._lazy import lazy_exports
+from convoeval.frames.run_frames import (  # noqa: F401 - the package is the one name callers use
+    FRAME_NAMES,
+    RunFrames,
+    UnknownFrameError,
+)
 from convoeval.frames.schemas import (  # noqa: F401 - the package is the one name callers use
     _LIST_COLUMNS,
     AGENT_STATUSES,
     ASSERTION_COLUMNS,
     ASSERTION_SCHEMA,
     CONVERSATION_KEYS,
+    FRAME_SCHEMAS,
     HOLISTIC_COLUMNS,
     HOLISTIC_DIMENSIONS,
     HOLISTIC_SCHEMA,
@@ -45,8 +52,9 @@ _LAZY, __getattr__, __dir__ = lazy_exports(__name__, {
     "convoeval.frames.typed": ("conform", "empty_frame", "plain", "records", "typed_frame"),
 })
 __all__ = sorted([
-    *_LAZY, "AGENT_STATUSES", "ASSERTION_COLUMNS", "ASSERTION_SCHEMA", "CONVERSATION_KEYS", "HOLISTIC_COLUMNS",
-    "HOLISTIC_DIMENSIONS", "HOLISTIC_SCHEMA", "MESSAGE_ROLES", "RUBRIC_COLUMNS", "RUBRIC_SCHEMA", "RUN_COLUMNS",
-    "RUN_SCHEMA", "SCORE_COLUMNS", "SCORE_SCHEMA", "SIMULATOR_FAILURE", "STATUSES", "TRANSCRIPT_COLUMNS", "TRANSCRIPT_SCHEMA",
-    "TURN_COLUMNS", "TURN_DIMENSIONS", "TURN_SCHEMA",
+    *_LAZY, "AGENT_STATUSES", "ASSERTION_COLUMNS", "ASSERTION_SCHEMA", "CONVERSATION_KEYS", "FRAME_NAMES",
+    "FRAME_SCHEMAS", "HOLISTIC_COLUMNS", "HOLISTIC_DIMENSIONS", "HOLISTIC_SCHEMA", "MESSAGE_ROLES", "RUBRIC_COLUMNS",
+    "RUBRIC_SCHEMA", "RUN_COLUMNS", "RUN_SCHEMA", "RunFrames", "SCORE_COLUMNS", "SCORE_SCHEMA", "SIMULATOR_FAILURE",
+    "STATUSES", "TRANSCRIPT_COLUMNS", "TRANSCRIPT_SCHEMA", "TURN_COLUMNS", "TURN_DIMENSIONS", "TURN_SCHEMA",
+    "UnknownFrameError",
 ])

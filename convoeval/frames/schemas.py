@@ -209,3 +209,16 @@ CONVERSATION_KEYS = ("run_id", "scenario", "agent", "target", "seed", "trial")
 
 
 _LIST_COLUMNS = frozenset({"bubbles", "tools", "tool_calls", "issues", "check_failures"})
+
+
+#: Frame name -> column contract, in the order results are saved and reports use them (``RunFrames``' attributes,
+#: with the LLM ``calls`` after them).
+FRAME_SCHEMAS: dict[str, dict[str, str]] = {
+    "runs": RUN_SCHEMA,
+    "scores": SCORE_SCHEMA,
+    "transcripts": TRANSCRIPT_SCHEMA,
+    "rubric": RUBRIC_SCHEMA,
+    "holistic": HOLISTIC_SCHEMA,
+    "turns": TURN_SCHEMA,
+    "assertions": ASSERTION_SCHEMA,
+}

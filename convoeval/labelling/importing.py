@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from convoeval.frames import RunFrames
 from convoeval.labelling.selection import LabelPageError, load_folder
 from convoeval.stats.labels import LABEL_COLUMNS, LABELS_DIR, LabelError, label_ratings, load_labels, read_labels
 
@@ -60,7 +61,7 @@ class LabelImportError(LabelPageError):
         self.check = check
 
 
-def check_labels(path: Path | str, frames: dict[str, pd.DataFrame]) -> LabelCheck:
+def check_labels(path: Path | str, frames: RunFrames) -> LabelCheck:
     """Check every line of a labels CSV against the run's frames; collect the errors instead of stopping at one.
 
     Args:
@@ -86,7 +87,7 @@ def check_labels(path: Path | str, frames: dict[str, pd.DataFrame]) -> LabelChec
     if raw.empty:
         check.errors.append(f"{path}: no labels (a header only): label at least one criterion before exporting")
         return check
-    rubric = frames["rubric"]
+    rubric = frames.rubric
     whole = _check_whole_file(path, rubric)
     if whole is not None:  # the usual case, a clean export: one read, no per-line pass
         check.labels, check.ratings = whole

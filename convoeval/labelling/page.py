@@ -24,13 +24,14 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval.frames import RunFrames
 from convoeval.html_blocks import esc, missing
 from convoeval.labelling.selection import LabelPageError
 
 __all__ = ["label_page_html", "page_data", "write_label_page"]
 
 
-def page_data(frames: dict[str, pd.DataFrame], chosen: pd.DataFrame, *, source: str = "") -> dict[str, Any]:
+def page_data(frames: RunFrames, chosen: pd.DataFrame, *, source: str = "") -> dict[str, Any]:
     """What the page shows: the chosen conversations' messages and rubric criteria, and the page's id.
 
     Args:
@@ -43,7 +44,7 @@ def page_data(frames: dict[str, pd.DataFrame], chosen: pd.DataFrame, *, source: 
         regenerating the page; another selection gets another id, so two pages never share progress), ``source``,
         ``created``, ``method`` and ``conversations``.
     """
-    transcripts, rubric = frames["transcripts"], frames["rubric"]
+    transcripts, rubric = frames.transcripts, frames.rubric
     conversations = []
     for rec in chosen.itertuples():
         run_id = str(rec.run_id)

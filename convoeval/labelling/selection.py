@@ -27,8 +27,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from convoeval.frames import RunFrames
 from convoeval.judges.scoring import FAIL_BELOW, WARN_BELOW
-from convoeval.pipeline.results import load_results, merge_frames
+from convoeval.pipeline.results import load_results
 
 __all__ = ["SELECTION_COLUMNS", "LabelPageError", "choose_conversations", "conversation_priority", "load_folder"]
 
@@ -46,8 +47,8 @@ class LabelPageError(ValueError):
         return [f"LabelPageError: {self}"]
 
 
-def load_folder(path: Path | str) -> dict[str, pd.DataFrame]:
-    """Every finished conversation at or under ``path`` (a run's results folder or a sweep's), as merged frames.
+def load_folder(path: Path | str) -> RunFrames:
+    """Every finished conversation at or under ``path`` (a run's results folder or a sweep's), as one ``RunFrames``.
 
     Raises:
         LabelPageError: ``path`` is not a folder or holds no ``runs/*.json``.
@@ -58,20 +59,20 @@ def load_folder(path: Path | str) -> dict[str, pd.DataFrame]:
     folders = sorted({p.parent.parent for p in root.rglob("runs/*.json")})
     if not folders:
         raise LabelPageError(f"{root} holds no finished conversation (no runs/*.json at or under it)")
-    return merge_frames([load_results(f) for f in folders])
+    return RunFrames.merge([load_results(f).frames for f in folders])
 
 
-def conversation_priority(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
+def conversation_priority(frames: RunFrames) -> pd.DataFrame:
     """Per conversation with a rubric: ``run_id, scenario, n_criteria, disagreement, near_threshold, informativeness``.
 
     Conversations whose run was superseded (a simulator failure re-simulated later) are left out: nobody should
     label a conversation the run itself replaced.
     """
-    rubric = frames["rubric"]
+    rubric = frames.rubric
     if rubric.empty:
         return pd.DataFrame(columns=["run_id", "scenario", "n_criteria", "disagreement", "near_threshold",
                                      "informativeness"])
-    runs = frames["runs"]
+    runs = frames.runs
     superseded = set(runs.loc[runs["superseded"].fillna(False).astype(bool), "run_id"]) if "superseded" in runs \
         else set()
     rubric = rubric[~rubric["run_id"].isin(superseded)]
@@ -82,7 +83,7 @@ def conversation_priority(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
     per_criterion["u"] = np.where(share.isna(), 1.0, 4 * share * (1 - share))
     per_conv = per_criterion.groupby("run_id").agg(scenario=("scenario", "first"), n_criteria=("u", "size"),
                                                    disagreement=("u", "mean")).reset_index()
-    holistic = frames["holistic"]
+    holistic = frames.holistic
     mean_overall = holistic.groupby("run_id")["overall"].mean() if len(holistic) else pd.Series(dtype=float)
     s = per_conv["run_id"].map(mean_overall).astype(float)
     distance = np.minimum((s - FAIL_BELOW).abs(), (s - WARN_BELOW).abs())
@@ -93,7 +94,7 @@ def conversation_priority(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def choose_conversations(
-    frames: dict[str, pd.DataFrame],
+    frames: RunFrames,
     *,
     sample: int = 30,
     stratify: str | None = None,
@@ -103,7 +104,7 @@ def choose_conversations(
     """Pick ``sample`` conversations to label (see the module's rule), balanced across ``stratify``'s values.
 
     Args:
-        frames: A run's frames (``load_folder`` or ``EvalResult.frames``).
+        frames: A run's ``RunFrames`` (``load_folder`` or ``EvalResult.frames``).
         sample: How many conversations; all of them when there are fewer.
         stratify: A column of the scores frame (``scenario``, ``agent``, ``status``: pass/warn/fail) or of the runs
             frame (``target``, ``type``) whose values are balanced; ``None``: one stratum.
@@ -123,11 +124,11 @@ def choose_conversations(
         raise LabelPageError(f"--sample must be at least 1, got {sample}")
     priority = conversation_priority(frames)
     if priority.empty:
-        statuses = frames["scores"]["status"].value_counts().to_dict() if len(frames["scores"]) else {}
+        statuses = frames.scores["status"].value_counts().to_dict() if len(frames.scores) else {}
         seen = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) or "none scored"
-        raise LabelPageError(f"no conversation has rubric verdicts to label ({len(frames['runs'])} conversation(s): "
+        raise LabelPageError(f"no conversation has rubric verdicts to label ({len(frames.runs)} conversation(s): "
                              f"{seen}; scripted runs, simulator failures and errored judges have none)")
-    priority["conversation"] = priority["run_id"].map(_short_keys(frames["runs"]))
+    priority["conversation"] = priority["run_id"].map(_short_keys(frames.runs))
     priority["stratum"] = _strata(priority, frames, stratify)
     rng = np.random.default_rng(seed)
     priority["_tie"] = rng.permutation(len(priority))
@@ -156,11 +157,10 @@ def _short_keys(runs: pd.DataFrame) -> dict[str, str]:
     return keys
 
 
-def _strata(priority: pd.DataFrame, frames: dict[str, pd.DataFrame], stratify: str | None) -> pd.Series:
+def _strata(priority: pd.DataFrame, frames: RunFrames, stratify: str | None) -> pd.Series:
     if stratify is None:
         return pd.Series("all", index=priority.index)
-    for name in ("scores", "runs"):  # scores first: its status is pass/warn/fail, the runs frame's is completed/error
-        frame = frames[name]
+    for frame in (frames.scores, frames.runs):  # scores first: its status is pass/warn/fail, the runs' completed/error
         if stratify in frame.columns:
             values = frame.drop_duplicates("run_id").set_index(frame.drop_duplicates("run_id")["run_id"].astype(str))
             return priority["run_id"].map(values[stratify].astype("string").fillna("(none)")).fillna("(none)")
@@ -168,5 +168,5 @@ def _strata(priority: pd.DataFrame, frames: dict[str, pd.DataFrame], stratify: s
     raise LabelPageError(f"--stratify {stratify!r}: no such column; choose one of {', '.join(choices)}")
 
 
-def _stratify_columns(frames: dict[str, pd.DataFrame]) -> Sequence[str]:
-    return [c for name in ("scores", "runs") for c in frames[name].columns if c != "run_id"]
+def _stratify_columns(frames: RunFrames) -> Sequence[str]:
+    return [c for frame in (frames.scores, frames.runs) for c in frame.columns if c != "run_id"]

@@ -9,17 +9,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import pandas as pd
+from typing import Any
 
 from convoeval._aio import blocking
+from convoeval.frames import RunFrames
+from convoeval.llm.accounting import CALL_COLUMNS
 from convoeval.pipeline.conversation import ConversationResult, RunOptions
 from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.local import arun_jobs
 from convoeval.pipeline.progress import Mode, Progress, Reporter, as_mode
-from convoeval.pipeline.results import finished, frames_from_payloads, load_results, write_conversation
+from convoeval.pipeline.results import finished, read_frames, write_conversation
 
 
 def write_run(out_dir: Path, job: Job, result: ConversationResult, calls: list[dict[str, Any]] | None = None) -> Path:
@@ -43,11 +42,11 @@ class BatchSummary:
     skipped: int
     results: list[ConversationResult]
 
-    def frames(self) -> dict[str, pd.DataFrame]:
+    def frames(self) -> RunFrames:
         """All conversations' frames: read back from disk when there is a folder, else built from memory once."""
         if self.out_dir is not None:
-            return load_results(self.out_dir)
-        return frames_from_payloads(r.payload() for r in self.results)
+            return read_frames(self.out_dir)
+        return RunFrames.from_payloads((r.payload() for r in self.results), call_columns=CALL_COLUMNS)
 
 
 async def arun_batch(

@@ -32,7 +32,6 @@ from convoeval.llm.accounting import record_calls
 from convoeval.llm.models import ModelLike, as_chat_model
 from convoeval.pipeline.checkpoint_judge import acheckpoint_rubric_rows
 from convoeval.pipeline.conversation_result import (  # noqa: F401 - re-exported: callers import them from here
-    FRAME_SCHEMAS,
     ConversationResult,
     _assertion_rows,
     _with_failed_attempts,

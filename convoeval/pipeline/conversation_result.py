@@ -11,16 +11,9 @@ if TYPE_CHECKING:
 
 from convoeval import frames as F
 from convoeval.agents import safe_target
-from convoeval.frames import (
-    ASSERTION_SCHEMA,
-    HOLISTIC_SCHEMA,
-    RUBRIC_SCHEMA,
-    RUN_SCHEMA,
-    SCORE_SCHEMA,
-    TRANSCRIPT_SCHEMA,
-    TURN_SCHEMA,
-)
+from convoeval.frames import FRAME_SCHEMAS, RunFrames
 from convoeval.judges.scoring import score_conversation, score_scripted_conversation
+from convoeval.llm.accounting import CALL_COLUMNS
 from convoeval.pipeline.options import default_target
 from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario
 from convoeval.store.assertions import AssertionResult
@@ -38,18 +31,6 @@ def _empty(schema: Mapping[str, str]) -> pd.DataFrame:
     if cached is None or cached[0] is not schema:
         cached = _EMPTY[id(schema)] = (schema, F.empty_frame(schema))
     return cached[1].copy()
-
-
-#: Frame name -> column contract, in the order results are saved and reports use them.
-FRAME_SCHEMAS: dict[str, dict[str, str]] = {
-    "runs": RUN_SCHEMA,
-    "scores": SCORE_SCHEMA,
-    "transcripts": TRANSCRIPT_SCHEMA,
-    "rubric": RUBRIC_SCHEMA,
-    "holistic": HOLISTIC_SCHEMA,
-    "turns": TURN_SCHEMA,
-    "assertions": ASSERTION_SCHEMA,
-}
 
 
 def _frame_property(name: str, doc: str) -> Any:
@@ -82,9 +63,9 @@ class ConversationResult:
             self._frames[name] = F.typed_frame(rows, FRAME_SCHEMAS[name]) if rows else _empty(FRAME_SCHEMAS[name])
         return self._frames[name]
 
-    def frames(self) -> dict[str, pd.DataFrame]:
-        """The frames by name, as saved to disk."""
-        return {name: self.frame(name) for name in FRAME_SCHEMAS}
+    def frames(self) -> RunFrames:
+        """This conversation's frames as a run's (``RunFrames``, its LLM calls included)."""
+        return RunFrames.from_rows({**self.rows, "calls": self.calls}, call_columns=CALL_COLUMNS)
 
     run = _frame_property("runs", "One row (``RUN_SCHEMA``): how the conversation ended.")
     transcript = _frame_property("transcripts", "One row per message (``TRANSCRIPT_SCHEMA``).")

@@ -27,7 +27,7 @@ from convoeval import __version__
 from convoeval import frames as F
 from convoeval._aio import run_sync
 from convoeval.agents import get_agent, safe_target
-from convoeval.frames import SIMULATOR_FAILURE
+from convoeval.frames import SIMULATOR_FAILURE, RunFrames
 from convoeval.llm import LLMError, model_info
 from convoeval.llm.models import get_model
 from convoeval.pipeline.config import ConfigError, EvalConfig
@@ -39,7 +39,7 @@ from convoeval.pipeline.results import (
     EvalResult,
     FolderInUseError,
     finished,
-    load_results,
+    read_frames,
     results_lock,
     write_conversation,
 )
@@ -133,7 +133,7 @@ def run_eval(
         finally:
             report.close()
         store_shown = store.url  # redacted: no password
-    frames = load_results(out)
+    frames = read_frames(out)
     meta = {
         "convoeval_version": __version__,
         "config": {**config.recorded(), "output_dir": str(out), "store_url": store_shown if store_url else None},
@@ -155,7 +155,7 @@ def run_eval(
         lines.append(LOCAL_MODEL_NOTE)
     lines.append(f"results: {out}")
     return EvalResult(out_dir=out, frames=frames, meta=meta, lines=lines,
-                      exit_code=exit_code(frames["scores"], config.fail_threshold, allow_errors=allow_errors))
+                      exit_code=exit_code(frames.scores, config.fail_threshold, allow_errors=allow_errors))
 
 
 def select_scenarios(config: EvalConfig) -> list[Any]:
@@ -335,13 +335,13 @@ def exit_code(scores: pd.DataFrame, fail_threshold: float | None, *, allow_error
     return EXIT_OK
 
 
-def save_outputs(frames: dict[str, pd.DataFrame], out: Path, meta: dict[str, Any]) -> None:
+def save_outputs(frames: RunFrames, out: Path, meta: dict[str, Any]) -> None:
     """Write the tidy frames as Parquet and CSV, the analyst's failure table, and the JSON report."""
     from convoeval.pipeline.summary import failures_frame, save_json_report  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     data = out / "data"
     data.mkdir(parents=True, exist_ok=True)
-    for name, df in frames.items():
+    for name, df in frames.items():  # every frame, by its file name
         F.to_parquet(df, data / f"{name}.parquet")
         df.to_csv(data / f"{name}.csv", index=False)
     failures_frame(frames).to_csv(data / "failures.csv", index=False)

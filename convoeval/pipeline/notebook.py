@@ -105,7 +105,7 @@ def run_notebook_config(config: EvalConfig, *, progress: Any = "lines", verbose:
 
 def replay_misses(run: EvalResult) -> pd.DataFrame:
     """The calls that failed because the replay-only cache had no recording for them."""
-    calls = run.frames["calls"]
+    calls = run.frames.calls
     if calls.empty or "error" not in calls:
         return calls.iloc[0:0]
     return calls[calls["error"].fillna("").astype(str).str.startswith("CacheMissError")]

@@ -20,7 +20,7 @@ import fcntl
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,11 +29,11 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from convoeval import frames as F
+from convoeval.frames import RunFrames
 from convoeval.llm.accounting import CALL_COLUMNS
-from convoeval.pipeline.conversation import FRAME_SCHEMAS, ConversationResult
+from convoeval.pipeline.conversation_result import ConversationResult
 
-__all__ = ["EvalResult", "FolderInUseError", "finished", "load_results", "merge_frames", "results_lock",
-           "write_conversation"]
+__all__ = ["EvalResult", "FolderInUseError", "finished", "load_results", "results_lock", "write_conversation"]
 
 LOCK_FILE = ".lock"
 _MADE: set[Path] = set()
@@ -118,37 +118,38 @@ def read_payloads(out_dir: Path | str) -> Iterator[dict[str, Any]]:
         yield json.loads(path.read_text(encoding="utf-8"))
 
 
-def frames_from_payloads(payloads: Iterable[Mapping[str, Any]]) -> dict[str, pd.DataFrame]:
-    """Typed frames (runs, scores, transcripts, …, calls) from conversation payloads: one frame per name, once."""
-    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
-    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in [*FRAME_SCHEMAS, "calls"]}
-    for payload in payloads:
-        for name, kept in rows.items():
-            kept.extend(payload.get(name) or [])
-    out = {name: F.typed_frame(rows[name], schema) for name, schema in FRAME_SCHEMAS.items()}
-    out["calls"] = pd.DataFrame(rows["calls"])
-    return out
+def load_results(out_dir: Path | str) -> EvalResult:
+    """Read a results folder back: its typed frames and what the run recorded (no LLM call, no re-run).
 
+    The one loader of saved results: for a folder written by ``convoeval run``, ``notebooks/run.ipynb``, one
+    combination of a sweep, a fault study or ``fork(out=...)``. Several folders: ``RunFrames.merge``.
 
-def load_results(out_dir: Path | str) -> dict[str, pd.DataFrame]:
-    """Read every finished conversation under ``out_dir`` back into tidy frames (runs, scores, …, calls)."""
-    return frames_from_payloads(read_payloads(out_dir))
+    Args:
+        out_dir: the results folder (its ``runs/*.json``, and ``report.json`` when the run wrote one).
 
+    Returns:
+        An ``EvalResult``: ``result.frames.scores``, ``result.frames.rubric``, …, ``result.meta``.
 
-def merge_frames(parts: Iterable[Mapping[str, pd.DataFrame]]) -> dict[str, pd.DataFrame]:
-    """Concatenate several results' frames (``load_results`` of several folders) into one set, name by name.
+    Raises:
+        FileNotFoundError: the folder holds no finished conversation (no ``runs/*.json``).
 
-    A frame missing from a part, or empty, is skipped; a name no part has comes back as an empty typed frame.
+    Example:
+        >>> run = load_results("reports/example")          # doctest: +SKIP
+        >>> run.frames.scores["status"].value_counts()     # doctest: +SKIP
     """
-    import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
-    parts = list(parts)
-    out: dict[str, pd.DataFrame] = {}
-    for name, schema in FRAME_SCHEMAS.items():
-        pieces = [p[name] for p in parts if name in p and len(p[name])]
-        out[name] = pd.concat(pieces, ignore_index=True) if pieces else F.empty_frame(schema)
-    calls = [p["calls"] for p in parts if "calls" in p and len(p["calls"])]
-    out["calls"] = pd.concat(calls, ignore_index=True) if calls else pd.DataFrame()
-    return out
+    out = Path(out_dir)
+    if not (out / "runs").is_dir() or not any((out / "runs").glob("*.json")):
+        raise FileNotFoundError(f"{out} holds no finished conversation (no runs/*.json)")
+    meta: dict[str, Any] = {}
+    report = out / "report.json"
+    if report.exists():
+        meta = json.loads(report.read_text(encoding="utf-8")).get("meta") or {}
+    return EvalResult(out_dir=out, frames=read_frames(out), meta=meta)
+
+
+def read_frames(out_dir: Path | str) -> RunFrames:
+    """The typed frames of every conversation saved under ``out_dir`` (empty, typed, when there is none)."""
+    return RunFrames.from_payloads(read_payloads(out_dir), call_columns=CALL_COLUMNS)
 
 
 @contextlib.contextmanager
@@ -182,32 +183,35 @@ def results_lock(out_dir: Path) -> Iterator[None]:
 class EvalResult:
     """What a run leaves: its folder, the tidy frames, its metadata, the console summary and the exit code.
 
-    The notebook's report views, the CLI and ``load_run`` all hand this one type around.
+    The notebook's report views, the CLI and ``load_results`` all hand this one type around.
 
     Attributes:
         out_dir: the results folder (``runs/``, ``data/``, ``report.json``).
-        frames: ``runs``, ``scores``, ``transcripts``, ``rubric``, ``holistic``, ``turns``, ``assertions``, ``calls``.
+        frames: the run's ``RunFrames``: ``frames.runs``, ``frames.scores``, ``frames.transcripts``, ``frames.rubric``,
+            ``frames.holistic``, ``frames.turns``, ``frames.assertions``, ``frames.calls``.
         meta: what the run recorded: settings, models, versions, times (empty when unknown).
         lines: the console summary lines, when the run was made in this process.
         exit_code: 0, or the CLI's code for this result (see ``convoeval.pipeline.execute.exit_code``).
     """
 
     out_dir: Path
-    frames: dict[str, pd.DataFrame]
+    frames: RunFrames
     meta: dict[str, Any] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)
     exit_code: int = 0
 
     def __post_init__(self) -> None:
-
-        import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
-        calls = self.frames.get("calls")
-        if calls is None or calls.empty:
-            self.frames["calls"] = pd.DataFrame(columns=list(CALL_COLUMNS))
+        if not isinstance(self.frames, RunFrames):
+            raise TypeError(f"EvalResult.frames must be a RunFrames, got {type(self.frames).__name__} "
+                            "(RunFrames.from_frames(mapping) builds one from frames by name)")
+        if self.frames.calls.empty and not len(self.frames.calls.columns):
+            import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
+            self.frames = self.frames.replace(calls=pd.DataFrame(columns=list(CALL_COLUMNS)))
 
     @property
     def scores(self) -> pd.DataFrame:
-        return self.frames["scores"]
+        """The ``scores`` frame (``frames.scores``): one row per conversation."""
+        return self.frames.scores
 
     @property
     def data_dir(self) -> Path:

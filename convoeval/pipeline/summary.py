@@ -1,6 +1,6 @@
 """The console summary and the saved JSON report of a run, over the tidy frames.
 
-No LLM calls here: everything is read from the frames ``convoeval.pipeline.load_results`` returns.
+No LLM calls here: everything is read from a run's ``RunFrames`` (``load_results(folder).frames``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-from convoeval.frames import HOLISTIC_DIMENSIONS, SIMULATOR_FAILURE
+from convoeval.frames import HOLISTIC_DIMENSIONS, SIMULATOR_FAILURE, RunFrames
 from convoeval.html_blocks import number_text
 from convoeval.simulator.gate import exclude_simulator_failures, simulator_failures
 
@@ -25,7 +25,7 @@ def _value(x: Any) -> Any:
     return None if x is None or (not isinstance(x, (list, dict, str)) and pd.isna(x)) else x
 
 
-def first_failure(run_id: str, frames: Mapping[str, pd.DataFrame]) -> str:
+def first_failure(run_id: str, frames: RunFrames) -> str:
     """The first thing that went wrong in a run, in the order an analyst reads: error, assertion, criterion, turn.
 
     A simulator failure is the simulated patient's, not the agent's: its reason comes from the run row.
@@ -33,7 +33,7 @@ def first_failure(run_id: str, frames: Mapping[str, pd.DataFrame]) -> str:
     return first_failures(frames).get(run_id, "score below threshold")
 
 
-def first_failures(frames: Mapping[str, pd.DataFrame]) -> dict[str, str]:
+def first_failures(frames: RunFrames) -> dict[str, str]:
     """``first_failure`` of every run at once (one pass per frame; a run that had none is absent).
 
     Per run, the first of: its simulator failure, its error, its first failed assertion, its first failed
@@ -45,26 +45,26 @@ def first_failures(frames: Mapping[str, pd.DataFrame]) -> dict[str, str]:
         for row in frame[mask].drop_duplicates("run_id").itertuples(index=False):
             found.setdefault(row.run_id, describe(row))
 
-    scores = frames["scores"]
+    scores = frames.scores
     if len(scores):
         for run_id in scores.loc[scores["status"] == SIMULATOR_FAILURE, "run_id"]:
             found[run_id] = _simulator_failure(run_id, frames)
         first_per_run(scores, scores["error"].map(lambda e: bool(_value(e))), lambda r: str(r.error))
-    asr = frames["assertions"]
+    asr = frames.assertions
     if len(asr):
         first_per_run(asr, asr["passed"] == False, lambda r: str(r.message))  # noqa: E712 - nullable boolean
-    rub = frames["rubric"]
+    rub = frames.rubric
     if len(rub):
         first_per_run(rub, rub["passed"] == False, lambda r: f"criterion failed: {r.criterion}")  # noqa: E712
-    turns = frames["turns"]
+    turns = frames.turns
     if len(turns):
         failing = turns["check_failures"].map(lambda f: f is not None and len(f) > 0)
         first_per_run(turns, failing, lambda r: f"turn {r.turn}: {r.check_failures[0]}")
     return found
 
 
-def _simulator_failure(run_id: str, frames: Mapping[str, pd.DataFrame]) -> str:
-    runs = frames["runs"]
+def _simulator_failure(run_id: str, frames: RunFrames) -> str:
+    runs = frames.runs
     row = runs[runs["run_id"] == run_id]
     if not len(row) or "simulator_failure" not in row or not _value(row["simulator_failure"].iloc[0]):
         return "simulator failure: the simulated patient broke (not scored)"
@@ -73,7 +73,7 @@ def _simulator_failure(run_id: str, frames: Mapping[str, pd.DataFrame]) -> str:
     return f"simulator failure, {r['simulator_failure']}: {r['simulator_failure_detail']}{again}"
 
 
-def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float | None = None) -> list[str]:
+def summary_lines(frames: RunFrames, *, fail_threshold: float | None = None) -> list[str]:
     """The console summary: one row per run with the score's components, then the totals.
 
     Columns: status, score, rubric passed/total (conversational) or turns passing their checks (scripted), holistic
@@ -83,7 +83,7 @@ def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float |
     counted apart: they are in no mean and no threshold.
     """
     import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
-    scores, runs, asr = frames["scores"], frames["runs"], frames["assertions"]
+    scores, runs, asr = frames.scores, frames.runs, frames.assertions
     msgs = dict(zip(runs["run_id"], runs["n_messages"], strict=False)) if len(runs) else {}
     types = dict(zip(runs["run_id"], runs["type"], strict=False)) if len(runs) else {}
     checked = asr.groupby("run_id").size().to_dict() if len(asr) else {}
@@ -127,7 +127,7 @@ def summary_lines(frames: Mapping[str, pd.DataFrame], *, fail_threshold: float |
     return lines
 
 
-def _simulator_failure_lines(scores: pd.DataFrame, frames: Mapping[str, pd.DataFrame]) -> list[str]:
+def _simulator_failure_lines(scores: pd.DataFrame, frames: RunFrames) -> list[str]:
     """How many conversations the gate stopped (and re-simulated), said apart from the agent's totals."""
     stopped = int((scores["status"] == SIMULATOR_FAILURE).sum()) if len(scores) else 0
     attempts = simulator_failures(frames)
@@ -150,7 +150,7 @@ def below_threshold(scores: pd.DataFrame, fail_threshold: float) -> pd.DataFrame
     return scores[(scores["status"] == "error") | (scores["score"] < fail_threshold)]
 
 
-def failures_frame(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+def failures_frame(frames: RunFrames) -> pd.DataFrame:
     """The analyst step: failures across runs, grouped by what failed, with the judges' suggestions.
 
     Returns:
@@ -161,15 +161,15 @@ def failures_frame(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
     rows: list[dict[str, Any]] = []
     frames = exclude_simulator_failures(frames)  # the agent's failures only: never one the patient caused
-    asr = frames["assertions"]
+    asr = frames.assertions
     for _, r in asr[asr["passed"] == False].iterrows():  # noqa: E712
         rows.append({"kind": "assertion", "item": r["assertion"], "run_id": r["run_id"], "scenario": r["scenario"],
                      "evidence": r["message"], "suggestion": None})
-    rub = frames["rubric"]
+    rub = frames.rubric
     for _, r in rub[rub["passed"] == False].iterrows():  # noqa: E712
         rows.append({"kind": "criterion", "item": r["criterion"], "run_id": r["run_id"], "scenario": r["scenario"],
                      "evidence": r["evidence"], "suggestion": None})
-    hol = frames["holistic"]
+    hol = frames.holistic
     suggestions = dict(zip(hol["run_id"], hol["suggestion"], strict=False)) if len(hol) else {}
 
     for _, r in hol.iterrows():
@@ -178,7 +178,7 @@ def failures_frame(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
                 rows.append({"kind": "dimension", "item": d, "run_id": r["run_id"], "scenario": r["scenario"],
                              "evidence": f"{d} = {number_text(r[d], d)}; issues: {'; '.join(map(str, r['issues'] or []))}",
                              "suggestion": r["suggestion"]})
-    turns = frames["turns"]
+    turns = frames.turns
     for _, r in turns.iterrows():
         for failure in r["check_failures"] or []:
             rows.append({"kind": "turn_check", "item": failure.split(":")[0], "run_id": r["run_id"],
@@ -199,20 +199,22 @@ def failures_frame(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     return grouped.reset_index().sort_values(["runs", "kind"], ascending=[False, True], ignore_index=True)
 
 
-def save_json_report(frames: Mapping[str, pd.DataFrame], path: Path | str, *, meta: Mapping[str, Any]) -> Path:
+def save_json_report(frames: RunFrames, path: Path | str, *, meta: Mapping[str, Any]) -> Path:
     """Save the whole run as one JSON file: metadata, scores, and per run its transcript, rubric, judges, assertions."""
     def records(df: pd.DataFrame) -> list[dict[str, Any]]:
         return json.loads(df.to_json(orient="records", date_format="iso", default_handler=str)) if len(df) else []
 
     by_run: dict[str, dict[str, Any]] = {}
-    for name in ("runs", "scores", "transcripts", "rubric", "holistic", "turns", "assertions"):
-        for rec in records(frames[name]):
+    for name, frame in frames.items():
+        if name == "calls":  # the calls are in the data folder, not per conversation
+            continue
+        for rec in records(frame):
             entry = by_run.setdefault(str(rec["run_id"]), {})
             if name in ("runs", "scores"):
                 entry[name[:-1]] = rec
             else:
                 entry.setdefault(name, []).append(rec)
-    report = {"meta": dict(meta), "scores": records(frames["scores"]), "runs": list(by_run.values())}
+    report = {"meta": dict(meta), "scores": records(frames.scores), "runs": list(by_run.values())}
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, ensure_ascii=False, indent=2, default=str), encoding="utf-8")

@@ -1,19 +1,20 @@
 """Reports of evaluation runs: tables, plots, transcripts, failures and errors — no LLM calls.
 
-Each function takes a ``RunData`` (``run_notebook_config(config)`` in the run notebook, or ``load_run(folder)`` for
-any saved run) and returns something a notebook cell displays: ``HTML``, a pandas ``Styler`` or a ``Chart`` (a
-matplotlib figure). ``save_html`` writes the same pieces as one self-contained page.
+Each function takes an ``EvalResult`` (``run_notebook_config(config)`` in the run notebook, or
+``convoeval.pipeline.load_results(folder)`` for any saved run) and returns something a notebook cell displays:
+``HTML``, a pandas ``Styler`` or a ``Chart`` (a matplotlib figure). ``save_html`` writes the same pieces as one
+self-contained page.
 
 Example:
     >>> from convoeval import report
-    >>> run = report.load_run("reports/example")
+    >>> from convoeval.pipeline import load_results
+    >>> run = load_results("reports/example")
     >>> report.score_table(run)
     >>> report.transcripts(run, status="fail")
 """
 
 from convoeval.html_blocks import HTML
 from convoeval.report.calibrated import calibrated_rates, calibrated_rates_frame
-from convoeval.report.data import RunData, load_run
 from convoeval.report.overview import LOCAL_DEMO_WARNING, usage_frame, what_ran
 from convoeval.report.page import render_html, save_html
 from convoeval.report.plots import (
@@ -39,7 +40,6 @@ __all__ = [
     "HTML",
     "LOCAL_DEMO_WARNING",
     "Chart",
-    "RunData",
     "agreement_cells",
     "calibrated_rates",
     "calibrated_rates_frame",
@@ -52,7 +52,6 @@ __all__ = [
     "fidelity",
     "fidelity_frame",
     "holistic_frame",
-    "load_run",
     "plot_components",
     "plot_criteria",
     "plot_holistic",

@@ -77,7 +77,7 @@ def _n_judges(study: Any) -> int:
 
 def study_overview(study: Any) -> HTML:
     """What was studied: conversations (healthy / with faults), judges, samples, probes, time, and the demo caveat."""
-    runs = study.frames["runs"]
+    runs = study.frames.runs
     targets = runs["target"].fillna("?") if len(runs) else pd.Series(dtype=str)
     faulted = int(targets.str.contains(r"\?faults=", regex=True).sum()) if len(targets) else 0
     params = study.meta.get("params", {})
@@ -323,7 +323,7 @@ def fidelity_view(study: Any) -> HTML:
 def study_conclusions(study: Any) -> HTML:
     """What an analyst may and may not conclude at this sample size, in words."""
 
-    n = len(study.frames["runs"])
+    n = len(study.frames.runs)
     graded = []
     for name in ("judges", "database", "faults", "labels"):
         frame = _get(study, name)

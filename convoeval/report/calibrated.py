@@ -14,8 +14,8 @@ import pandas as pd
 
 from convoeval.html_blocks import HTML, box, cell, esc, table, wrap
 from convoeval.paths import project_root, under
+from convoeval.pipeline.results import EvalResult
 from convoeval.report.calibration_views import calibrated_cells
-from convoeval.report.data import RunData
 from convoeval.stats.calibrated_rates import pass_rate_estimates
 from convoeval.stats.free_labels import database_labels
 from convoeval.stats.labels import load_labels
@@ -23,25 +23,25 @@ from convoeval.stats.labels import load_labels
 __all__ = ["calibrated_rates", "calibrated_rates_frame", "run_labels"]
 
 
-def run_labels(run: RunData, labels: str | Path | None = None) -> Path | None:
+def run_labels(run: EvalResult, labels: str | Path | None = None) -> Path | None:
     """The label path of a run: ``labels``, else the run's ``labels`` setting (relative to the project); or None."""
     given = labels if labels is not None else (run.meta.get("config") or {}).get("labels")
     return under(project_root(), given) if given else None
 
 
-def calibrated_rates_frame(run: RunData, labels: str | Path | None = None, *, n_boot: int = 1000) -> pd.DataFrame:
+def calibrated_rates_frame(run: EvalResult, labels: str | Path | None = None, *, n_boot: int = 1000) -> pd.DataFrame:
     """``pass_rate_estimates`` of the run's judge on the human labels and on the database's, per criterion.
 
     Returns:
         The estimates of both (``labels`` column: ``human`` / ``database``); empty without human labels.
     """
     path = run_labels(run, labels)
-    rubric = run.frames.get("rubric")
-    if path is None or rubric is None or rubric.empty:
+    rubric = run.frames.rubric
+    if path is None or rubric.empty:
         return pd.DataFrame()
     parts = [pass_rate_estimates(rubric, load_labels(path), sources="human", overall=False, n_boot=n_boot)]
-    assertions = run.frames.get("assertions")
-    if assertions is not None and len(assertions) and rubric["assertion"].notna().any():
+    assertions = run.frames.assertions
+    if len(assertions) and rubric["assertion"].notna().any():
         free = database_labels(rubric, assertions)
         if len(free):
             table = pass_rate_estimates(rubric, free, overall=False, n_boot=n_boot)
@@ -49,7 +49,7 @@ def calibrated_rates_frame(run: RunData, labels: str | Path | None = None, *, n_
     return pd.concat(parts, ignore_index=True)
 
 
-def calibrated_rates(run: RunData, labels: str | Path | None = None) -> HTML:
+def calibrated_rates(run: EvalResult, labels: str | Path | None = None) -> HTML:
     """The calibrated pass rates section of a run report (a one-line note when the run has no labels)."""
     frame = calibrated_rates_frame(run, labels)
     if frame.empty:

@@ -181,7 +181,7 @@ def flipped_conversations(cmp: Any, *, limit: int = 10) -> HTML:
     if flipped.empty:
         return HTML(wrap(f"<div{css(color=MUTED)}>no paired conversation changed its score or outcome</div>"),
                     text="no flipped conversation")
-    ta, tb = cmp.baseline.frames["transcripts"], cmp.candidate.frames["transcripts"]
+    ta, tb = cmp.baseline.frames.transcripts, cmp.candidate.frames.transcripts
     parts = [f"<div{css(color=MUTED)}>{len(flipped)} of {len(pairs)} pair(s) shown (largest drops first); "
              "the first turn where the two conversations differ is highlighted</div>"]
     for r in flipped.to_dict("records"):

@@ -20,7 +20,7 @@ import pandas as pd
 from convoeval.frames import AGENT_STATUSES, SIMULATOR_FAILURE, STATUSES
 from convoeval.html_blocks import FONT, MUTED, badge, box, css, esc, table
 from convoeval.html_blocks import heading as _heading
-from convoeval.report.data import RunData, load_run
+from convoeval.pipeline.results import EvalResult, load_results
 from convoeval.report.overview import LOCAL_DEMO_WARNING
 from convoeval.report.plots import Chart
 from convoeval.report.stability import score_spread
@@ -49,24 +49,24 @@ class SweepData:
 
     scores: pd.DataFrame
     rubric: pd.DataFrame
-    runs: dict[str, RunData]
+    runs: dict[str, EvalResult]
 
 
 def load_sweep(combinations: Sequence[CombinationRow]) -> SweepData:
     """Read every finished combination's data (failed ones are left out of the aggregates)."""
-    runs: dict[str, RunData] = {}
+    runs: dict[str, EvalResult] = {}
     scores, rubric = [], []
     for combo in combinations:
         if combo.status not in ("done", "skipped"):
             continue
         try:
-            run = load_run(combo.folder)
+            run = load_results(combo.folder)
         except FileNotFoundError:
             continue
         runs[combo.name] = run
         extra = {"combination": combo.name, "sweep_seed": combo.seed}
         scores.append(run.scores.assign(**extra))
-        rubric.append(run.frames["rubric"].assign(**extra))
+        rubric.append(run.frames.rubric.assign(**extra))
     return SweepData(
         scores=pd.concat(scores, ignore_index=True) if scores else pd.DataFrame(
             columns=["agent", "scenario", "seed", "trial", "status", "score", "combination", "sweep_seed"]),

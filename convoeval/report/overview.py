@@ -12,7 +12,7 @@ import pandas as pd
 
 from convoeval.frames import SIMULATOR_FAILURE
 from convoeval.html_blocks import HTML, MUTED, box, css, esc, shown_path, table, wrap
-from convoeval.report.data import RunData
+from convoeval.pipeline.results import EvalResult
 from convoeval.report.problems import errors_frame
 
 __all__ = ["LOCAL_DEMO_WARNING", "usage_frame", "what_ran"]
@@ -24,13 +24,13 @@ LOCAL_DEMO_WARNING = (
 )
 
 
-def usage_frame(run: RunData) -> pd.DataFrame:
+def usage_frame(run: EvalResult) -> pd.DataFrame:
     """LLM calls per role and model: calls, cache hits, errors, tokens, estimated cost (NaN = unknown price).
 
     Example:
         >>> usage_frame(run)[["role", "calls", "cache_hits", "cost_usd"]]
     """
-    calls = run.frames["calls"]
+    calls = run.frames.calls
     columns = ["role", "provider", "model", "calls", "cache_hits", "errors", "prompt_tokens", "completion_tokens",
                "cost_usd"]
     if calls.empty:
@@ -52,7 +52,7 @@ def usage_frame(run: RunData) -> pd.DataFrame:
     return grouped.reset_index()[columns]
 
 
-def what_ran(run: RunData) -> HTML:
+def what_ran(run: EvalResult) -> HTML:
     """The "what ran" table: agent, target, models, seeds, trials, versions, time, calls, tokens, cost, cache hits.
 
     A run made with the local demo model carries a plain warning; a run with errors points to the errors section.
@@ -60,7 +60,7 @@ def what_ran(run: RunData) -> HTML:
     Example:
         >>> what_ran(run)   # in a notebook cell
     """
-    meta, scores, runs = run.meta, run.scores, run.frames["runs"]
+    meta, scores, runs = run.meta, run.scores, run.frames.runs
     config = meta.get("config") or {}
     models = meta.get("models") or {}
     usage = usage_frame(run)
@@ -105,14 +105,14 @@ def _simulator_failures(scores: pd.DataFrame) -> str:
     return f", {n} of them simulator_failure (not scored)" if n else ""
 
 
-def _local_demo(run: RunData) -> bool:
+def _local_demo(run: EvalResult) -> bool:
     if run.meta.get("local_demo"):
         return True
-    calls = run.frames["calls"]
+    calls = run.frames.calls
     return bool(len(calls) and "is_local_demo" in calls and calls["is_local_demo"].fillna(False).astype(bool).any())
 
 
-def _error_count(run: RunData) -> int:
+def _error_count(run: EvalResult) -> int:
 
     return len(errors_frame(run))
 
@@ -143,12 +143,11 @@ def _seeds(config: dict[str, Any]) -> str:
     return ", ".join("scenario's own" if s is None else str(s) for s in seeds)
 
 
-def _versions(run: RunData) -> str:
+def _versions(run: EvalResult) -> str:
     meta = run.meta
     prompts: set[str] = set()
-    for name in ("rubric", "holistic", "turns", "transcripts"):
-        frame = run.frames.get(name)
-        if frame is not None and "prompt_version" in frame:
+    for frame in (run.frames.rubric, run.frames.holistic, run.frames.turns, run.frames.transcripts):
+        if "prompt_version" in frame:
             prompts.update(str(v) for v in frame["prompt_version"].dropna().unique())
     parts = [f"convoeval {esc(meta.get('convoeval_version', '?'))}"]
     if prompts:

@@ -14,8 +14,8 @@ from typing import Any
 
 from convoeval.html_blocks import FONT, HTML, css, esc, shown_path, wrap
 from convoeval.html_blocks import heading as _heading
+from convoeval.pipeline.results import EvalResult
 from convoeval.report.calibrated import calibrated_rates, run_labels
-from convoeval.report.data import RunData
 from convoeval.report.overview import what_ran
 from convoeval.report.plots import plot_components, plot_criteria, plot_holistic
 from convoeval.report.problems import errors, failures
@@ -32,7 +32,7 @@ def _piece(value: Any) -> str:
     return str(value)
 
 
-def sections(run: RunData) -> list[tuple[str, list[Any]]]:
+def sections(run: EvalResult) -> list[tuple[str, list[Any]]]:
     """The report's sections in reading order: (heading, displayable pieces)."""
 
     calibrated = [("Calibrated pass rates", [calibrated_rates(run)])] if run_labels(run) else []
@@ -49,7 +49,7 @@ def sections(run: RunData) -> list[tuple[str, list[Any]]]:
     ]
 
 
-def render_html(run: RunData, *, title: str | None = None) -> str:
+def render_html(run: EvalResult, *, title: str | None = None) -> str:
     """The whole report as an HTML document (no external files, no scripts)."""
     return page_html(title or f"convoeval report: {run.out_dir.name}", sections(run),
                      source=f"<code>{esc(shown_path(run.out_dir))}</code>")
@@ -78,7 +78,7 @@ def page_html(title: str, parts: list[tuple[str, list[Any]]], *, source: str = "
             + "".join(body) + "</body></html>\n")
 
 
-def save_html(run: RunData, path: Path | str | None = None, *, title: str | None = None) -> HTML:
+def save_html(run: EvalResult, path: Path | str | None = None, *, title: str | None = None) -> HTML:
     """Write the report page (default ``<run folder>/report.html``) and return a link to it.
 
     Example:

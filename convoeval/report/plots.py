@@ -16,7 +16,7 @@ import pandas as pd
 
 from convoeval.frames import HOLISTIC_DIMENSIONS, TURN_DIMENSIONS
 from convoeval.html_blocks import HTML, MUTED, STATUS_COLORS, css, esc, wrap
-from convoeval.report.data import RunData
+from convoeval.pipeline.results import EvalResult
 
 __all__ = ["Chart", "criteria_frame", "holistic_frame", "plot_components", "plot_criteria", "plot_holistic"]
 
@@ -69,7 +69,7 @@ def _label(scenario: Any, seed: Any, trial: Any, *, many_trials: bool) -> str:
     return f"{scenario}{seed_text}{trial_text}"
 
 
-def plot_components(run: RunData) -> Chart | HTML:
+def plot_components(run: EvalResult) -> Chart | HTML:
     """Grouped horizontal bars per conversation: rubric score, holistic overall and the composite score (0–10).
 
     Dashed lines mark the warn (7) and fail (5) thresholds; a conversation in error or stopped by the
@@ -112,12 +112,12 @@ def plot_components(run: RunData) -> Chart | HTML:
     return Chart(fig, "score components per conversation")
 
 
-def criteria_frame(run: RunData) -> pd.DataFrame:
+def criteria_frame(run: EvalResult) -> pd.DataFrame:
     """Pass rate per scenario × criterion over conversations and judge samples (judge errors left out).
 
     Columns: scenario, criterion_index, criterion, assertion, passed, judged, errors, pass_rate.
     """
-    rub = run.frames["rubric"]
+    rub = run.frames.rubric
     cols = ["scenario", "criterion_index", "criterion", "assertion", "passed", "judged", "errors", "pass_rate"]
     if rub.empty:
         return pd.DataFrame(columns=cols)
@@ -129,7 +129,7 @@ def criteria_frame(run: RunData) -> pd.DataFrame:
     return grouped[cols]
 
 
-def plot_criteria(run: RunData) -> Chart | HTML:
+def plot_criteria(run: EvalResult) -> Chart | HTML:
     """Horizontal bars: the share of verdicts that passed, per scenario × rubric criterion (``passed/judged``)."""
     frame = criteria_frame(run)
     if frame.empty:
@@ -161,13 +161,13 @@ def plot_criteria(run: RunData) -> Chart | HTML:
 _MUTED_BAR = "#d0d7de"
 
 
-def holistic_frame(run: RunData) -> pd.DataFrame:
+def holistic_frame(run: EvalResult) -> pd.DataFrame:
     """Mean 0–10 score per scenario × dimension: the holistic judge, or for scripted scenarios the per-turn judge."""
     parts = []
-    hol = run.frames["holistic"]
+    hol = run.frames.holistic
     if not hol.empty:
         parts.append(hol.groupby("scenario")[list(HOLISTIC_DIMENSIONS)].mean())
-    turns = run.frames["turns"]
+    turns = run.frames.turns
     if not turns.empty:
         judged = turns[list(TURN_DIMENSIONS)].notna().any(axis=1)
         if judged.any():
@@ -178,7 +178,7 @@ def holistic_frame(run: RunData) -> pd.DataFrame:
     return frame.groupby(level=0).mean().sort_index()
 
 
-def plot_holistic(run: RunData) -> Chart | HTML:
+def plot_holistic(run: EvalResult) -> Chart | HTML:
     """A heatmap of the judges' 0–10 dimensions per scenario (mean over conversations and samples)."""
     frame = holistic_frame(run)
     if frame.empty or frame.isna().all().all():

@@ -13,15 +13,15 @@ from typing import Any
 import pandas as pd
 
 from convoeval.html_blocks import HTML, box, esc, missing, table, wrap
+from convoeval.pipeline.results import EvalResult
 from convoeval.pipeline.summary import failures_frame
-from convoeval.report.data import RunData
 
 __all__ = ["ERROR_COLUMNS", "errors", "errors_frame", "failures"]
 
 ERROR_COLUMNS = ["kind", "scenario", "seed", "trial", "where", "reason"]
 
 
-def failures(run: RunData) -> HTML:
+def failures(run: EvalResult) -> HTML:
     """The analyst's table: what failed, in how many conversations, an example of the evidence, and suggestions.
 
     Built from ``convoeval.pipeline.summary.failures_frame``; sorted by the number of conversations affected.
@@ -47,7 +47,7 @@ def failures(run: RunData) -> HTML:
     return HTML(wrap(table(rows, head)), text=f"{len(frame)} failure group(s)")
 
 
-def errors_frame(run: RunData) -> pd.DataFrame:
+def errors_frame(run: EvalResult) -> pd.DataFrame:
     """Every error of the run, one row each: kind, scenario, seed, trial, where (criterion, turn…), reason.
 
     Kinds: ``conversation`` (the run ended in error: agent, store or LLM failure), ``rubric judge``,
@@ -55,20 +55,19 @@ def errors_frame(run: RunData) -> pd.DataFrame:
     """
     rows: list[dict[str, Any]] = []
     keys = _keys(run)
-    runs = run.frames["runs"]
+    runs = run.frames.runs
     for r in runs[runs["error"].notna()].itertuples() if len(runs) else []:
         rows.append(_err("conversation", r, "", r.error))
-    for kind, name, where in (("rubric judge", "rubric", _criterion), ("holistic judge", "holistic", _sample),
-                              ("turn judge", "turns", _turn)):
-        frame = run.frames[name]
+    for kind, frame, where in (("rubric judge", run.frames.rubric, _criterion),
+                               ("holistic judge", run.frames.holistic, _sample), ("turn judge", run.frames.turns, _turn)):
         for _, r in frame[frame["error"].notna()].iterrows() if len(frame) else []:
             rows.append(_err(kind, r, where(r), r["error"]))
-    asr = run.frames["assertions"]
+    asr = run.frames.assertions
     for _, r in asr[asr["error"].notna()].iterrows() if len(asr) else []:
         seed, trial = keys.get(r["run_id"], (None, None))
         rows.append({"kind": "assertion check", "scenario": r["scenario"], "seed": seed, "trial": trial,
                      "where": r["assertion"], "reason": r["error"]})
-    calls = run.frames["calls"]
+    calls = run.frames.calls
     failed = calls[calls["error"].notna()] if len(calls) and "error" in calls else calls.iloc[0:0]
     for _, c in failed.iterrows():
         where = f"{c['role']} · {c['provider']}/{c['model']}"
@@ -84,7 +83,7 @@ def errors_frame(run: RunData) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=ERROR_COLUMNS)
 
 
-def errors(run: RunData) -> HTML:
+def errors(run: EvalResult) -> HTML:
     """A red box listing every error with its reason (a green line when there is none)."""
     frame = errors_frame(run)
     if frame.empty:
@@ -103,8 +102,8 @@ def _conversation(scenario: Any, seed: Any, trial: Any) -> tuple[str, str, str]:
     return str(scenario), str(_plain(seed)), str(_plain(trial))
 
 
-def _keys(run: RunData) -> dict[str, tuple[Any, Any]]:
-    runs = run.frames["runs"]
+def _keys(run: EvalResult) -> dict[str, tuple[Any, Any]]:
+    runs = run.frames.runs
     return {r.run_id: (r.seed, r.trial) for r in runs.itertuples()} if len(runs) else {}
 
 

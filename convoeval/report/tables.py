@@ -13,14 +13,14 @@ from typing import Any
 import pandas as pd
 
 from convoeval.html_blocks import STATUS_COLORS, missing
-from convoeval.report.data import RunData
+from convoeval.pipeline.results import EvalResult
 
 __all__ = ["score_table", "score_table_data"]
 
 _SCORE_COLUMNS = ["Score", "Rubric score", "Holistic"]
 
 
-def score_table_data(run: RunData) -> pd.DataFrame:
+def score_table_data(run: EvalResult) -> pd.DataFrame:
     """The score table's data: one row per conversation, in reading order.
 
     Columns: Agent, Scenario, Type, Seed, Trial, Status, Score, Rubric (passed/total), Rubric score, Holistic,
@@ -28,7 +28,7 @@ def score_table_data(run: RunData) -> pd.DataFrame:
     "Rubric" counts turns whose fixed checks held and "Holistic" is the per-turn judge's mean. A conversation the
     simulator-failure gate stopped has status ``simulator_failure``, no score, and its reason under "Stopped".
     """
-    scores, runs, asr = run.scores, run.frames["runs"], run.frames["assertions"]
+    scores, runs, asr = run.scores, run.frames.runs, run.frames.assertions
     by_run = runs.set_index("run_id") if len(runs) else pd.DataFrame()
     totals = asr.groupby("run_id").size() if len(asr) else pd.Series(dtype=int)
     # From the assertions, not the score: a simulator failure's score has no components, yet its database was checked.
@@ -60,7 +60,7 @@ def score_table_data(run: RunData) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def score_table(run: RunData, *, caption: str | None = None) -> Any:
+def score_table(run: EvalResult, *, caption: str | None = None) -> Any:
     """The per-conversation score table as a pandas ``Styler`` (displays in notebooks; ``.to_html()`` for pages).
 
     Example:

@@ -27,7 +27,7 @@ from convoeval.html_blocks import (
     number_text,
     wrap,
 )
-from convoeval.report.data import RunData
+from convoeval.pipeline.results import EvalResult
 
 __all__ = ["transcript_html", "transcripts"]
 
@@ -35,7 +35,7 @@ _PATIENT_BG, _AGENT_BG, _CHAT_BG = "#ffffff", "#d9fdd3", "#efeae2"
 _SIGNAL_TONE = {"GOAL_COMPLETE": ("#116329", "#dafbe1"), "STUCK": ("#7d4e00", "#fff1c2")}
 
 
-def transcripts(run: RunData, *, scenario: str | None = None, status: str | None = None, open: bool = False,
+def transcripts(run: EvalResult, *, scenario: str | None = None, status: str | None = None, open: bool = False,
                 limit: int | None = None) -> HTML:
     """Every conversation of the run as a collapsible chat.
 
@@ -64,13 +64,13 @@ def transcripts(run: RunData, *, scenario: str | None = None, status: str | None
     return HTML(wrap("".join(parts)), text=f"{len(shown)} transcript(s)")
 
 
-def transcript_html(run: RunData, run_id: str, *, open: bool = False) -> str:
+def transcript_html(run: EvalResult, run_id: str, *, open: bool = False) -> str:
     """One conversation's ``<details>`` block (summary line, chat, verdicts)."""
     score = _row(run.scores, run_id)
-    meta = _row(run.frames["runs"], run_id)
-    messages = run.frames["transcripts"]
+    meta = _row(run.frames.runs, run_id)
+    messages = run.frames.transcripts
     messages = messages[messages["run_id"] == run_id]
-    turns = run.frames["turns"]
+    turns = run.frames.turns
     checks = _turn_checks(turns[turns["run_id"] == run_id]) if len(turns) else {}
     chat = "".join(_message(m, checks.get(_int(m["turn"])) if m["role"] == "agent" else None)
                    for _, m in messages.iterrows())
@@ -189,10 +189,10 @@ def _turn_checks(turns: pd.DataFrame) -> dict[int | None, list[str]]:
     return out
 
 
-def _verdicts(run: RunData, run_id: str) -> str:
+def _verdicts(run: EvalResult, run_id: str) -> str:
     """The judges' and the database's verdicts on this conversation, under the chat."""
     parts = []
-    rub = run.frames["rubric"]
+    rub = run.frames.rubric
     rub = rub[rub["run_id"] == run_id] if len(rub) else rub
     if len(rub):
         lines = []
@@ -203,13 +203,13 @@ def _verdicts(run: RunData, run_id: str) -> str:
             detail = esc(r["error"]) if not missing(r["error"]) else esc(r["evidence"])
             lines.append(f"<li>{mark} {esc(r['criterion'])}{sample}<br><span{css(color=MUTED)}>{detail}</span></li>")
         parts.append(_section("Rubric", "".join(lines)))
-    asr = run.frames["assertions"]
+    asr = run.frames.assertions
     asr = asr[asr["run_id"] == run_id] if len(asr) else asr
     if len(asr):
         lines = [f"<li>{_mark(r['passed'], r['error'])} {esc(r['message'] if missing(r['error']) else r['error'])}</li>"
                  for _, r in asr.iterrows()]
         parts.append(_section("Database assertions", "".join(lines)))
-    hol = run.frames["holistic"]
+    hol = run.frames.holistic
     hol = hol[hol["run_id"] == run_id] if len(hol) else hol
     for _, h in hol.iterrows():
         if not missing(h["error"]):
@@ -225,7 +225,7 @@ def _verdicts(run: RunData, run_id: str) -> str:
             text += f"<br><span{css(color=MUTED)}>suggestion: {esc(h['suggestion'])}</span>"
         title = "Holistic judge" + (f" (sample {int(h['sample'])})" if len(hol) > 1 else "")
         parts.append(_section(title, text + "</li>"))
-    error = _row(run.frames["runs"], run_id).get("error")
+    error = _row(run.frames.runs, run_id).get("error")
     if not missing(error):
         parts.append(_section("Conversation error", f"<li>{_mark(None, error)} {esc(error)}</li>"))
     return f"<div{css(margin_top='8px', max_width='820px')}>{''.join(parts)}</div>"

@@ -17,7 +17,7 @@ from convoeval import frames as F
 from convoeval.fidelity import FIDELITY_SCHEMA, fidelity_flags
 from convoeval.html_blocks import HTML, box, cell, esc, table, wrap
 from convoeval.paths import project_root, under
-from convoeval.report.data import RunData
+from convoeval.pipeline.results import EvalResult
 from convoeval.simulator.gate import simulator_failures
 from convoeval.stats import database_agreement
 
@@ -81,13 +81,13 @@ def agreement_cells(results: pd.DataFrame, *, index: Sequence[str],
     return pd.DataFrame(rows)
 
 
-def database_truth_frame(run: RunData) -> pd.DataFrame:
+def database_truth_frame(run: EvalResult) -> pd.DataFrame:
     """``convoeval.stats.database_agreement`` of the run: judges (and the simulator) against the database."""
 
     return database_agreement(run.frames)
 
 
-def database_truth(run: RunData) -> HTML:
+def database_truth(run: EvalResult) -> HTML:
     """The judges against the database, for this run: every criterion that declares its assertion, and the goal.
 
     Rows: the rubric judge per criterion with a declared assertion (and pooled), the holistic judge's
@@ -114,7 +114,7 @@ def database_truth(run: RunData) -> HTML:
     return HTML(wrap("".join(pieces)), text=f"database truth: {len(wide)} row(s)")
 
 
-def _scenarios_dir(run: RunData) -> str:
+def _scenarios_dir(run: EvalResult) -> str:
     """The run's scenario folder: as recorded, relative to the project holding the run (else the working folder)."""
 
 
@@ -126,16 +126,16 @@ def _scenarios_dir(run: RunData) -> str:
     return str(configured)
 
 
-def fidelity_frame(run: RunData) -> pd.DataFrame:
+def fidelity_frame(run: EvalResult) -> pd.DataFrame:
     """``convoeval.fidelity.fidelity_flags`` of the run's conversations (one row per conversation × check)."""
 
-    if not len(run.frames["runs"]) or not (run.frames["runs"]["type"] == "conversational").any():
+    if not len(run.frames.runs) or not (run.frames.runs["type"] == "conversational").any():
 
         return F.empty_frame(FIDELITY_SCHEMA)
     return fidelity_flags(run.frames, scenarios=_scenarios_dir(run))
 
 
-def simulator_failures_html(run: RunData) -> str:
+def simulator_failures_html(run: EvalResult) -> str:
     """The conversations (attempts) the simulator-failure gate stopped, as an HTML table; empty when none."""
 
     stopped = simulator_failures(run.frames)
@@ -154,7 +154,7 @@ def simulator_failures_html(run: RunData) -> str:
     return box(text, tone="warning", title="Stopped by the simulator-failure gate") + table(rows, head)
 
 
-def fidelity(run: RunData) -> HTML:
+def fidelity(run: EvalResult) -> HTML:
     """The simulated patient's fidelity: conversations the gate stopped, and those where it broke the scenario.
 
     First the attempts the simulator-failure gate stopped while they ran (``convoeval.simulator.gate``: not scored), then
@@ -177,7 +177,7 @@ def fidelity(run: RunData) -> HTML:
         text = (f"No flags: in all {runs} conversation(s) the simulated patient kept to its scenario." if not stopped
                 else f"The after-the-fact checks flag none of the {runs} conversation(s) beyond what the gate stopped.")
         return HTML(wrap(stopped + box(esc(text), tone="ok")), text="no fidelity flags")
-    keys = run.frames["runs"].set_index("run_id")[["seed", "trial"]]
+    keys = run.frames.runs.set_index("run_id")[["seed", "trial"]]
     rows = []
     for r in flagged.itertuples():
         seed, trial = (keys.loc[r.run_id, "seed"], keys.loc[r.run_id, "trial"]) if r.run_id in keys.index else ("", "")

@@ -46,6 +46,7 @@ from convoeval.fidelity import (
 from convoeval.fidelity.claims import agent_claims
 from convoeval.fidelity.goal import claimed_kinds_phrase, unearned
 from convoeval.fidelity.roles import name_words, role_reversal, self_named
+from convoeval.frames import RunFrames
 from convoeval.scenarios.path_models import PATH_PREFIXES
 from convoeval.stats.goal import PROCESS_ASSERTIONS
 
@@ -352,7 +353,7 @@ SIMULATOR_FAILURE_SCHEMA: dict[str, str] = {
 }
 
 
-def simulator_failures(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+def simulator_failures(frames: RunFrames) -> pd.DataFrame:
     """Every attempt the gate stopped, from a results' ``runs`` frame: ``SIMULATOR_FAILURE_SCHEMA`` rows.
 
     ``resimulated`` attempts were replaced by a later one (the job's kept result); the others are conversations
@@ -361,8 +362,8 @@ def simulator_failures(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     Example:
         >>> simulator_failures(load_results("reports/example"))[["scenario", "check", "turn"]]   # doctest: +SKIP
     """
-    runs = frames.get("runs")
-    if runs is None or runs.empty or "simulator_failure" not in runs:
+    runs = frames.runs
+    if runs.empty or "simulator_failure" not in runs:
         return F.empty_frame(SIMULATOR_FAILURE_SCHEMA)
     hit = runs[runs["simulator_failure"].notna()]
     rows = [{"run_id": r["run_id"], "scenario": r["scenario"], "seed": r["seed"], "trial": r["trial"],
@@ -372,27 +373,24 @@ def simulator_failures(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     return F.typed_frame(rows, SIMULATOR_FAILURE_SCHEMA)
 
 
-def exclude_simulator_failures(frames: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+def exclude_simulator_failures(frames: RunFrames) -> RunFrames:
     """The same frames without the runs the gate stopped (and their superseded attempts): what judges the agent.
 
     Every frame with a ``run_id`` column loses those runs' rows; ``calls`` is returned unchanged.
     """
-    dropped = stopped_run_ids(frames)
-    return {name: frame[~frame["run_id"].astype(str).isin(dropped)].reset_index(drop=True)
-            if dropped and "run_id" in getattr(frame, "columns", ()) else frame
-            for name, frame in frames.items()}
+    return frames.without(stopped_run_ids(frames))
 
 
-def stopped_run_ids(frames: Mapping[str, pd.DataFrame]) -> set[str]:
+def stopped_run_ids(frames: RunFrames) -> set[str]:
     """Run ids of simulator failures: by the runs frame (superseded attempts included) and by the scores frame."""
     ids: set[str] = set()
-    runs, scores = frames.get("runs"), frames.get("scores")
-    if runs is not None and len(runs) and "status" in runs:
+    runs, scores = frames.runs, frames.scores
+    if len(runs) and "status" in runs:
         stopped = (runs["status"] == F.SIMULATOR_FAILURE).astype("boolean")
         if "superseded" in runs:
             stopped = stopped | runs["superseded"].astype("boolean")
         ids |= set(runs.loc[stopped.fillna(False).astype(bool), "run_id"].astype(str))
-    if scores is not None and len(scores) and "status" in scores:
+    if len(scores) and "status" in scores:
         ids |= set(scores.loc[(scores["status"] == F.SIMULATOR_FAILURE).fillna(False).astype(bool), "run_id"]
                    .astype(str))
     return ids

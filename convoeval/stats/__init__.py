@@ -9,7 +9,7 @@ Every statistic function returns a table of grouping columns (criterion, rater_a
 
 Example:
     >>> from convoeval.stats import binary_agreement, rubric_ratings
-    >>> binary_agreement(rubric_ratings(frames["rubric"], rater="judge_model"))  # doctest: +SKIP
+    >>> binary_agreement(rubric_ratings(frames.rubric, rater="judge_model"))  # doctest: +SKIP
 """
 
 from convoeval._lazy import lazy_exports

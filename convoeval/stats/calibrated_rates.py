@@ -112,7 +112,7 @@ def pass_rate_estimates(
         used) then ``statistic, value, ci_low, ci_high, n, n_items, method, ci_too_wide``.
 
     Example:
-        >>> pass_rate_estimates(frames["rubric"], load_labels(), sources="human")   # doctest: +SKIP
+        >>> pass_rate_estimates(frames.rubric, load_labels(), sources="human")   # doctest: +SKIP
     """
     by = as_tuple(by)
     used = "+".join(_sources(labels, sources))

@@ -60,8 +60,8 @@ def database_labels(rubric: pd.DataFrame, assertions: pd.DataFrame) -> pd.DataFr
         A labels frame; ``rater`` is ``"database"``, ``note`` names the assertion.
 
     Example:
-        >>> labels = database_labels(frames["rubric"], frames["assertions"])   # doctest: +SKIP
-        >>> pass_rate_estimates(frames["rubric"], labels)                      # doctest: +SKIP
+        >>> labels = database_labels(frames.rubric, frames.assertions)   # doctest: +SKIP
+        >>> pass_rate_estimates(frames.rubric, labels)                      # doctest: +SKIP
     """
     truth = truth_ratings(rubric, assertions)
     return ratings_to_labels(truth.assign(rater=DATABASE), source="database", origin="(database)",

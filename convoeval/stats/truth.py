@@ -15,11 +15,12 @@ Missing values stay missing: an assertion whose check errored (``passed`` NA) gi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
+from convoeval.frames import RunFrames
 from convoeval.stats._result import stacked
 from convoeval.stats.binary import binary_agreement
 from convoeval.stats.bootstrap import LEVEL, N_BOOT
@@ -128,7 +129,7 @@ def goal_ratings(
 
 
 def database_agreement(
-    frames: Mapping[str, pd.DataFrame],
+    frames: RunFrames,
     *,
     threshold: float = GOAL_THRESHOLD,
     rater: str | Sequence[str] = "judge_model",
@@ -143,8 +144,8 @@ def database_agreement(
     """Agreement of the rubric judge and of the holistic ``goal_completion`` with the database, for a results folder.
 
     Args:
-        frames: ``convoeval.pipeline.load_results(folder)`` (needs ``rubric``, ``holistic``, ``assertions``; ``runs``
-            for the simulator).
+        frames: a run's ``RunFrames`` (``convoeval.pipeline.load_results(folder).frames``): its ``rubric``,
+            ``holistic`` and ``assertions``, and ``runs`` for the simulator.
         threshold: ``goal_completion`` threshold for "goal met".
         rater: Column(s) naming the judge configuration.
         rubric_samples: How rubric samples become one verdict.
@@ -161,17 +162,17 @@ def database_agreement(
         ``goal_completion``: the holistic judge and the simulator).
     """
     parts = []
-    rubric, holistic = frames.get("rubric"), frames.get("holistic")
-    if rubric is not None and len(rubric) and rubric["assertion"].notna().any():
-        truth = truth_ratings(rubric, frames["assertions"])
+    rubric, holistic = frames.rubric, frames.holistic
+    if len(rubric) and rubric["assertion"].notna().any():
+        truth = truth_ratings(rubric, frames.assertions)
         judged = rubric_ratings(rubric[rubric["assertion"].notna()], rater=rater, samples=rubric_samples)
         ratings = pd.concat([judged, truth], ignore_index=True)
         parts.append(binary_agreement(ratings, reference=DATABASE, n_boot=n_boot, level=level, seed=seed)
                      .assign(instrument="rubric"))
-    if holistic is not None and len(holistic):
-        goals = goal_ratings(holistic, frames["assertions"], threshold=threshold, rater=rater,
+    if len(holistic):
+        goals = goal_ratings(holistic, frames.assertions, threshold=threshold, rater=rater,
                              samples=holistic_samples, exclude=exclude,
-                             runs=frames.get("runs") if simulator else None)
+                             runs=frames.runs if simulator and len(frames.runs) else None)
         if (goals["rater"] == DATABASE).any():
             parts.append(binary_agreement(goals, reference=DATABASE, n_boot=n_boot, level=level, seed=seed)
                          .assign(instrument="goal"))
