@@ -73,7 +73,7 @@ def measure(label: str, jobs: list[Any], llm: FakeLLM, folder: Path, *, concurre
     if profiler and profile:
         profiler.dump_stats(profile)
     stats = llm.stats()
-    frames = load_results(out)
+    frames = load_results(out).frames
     per_conv = chains(frames.calls)
     longest = int(per_conv["chain"].max())
     bound = longest * latency

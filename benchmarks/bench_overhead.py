@@ -131,7 +131,7 @@ def sweep_profile(llm: FakeLLM, folder: Path, seeds: int, trials: int, profile_p
         run(sweep(jobs[:2], folder / "warm-up", 2))  # imports, first client, schema reflection
         with timed() as plain:
             run(sweep(jobs, folder / "timed", len(jobs)))
-        calls = len(load_results(folder / "timed")["calls"])
+        calls = len(load_results(folder / "timed").frames.calls)
         profiler = cProfile.Profile()
         with inline_threads():
             profiler.enable()

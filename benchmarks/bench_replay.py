@@ -41,7 +41,7 @@ def one_run(label: str, jobs: list[Any], llm: FakeLLM, folder: Path, mode: str) 
                 "CONVOEVAL_CACHE_PATH": str(folder / "cache.sqlite")}
     with isolated_env(folder / f"state-{label}", **settings), timed() as t:
         run(sweep(jobs, out, len(jobs)))
-    frames = load_results(out)
+    frames = load_results(out).frames
     calls = frames.calls
     return {
         "run": label,

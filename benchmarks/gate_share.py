@@ -23,7 +23,7 @@ from convoeval.stats.goal import PROCESS_ASSERTIONS
 
 def summarize(folder: Path) -> dict:
     """One row: the folder's conversations by how their kept and first attempts ended, and the unearned fails."""
-    frames = load_results(folder)
+    frames = load_results(folder).frames
     runs, scores = frames.runs, frames.scores.set_index("run_id")
     kept = runs[~runs["superseded"].astype(bool)]
     first = runs[runs["attempt"] == 1]

@@ -39,9 +39,10 @@ _CONVERSATION_COLUMNS = ["target", "scenario", "seed", "trial", "status", "score
 
 def run_tables(out: Path = RUN_OUT) -> dict[str, pd.DataFrame]:
     """The replayed run notebook's score table, as the notebook and report.html show it."""
-    from convoeval.report import load_run, score_table_data
+    from convoeval.pipeline import load_results
+    from convoeval.report import score_table_data
 
-    return {"run-scores": score_table_data(load_run(out))}
+    return {"run-scores": score_table_data(load_results(out))}
 
 
 def agreement_tables(out: Path = AGREEMENT_OUT) -> dict[str, pd.DataFrame]:

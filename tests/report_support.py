@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from convoeval import frames as F
-from convoeval.pipeline.conversation_result import FRAME_SCHEMAS
-from convoeval.report import RunData
+from convoeval.frames import FRAME_SCHEMAS, RunFrames
+from convoeval.pipeline.results import EvalResult
 
 SCRIPT = "<script>alert('x')</script>"
 
@@ -76,13 +76,9 @@ def merge(*parts: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, A
 
 
 def run_data(rows: dict[str, list[dict[str, Any]]], out_dir: Path | str = "/tmp/convoeval-report-test",
-             meta: dict[str, Any] | None = None) -> RunData:
-    """A ``RunData`` from row lists (typed like ``load_results`` types them)."""
-    import pandas as pd
-
-    frames = {name: F.typed_frame(rows.get(name, []), schema) for name, schema in FRAME_SCHEMAS.items()}
-    frames["calls"] = pd.DataFrame(rows.get("calls", []))
-    return RunData(out_dir=Path(out_dir), frames=frames, meta=meta or {})
+             meta: dict[str, Any] | None = None) -> EvalResult:
+    """An ``EvalResult`` from row lists (typed like ``load_results`` types them)."""
+    return EvalResult(out_dir=Path(out_dir), frames=RunFrames.from_rows(rows), meta=meta or {})
 
 
 def write_run_folder(folder: Path, rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any] | None = None) -> Path:

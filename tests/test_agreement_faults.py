@@ -252,7 +252,7 @@ def test_fault_confusion_counts_each_cell_with_pass_as_the_positive_class():
 
 def test_a_judge_named_like_the_truth_is_refused():
     frames = detection_study()
-    frames["rubric"] = frames.rubric.assign(judge_model=KNOWN_FAULTS)
+    frames = frames.replace(rubric=frames.rubric.assign(judge_model=KNOWN_FAULTS))
     with pytest.raises(ValueError, match="rename it"):
         fault_detection(frames)
 

@@ -77,11 +77,11 @@ def test_conversations_the_simulator_failure_gate_stopped_are_counted_apart_and_
     study = _study({"a": [True, False] * 3, "b": [True, True] * 3}, 3)
     runs = study.frames.runs
     stopped = runs["run_id"] == "r2"
-    study.frames["runs"] = runs.assign(status=runs["status"].where(~stopped, "simulator_failure"),
-                                       simulator_failure=pd.Series(["parroting" if s else None for s in stopped]),
-                                       simulator_failure_turn=pd.Series([3 if s else None for s in stopped]),
-                                       simulator_failure_detail=pd.Series(["turns 2–3: …" if s else None
-                                                                           for s in stopped]))
+    study.frames = study.frames.replace(runs=runs.assign(
+        status=runs["status"].where(~stopped, "simulator_failure"),
+        simulator_failure=pd.Series(["parroting" if s else None for s in stopped]),
+        simulator_failure_turn=pd.Series([3 if s else None for s in stopped]),
+        simulator_failure_detail=pd.Series(["turns 2–3: …" if s else None for s in stopped])))
     tables = compute_tables(study, n_boot=100)
     assert tables["simulator_failures"][["run_id", "check", "turn"]].values.tolist() == [["r2", "parroting", 3]]
     assert set(tables["database"]["n"]) == {2}  # r2's assertion is not the agent's: left out

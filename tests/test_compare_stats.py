@@ -19,7 +19,7 @@ from convoeval.compare.verdict import (
     paired_minimum_detectable_difference,
 )
 from convoeval.frames import RUN_SCHEMA, SCORE_SCHEMA, typed_frame
-from convoeval.pipeline.results import merge_frames
+from convoeval.frames import RunFrames
 from convoeval.stats import ALL, pass_hat_k, percentile_interval, resample_weights
 
 ALPHA = 0.05
@@ -35,7 +35,7 @@ def frames(rows: list[tuple[str, int | None, int, str, float | None]], target: s
                      "status": "error" if status == "error" else "completed"})
         scores.append({**keys, "status": status, "score": score,
                        "error": "agent error: down" if status == "error" else None})
-    return merge_frames([{"runs": typed_frame(runs, RUN_SCHEMA), "scores": typed_frame(scores, SCORE_SCHEMA)}])
+    return RunFrames.from_frames({"runs": typed_frame(runs, RUN_SCHEMA), "scores": typed_frame(scores, SCORE_SCHEMA)})
 
 
 # ── pairing ──

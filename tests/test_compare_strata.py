@@ -12,7 +12,7 @@ from scipy.stats import binom
 
 from convoeval.compare import IMPROVED, NO_CHANGE, REGRESSED, compare
 from convoeval.frames import RUN_SCHEMA, SCORE_SCHEMA, typed_frame
-from convoeval.pipeline.results import merge_frames
+from convoeval.frames import RunFrames
 from convoeval.stats import percentile_interval, resample_weights
 from convoeval.stats.strata import FIXED, RANDOM_SCENARIOS_FROM, SAMPLE, sign_flip_p, stratified_difference
 
@@ -26,7 +26,7 @@ def frames(rows: list[tuple[str, int, float]], target: str) -> dict[str, pd.Data
         keys = {"run_id": f"{target}-{i}", "scenario": scenario, "agent": "billing", "seed": seed, "trial": 1}
         runs.append({**keys, "target": target, "type": "conversational", "status": "completed"})
         scores.append({**keys, "status": "pass" if score >= 7 else "fail", "score": score, "error": None})
-    return merge_frames([{"runs": typed_frame(runs, RUN_SCHEMA), "scores": typed_frame(scores, SCORE_SCHEMA)}])
+    return RunFrames.from_frames({"runs": typed_frame(runs, RUN_SCHEMA), "scores": typed_frame(scores, SCORE_SCHEMA)})
 
 
 def issue_27(rng: np.random.Generator, n_seeds: int = 8) -> tuple[dict, dict]:

@@ -188,7 +188,7 @@ async def test_batch_streams_runs_to_disk_and_resumes(store, tmp_path):
     again = await arun_batch(jobs, options=opts, out_dir=out, progress=False)
     assert (again.ran, again.skipped) == (1, 3)
     assert finished_keys(out) == {j.key for j in jobs}
-    frames = load_results(out)
+    frames = load_results(out).frames
     assert len(frames.scores) == 4 and set(frames.runs["stop_reason"]) == {"STUCK"}
     assert set(zip(frames.scores["seed"], frames.scores["trial"])) == {(1, 1), (1, 2), (2, 1), (2, 2)}
     assert leftover_rows(store) == 0
@@ -218,10 +218,10 @@ async def test_a_run_file_holds_plain_values_and_reads_back_the_same_frames(stor
     agent = payload["transcripts"][1]
     assert agent["signal"] is None and agent["prompt_tokens"] is None  # missing values are null, never NaN/"<NA>"
     assert payload["holistic"][0]["issues"] == [] and payload["scores"][0]["status"] == "pass"
-    back = load_results(tmp_path)
+    back = load_results(tmp_path).frames
     for name in ("runs", "scores", "transcripts", "rubric", "holistic", "assertions"):
         mine = getattr(result, {"runs": "run", "scores": "score", "transcripts": "transcript"}.get(name, name))
-        assert back[name].drop(columns="duration_s", errors="ignore").equals(
+        assert back.frame(name).drop(columns="duration_s", errors="ignore").equals(
             mine.drop(columns="duration_s", errors="ignore").reset_index(drop=True)), name
 
 

@@ -343,7 +343,7 @@ def test_summary_share_leaves_undecided_conversations_out():
 def test_the_example_report_small_model_parrots_in_the_happy_payment_run():
     """reports/example was made with the 0.5B local model: its patient copies the agent's messages (and the gate
     stopped all three conversational runs, so their transcripts are short)."""
-    frames = load_results(EXAMPLE)
+    frames = load_results(EXAMPLE).frames
     flags = fidelity_flags(frames, scenarios=load_scenarios(SCENARIOS))
     conversational = frames.runs[frames.runs["type"] == "conversational"]
     assert len(flags) == len(conversational) * len(CHECKS)
@@ -382,7 +382,7 @@ async def test_a_real_batch_with_a_fake_simulator_that_breaks_the_scenario(tmp_p
         opts = RunOptions(simulator_model=patient, judge_model=FakeChatModel(responder=judge_reply), store=store,
                           gate=None)
         await arun_batch(plan([sc], seeds=[1]), options=opts, out_dir=tmp_path / "out", progress=False)
-    frames = load_results(tmp_path / "out")
+    frames = load_results(tmp_path / "out").frames
     flags = fidelity_flags(frames, scenarios=sc).set_index("check")  # one scenario is accepted as is
     assert flags.loc["invented_fact", "flagged"] and flags.loc["invented_fact", "turn"] == 1
     assert "123.456.789-09" in flags.loc["invented_fact", "detail"]

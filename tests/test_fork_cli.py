@@ -53,7 +53,7 @@ def test_a_fork_at_one_turn_runs_and_saves_its_continuations(saved, capsys, tmp_
                  "--out", str(tmp_path / "forks")]) == 0
     out = capsys.readouterr().out
     assert "1 fork point(s) × 2 continuation(s)" in out and "fork_turn" in out
-    frames = load_results(tmp_path / "forks")
+    frames = load_results(tmp_path / "forks").frames
     assert len(frames.runs) == 2 and (frames.runs["replayed_turns"] == 2).all()
 
 

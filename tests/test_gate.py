@@ -29,7 +29,7 @@ from convoeval.pipeline.execute import EXIT_BELOW_THRESHOLD, EXIT_OK, EXIT_SIMUL
 from convoeval.pipeline.notebook import check_threshold
 from convoeval.pipeline.replay import PatientReplay
 from convoeval.pipeline.summary import failures_frame, summary_lines
-from convoeval.report import load_run, score_table_data
+from convoeval.report import score_table_data
 from convoeval.report.index import _by_agent_seed
 from convoeval.report.stability import score_spread
 from convoeval.report.trust import fidelity
@@ -277,7 +277,7 @@ async def test_simulator_failures_are_kept_out_of_every_aggregate_of_the_agent(s
     for responder, seed in ((healthy, 1), (parrot, 2)):
         opts = RunOptions(simulator_model=FakeChatModel(responder=responder), judge_model=judge(), store=store)
         await arun_batch(plan([scenario()], seeds=[seed]), options=opts, out_dir=out, progress=False)
-    frames = load_results(out)
+    frames = load_results(out).frames
     scores = frames.scores.set_index("seed")
     assert scores.loc[1, "status"] == "pass" and scores.loc[2, "status"] == "simulator_failure"
 
@@ -303,7 +303,7 @@ async def test_simulator_failures_are_kept_out_of_every_aggregate_of_the_agent(s
     assert clean["scores"]["status"].tolist() == ["pass"] and set(clean["assertions"]["run_id"]) == {
         scores.loc[1, "run_id"]}
 
-    run = load_run(out)
+    run = load_results(out)
     assert run.status_counts()["simulator_failure"] == 1
     assert check_threshold(run, 5).endswith("1 ended simulator_failure (the simulated patient broke) and were not "
                                             "scored")

@@ -121,9 +121,9 @@ def test_bad_numbers_on_the_command_line_are_one_line_and_exit_2(capsys):
 def test_replay_misses_are_found_in_the_calls(tmp_path):
     run = run_data(conversation("r1"), tmp_path)
     assert replay_misses(run).empty
-    run.frames["calls"] = pd.concat([run.frames.calls, pd.DataFrame([{
+    run.frames = run.frames.replace(calls=pd.concat([run.frames.calls, pd.DataFrame([{
         "role": "judge", "scenario": "s", "turn": None,
-        "error": "CacheMissError: replay-only cache has no recorded response for this judge call"}])])
+        "error": "CacheMissError: replay-only cache has no recorded response for this judge call"}])]))
     assert len(replay_misses(run)) == 1
     assert "scripts/record-nbval-cache.sh" in RERECORD_HINT and "CONVOEVAL_CACHE=rw" in RERECORD_HINT
 

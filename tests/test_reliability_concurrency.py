@@ -143,7 +143,7 @@ async def test_concurrent_runs_of_one_scenario_never_cross_talk_and_clean_up_exa
         await asyncio.wait_for(arun_batch(jobs, options=options, out_dir=tmp_path / "out", concurrency=len(jobs),
                                           progress=False), timeout=120)
         elapsed = time.perf_counter() - started
-        frames = load_results(tmp_path / "out")
+        frames = load_results(tmp_path / "out").frames
         run_ids = set(frames.runs["run_id"])
         assert len(run_ids) == len(jobs) and set(frames.runs["status"]) == {"completed"}
         assert agent.problems == []
@@ -173,7 +173,7 @@ async def test_concurrent_runs_of_the_reference_agent_each_pay_their_own_invoice
                          judge_model=FakeChatModel(responder=fake_responder), store=store)
     await asyncio.wait_for(arun_batch(jobs, options=options, out_dir=tmp_path / "out", concurrency=len(jobs),
                                       progress=False), timeout=120)
-    frames = load_results(tmp_path / "out")
+    frames = load_results(tmp_path / "out").frames
     assert set(frames.scores["status"]) == {"pass"}, frames.scores[["status", "error"]]
     asserted = frames.assertions
     assert len(asserted) == 5 * len(jobs) and asserted["passed"].all()  # payment_link_created and 4 path rows

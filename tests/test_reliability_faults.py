@@ -208,7 +208,7 @@ async def test_agent_fault_sweep_ends_each_broken_conversation_as_error_with_its
         elapsed = time.perf_counter() - started
         leftover = sum(len(store.select(t)) for t in TABLES)
     assert batch.ran == len(jobs)
-    frames = load_results(out)
+    frames = load_results(out).frames
     assert {p.stem for p in run_files(out)} == {j.key for j in jobs}  # none lost
     assert set(agent.plan_of) == set(frames.scores["run_id"])  # every conversation reached the agent
     assert_nothing_silently_passed(frames)

@@ -152,7 +152,7 @@ def test_a_killed_sweep_resumes_without_losing_or_redoing_runs_and_cleanup_is_ex
     assert {name: after[name] for name in before} == before  # finished runs neither redone nor rewritten
     meta = json.loads((out / "report.json").read_text())["meta"]
     assert (meta["runs_now"], meta["runs_resumed"]) == (JOBS - len(before), len(before))
-    frames = load_results(out)
+    frames = load_results(out).frames
     assert len(frames.scores) == JOBS and frames.scores["run_id"].is_unique
     assert "torn" not in set(frames.runs["run_id"])
     with open_store(store_url) as store:  # the resumed run cleaned up after itself

@@ -7,10 +7,11 @@ import pytest
 from agreement_support import assertion_rows, rubric
 from report_support import conversation, merge, run_data
 
+from convoeval.frames import RunFrames
 from convoeval.paths import project_root
 from convoeval.pipeline import ConfigError, EvalConfig
+from convoeval.pipeline.results import EvalResult
 from convoeval.report import calibrated_rates, calibrated_rates_frame
-from convoeval.report.data import RunData
 from convoeval.report.page import render_html, sections
 
 
@@ -24,7 +25,8 @@ def _run(tmp_path, labels):
     path.write_text("conversation,criterion,label,rater\n" + "".join(
         f"r{i},c2,{'pass' if truth[i, 1] else 'fail'},ana\n" for i in range(20)), encoding="utf-8")
     meta = {"config": {"labels": str(path) if labels else None}}
-    return RunData(out_dir=tmp_path, frames={"rubric": frame, "assertions": checks}, meta=meta), truth
+    return EvalResult(out_dir=tmp_path, frames=RunFrames.from_frames({"rubric": frame, "assertions": checks}),
+                      meta=meta), truth
 
 
 def test_with_labels_the_report_calibrates_on_them_and_on_the_database(tmp_path):

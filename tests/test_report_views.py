@@ -121,9 +121,9 @@ def test_what_ran_warns_about_the_local_demo_model_and_points_to_errors(mixed_ru
 def test_what_ran_without_local_model_has_no_warning_and_says_unknown_cost(mixed_run):
     judge = {"provider": "openai", "model": "gpt-x", "local_demo": False}
     mixed_run.meta.update(local_demo=False, models={"judge": judge})
-    mixed_run.frames["calls"] = pd.DataFrame([{"role": "judge", "provider": "openai", "model": "gpt-x", "scenario": "s",
-                                               "cache_hit": False, "cost_usd": None, "prompt_tokens": 10,
-                                               "completion_tokens": 2, "is_local_demo": False, "error": None}])
+    mixed_run.frames = mixed_run.frames.replace(calls=pd.DataFrame([{
+        "role": "judge", "provider": "openai", "model": "gpt-x", "scenario": "s", "cache_hit": False, "cost_usd": None,
+        "prompt_tokens": 10, "completion_tokens": 2, "is_local_demo": False, "error": None}]))
     html = str(report.what_ran(mixed_run))
     assert LOCAL_DEMO_WARNING.split(".")[0] not in html
     assert "unknown for gpt-x" in html
@@ -175,14 +175,14 @@ def test_save_html_writes_one_self_contained_page(mixed_run):
     assert "report.html" in str(link)
 
 
-def test_load_run_reads_a_saved_folder(tmp_path):
+def test_load_results_reads_a_saved_folder(tmp_path):
     folder = write_run_folder(tmp_path / "saved", merge(conversation("a1"), conversation("a2", seed=7)),
                               meta={"local_demo": True})
-    run = report.load_run(folder)
+    run = load_results(folder)
     assert sorted(run.scores["seed"]) == [7, 42]
     assert run.meta == {"local_demo": True} and len(run.frames.calls) == 2
     with pytest.raises(FileNotFoundError, match="no finished conversation"):
-        report.load_run(tmp_path / "empty")
+        load_results(tmp_path / "empty")
 
 
 def _with_assertion(rows, criterion_index: int, assertion: str):

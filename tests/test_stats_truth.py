@@ -102,7 +102,7 @@ def test_database_agreement_reads_a_results_folder(tmp_path):
         payload = {name: json.loads(frame[frame["run_id"] == run_id].to_json(orient="records"))
                    for name, frame in frames.items()}
         (tmp_path / "runs" / f"{run_id}.json").write_text(json.dumps(payload), encoding="utf-8")
-    loaded = database_agreement(load_results(tmp_path), n_boot=100)
+    loaded = database_agreement(load_results(tmp_path).frames, n_boot=100)
     expected = database_agreement(frames, n_boot=100)
     pd.testing.assert_frame_equal(loaded.sort_values(list(loaded.columns[:5])).reset_index(drop=True),
                                   expected.sort_values(list(expected.columns[:5])).reset_index(drop=True))
@@ -110,8 +110,7 @@ def test_database_agreement_reads_a_results_folder(tmp_path):
 
 def test_no_declared_assertions_and_no_holistic_gives_an_empty_table():
     frames = _frames()
-    frames["rubric"] = frames.rubric.assign(assertion=pd.NA)
-    frames["holistic"] = frames.holistic.iloc[0:0]
+    frames = frames.replace(rubric=frames.rubric.assign(assertion=pd.NA), holistic=frames.holistic.iloc[0:0])
     out = database_agreement(frames, n_boot=10)
     assert out.empty and "statistic" in out.columns
 
@@ -145,7 +144,7 @@ async def test_agreement_on_a_real_batch_with_the_fake_models(tmp_path, monkeypa
         opts = RunOptions(simulator_model=FakeChatModel(responder=patient),
                           judge_model=FakeChatModel(responder=judge_reply), store=store)
         await arun_batch(plan([sc], seeds=[1], trials=2), options=opts, out_dir=tmp_path / "out", progress=False)
-    frames = load_results(tmp_path / "out")
+    frames = load_results(tmp_path / "out").frames
     pairs = truth_pairs(frames.rubric, frames.assertions)
     assert len(pairs) == 2 and set(pairs["criterion"]) == set(declared)
     db = frames.assertions[frames.assertions["assertion"] == "appointment_created"]

@@ -60,7 +60,7 @@ async def test_summary_shows_components_and_the_fault_in_the_assertion_column(fr
     run, out = frames
     await run("clinic:billing")
     await run("clinic:billing?faults=invented_payment_url")
-    data = load_results(out)
+    data = load_results(out).frames
     lines = summary_lines(data, fail_threshold=8)
     # RUBRIC and ASSERTS PASSED both read passed/checked, as in the report's score table ("Assertions passed").
     assert lines[0].split()[:8] == ["STATUS", "SCORE", "RUBRIC", "HOLIST", "ASSERTS", "PASSED", "GOAL", "MSGS"]
