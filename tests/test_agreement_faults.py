@@ -21,7 +21,7 @@ from convoeval.agreement.faults import (
     run_fault_study,
     target_folder,
 )
-from convoeval.frames import ASSERTION_SCHEMA, RUBRIC_SCHEMA, RUN_SCHEMA, typed_frame
+from convoeval.frames import ASSERTION_SCHEMA, RUBRIC_SCHEMA, RUN_SCHEMA, RunFrames, typed_frame
 from convoeval.scenarios import load_scenarios
 from convoeval.store import open_store
 from convoeval.testing import FakeChatModel
@@ -128,8 +128,9 @@ def study(runs: list[tuple], verdicts: dict[str, dict[str, bool | None]], *, ass
                                 "assertion": (assertion_of or {}).get(criterion), "judge_model": "judge-x",
                                 "sample": 0})
     assertion_rows = [{"run_id": r, "scenario": keys[r][1], "assertion": k, "passed": p} for r, k, p in assertions]
-    return {"runs": typed_frame(run_rows, RUN_SCHEMA), "rubric": typed_frame(rubric_rows, RUBRIC_SCHEMA),
-            "assertions": typed_frame(assertion_rows, ASSERTION_SCHEMA)}
+    return RunFrames.from_frames({"runs": typed_frame(run_rows, RUN_SCHEMA),
+                                  "rubric": typed_frame(rubric_rows, RUBRIC_SCHEMA),
+                                  "assertions": typed_frame(assertion_rows, ASSERTION_SCHEMA)})
 
 
 def _all(value: bool) -> dict[str, bool]:
@@ -204,7 +205,7 @@ def detection_study():
             verdicts[f] = {criterion: faulted[seed], "Agent generated a payment link": True}
     frames = study(runs, verdicts)
     lenient = frames.rubric.assign(judge_model="judge-lenient", passed=True)
-    return {**frames, "rubric": pd.concat([frames.rubric, lenient], ignore_index=True)}
+    return frames.replace(rubric=pd.concat([frames.rubric, lenient], ignore_index=True))
 
 
 def _value(table, criterion, statistic, judge="judge-x"):
@@ -331,7 +332,7 @@ def test_a_real_support_study_runs_every_target_in_its_folder_resumes_and_yields
     again = run()
     assert (len(simulator.calls), len(judge.calls)) == calls
     assert {p: p.stat().st_mtime_ns for p in out.glob("*/runs/*.json")} == stamps
-    assert set(again["runs"]["run_id"]) == set(runs["run_id"])
+    assert set(again.runs["run_id"]) == set(runs["run_id"])
 
     # Truth: each faulted run fails exactly the criteria its fault breaks in that rubric; the healthy run passes them.
     truth = fault_truth(frames)
@@ -372,13 +373,13 @@ def test_a_real_support_study_runs_every_target_in_its_folder_resumes_and_yields
 def test_a_narrower_study_over_a_wider_folder_returns_only_what_it_planned(support_study):
     run, _scenarios, simulator, _judge, _out = support_study
     wide = run(seeds=(SEED, SEED + 1))
-    assert set(wide["runs"]["seed"]) == {SEED, SEED + 1}
+    assert set(wide.runs["seed"]) == {SEED, SEED + 1}
     calls = len(simulator.calls)
     narrow = run(seeds=(SEED,))
     assert len(simulator.calls) == calls  # everything it needs is on disk
-    assert set(narrow["runs"]["seed"]) == {SEED} and len(narrow["runs"]) == 13
-    assert set(narrow["rubric"]["run_id"]) == set(narrow["runs"]["run_id"])
-    assert set(narrow["calls"]["seed"]) == {SEED}
+    assert set(narrow.runs["seed"]) == {SEED} and len(narrow.runs) == 13
+    assert set(narrow.rubric["run_id"]) == set(narrow.runs["run_id"])
+    assert set(narrow.calls["seed"]) == {SEED}
     assert target_folder("clinic:support?faults=rude_tone") == "clinic-support-faults-rude_tone"
 
 

@@ -18,8 +18,7 @@ from convoeval.compare.verdict import (
     min_pairs_for_significance,
     paired_minimum_detectable_difference,
 )
-from convoeval.frames import RUN_SCHEMA, SCORE_SCHEMA, typed_frame
-from convoeval.frames import RunFrames
+from convoeval.frames import RUN_SCHEMA, SCORE_SCHEMA, RunFrames, typed_frame
 from convoeval.stats import ALL, pass_hat_k, percentile_interval, resample_weights
 
 ALPHA = 0.05
@@ -117,7 +116,7 @@ def test_pass_k_per_side_is_the_agreement_librarys_pass_hat_k():
     result = compare(a, b, n_boot=50)
     for kk in (1, 2, 3):
         mine = result.pass_k.set_index("k").loc[kk]
-        assert mine["baseline"] == pytest.approx(pass_hat_k(a["scores"], k=kk, n_boot=1)["value"].iloc[0])
+        assert mine["baseline"] == pytest.approx(pass_hat_k(a.scores, k=kk, n_boot=1)["value"].iloc[0])
         assert mine["candidate"] == 1.0
     assert pass_k_changes(result.pairs, k=(7,))["n_scenarios"].iloc[0] == 0  # no scenario has 7 pairs
 
@@ -173,7 +172,7 @@ def test_an_aa_comparison_with_noisy_fake_models_calls_a_change_no_more_often_th
         sides = [load_side(x) for x in (base, candidate)]
         for side in sides:
             keep = set(side.runs.loc[side.runs["seed"].isin(wanted), "run_id"])
-            side.frames = {k: (f[f["run_id"].isin(keep)] if "run_id" in f else f) for k, f in side.frames.items()}
+            side.frames = side.frames.only(keep)
         result = compare(*sides, n_boot=200, seed=block)
         verdicts = pd.concat([result.scores["verdict"], result.criteria["verdict"], result.assertions["verdict"]])
         calls += int((verdicts != NO_CHANGE).sum())

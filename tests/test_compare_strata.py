@@ -11,8 +11,7 @@ import pytest
 from scipy.stats import binom
 
 from convoeval.compare import IMPROVED, NO_CHANGE, REGRESSED, compare
-from convoeval.frames import RUN_SCHEMA, SCORE_SCHEMA, typed_frame
-from convoeval.frames import RunFrames
+from convoeval.frames import RUN_SCHEMA, SCORE_SCHEMA, RunFrames, typed_frame
 from convoeval.stats import percentile_interval, resample_weights
 from convoeval.stats.strata import FIXED, RANDOM_SCENARIOS_FROM, SAMPLE, sign_flip_p, stratified_difference
 

@@ -19,6 +19,7 @@ from convoeval.fidelity import (
     fidelity_summary,
     flagged_runs,
 )
+from convoeval.frames import RunFrames
 from convoeval.pipeline import load_results, plan
 from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions
@@ -57,7 +58,7 @@ def conversation(run_id: str, patient: list[str], agent: list[str] | None = None
 
 
 def results(*talks: pd.DataFrame, assertions: list[tuple[str, str, bool | None]] = (),
-            scripted: tuple[str, ...] = ()) -> dict[str, pd.DataFrame]:
+            scripted: tuple[str, ...] = ()) -> RunFrames:
     """Frames as load_results gives them: runs (conversational + scripted), transcripts, assertions, scores."""
     transcripts = pd.concat(talks, ignore_index=True)
     firsts = transcripts.drop_duplicates("run_id")
@@ -65,9 +66,10 @@ def results(*talks: pd.DataFrame, assertions: list[tuple[str, str, bool | None]]
     runs += [{"run_id": r, "scenario": "scripted-one", "type": "scripted"} for r in scripted]
     scores = [{"run_id": r["run_id"], "scenario": r["scenario"], "score": float(i)} for i, r in enumerate(runs)]
     checks = [{"run_id": r, "scenario": "conv", "assertion": a, "passed": p} for r, a, p in assertions]
-    return {"runs": F.typed_frame(runs, F.RUN_SCHEMA), "transcripts": transcripts,
-            "assertions": F.typed_frame(checks, F.ASSERTION_SCHEMA), "scores": F.typed_frame(scores, F.SCORE_SCHEMA),
-            "calls": pd.DataFrame([{"role": "simulator", "scenario": "conv"}])}
+    return RunFrames.from_frames({
+        "runs": F.typed_frame(runs, F.RUN_SCHEMA), "transcripts": transcripts,
+        "assertions": F.typed_frame(checks, F.ASSERTION_SCHEMA), "scores": F.typed_frame(scores, F.SCORE_SCHEMA),
+        "calls": pd.DataFrame([{"role": "simulator", "scenario": "conv"}])})
 
 
 def verdict(flags: pd.DataFrame, run_id: str, check: str) -> dict:
@@ -302,10 +304,8 @@ def test_bad_input_gives_a_clear_error():
         fidelity_flags(frames, checks=["parroting"], parrot_min_words=2.5)
     with pytest.raises(ValueError, match="scenarios must be loaded scenarios"):
         fidelity_flags(frames, scenarios=["conv"])
-    with pytest.raises(ValueError, match="no 'transcripts' frame"):
-        fidelity_flags({"runs": frames.runs})
     with pytest.raises(ValueError, match=r"lacks column\(s\) \['signal'\]"):
-        fidelity_flags({"transcripts": frames.transcripts.drop(columns="signal")}, checks=["parroting"])
+        fidelity_flags(frames.replace(transcripts=frames.transcripts.drop(columns="signal")), checks=["parroting"])
     assert set(THRESHOLDS) >= {"language_share", "parrot_ratio", "fact_min_digits"}
 
 
@@ -318,9 +318,9 @@ def test_flagged_runs_exclude_and_summarise():
     assert flagged_runs(flags) == ["parrot", "liar"]
     assert flagged_runs(flags, checks="parroting") == ["parrot"]
     clean = exclude_flagged(frames, flags)
-    assert set(clean["runs"]["run_id"]) == {"fine", "s1"} and set(clean["transcripts"]["run_id"]) == {"fine"}
-    assert clean["scores"]["score"].mean() != frames.scores["score"].mean()  # an aggregate, recomputed
-    assert clean["calls"] is frames.calls and len(frames.runs) == 4  # no run_id: untouched; input unchanged
+    assert set(clean.runs["run_id"]) == {"fine", "s1"} and set(clean.transcripts["run_id"]) == {"fine"}
+    assert clean.scores["score"].mean() != frames.scores["score"].mean()  # an aggregate, recomputed
+    assert clean.calls is frames.calls and len(frames.runs) == 4  # no run_id: untouched; input unchanged
     summary = fidelity_summary(flags)
     assert list(summary.columns) == list(FIDELITY_SUMMARY_SCHEMA) and summary["check"].tolist() == list(CHECKS)
     row = summary.set_index("check").loc["false_goal_complete"]
@@ -356,8 +356,8 @@ def test_the_example_report_small_model_parrots_in_the_happy_payment_run():
     assert "turn 1 reads as en" in language["detail"]
     assert flags.loc[flags["check"] == "false_goal_complete", "flagged"].eq(False).all()  # nobody claimed the goal
     clean = exclude_flagged(frames, flags)
-    assert set(clean["scores"]["scenario"]) & {"billing-conv-happy-payment", "billing-conv-impatient-patient"} == set()
-    assert len(clean["scores"]) == len(frames.scores) - 2
+    assert set(clean.scores["scenario"]) & {"billing-conv-happy-payment", "billing-conv-impatient-patient"} == set()
+    assert len(clean.scores) == len(frames.scores) - 2
 
 
 async def test_a_real_batch_with_a_fake_simulator_that_breaks_the_scenario(tmp_path, monkeypatch):

@@ -20,7 +20,7 @@ from report_support import conversation, merge, run_data
 from convoeval import report
 from convoeval.agreement.study import Study, compute_tables
 from convoeval.fidelity import FIDELITY_SCHEMA
-from convoeval.frames import typed_frame
+from convoeval.frames import RunFrames, typed_frame
 from convoeval.html_blocks import number_text
 from convoeval.report import agreement_views as views
 
@@ -62,8 +62,9 @@ def _study() -> Study:
     judges = {"a": [True, False, True, True, False, True], "b": [True, True, True, False, False, True]}
     judged = rubric(judges, criteria=("c1", "c2"), assertions={"c1": "a1"}).rename(columns={"judge_model": "judge"})
     scores = holistic({"a": [8.0, 7.0, 6.0], "b": [7.0, 7.0, 9.0]}).rename(columns={"judge_model": "judge"})
-    frames = {"runs": runs(dict.fromkeys(ids, True)).assign(target="clinic:billing"),
-              "assertions": assertion_rows([(r, "a1", i % 2 == 0) for i, r in enumerate(ids)])}
+    frames = RunFrames.from_frames({
+        "runs": runs(dict.fromkeys(ids, True)).assign(target="clinic:billing"),
+        "assertions": assertion_rows([(r, "a1", i % 2 == 0) for i, r in enumerate(ids)])})
     flags = typed_frame([{"run_id": r, "scenario": "s", "check": "parroting", "flagged": r != "r2", "turn": 2,
                           "detail": "copied the agent"} for r in ids], FIDELITY_SCHEMA)
     pairs = pd.DataFrame([{"probe": "criteria_order", "run_id": r, "scenario": "s", "instrument": "rubric",

@@ -10,6 +10,7 @@ import pytest
 from report_support import SCRIPT, conversation, merge, run_data, write_run_folder
 
 from convoeval import report
+from convoeval.pipeline import load_results
 from convoeval.report import LOCAL_DEMO_WARNING
 
 

@@ -92,11 +92,12 @@ def test_first_failures_names_each_runs_first_problem_in_reading_order():
         RUBRIC_SCHEMA,
         SCORE_SCHEMA,
         TURN_SCHEMA,
+        RunFrames,
         typed_frame,
     )
     from convoeval.pipeline.summary import first_failure, first_failures
 
-    frames = {
+    frames = RunFrames.from_frames({
         "scores": typed_frame([{"run_id": r, "error": "agent error: boom" if r == "e" else None}
                                for r in ("e", "a", "c", "t", "ok")], SCORE_SCHEMA),
         "assertions": typed_frame([
@@ -113,7 +114,7 @@ def test_first_failures_names_each_runs_first_problem_in_reading_order():
             {"run_id": "t", "turn": 1, "check_failures": []},
             {"run_id": "t", "turn": 2, "check_failures": ["expected tool lookup_invoice"]},
         ], TURN_SCHEMA),
-    }
+    })
     assert first_failures(frames) == {
         "e": "agent error: boom",
         "a": "invoice_status: expected paid, got pending",
