@@ -21,12 +21,12 @@ from convoeval.testing import FakeChatModel
 pytestmark = pytest.mark.usefixtures("isolated_state")
 
 
-def _frames(*run_ids: str, errored: tuple[str, ...] = ()) -> dict[str, pd.DataFrame]:
+def _frames(*run_ids: str, errored: tuple[str, ...] = ()) -> F.RunFrames:
     transcripts = pd.concat([conversation(r, trial=i + 1) for i, r in enumerate(run_ids)], ignore_index=True)
     runs = F.typed_frame([{"run_id": r, "scenario": "billing-conv-happy-payment", "type": "conversational",
                            "agent": "billing", "status": "error" if r in errored else "completed"}
                           for r in run_ids], F.RUN_SCHEMA)
-    return {"runs": runs, "transcripts": transcripts}
+    return F.RunFrames.from_frames({"runs": runs, "transcripts": transcripts})
 
 
 def test_each_judge_configuration_judges_every_completed_run_and_is_named():

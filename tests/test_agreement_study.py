@@ -12,7 +12,7 @@ from agreement_support import assertion_rows, holistic, rubric, runs
 from convoeval.agreement.study import Study, compute_tables
 from convoeval.agreement.study_params import STUDY_PARAMETERS, StudyParams, check_study_parameters
 from convoeval.fidelity import FIDELITY_SCHEMA
-from convoeval.frames import typed_frame
+from convoeval.frames import RunFrames, typed_frame
 from convoeval.pipeline.config import ParameterError
 
 PAIRS = ["probe", "run_id", "scenario", "instrument", "item", "before", "after", "error"]
@@ -23,8 +23,8 @@ def _study(judges: dict[str, list[bool]], n_runs: int, *, target: str = "clinic:
     ids = [f"r{i}" for i in range(n_runs)]
     judged = rubric(judges, criteria=("c1", "c2"), assertions={"c1": "a1"}).rename(columns={"judge_model": "judge"})
     scores = holistic({j: [8.0] * n_runs for j in judges}).rename(columns={"judge_model": "judge"})
-    frames = {"runs": runs(dict.fromkeys(ids, True)).assign(target=target),
-              "assertions": assertion_rows([(r, "a1", i % 2 == 0) for i, r in enumerate(ids)])}
+    frames = RunFrames.from_frames({"runs": runs(dict.fromkeys(ids, True)).assign(target=target),
+                                    "assertions": assertion_rows([(r, "a1", i % 2 == 0) for i, r in enumerate(ids)])})
     flags = typed_frame([{"run_id": r, "scenario": "s", "check": "parroting", "flagged": False} for r in ids],
                         FIDELITY_SCHEMA)
     return Study(out_dir=Path("unused"), frames=frames,

@@ -8,14 +8,14 @@ import pytest
 from test_compare_stats import frames
 
 from convoeval.compare import CompareError, compare
-from convoeval.frames import RUBRIC_SCHEMA, typed_frame
+from convoeval.frames import RUBRIC_SCHEMA, RunFrames, typed_frame
 from convoeval.report.compare_views import calibrated_changes, compare_sections
 from convoeval.stats.calibrated_change import CHANGE_COLUMNS, calibrated_rate_changes
 
 N = 60
 
 
-def _side(target: str, rate: float, seed: int) -> tuple[dict[str, pd.DataFrame], np.ndarray]:
+def _side(target: str, rate: float, seed: int) -> tuple[RunFrames, np.ndarray]:
     """A side of N conversations whose lenient judge (sensitivity .95, specificity .4) rates criterion c1."""
     rng = np.random.default_rng(seed)
     side = frames([("s", i, 0, "pass", 8.0) for i in range(N)], target=target)
@@ -24,7 +24,7 @@ def _side(target: str, rate: float, seed: int) -> tuple[dict[str, pd.DataFrame],
     rubric = [{"run_id": f"{target}-{i}", "scenario": "s", "agent": "billing", "seed": i, "trial": 0,
                "criterion_index": 0, "criterion": "c1", "passed": bool(judge[i]), "judge_model": "j", "sample": 0}
               for i in range(N)]
-    side["rubric"] = typed_frame(rubric, RUBRIC_SCHEMA)
+    side = side.replace(rubric=typed_frame(rubric, RUBRIC_SCHEMA))
     return side, truth
 
 
@@ -55,7 +55,7 @@ def test_a_calibrated_drop_is_shown_per_criterion_beside_the_verdict():
 def test_too_few_labels_on_a_side_refuse_the_change_with_that_side_s_reason():
     (base, tb), (cand, tc) = _side("a", 0.8, 3), _side("b", 0.8, 4)
     labels = _labels([(f"a-{i}", bool(tb[i])) for i in range(30)] + [(f"b-{i}", bool(tc[i])) for i in range(5)])
-    table = calibrated_rate_changes(base["rubric"], cand["rubric"], labels)
+    table = calibrated_rate_changes(base.rubric, cand.rubric, labels)
     assert table.loc[0, "refused"].startswith("candidate: only 5 labelled") and np.isnan(table.loc[0, "difference"])
     assert np.isfinite(table.loc[0, "baseline"])
 

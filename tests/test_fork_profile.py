@@ -52,7 +52,8 @@ def test_a_fork_replays_the_prefix_and_keys_every_frame_by_its_fork_point(store)
     forked = fork(failing, at_turn=2, n=4, scenario=scenario(), store=store, **models())
     frames = forked.frames
     for name in ("runs", "scores", "transcripts", "rubric", "holistic"):
-        assert set(frames[name]["fork_turn"]) == {2} and set(frames[name]["fork_of"]) == {failing.run_id}, name
+        frame = frames.frame(name)
+        assert set(frame["fork_turn"]) == {2} and set(frame["fork_of"]) == {failing.run_id}, name
     runs = frames.runs
     assert sorted(runs["seed"]) == sorted(fork_seeds(42, 2, 4)) and (runs["replayed_turns"] == 2).all()
     assert (runs["target"] == FAULTED).all()  # the agent the conversation was run against, by default

@@ -300,7 +300,7 @@ async def test_simulator_failures_are_kept_out_of_every_aggregate_of_the_agent(s
     counts = by_seed[["conversations", "scored", "passed", "simulator_failures"]].tolist()
     assert counts == [2, 1, 1, 1]
     clean = exclude_simulator_failures(frames)
-    assert clean["scores"]["status"].tolist() == ["pass"] and set(clean["assertions"]["run_id"]) == {
+    assert clean.scores["status"].tolist() == ["pass"] and set(clean.assertions["run_id"]) == {
         scores.loc[1, "run_id"]}
 
     run = load_results(out)

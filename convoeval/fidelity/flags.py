@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
+    from convoeval.frames import RunFrames
+
 from convoeval import frames as F
 from convoeval.fidelity.inputs import (
     _NO_VERDICT,
@@ -34,7 +36,6 @@ from convoeval.fidelity.text import (
     message_words,
     unknown_facts,
 )
-from convoeval.frames import RunFrames
 
 #: One row per conversation × check.
 FIDELITY_SCHEMA: dict[str, str] = {

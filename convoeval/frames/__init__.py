@@ -10,11 +10,6 @@ travel together as one ``RunFrames`` (``frames.scores``, ``frames.rubric``, …)
 """
 
 from convoeval._lazy import lazy_exports
-from convoeval.frames.run_frames import (  # noqa: F401 - the package is the one name callers use
-    FRAME_NAMES,
-    RunFrames,
-    UnknownFrameError,
-)
 from convoeval.frames.schemas import (  # noqa: F401 - the package is the one name callers use
     _LIST_COLUMNS,
     AGENT_STATUSES,
@@ -42,19 +37,19 @@ from convoeval.frames.schemas import (  # noqa: F401 - the package is the one na
 )
 
 # The contracts above are plain dicts and strings; the functions below build and read frames with pandas (with
-# NumPy and PyArrow, ~1.5 s of CPU to import on this machine). A conversation needs only the contracts, so the
-# functions load on first use: `convoeval run` imports pandas when results are built, not before its first
+# NumPy and PyArrow, ~1.5 s of CPU to import on this machine), and RunFrames holds a run's built frames. A
+# conversation needs only the contracts, so the rest loads on first use: `convoeval run` imports pandas when results are built, not before its first
 # conversation (issue #28, tests/test_startup.py).
 _LAZY, __getattr__, __dir__ = lazy_exports(__name__, {
+    "convoeval.frames.run_frames": ("FRAME_NAMES", "RunFrames", "UnknownFrameError"),
     "convoeval.frames.storage": ("JSON_COLUMNS", "from_parquet", "to_parquet"),
     "convoeval.frames.entries": ("as_entries", "transcript_to_entries"),
     "convoeval.frames.transcripts": ("as_transcripts", "iter_conversations", "transcript_frame"),
     "convoeval.frames.typed": ("conform", "empty_frame", "plain", "records", "typed_frame"),
 })
 __all__ = sorted([
-    *_LAZY, "AGENT_STATUSES", "ASSERTION_COLUMNS", "ASSERTION_SCHEMA", "CONVERSATION_KEYS", "FRAME_NAMES",
-    "FRAME_SCHEMAS", "HOLISTIC_COLUMNS", "HOLISTIC_DIMENSIONS", "HOLISTIC_SCHEMA", "MESSAGE_ROLES", "RUBRIC_COLUMNS",
-    "RUBRIC_SCHEMA", "RUN_COLUMNS", "RUN_SCHEMA", "RunFrames", "SCORE_COLUMNS", "SCORE_SCHEMA", "SIMULATOR_FAILURE",
-    "STATUSES", "TRANSCRIPT_COLUMNS", "TRANSCRIPT_SCHEMA", "TURN_COLUMNS", "TURN_DIMENSIONS", "TURN_SCHEMA",
-    "UnknownFrameError",
+    *_LAZY, "AGENT_STATUSES", "ASSERTION_COLUMNS", "ASSERTION_SCHEMA", "CONVERSATION_KEYS", "FRAME_SCHEMAS",
+    "HOLISTIC_COLUMNS", "HOLISTIC_DIMENSIONS", "HOLISTIC_SCHEMA", "MESSAGE_ROLES", "RUBRIC_COLUMNS", "RUBRIC_SCHEMA",
+    "RUN_COLUMNS", "RUN_SCHEMA", "SCORE_COLUMNS", "SCORE_SCHEMA", "SIMULATOR_FAILURE", "STATUSES",
+    "TRANSCRIPT_COLUMNS", "TRANSCRIPT_SCHEMA", "TURN_COLUMNS", "TURN_DIMENSIONS", "TURN_SCHEMA",
 ])

@@ -9,16 +9,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from convoeval import frames as F
 from convoeval._aio import blocking
-from convoeval.frames import RunFrames
 from convoeval.llm.accounting import CALL_COLUMNS
 from convoeval.pipeline.conversation import ConversationResult, RunOptions
 from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.local import arun_jobs
 from convoeval.pipeline.progress import Mode, Progress, Reporter, as_mode
 from convoeval.pipeline.results import finished, read_frames, write_conversation
+
+if TYPE_CHECKING:
+    from convoeval.frames import RunFrames
 
 
 def write_run(out_dir: Path, job: Job, result: ConversationResult, calls: list[dict[str, Any]] | None = None) -> Path:
@@ -46,7 +49,7 @@ class BatchSummary:
         """All conversations' frames: read back from disk when there is a folder, else built from memory once."""
         if self.out_dir is not None:
             return read_frames(self.out_dir)
-        return RunFrames.from_payloads((r.payload() for r in self.results), call_columns=CALL_COLUMNS)
+        return F.RunFrames.from_payloads((r.payload() for r in self.results), call_columns=CALL_COLUMNS)
 
 
 async def arun_batch(

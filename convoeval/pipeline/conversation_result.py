@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
+    from convoeval.frames import RunFrames
+
 from convoeval import frames as F
 from convoeval.agents import safe_target
-from convoeval.frames import FRAME_SCHEMAS, RunFrames
+from convoeval.frames import FRAME_SCHEMAS
 from convoeval.judges.scoring import score_conversation, score_scripted_conversation
 from convoeval.llm.accounting import CALL_COLUMNS
 from convoeval.pipeline.options import default_target
@@ -65,7 +67,7 @@ class ConversationResult:
 
     def frames(self) -> RunFrames:
         """This conversation's frames as a run's (``RunFrames``, its LLM calls included)."""
-        return RunFrames.from_rows({**self.rows, "calls": self.calls}, call_columns=CALL_COLUMNS)
+        return F.RunFrames.from_rows({**self.rows, "calls": self.calls}, call_columns=CALL_COLUMNS)
 
     run = _frame_property("runs", "One row (``RUN_SCHEMA``): how the conversation ended.")
     transcript = _frame_property("transcripts", "One row per message (``TRANSCRIPT_SCHEMA``).")

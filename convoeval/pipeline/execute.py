@@ -23,11 +23,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
+    from convoeval.frames import RunFrames
+
 from convoeval import __version__
 from convoeval import frames as F
 from convoeval._aio import run_sync
 from convoeval.agents import get_agent, safe_target
-from convoeval.frames import SIMULATOR_FAILURE, RunFrames
+from convoeval.frames import SIMULATOR_FAILURE
 from convoeval.llm import LLMError, model_info
 from convoeval.llm.models import get_model
 from convoeval.pipeline.config import ConfigError, EvalConfig

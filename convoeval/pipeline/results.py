@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
+    from convoeval.frames import RunFrames
+
 from convoeval import frames as F
-from convoeval.frames import RunFrames
 from convoeval.llm.accounting import CALL_COLUMNS
 from convoeval.pipeline.conversation_result import ConversationResult
 
@@ -122,7 +123,7 @@ def load_results(out_dir: Path | str) -> EvalResult:
     """Read a results folder back: its typed frames and what the run recorded (no LLM call, no re-run).
 
     The one loader of saved results: for a folder written by ``convoeval run``, ``notebooks/run.ipynb``, one
-    combination of a sweep, a fault study or ``fork(out=...)``. Several folders: ``RunFrames.merge``.
+    combination of a sweep, a fault study or ``fork(out=...)``. Several folders: ``F.RunFrames.merge``.
 
     Args:
         out_dir: the results folder (its ``runs/*.json``, and ``report.json`` when the run wrote one).
@@ -149,7 +150,7 @@ def load_results(out_dir: Path | str) -> EvalResult:
 
 def read_frames(out_dir: Path | str) -> RunFrames:
     """The typed frames of every conversation saved under ``out_dir`` (empty, typed, when there is none)."""
-    return RunFrames.from_payloads(read_payloads(out_dir), call_columns=CALL_COLUMNS)
+    return F.RunFrames.from_payloads(read_payloads(out_dir), call_columns=CALL_COLUMNS)
 
 
 @contextlib.contextmanager
@@ -201,9 +202,9 @@ class EvalResult:
     exit_code: int = 0
 
     def __post_init__(self) -> None:
-        if not isinstance(self.frames, RunFrames):
+        if not isinstance(self.frames, F.RunFrames):
             raise TypeError(f"EvalResult.frames must be a RunFrames, got {type(self.frames).__name__} "
-                            "(RunFrames.from_frames(mapping) builds one from frames by name)")
+                            "(F.RunFrames.from_frames(mapping) builds one from frames by name)")
         if self.frames.calls.empty and not len(self.frames.calls.columns):
             import pandas as pd  # noqa: PLC0415 - pandas loads when frames are built (tests/test_startup.py)
             self.frames = self.frames.replace(calls=pd.DataFrame(columns=list(CALL_COLUMNS)))

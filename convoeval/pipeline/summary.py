@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-from convoeval.frames import HOLISTIC_DIMENSIONS, SIMULATOR_FAILURE, RunFrames
+    from convoeval.frames import RunFrames
+
+from convoeval.frames import HOLISTIC_DIMENSIONS, SIMULATOR_FAILURE
 from convoeval.html_blocks import number_text
 from convoeval.simulator.gate import exclude_simulator_failures, simulator_failures
 

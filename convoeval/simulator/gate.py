@@ -46,12 +46,13 @@ from convoeval.fidelity import (
 from convoeval.fidelity.claims import agent_claims
 from convoeval.fidelity.goal import claimed_kinds_phrase, unearned
 from convoeval.fidelity.roles import name_words, role_reversal, self_named
-from convoeval.frames import RunFrames
 from convoeval.scenarios.path_models import PATH_PREFIXES
 from convoeval.stats.goal import PROCESS_ASSERTIONS
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from convoeval.frames import RunFrames
 
 __all__ = ["DEFAULT_GATE_CHECKS", "GATE_CHECKS", "RESIMULATION_TEMPERATURE", "SIMULATOR_FAILURE_SCHEMA",
            "GateSettings", "SimulatorFailure", "SimulatorGate", "exclude_simulator_failures", "gate_settings",
