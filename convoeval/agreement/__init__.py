@@ -9,7 +9,7 @@ returns a tidy table: grouping columns (criterion, rater_a, rater_b, dimension, 
 Example:
     >>> from convoeval import stats
     >>> from convoeval.pipeline import load_results
-    >>> frames = load_results("reports/sweep")                                      # doctest: +SKIP
+    >>> frames = load_results("reports/sweep").frames                               # doctest: +SKIP
     >>> stats.database_agreement(frames)                                            # doctest: +SKIP
     >>> ratings = stats.rubric_ratings(frames.rubric, rater=("judge_model", "prompt_version"))  # doctest: +SKIP
     >>> stats.binary_agreement(ratings)                                             # doctest: +SKIP

@@ -361,7 +361,7 @@ def simulator_failures(frames: RunFrames) -> pd.DataFrame:
     that ended ``simulator_failure``.
 
     Example:
-        >>> simulator_failures(load_results("reports/example"))[["scenario", "check", "turn"]]   # doctest: +SKIP
+        >>> simulator_failures(load_results("reports/example").frames)[["scenario", "check", "turn"]]   # doctest: +SKIP
     """
     runs = frames.runs
     if runs.empty or "simulator_failure" not in runs:
