@@ -23,7 +23,7 @@ import math
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,17 +53,6 @@ class ScoreResult:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-class _Components(TypedDict):
-    """The fields of a ``ScoreResult`` besides its verdict: the same whether it scored or failed."""
-
-    rubric_score: float
-    rubric_passed: int
-    rubric_total: int
-    holistic_overall: float
-    assertion_failures: int
-    penalty: float
 
 
 def _round1(x: float) -> float:
@@ -103,16 +92,15 @@ def calculate_score(
     if math.isnan(holistic) and not problems:
         problems.append("holistic score missing")
     penalty = failures * ASSERTION_PENALTY
-    common: _Components = {
-        "rubric_score": rubric_score,
-        "rubric_passed": rubric_passed,
-        "rubric_total": rubric_total,
-        "holistic_overall": holistic,
-        "assertion_failures": failures,
-        "penalty": penalty,
-    }
+
+    def result(overall: float, status: Status, error: str | None = None) -> ScoreResult:
+        # The components are the same whether the conversation scored or failed; only the verdict differs.
+        return ScoreResult(overall=overall, status=status, rubric_score=rubric_score, rubric_passed=rubric_passed,
+                           rubric_total=rubric_total, holistic_overall=holistic, assertion_failures=failures,
+                           penalty=penalty, error=error)
+
     if problems:
-        return ScoreResult(overall=math.nan, status="error", error="; ".join(problems), **common)
+        return result(math.nan, "error", "; ".join(problems))
     overall = _round1(max(0.0, min(10.0, min(rubric_score, holistic) - penalty)))
     if overall < FAIL_BELOW or failures > 0:
         status: Status = "fail"
@@ -120,7 +108,7 @@ def calculate_score(
         status = "warn"
     else:
         status = "pass"
-    return ScoreResult(overall=overall, status=status, **common)
+    return result(overall, status)
 
 
 # ── Over one conversation's rows (what a running conversation scores from) ──
