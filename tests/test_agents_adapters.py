@@ -365,12 +365,16 @@ async def test_webhook_unreachable_is_agent_error(session, clean_auth):
 async def test_webhook_unreachable_stays_unreachable_when_retries_outrun_the_deadline(session, clean_auth):
     # Before: a refused connection retried with backoff until the deadline left no room, then said "did not answer
     # within 2 s" (a loaded CI machine saw that wording instead of "unreachable"; the message depended on the load).
-    async with WebhookAgent("http://127.0.0.1:9/agent", retries=10, timeout=0.4) as agent:
+    # 3 s: room for the first attempt on a loaded machine (its first connection alone took 0.35 s there), too little
+    # for the backoffs of ten retries (0.25, 0.5, 1, 2 s, ...).
+    async with WebhookAgent("http://127.0.0.1:9/agent", retries=10, timeout=3) as agent:
         started = time.monotonic()
         with pytest.raises(AgentError, match="unreachable") as info:
             await agent.respond("oi", session)
     assert "did not answer" not in str(info.value)
-    assert time.monotonic() - started < 0.4 + 1  # gave up at the deadline, did not sleep past it
+    # Gave up at the deadline: without it, ten backoffs would sleep 0.25 × (2^10 - 1) s. The margin is for a loaded
+    # CI machine, where an event loop can wait seconds for a core.
+    assert time.monotonic() - started < 3 + 5
 
 
 async def test_webhook_refused_then_starved_still_says_unreachable(session, clean_auth, monkeypatch):
@@ -403,9 +407,11 @@ async def test_webhook_answered_then_slow_is_a_timeout(session, clean_auth, monk
             return 503, 0.0, b"busy"
         await asyncio.sleep(10)
 
-    async with WebhookAgent("http://127.0.0.1:9/agent", retries=5, timeout=0.8) as agent:
+    # 3 s, not 0.8: the first backoff (0.25 s) must end before the deadline, else the refusal is all there is to
+    # report ("unreachable"); a loaded machine could stall the loop for 0.55 s. The stall (10 s) still outlasts it.
+    async with WebhookAgent("http://127.0.0.1:9/agent", retries=5, timeout=3) as agent:
         monkeypatch.setattr(agent, "_post_once", refused_busy_then_stalled)
-        with pytest.raises(AgentError, match=r"did not answer within 0.8 s"):
+        with pytest.raises(AgentError, match=r"did not answer within 3 s"):
             await agent.respond("oi", session)
     assert len(tries) == 3
 
@@ -463,7 +469,7 @@ async def test_webhook_slow_server_times_out(threaded_server, session, clean_aut
             started = time.monotonic()
             with pytest.raises(AgentError, match=r"did not answer within 0.3 s"):
                 await agent.respond("oi", session)
-            assert time.monotonic() - started < 2
+            assert time.monotonic() - started < 8  # the handler holds the reply 10 s: only the deadline ends it sooner
     finally:
         release.set()
 
@@ -490,7 +496,9 @@ async def test_webhook_10mb_body_is_refused_without_reading_it(threaded_server, 
         started = time.monotonic()
         with pytest.raises(AgentError, match=r"more than 1,000,000 bytes, over the limit"):
             await agent.respond("oi", session)
-        assert time.monotonic() - started < 2
+        # The message shows it stopped at the limit; the time only has to stay well under the 10 s deadline (a
+        # loaded CI machine streams a megabyte slowly).
+        assert time.monotonic() - started < 8
 
 
 async def test_webhook_endless_body_ends_on_the_size_limit_not_the_timeout(threaded_server, session, clean_auth):

@@ -93,8 +93,15 @@ def test_a_run_killed_midway_loses_at_most_the_calls_in_flight_and_resumes_to_th
             proc.kill()  # SIGKILL: no finally block, no atexit, no last commit
             proc.wait(timeout=30)
         assert proc.returncode == -9
-        time.sleep(0.2)  # the server's handlers of the killed run's last requests finish counting
-        asked, in_flight = server.stats["requests"], server.stats["max_in_flight"]
+        # The server's handlers of the killed run's last requests finish counting: a request is counted once its
+        # handler thread has read it, which a loaded machine can delay past any fixed sleep (0.2 s was one), so wait
+        # until the count has been still for 2 s.
+        asked, still_since = server.stats["requests"], time.monotonic()
+        while time.monotonic() - still_since < 2:
+            time.sleep(0.1)
+            if server.stats["requests"] != asked:
+                asked, still_since = server.stats["requests"], time.monotonic()
+        in_flight = server.stats["max_in_flight"]
         saved = len(run_files(out))
         assert 4 <= saved < JOBS, saved
         kept = cached_replies(tmp_path / "killed" / "cache.sqlite")

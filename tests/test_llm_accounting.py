@@ -147,9 +147,10 @@ async def test_overhead_per_cached_call_is_small(tmp_path):
     identities = [replace(IDENTITY, trial=t) for t in range(200)]
     for identity in identities:
         await acall_model(model, [("user", "x" * 2000)], identity=identity, cache=cache)
-    started = time.perf_counter()
+    # CPU time of this process, not the wall clock: on a loaded CI machine the wall clock measures the neighbours.
+    started = time.process_time()
     for identity in identities:
         await acall_model(model, [("user", "x" * 2000)], identity=identity, cache=cache)
-    per_call = (time.perf_counter() - started) / len(identities)
-    assert per_call < 0.005
+    per_call = (time.process_time() - started) / len(identities)
+    assert per_call < 0.005, f"{per_call * 1000:.2f} ms of CPU per cached call"
     assert RetryPolicy().attempts == 4

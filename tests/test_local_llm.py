@@ -131,7 +131,6 @@ def _stand_in_server(tmp_path, *, listen: bool):
     """A live process that local_llm takes for its server: it accepts connections and never answers (busy), or
     listens on nothing (down)."""
     import socket
-    import time
 
     port = 0
     if listen:
@@ -141,9 +140,12 @@ def _stand_in_server(tmp_path, *, listen: bool):
     code = ("import socket, time  # convoeval.local_llm stand-in (a server command line _alive recognises)\n"
             "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
             + (f"s.bind(('127.0.0.1', {port})); s.listen(8)\n" if listen else "")
+            + "print('ready', flush=True)\n"
             + "time.sleep(60)\n")
-    proc = subprocess.Popen([sys.executable, "-c", code])
-    time.sleep(0.5)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    # Wait until it listens: a fixed 0.5 s was sometimes too short for a Python start-up on a loaded machine, and a
+    # stand-in not yet listening looks like a server that is down (replaced), not busy (kept).
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
     return proc, port or 9
 
 
@@ -304,6 +306,10 @@ def test_prompt_cache_stays_within_its_memory_budget():
     assert list(cache.snapshots) == [tuple(prompts[1]), tuple(prompts[2])]  # least recently used dropped
 
 
+#: Set by ``slow_app_server``'s generation when it starts.
+GENERATING = threading.Event()
+
+
 @pytest.fixture
 def slow_app_server():
     """uvicorn serving ``_StopOnDisconnect`` around an app whose 'generation' runs in a worker thread, as
@@ -312,8 +318,10 @@ def slow_app_server():
     import anyio
 
     outcomes: list[str] = []
+    GENERATING.clear()
 
     def generate(seconds: float) -> str:
+        GENERATING.set()
         deadline = time.monotonic() + seconds
         try:
             while time.monotonic() < deadline:
@@ -372,11 +380,12 @@ def _wait_for(outcomes: list[str], timeout: float) -> list[str]:
 def test_a_client_that_goes_away_stops_its_generation(slow_app_server):
     port, outcomes = slow_app_server
     sock = _post(port, {"seconds": 30, "pad": "x" * 100_000})  # a body in several chunks
-    time.sleep(0.5)
+    # Close once the generation runs (a fixed 0.5 s could close before it started on a loaded machine).
+    assert GENERATING.wait(10), "the generation did not start within 10 s"
     sock.close()  # a killed notebook, a client timeout, Ctrl-C
     started = time.monotonic()
-    assert _wait_for(outcomes, 10) == ["cancelled"]
-    assert time.monotonic() - started < 5
+    assert _wait_for(outcomes, 20) == ["cancelled"]  # the generation runs 30 s unless cancelled
+    assert time.monotonic() - started < 20
 
 
 def test_a_client_that_waits_gets_its_whole_answer(slow_app_server):

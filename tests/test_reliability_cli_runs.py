@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -56,7 +57,15 @@ def test_a_folder_in_use_by_a_live_run_is_refused(tmp_path):
 
 
 def test_the_same_out_for_two_live_runs_refuses_the_second_with_one_line(tmp_path, llm):
-    llm.latency = 0.3
+    # The first run's LLM calls are held until the second run has answered, so the first is surely still live when
+    # the second looks at the folder (a fixed latency raced the second's start-up, seconds on a loaded CI machine).
+    second_answered = threading.Event()
+
+    def hold_until_the_second_answered(request):
+        second_answered.wait(90)
+        return 0.0
+
+    llm.latency = hold_until_the_second_answered
     env = clean_env(tmp_path, OPENAI_BASE_URL=llm.base_url, CONVOEVAL_STORE_URL=f"sqlite:///{tmp_path / 's.db'}")
     out = tmp_path / "shared"
     first = subprocess.Popen([sys.executable, "-m", "convoeval.cli", *run_args(out, "--type", "conversational")],
@@ -65,7 +74,10 @@ def test_the_same_out_for_two_live_runs_refuses_the_second_with_one_line(tmp_pat
     while not (out / ".lock").exists() or not (out / ".lock").read_text():
         assert time.monotonic() < deadline and first.poll() is None
         time.sleep(0.05)
-    second = cli(*run_args(out, "--type", "conversational"), env=env)
+    try:
+        second = cli(*run_args(out, "--type", "conversational"), env=env)
+    finally:
+        second_answered.set()
     first.communicate(timeout=180)
     assert second.returncode == 2, second.stderr
     assert "in use by a live run" in second.stderr and len(second.stderr.strip().splitlines()) == 1

@@ -290,8 +290,10 @@ def clean_env(tmp_path: Path, **overrides: str | None) -> dict[str, str]:
         "CONVOEVAL_HOME": str(tmp_path / "state"),
         "CONVOEVAL_CACHE": "off",
         "CONVOEVAL_LLM_ATTEMPTS": "4",
-        "CONVOEVAL_LLM_TIMEOUT": "1",
-        "CONVOEVAL_AGENT_TIMEOUT": "2",
+        # Deadlines a healthy local answer cannot miss on a loaded 2-core CI machine (1 s and 2 s did: a fake agent's
+        # HTTP 500 arrived "did not answer within 2 s"). A test of a hang sets its own, shorter deadline.
+        "CONVOEVAL_LLM_TIMEOUT": "15",
+        "CONVOEVAL_AGENT_TIMEOUT": "15",
         "OPENAI_MODEL": "fake-model",
         "PYTHONPATH": str(REPO),
         "NO_COLOR": "1",

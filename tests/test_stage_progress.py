@@ -64,9 +64,15 @@ def test_off_prints_nothing():
 def test_a_step_waiting_on_one_slow_call_still_reports():
     import time
 
+    def beats() -> list[str]:
+        return [line for line in out.getvalue().splitlines() if line.startswith("  … 1/3 LLM call(s)")]
+
     out = io.StringIO()
     with StageProgress(1, stream=out, every_s=0.2).step("probes", calls=3):
         emit(_call())
-        time.sleep(0.7)  # a long call in flight: no record arrives
-    beats = [line for line in out.getvalue().splitlines() if line.startswith("  … 1/3 LLM call(s)")]
-    assert len(beats) >= 2 and "ETA" in beats[-1]
+        # A long call in flight: no record arrives. Wait for two beats (0.4 s apart) rather than a fixed 0.7 s,
+        # which a loaded machine's timer thread could miss; 10 s is far past any beat and ends a broken timer.
+        deadline = time.monotonic() + 10
+        while len(beats()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert len(beats()) >= 2 and "ETA" in beats()[-1]
