@@ -3,6 +3,8 @@ study's parameters checked into a typed ``StudyParams``."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -108,3 +110,13 @@ def test_checked_parameters_come_back_as_given_and_a_bad_one_is_named(tmp_path):
     assert config.params == {**VALID, "output_dir": str(tmp_path)} and config.output_dir == tmp_path
     with pytest.raises(ParameterError, match=r"seeds must be a non-empty list of integers, got \[\]"):
         check_study_parameters({"seeds": []}, defaults=VALID)
+
+
+def test_agreement_views_interpret_is_the_function_even_after_its_submodule_was_imported() -> None:
+    """``convoeval.stats.interpret`` names both a function and its submodule: once the submodule is imported
+    directly, ``from convoeval.stats import interpret`` hands out the module (mypy: "module not callable")."""
+    code = ("import convoeval.stats.interpret\nimport convoeval.report.agreement_views as v\n"
+            "print(callable(v.interpret), v.interpret.__module__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.stdout.split() == ["True", "convoeval.stats.interpret"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 from urllib.parse import parse_qs
 
 from convoeval import plugins
@@ -163,6 +163,10 @@ register_agent("https", _webhook)
 register_agent("openai-chat", _openai_chat)
 
 
+@overload
+def safe_target(target: str) -> str: ...
+@overload
+def safe_target(target: None) -> None: ...
 def safe_target(target: str | None) -> str | None:
     """A target fit for reports, frames and logs: an http(s) webhook URL without its credentials or query values.
 

@@ -39,7 +39,7 @@ from convoeval.pipeline.conversation_result import (  # noqa: F401 - re-exported
 )
 from convoeval.pipeline.options import Log, RunOptions, default_target  # noqa: F401 - re-exported
 from convoeval.pipeline.replay import PatientReplay
-from convoeval.pipeline.talk import _Conversation, _describe, _forget, _talk_conversational, _talk_scripted
+from convoeval.pipeline.talk import RunKeys, _Conversation, _describe, _forget, _talk_conversational, _talk_scripted
 from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario, load_scenarios
 from convoeval.simulator.gate import GateSettings, gate_settings
 from convoeval.store import Store, open_store
@@ -99,7 +99,7 @@ async def _arun_attempt(scenario: Scenario, seed: int | None, trial: int, opts: 
     # The run id exists before anything can fail, so a run that fails before seeding keeps its identity in every
     # frame and in report.json. Frames record the target without webhook credentials.
     run_id = new_run_id()
-    target = safe_target(opts.target or default_target(scenario))
+    target = safe_target(opts.target_for(scenario))
     try:
         agent = opts.agent_for(scenario)[1]
         require_sql(store, scenario.assertions)  # e.g. sql: on the Supabase REST store: refused before talking
@@ -126,7 +126,7 @@ async def _arun_attempt(scenario: Scenario, seed: int | None, trial: int, opts: 
         # A claimed goal is checked against the database only now, after the assertions.
         conv.simulator_failure = conv.gate.goal_claim(conv.simulated_claim, assertion_rows)
         stop_reason = SIMULATOR_FAILURE if conv.simulator_failure else stop_reason
-    keys = conv.keys if conv else {"run_id": run_id, "scenario": scenario.id, "agent": scenario.agent,
+    keys: RunKeys = conv.keys if conv else {"run_id": run_id, "scenario": scenario.id, "agent": scenario.agent,
                                    "target": target, "seed": seed, "trial": trial}
     transcript = conv.rows if conv else []
     broke = conv.simulator_failure if conv is not None and error is None else None
@@ -199,8 +199,8 @@ async def _judge_turns(conv: _Conversation, opts: RunOptions) -> list[dict[str, 
         if not judged:
             return [{**keys, "turn": turn, **checks}]
         rows = await ajudge_turn(conv.entries[: 2 * turn], agent_type=scenario.agent, model=opts.judge_model,
-                                 samples=opts.judge_samples, run_id=keys["run_id"], scenario=scenario.id,
-                                 seed=keys["seed"], trial=keys["trial"])
+                                 samples=opts.judge_samples, run_id=conv.keys["run_id"], scenario=scenario.id,
+                                 seed=conv.keys["seed"], trial=conv.keys["trial"])
         return [{**row, **checks} for row in rows]
 
     per_turn = await asyncio.gather(*(one(i + 1, step.judge) for i, step in enumerate(scenario.turns)))

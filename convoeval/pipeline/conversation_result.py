@@ -115,7 +115,7 @@ class ConversationResult:
                    calls=list(payload.get("calls") or []))
 
 
-def _assertion_rows(keys: dict[str, Any], results: list[AssertionResult]) -> list[dict[str, Any]]:
+def _assertion_rows(keys: Mapping[str, Any], results: list[AssertionResult]) -> list[dict[str, Any]]:
     return [
         {"run_id": keys["run_id"], "scenario": keys["scenario"], "assertion": r.key, "expected": r.expected,
          "actual": r.actual, "passed": r.passed, "message": r.detail}

@@ -219,7 +219,7 @@ def run_distributed(
     scheduler = config.scheduler
     # Dask's statistical profiler samples every thread of a worker every 10 ms: with a thread per conversation in
     # flight it took a fifth of the workers' CPU (py-spy, benchmarks/RESULTS.md). Off on the clusters we start.
-    settings_for_dask = {"distributed.scheduler.allowed-failures": 1, "distributed.worker.profile.enabled": False}
+    settings_for_dask: dict[str, int | bool | str] = {"distributed.scheduler.allowed-failures": 1, "distributed.worker.profile.enabled": False}
     if _fork_server.available():  # not on Windows: Dask's default spawn there
         settings_for_dask["distributed.worker.multiprocessing-method"] = "forkserver"
     with dask.config.set(settings_for_dask):

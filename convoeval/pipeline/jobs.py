@@ -41,7 +41,7 @@ def plan(scenarios: Iterable[Scenario], *, seeds: Sequence[int | None] = (None,)
     """
     if trials < 1:
         raise ValueError(f"trials must be at least 1, got {trials}")
-    jobs = []
+    jobs: list[Job] = []
     for scenario in scenarios:
         for seed in seeds:
             effective = seed if seed is not None else getattr(scenario, "seed", None)

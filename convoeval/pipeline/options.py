@@ -169,8 +169,12 @@ class RunOptions:
                    judge_model=as_chat_model("judge", settled["judge_model"]), judge_samples=settled["judge_samples"],
                    store=store, gate=gate_settings(settled["simulator_gate"]))
 
+    def target_for(self, scenario: Scenario) -> str:
+        """The target string ``scenario`` runs against: this batch's, or else the scenario's reference agent."""
+        return self.target if isinstance(self.target, str) and self.target else default_target(scenario)
+
     def agent_for(self, scenario: Scenario) -> tuple[str, Agent]:
-        target = self.target if isinstance(self.target, str) and self.target else default_target(scenario)
+        target = self.target_for(scenario)
         if target not in self.agents:
             self.agents[target] = get_agent(target)
         return target, self.agents[target]

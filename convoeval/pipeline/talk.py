@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from convoeval.agents.base import Agent, AgentError, AgentReply, AgentSession
 from convoeval.frames import (
@@ -27,6 +27,20 @@ from convoeval.store.fixtures import (
     finish_run,
 )
 
+if TYPE_CHECKING:
+    from convoeval.simulator.replies import SimulatorTurn
+
+
+class RunKeys(TypedDict):
+    """The columns that name a conversation in every row it writes (transcripts, runs, assertions, judges)."""
+
+    run_id: str
+    scenario: str
+    agent: str
+    target: str
+    seed: int | None
+    trial: int
+
 
 class _Conversation:
     """The mutable state of one run while it talks: messages so far, the session, the store rows."""
@@ -35,7 +49,7 @@ class _Conversation:
         self.scenario = scenario
         self.seeded = seeded
         self.store = store
-        self.keys = {
+        self.keys: RunKeys = {
             "run_id": seeded.run_id,
             "scenario": scenario.id,
             "agent": scenario.agent,
@@ -125,9 +139,10 @@ class _Conversation:
         results = check_assertions(self.store, assertions, self.seeded)
         # Path assertions and checkpoints read the recorded turns (tool arguments and results included), and the
         # store while the run's rows still exist.
-        where = {"locale": self.scenario.locale, "store": self.store, "seeded": self.seeded}
-        results += check_path(self.rows, getattr(assertions, "path", None), **where)
-        results += check_checkpoints(self.rows, getattr(self.scenario, "checkpoints", None), **where)
+        locale, store, seeded = self.scenario.locale, self.store, self.seeded
+        results += check_path(self.rows, getattr(assertions, "path", None), locale=locale, store=store, seeded=seeded)
+        results += check_checkpoints(self.rows, getattr(self.scenario, "checkpoints", None), locale=locale,
+                                     store=store, seeded=seeded)
         finish_run(self.store, self.seeded.run_id)
         return results
 
@@ -180,7 +195,7 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
     assert isinstance(scenario, ConversationalScenario)
     log = _prefixed(opts.verbose, label)
     if log:
-        traits = ", ".join(scenario.persona.traits) or "none"
+        traits = ", ".join(scenario.persona.traits or ()) or "none"
         log(f"goal: {' '.join(scenario.goal.split())} | traits: {traits} | max turns: {scenario.max_turns}")
     gate = conv.gate = SimulatorGate(scenario, opts.gate) if opts.gate is not None and opts.gate.checks else None
     for i in range(scenario.max_turns):
@@ -188,6 +203,7 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
         if opts.on_turn:
             opts.on_turn(label, turn)
         recorded = replay.message(turn) if replay is not None and conv.divergence_turn is None else None
+        sim: _Replayed | SimulatorTurn
         if recorded is not None:
             sim = _Replayed(*recorded)
             conv.replayed_turns = turn

@@ -154,12 +154,14 @@ def first_divergent_turn(a: dict[int, dict[str, Any]], b: dict[int, dict[str, An
     """The first turn whose patient message or agent reply differs between two conversations (replay's rule)."""
     for turn in sorted(set(a) | set(b)):
         pa, pb = a.get(turn, {}).get("patient"), b.get(turn, {}).get("patient")
-        if (pa is None) != (pb is None) or (pa is not None and str(pa["text"]) != str(pb["text"])):
+        if (pa is None) != (pb is None):
+            return turn
+        if pa is not None and pb is not None and str(pa["text"]) != str(pb["text"]):
             return turn
         ra, rb = a.get(turn, {}).get("agent"), b.get(turn, {}).get("agent")
         if (ra is None) != (rb is None):
             return turn
-        if ra is not None and not same_reply(RecordedReply(str(ra["text"]), tuple(ra.get("tools") or ())),
+        if ra is not None and rb is not None and not same_reply(RecordedReply(str(ra["text"]), tuple(ra.get("tools") or ())),
                                              str(rb["text"]), list(rb.get("tools") or ())):
             return turn
     return None

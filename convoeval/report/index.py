@@ -303,8 +303,8 @@ def _flips_html(frame: pd.DataFrame) -> str:
         agent, rater, criterion = key
         stats = wide[key]
         flip = stats.get("flip_rate", {}).get("value")
-        known = flip is not None and not pd.isna(flip)
-        tone = "#a40e26" if known and flip >= 0.3 else "#7d4e00" if known and flip > 0 else "#116329"
+        rate = 0.0 if flip is None or pd.isna(flip) else float(flip)  # unknown: the green of "no flips"
+        tone = "#a40e26" if rate >= 0.3 else "#7d4e00" if rate > 0 else "#116329"
         label = "<i>all criteria</i>" if criterion == "(all)" else esc(criterion)
         rows.append([esc(agent), esc(rater), label, esc(stats.get("flip_rate", {}).get("n_items")),
                      f"<b{css(color=tone)}>{_num(flip, '{:.2f}')}</b>",

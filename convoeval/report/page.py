@@ -28,7 +28,7 @@ __all__ = ["page_html", "render_html", "save_html", "write_page"]
 
 def _piece(value: Any) -> str:
     if hasattr(value, "to_html"):  # Styler and Chart
-        return value.to_html()
+        return str(value.to_html())
     return str(value)
 
 

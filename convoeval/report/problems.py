@@ -70,10 +70,10 @@ def errors_frame(run: EvalResult) -> pd.DataFrame:
     calls = run.frames.calls
     failed = calls[calls["error"].notna()] if len(calls) and "error" in calls else calls.iloc[0:0]
     for _, c in failed.iterrows():
-        where = f"{c['role']} · {c['provider']}/{c['model']}"
-        where += "" if missing(c.get("turn")) else f" · turn {int(c['turn'])}"
+        place = f"{c['role']} · {c['provider']}/{c['model']}"
+        place += "" if missing(c.get("turn")) else f" · turn {int(c['turn'])}"
         rows.append({"kind": "LLM call", "scenario": c["scenario"], "seed": c["seed"], "trial": c["trial"],
-                     "where": where, "reason": c["error"]})
+                     "where": place, "reason": c["error"]})
     covered = {_conversation(r["scenario"], r["seed"], r["trial"]) for r in rows}
     scores = run.scores
     for r in scores[scores["error"].notna()].itertuples() if len(scores) else []:

@@ -120,8 +120,8 @@ def _goal(value: Any) -> str:
 def _short(text: Any, limit: int = 140) -> str | None:
     if missing(text):
         return None
-    text = str(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    shown = str(text)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
 def _int(value: Any) -> str:
