@@ -116,3 +116,40 @@ def test_a_renamed_name_has_only_its_new_name(module, old, new):
     assert not hasattr(loaded, old)
     assert new in loaded.__all__
     assert getattr(loaded, new) is not None
+
+
+def packages_exporting_twice(seen: dict[str, dict[int, list[str]]]) -> dict[str, list[str]]:
+    """Names that more than one package re-exports (the root ``convoeval``, which gathers the verbs, aside)."""
+    out: dict[str, list[str]] = {}
+    for name, objects in seen.items():
+        for modules in objects.values():
+            packages = [m for m in modules if m != "convoeval" and _is_package(m) and not _defines(m, name)]
+            if len(packages) > 1:
+                out[name] = packages
+    return out
+
+
+def _is_package(module_name: str) -> bool:
+    return hasattr(importlib.import_module(module_name), "__path__")
+
+
+def _defines(module_name: str, name: str) -> bool:
+    return getattr(getattr(importlib.import_module(module_name), name), "__module__", None) == module_name
+
+
+def test_no_name_is_reexported_by_two_packages():
+    """A name has its defining module, one package that re-exports it and, for a verb, ``convoeval``: not three
+    paths (``translate_transcripts`` was in ``agreement``, ``agreement.probes`` and its own module)."""
+    twice = packages_exporting_twice(exports_by_name(_module_names()))
+    assert twice == {}, "\n".join(f"{name}: {where}" for name, where in sorted(twice.items()))
+
+
+def test_the_reexport_check_sees_two_packages(tmp_path, monkeypatch):
+    for package in ("outer", "outer/inner"):
+        (tmp_path / package).mkdir()
+    (tmp_path / "outer/inner/impl.py").write_text("__all__ = ['probe']\ndef probe():\n    return 1\n")
+    (tmp_path / "outer/inner/__init__.py").write_text("from outer.inner.impl import probe\n__all__ = ['probe']\n")
+    (tmp_path / "outer/__init__.py").write_text("from outer.inner import probe\n__all__ = ['probe']\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    seen = exports_by_name(["outer", "outer.inner", "outer.inner.impl"])
+    assert packages_exporting_twice(seen) == {"probe": ["outer", "outer.inner"]}

@@ -1,6 +1,7 @@
 """How far the judges' numbers can be trusted: the studies (fault study, re-judging, probes, the agreement study).
 
-The statistics they report live in ``convoeval.stats`` (pure, no LLM): import them from there.
+The statistics they report live in ``convoeval.stats`` (pure, no LLM): import them from there. The bias probes'
+names (``run_probes``, ``translate_transcripts``, …) are exported by ``convoeval.agreement.probes`` alone.
 
 Every statistic function there takes tidy frames (the runs' frames, or the long *ratings* frames built from them) and
 returns a tidy table: grouping columns (criterion, rater_a, rater_b, dimension, ...) then
@@ -26,32 +27,16 @@ from convoeval.agreement.faults import (
     fault_truth,
     run_fault_study,
 )
-from convoeval.agreement.probes import (
-    PROBES,
-    ProbeResult,
-    arun_probes,
-    inject,
-    pad_verbosity,
-    run_probes,
-    translate_transcripts,
-)
 from convoeval.agreement.rejudge import rejudge
 from convoeval.agreement.study import Study, compute_tables, load_study, run_study
 from convoeval.agreement.study_params import check_study_parameters
 
 __all__ = [
-    "PROBES",
-    "ProbeResult",
     "Study",
-    "arun_probes",
     "check_study_parameters",
     "compute_tables",
-    "inject",
     "load_study",
-    "pad_verbosity",
-    "run_probes",
     "run_study",
-    "translate_transcripts",
     "KNOWN_FAULTS",
     "calibration_table",
     "fault_confusion",
