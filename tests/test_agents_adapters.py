@@ -6,6 +6,7 @@ import asyncio
 import importlib.util
 import logging
 import re
+import socket
 import sys
 import threading
 import time
@@ -382,7 +383,7 @@ async def test_webhook_refused_then_starved_still_says_unreachable(session, clea
     # reason (CI saw "did not answer within 2 s" for a port nobody listens on).
     tries = []
 
-    async def refused_then_stalled(payload, headers):
+    async def refused_then_stalled(payload, headers, refusals):
         tries.append(1)
         if len(tries) == 1:
             raise httpx.ConnectError("refused")
@@ -390,7 +391,7 @@ async def test_webhook_refused_then_starved_still_says_unreachable(session, clea
 
     async with WebhookAgent("http://127.0.0.1:9/agent", retries=5, timeout=0.6) as agent:
         monkeypatch.setattr(agent, "_post_once", refused_then_stalled)
-        with pytest.raises(AgentError, match=r"unreachable \(ConnectError\); gave up after 1 tries within 0.6 s"):
+        with pytest.raises(AgentError, match=r"unreachable \(ConnectError\); gave up after 1 try within 0.6 s"):
             await agent.respond("oi", session)
     assert len(tries) == 2
 
@@ -399,10 +400,11 @@ async def test_webhook_answered_then_slow_is_a_timeout(session, clean_auth, monk
     # The other side of the rule: once the agent answered (503), a later stall is a real timeout, not "unreachable".
     tries = []
 
-    async def refused_busy_then_stalled(payload, headers):
+    async def refused_busy_then_stalled(payload, headers, refusals):
         tries.append(1)
         if len(tries) == 1:
             raise httpx.ConnectError("refused")
+        refusals.clear()  # what the real _post_once's trace hook does once the request's headers go out
         if len(tries) == 2:
             return 503, 0.0, b"busy"
         await asyncio.sleep(10)
@@ -414,6 +416,39 @@ async def test_webhook_answered_then_slow_is_a_timeout(session, clean_auth, monk
         with pytest.raises(AgentError, match=r"did not answer within 3 s"):
             await agent.respond("oi", session)
     assert len(tries) == 3
+
+
+async def test_webhook_refused_then_received_but_unanswered_is_a_timeout_not_unreachable(session, clean_auth):
+    # A refused first try, then a server that takes the POST and never answers: the agent has the message (it may
+    # have booked or charged), so "unreachable" would be a lie; it is a timeout. Real sockets, no stubs.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed once the block ends: the first try is refused
+    received: list[bytes] = []
+    done = threading.Event()
+
+    def listen_late() -> None:
+        time.sleep(0.1)  # after the first try was refused
+        with socket.socket() as server:
+            server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            server.bind(("127.0.0.1", port))
+            server.listen()
+            server.settimeout(10)
+            conn, _ = server.accept()
+            with conn:
+                received.append(conn.recv(65536))
+                done.wait(10)  # holds the connection without answering
+
+    thread = threading.Thread(target=listen_late, daemon=True)
+    thread.start()
+    try:
+        async with WebhookAgent(f"http://127.0.0.1:{port}/hook", retries=5, timeout=3) as agent:
+            with pytest.raises(AgentError, match=r"did not answer within 3 s"):
+                await agent.respond("oi", session)
+    finally:
+        done.set()
+        thread.join(5)
+    assert received and received[0].startswith(b"POST /hook")
 
 
 async def test_webhook_retry_after_beyond_the_deadline_reports_the_status(httpserver, session, clean_auth):

@@ -153,9 +153,9 @@ class WebhookAgent:
                 status, body = await self._post_with_retries(payload, refusals)
         except TimeoutError:
             if refusals:
-                # Every try so far was refused: the deadline ran out between retries (how many fit depends on the
-                # machine's load), and what the user must hear is that nothing listens there.
-                raise AgentError(f"{refusals[-1]}; gave up after {len(refusals)} tries within {self.timeout:g} s") from None
+                # Every try so far was refused and none started sending: nothing listens there, whatever number of
+                # retries the machine's load let fit in the deadline.
+                raise AgentError(self._unreachable(refusals)) from None
             raise AgentError(f"agent {self.name!r} did not answer within {self.timeout:g} s") from None
         if not 200 <= status < 300:
             raise AgentError(f"agent {self.name!r} answered HTTP {status}: {self._snippet(body)}")
@@ -194,7 +194,11 @@ class WebhookAgent:
         return self._client
 
     async def _post_with_retries(self, payload: dict[str, Any], refusals: list[str]) -> tuple[int, bytes]:
-        """POST with retries on refused connections and 429/503; ``refusals`` collects each refused try's message."""
+        """POST with retries on refused connections and 429/503.
+
+        ``refusals`` holds the refused tries since the last one that started sending: it is emptied as soon as a
+        request's headers go out (the agent may have received it, so a later timeout is a real one).
+        """
         headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
         if self._auth:
             headers.update(self._auth.headers())
@@ -203,13 +207,12 @@ class WebhookAgent:
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
-                status, retry_after, body = await self._post_once(payload, headers)
+                status, retry_after, body = await self._post_once(payload, headers, refusals)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 # The request never reached the agent, so resending cannot double an action.
-                refused: str | None = f"agent {self.name!r} is unreachable ({type(exc).__name__})"
-                refusals.append(str(refused))
+                refusals.append(type(exc).__name__)
                 if last:
-                    raise AgentError(refused) from None
+                    raise AgentError(self._unreachable(refusals)) from None
                 wait = 0.25 * 2**attempt
             except httpx.TimeoutException:
                 raise TimeoutError from None
@@ -218,28 +221,38 @@ class WebhookAgent:
             else:
                 if status not in _RETRY_STATUSES or last:
                     return status, body
-                refused = None
-                refusals.clear()  # the agent answered: a later timeout is a real one
                 wait = retry_after if retry_after is not None else 0.25 * 2**attempt
             wait *= 1 + random.random() * 0.1  # jitter so retried conversations do not arrive in lockstep
             if loop.time() + wait >= deadline:
                 # No room for another try: report what the agent did (refused, answered 503), not a vague timeout
                 # whose wording would depend on how loaded the machine was.
-                if refused is not None:
-                    raise AgentError(refused) from None
+                if refusals:
+                    raise AgentError(self._unreachable(refusals)) from None
                 return status, body
             log.debug("agent %s: retrying in %.2f s (attempt %d)", self.name, wait, attempt + 2)
             await asyncio.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _post_once(self, payload: dict[str, Any], headers: dict[str, str]) -> tuple[int, float | None, bytes]:
+    async def _post_once(
+        self, payload: dict[str, Any], headers: dict[str, str], refusals: list[str]
+    ) -> tuple[int, float | None, bytes]:
+        async def sending(event: str, info: dict[str, Any]) -> None:
+            # httpcore's trace hook: from the request's first header on, the agent may have the message.
+            if event.endswith("send_request_headers.started"):
+                refusals.clear()
+
         client = self._client_for_this_loop()
-        async with client.stream("POST", self.url, json=payload, headers=headers) as response:
+        async with client.stream("POST", self.url, json=payload, headers=headers,
+                                 extensions={"trace": sending}) as response:
             ok = response.is_success
             # An error page only needs enough for a snippet; a reply needs up to the limit.
             limit = self.max_body_bytes if ok else 4096
             body = await self._read_bounded(response, limit, enforce=ok)
             return response.status_code, _retry_after(response), body
+
+    def _unreachable(self, refusals: list[str]) -> str:
+        tries = f"{len(refusals)} tr{'y' if len(refusals) == 1 else 'ies'}"
+        return f"agent {self.name!r} is unreachable ({refusals[-1]}); gave up after {tries} within {self.timeout:g} s"
 
     async def _read_bounded(self, response: httpx.Response, limit: int, *, enforce: bool) -> bytes:
         declared = response.headers.get("content-length", "")
