@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 from typing import Any
 
 import pytest
@@ -132,3 +133,20 @@ def test_the_help_shows_every_setting_with_its_default():
     for shown in ("(default: billing)", "(default: 42)", "(default: 4)", "(default: --resume)", "(default: on)",
                   "--no-simulator-gate", "(default: each scenario's reference clinic agent)"):
         assert shown in text, shown
+
+
+def test_an_in_process_run_leaves_the_garbage_collector_as_it_found_it(monkeypatch):
+    """``convoeval run`` freezes the heap while it runs (full collections walked ~2,300 modules for nothing); called
+    in-process (a test session, a notebook) it must not leave the caller's objects pinned or its thresholds changed."""
+    during: list[tuple[int, tuple[int, int, int]]] = []
+
+    def fake_run_eval(config: EvalConfig, **kwargs: Any) -> Any:
+        during.append((gc.get_freeze_count(), gc.get_threshold()))
+        raise ConfigError("stop here")
+
+    monkeypatch.setattr("convoeval.pipeline.execute.run_eval", fake_run_eval)
+    before = (gc.get_freeze_count(), gc.get_threshold())
+    with pytest.raises(SystemExit):
+        cli.main(["run", "--agent", "billing"])
+    assert during and during[0][0] > 0 and during[0][1][2] == 100  # frozen while the run ran
+    assert (gc.get_freeze_count(), gc.get_threshold()) == before

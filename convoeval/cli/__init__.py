@@ -9,12 +9,13 @@ parser is a module of this package (``fork_pin``, ``compare_command``): an ``_ad
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,11 +73,11 @@ def _run(args: argparse.Namespace) -> int:
     from convoeval.pipeline.execute import run_eval
     from convoeval.store import StoreError
 
-    _spare_full_collections()
     try:
         config = EvalConfig.checked(given)
-        result = run_eval(config, store_url=args.store, verbose=args.verbose,
-                          progress="off" if args.no_progress else "bar", allow_errors=args.allow_errors)
+        with _spare_full_collections():
+            result = run_eval(config, store_url=args.store, verbose=args.verbose,
+                              progress="off" if args.no_progress else "bar", allow_errors=args.allow_errors)
     except (ConfigError, LLMError, StoreError) as exc:
         # A StoreError (unknown scheme, unreachable server) names the store by its redacted URL: safe to print.
         raise UsageError(str(exc)) from None
@@ -85,20 +86,26 @@ def _run(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-def _spare_full_collections() -> None:
-    """Keep the cyclic garbage collector off the modules a run imports: they live until the process exits.
+@contextlib.contextmanager
+def _spare_full_collections() -> Iterator[None]:
+    """Keep the cyclic garbage collector off the modules a run imports while the run lasts.
 
     A run imports ~2,300 modules (the CLI's before this point; LangChain, SQLAlchemy and pandas while it runs), and
     every full collection walks all their objects to find nothing to free: 4-5 of them cost 0.38-0.48 s of CPU at
     60 conversations, 16 cost 3.1 s at 500 (benchmarks/RESULTS.md, #28). Freezing what exists now moves it out of
     the collector's sight; a full collection only after 100 middle-generation collections instead of 10 keeps the
-    later imports' objects from being walked again and again. Young garbage is still
-    collected as before, and nothing a run computes depends on when garbage is freed. Not restored afterwards: the
-    command's process ends with the run.
+    later imports' objects from being walked again and again. Young garbage is still collected as before, and
+    nothing a run computes depends on when garbage is freed. Restored afterwards, because ``main(["run", ...])`` can
+    be called in a longer-lived process (a test session, a notebook) whose heap must not stay pinned.
     """
+    thresholds = gc.get_threshold()
     gc.freeze()
-    young, middle, _ = gc.get_threshold()
-    gc.set_threshold(young, middle, 100)
+    gc.set_threshold(thresholds[0], thresholds[1], 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
 
 
 class _CellOutputOnly:
