@@ -142,3 +142,20 @@ def test_run_candidate_refuses_what_it_cannot_record(tmp_path):
     assert candidate._recordable({"simulator_model": ModelSpec(model="m"), "simulator_gate": False,
                                   "concurrency": 2, "progress": "off", "judge_model": None}) == {
         "simulator_model": {"model": "m"}, "simulator_gate": False, "concurrency": 2}
+
+
+@pytest.mark.parametrize(("option", "value", "shown"), [
+    ("progress", "bars", "progress must be True, False, 'bar', 'lines' or 'off', got 'bars'"),
+    ("concurrency", 0, "concurrency must be a whole number of at least 1, got 0"),
+    ("judge_samples", 2.5, "judge_samples must be a whole number of at least 1, got 2.5"),
+])
+def test_a_bad_shared_option_value_is_refused_at_the_call(option, value, shown):
+    # Before: progress="bars" showed no bar and no error; a concurrency of 0 failed far from the call.
+    with pytest.raises(ValueError) as caught:
+        settle("fork", {option: value}, SHARED_DEFAULTS)
+    assert str(caught.value) == f"fork(): {shown}"
+
+
+def test_a_shared_option_given_as_none_takes_its_default():
+    settled = settle("run_candidate", {"progress": None, "concurrency": None}, SHARED_DEFAULTS)
+    assert settled["progress"] is True and settled["concurrency"] == SHARED_DEFAULTS["concurrency"]

@@ -29,6 +29,7 @@ import pandas as pd
 
 from convoeval.frames import RunFrames
 from convoeval.judges.scoring import FAIL_BELOW, WARN_BELOW
+from convoeval.llm.accounting import CALL_COLUMNS
 from convoeval.pipeline.results import load_results
 
 __all__ = ["SELECTION_COLUMNS", "LabelPageError", "choose_conversations", "conversation_priority", "load_folder"]
@@ -59,7 +60,7 @@ def load_folder(path: Path | str) -> RunFrames:
     folders = sorted({p.parent.parent for p in root.rglob("runs/*.json")})
     if not folders:
         raise LabelPageError(f"{root} holds no finished conversation (no runs/*.json at or under it)")
-    return RunFrames.merge([load_results(f).frames for f in folders])
+    return RunFrames.merge([load_results(f).frames for f in folders], call_columns=CALL_COLUMNS)
 
 
 def conversation_priority(frames: RunFrames) -> pd.DataFrame:

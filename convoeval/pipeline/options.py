@@ -17,7 +17,7 @@ import contextlib
 import difflib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, TypeVar, cast
+from typing import Any, TypedDict, TypeVar, cast, get_args
 
 from convoeval.agents import as_agent, get_agent
 from convoeval.agents.base import Agent, AgentLike
@@ -107,6 +107,7 @@ def settle(verb: str, given: Mapping[str, object], defaults: _Options) -> _Optio
     Raises:
         TypeError: an option the verb does not take, named, with the closest known one (``mypy`` says the same
             before the code runs).
+        ValueError: a ``progress`` that is not a mode, or a ``concurrency`` / ``judge_samples`` below 1, named.
 
     Example:
         >>> settle("fork", {"concurrency": 2}, SHARED_DEFAULTS)["concurrency"], SHARED_DEFAULTS["concurrency"]
@@ -121,7 +122,23 @@ def settle(verb: str, given: Mapping[str, object], defaults: _Options) -> _Optio
         close = difflib.get_close_matches(name, list(defaults), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else f"; its options are {', '.join(sorted(defaults))}"
         raise TypeError(f"{verb}() got an unexpected keyword argument {name!r}{hint}")
+    # A shared option given as None is not given: its default applies (run_candidate documents None so; before, a
+    # progress=None reached the progress reporter as a mode).
+    given = {name: value for name, value in given.items() if value is not None or name not in SHARED_DEFAULTS}
+    _check_values(verb, given)
     return cast(_Options, {**defaults, **given})
+
+
+def _check_values(verb: str, given: Mapping[str, object]) -> None:
+    # The names are checked above and by mypy; these values would otherwise fail far from the call, or not at all
+    # (an unknown progress mode showed no bar and no error).
+    progress = given.get("progress", True)
+    if not isinstance(progress, bool) and progress not in get_args(Mode):
+        raise ValueError(f"{verb}(): progress must be True, False, 'bar', 'lines' or 'off', got {progress!r}")
+    for name in ("concurrency", "judge_samples"):
+        value = given.get(name, 1)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{verb}(): {name} must be a whole number of at least 1, got {value!r}")
 
 
 @contextlib.contextmanager
