@@ -153,3 +153,17 @@ def test_the_reexport_check_sees_two_packages(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     seen = exports_by_name(["outer", "outer.inner", "outer.inner.impl"])
     assert packages_exporting_twice(seen) == {"probe": ["outer", "outer.inner"]}
+
+
+def test_no_lazy_package_exports_a_name_its_submodule_also_has():
+    """In a package whose names load on first use (PEP 562), a public name equal to a submodule's name means two
+    things: once the submodule is imported directly, Python sets the package's attribute to the module and the lazy
+    function is never reached (``stats.interpret`` handed out a module, depending on test order)."""
+    clashes = []
+    for name in _module_names():
+        module = importlib.import_module(name)
+        if "__getattr__" not in vars(module) or not hasattr(module, "__path__"):
+            continue
+        submodules = {m.name for m in pkgutil.iter_modules(module.__path__)}
+        clashes += [f"{name}.{n}" for n in getattr(module, "__all__", ()) if n in submodules]
+    assert clashes == []

@@ -19,8 +19,7 @@ from convoeval.report.calibration_views import calibrated_view  # noqa: F401 - t
 from convoeval.report.overview import LOCAL_DEMO_WARNING
 from convoeval.report.plots import Chart, _figure, _note
 from convoeval.report.trust import agreement_cells
-from convoeval.stats import plot_probe_effects, required_sample_size
-from convoeval.stats.interpret import interpret  # the package's name `interpret` is also its submodule's
+from convoeval.stats import interpret, plot_probe_effects, required_sample_size
 
 __all__ = [
     "calibrated_view",

@@ -27,7 +27,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "convoeval.stats.effects": ("EFFECT_COLUMNS", "PAIR_COLUMNS", "mcnemar_p", "probe_effects", "wilcoxon_p"),
     "convoeval.stats.effects_plot": ("plot_probe_effects",),
     "convoeval.stats.free_labels": ("database_labels",),
-    "convoeval.stats.interpret": ("interpret",),
+    "convoeval.stats.verdicts": ("interpret",),
     "convoeval.stats.isotonic": ("isotonic_mean",),
     "convoeval.stats.labels": (
         "LabelError", "calibrated_pass_rates", "corrected_pass_rate", "label_ratings", "load_labels", "read_labels",
