@@ -18,8 +18,7 @@ from typing import Any, TypeAlias
 import pandas as pd
 
 from convoeval.frames import RunFrames
-from convoeval.llm.accounting import CALL_COLUMNS
-from convoeval.pipeline.results import EvalResult, load_results
+from convoeval.pipeline.results import EvalResult, load_folders, result_folders
 
 __all__ = ["KEY", "CompareError", "Pairing", "Side", "SideSource", "find_result_folders", "load_side", "pair_sides"]
 
@@ -88,13 +87,10 @@ def find_result_folders(root: Path | str) -> list[Path]:
     Raises:
         CompareError: ``root`` does not exist or holds no finished conversation.
     """
-    root = Path(root).expanduser()
-    if not root.is_dir():
-        raise CompareError(f"{root} is not a folder (give a results folder: a run's or a sweep's)")
-    found = sorted({p.parent.parent for p in root.rglob("runs/*.json")})
-    if not found:
-        raise CompareError(f"{root} holds no finished conversation (no runs/*.json at or under it)")
-    return found
+    try:
+        return result_folders(root)
+    except FileNotFoundError as exc:
+        raise CompareError(str(exc)) from None
 
 
 def load_side(source: SideSource, *, label: str | None = None) -> Side:
@@ -121,8 +117,7 @@ def load_side(source: SideSource, *, label: str | None = None) -> Side:
         return Side(label or "frames", source)
     root = Path(source).expanduser()
     folders = find_result_folders(root)
-    frames = RunFrames.merge([load_results(f).frames for f in folders], call_columns=CALL_COLUMNS)
-    return Side(label or root.name, frames, folders, _meta(folders[0]))
+    return Side(label or root.name, load_folders(folders), folders, _meta(folders[0]))
 
 
 def _meta(folder: Path) -> dict[str, Any]:

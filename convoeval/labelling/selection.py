@@ -29,8 +29,7 @@ import pandas as pd
 
 from convoeval.frames import RunFrames
 from convoeval.judges.scoring import FAIL_BELOW, WARN_BELOW
-from convoeval.llm.accounting import CALL_COLUMNS
-from convoeval.pipeline.results import load_results
+from convoeval.pipeline.results import load_folders, result_folders
 
 __all__ = ["SELECTION_COLUMNS", "LabelPageError", "choose_conversations", "conversation_priority", "load_folder"]
 
@@ -54,13 +53,11 @@ def load_folder(path: Path | str) -> RunFrames:
     Raises:
         LabelPageError: ``path`` is not a folder or holds no ``runs/*.json``.
     """
-    root = Path(path).expanduser()
-    if not root.is_dir():
-        raise LabelPageError(f"{root} is not a folder (give a results folder: a run's or a sweep's)")
-    folders = sorted({p.parent.parent for p in root.rglob("runs/*.json")})
-    if not folders:
-        raise LabelPageError(f"{root} holds no finished conversation (no runs/*.json at or under it)")
-    return RunFrames.merge([load_results(f).frames for f in folders], call_columns=CALL_COLUMNS)
+    try:
+        folders = result_folders(path)
+    except FileNotFoundError as exc:
+        raise LabelPageError(str(exc)) from None
+    return load_folders(folders)
 
 
 def conversation_priority(frames: RunFrames) -> pd.DataFrame:

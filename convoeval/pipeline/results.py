@@ -34,7 +34,8 @@ from convoeval import frames as F
 from convoeval.llm.accounting import CALL_COLUMNS
 from convoeval.pipeline.conversation_result import ConversationResult
 
-__all__ = ["EvalResult", "FolderInUseError", "finished", "load_results", "results_lock", "write_conversation"]
+__all__ = ["EvalResult", "FolderInUseError", "finished", "load_folders", "load_results", "result_folders", "results_lock",
+           "write_conversation"]
 
 LOCK_FILE = ".lock"
 _MADE: set[Path] = set()
@@ -146,6 +147,26 @@ def load_results(out_dir: Path | str) -> EvalResult:
     if report.exists():
         meta = json.loads(report.read_text(encoding="utf-8")).get("meta") or {}
     return EvalResult(out_dir=out, frames=read_frames(out), meta=meta)
+
+
+def result_folders(root: Path | str) -> list[Path]:
+    """The results folders at or under ``root``: every folder holding ``runs/*.json`` (a run, a sweep's combinations).
+
+    Raises:
+        FileNotFoundError: ``root`` is not a folder, or holds no finished conversation; the message says which.
+    """
+    root = Path(root).expanduser()
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root} is not a folder (give a results folder: a run's or a sweep's)")
+    found = sorted({p.parent.parent for p in root.rglob("runs/*.json")})
+    if not found:
+        raise FileNotFoundError(f"{root} holds no finished conversation (no runs/*.json at or under it)")
+    return found
+
+
+def load_folders(folders: list[Path]) -> RunFrames:
+    """Several results folders' conversations as one ``RunFrames`` (``result_folders`` finds them under a root)."""
+    return F.RunFrames.merge([load_results(f).frames for f in folders], call_columns=CALL_COLUMNS)
 
 
 def read_frames(out_dir: Path | str) -> RunFrames:
