@@ -95,8 +95,8 @@ FIRST_CONVERSATION_MODULES = 1900
 
 #: Runs in the `convoeval run` process before the CLI: when ``convoeval.pipeline.conversation`` is loaded, its
 #: ``arun_any`` is wrapped to write ``sys.modules`` as the first conversation starts and as it ends; the background
-#: import of pandas (``execute.load_frames_meanwhile``) is recorded and left out, so the lists are the run path's own
-#: and not a race with that thread.
+#: loads (pandas in ``execute.load_frames_meanwhile``, the language model in ``load_language_model_meanwhile``) are
+#: recorded and left out, so the lists are the run path's own and not a race with those threads.
 _FIRST_CONVERSATION = """
 import functools, gc, importlib.abc, importlib.machinery, json, os, sys
 
@@ -115,6 +115,7 @@ class Probe(importlib.abc.MetaPathFinder):
             exec_module(module)
             if name == "convoeval.pipeline.execute":
                 module.load_frames_meanwhile = lambda: open(OUT + ".preload", "w").close()
+                module.load_language_model_meanwhile = lambda: open(OUT + ".language", "w").close()
                 return
             first = module.arun_any
 
@@ -163,6 +164,7 @@ def test_a_runs_first_conversation_starts_without_the_frames_packages(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert (out / "data" / "scores.parquet").exists()  # the end of the run did load pandas and PyArrow
     assert Path(str(modules_out) + ".preload").exists()  # ... which the run starts loading beside its conversations
+    assert Path(str(modules_out) + ".language").exists()  # and the gate's language model, while the run imports
     modules = json.loads(modules_out.read_text())
     assert len(modules) <= FIRST_CONVERSATION_MODULES, f"{len(modules)} modules (budget {FIRST_CONVERSATION_MODULES})"
     assert not [m for m in modules if m.split(".")[0] in FRAMES_PACKAGES]

@@ -1,7 +1,5 @@
 """``python -m convoeval.cli``: the ``convoeval`` command."""
 
-import sys
+from convoeval.cli import console
 
-from convoeval.cli import main
-
-sys.exit(main())
+console()

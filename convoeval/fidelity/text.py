@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+import threading
 import unicodedata
 from collections.abc import Iterable
 from typing import Any
@@ -47,9 +48,32 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _LETTERS = re.compile(r"[^\W\d_]+")
 
 
-@functools.cache
+#: Held while the model loads, so a message checked during ``load_language_model_meanwhile``'s load waits for it
+#: instead of loading a second copy.
+_LOADING = threading.Lock()
+
+
 def _identifier() -> Any:
     """py3langid's bundled Naive Bayes model restricted to pt/es/en (loaded once, offline, deterministic)."""
+    with _LOADING:
+        return _load_identifier()
+
+
+def load_language_model_meanwhile() -> threading.Thread:
+    """Load the language model on a background thread, so the first message checked does not wait for it.
+
+    Loading it is ~0.5 s, most of it decompressing its LZMA file, which runs without the GIL: started before a
+    run imports its model client, it finishes on the other core while this one imports. Loaded on the event loop
+    instead, by the first conversation's language check, it held up every conversation in flight for that long
+    (benchmarks/RESULTS.md, #28). The model and its answers are the same either way.
+    """
+    thread = threading.Thread(target=_identifier, name="convoeval-load-language-model", daemon=True)
+    thread.start()
+    return thread
+
+
+@functools.cache
+def _load_identifier() -> Any:
     try:
         from py3langid.langid import MODEL_FILE, LanguageIdentifier  # noqa: PLC0415 - its model loads on first use
     except ImportError:  # pragma: no cover - a declared dependency

@@ -29,6 +29,7 @@ from convoeval import __version__
 from convoeval import frames as F
 from convoeval._aio import run_sync
 from convoeval.agents import get_agent, safe_target
+from convoeval.fidelity.text import load_language_model_meanwhile
 from convoeval.frames import SIMULATOR_FAILURE
 from convoeval.llm import LLMError, model_info
 from convoeval.llm.models import get_model
@@ -108,6 +109,8 @@ def run_eval(
         scenarios = list({id(j.scenario): j.scenario for j in jobs}.values())
         if not jobs:
             raise ConfigError("no conversation to run (the list of jobs is empty)")
+    if _checks_language_here(config, jobs):
+        load_language_model_meanwhile()  # while this thread imports the model client and the store below
     out = config.output_path()
     # Every check that can refuse the run comes before the folder exists: a refused run must not leave an empty
     # folder with a .lock behind that looks like a run (issue #22).
@@ -296,6 +299,13 @@ def _run_here(todo: list[Job], config: EvalConfig, agents: dict[str, Any], *, st
         load_frames_meanwhile()
         run_sync(arun_jobs(todo, options, concurrency=config.concurrency, on_result=on_result))
     return {"simulator": describe_model(simulator), "judge": describe_model(judge)}
+
+
+def _checks_language_here(config: EvalConfig, jobs: Sequence[Job]) -> bool:
+    """Whether conversations in this process will check the patient's language (the gate's ``wrong_language``)."""
+    gate = config.gate_settings()
+    return (not config.distributed and gate is not None and "wrong_language" in gate.checks
+            and any(job.scenario.type == "conversational" for job in jobs))
 
 
 def load_frames_meanwhile() -> threading.Thread:
