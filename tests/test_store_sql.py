@@ -279,7 +279,7 @@ def test_switching_to_wal_retries_sqlite_s_busy_code_whatever_its_message() -> N
     # word it differently.
     import sqlite3
 
-    from convoeval.store.sql import _set_wal
+    from convoeval.store.sqlite import set_wal as _set_wal
 
     def failure(code: int, message: str) -> sqlite3.OperationalError:
         exc = sqlite3.OperationalError(message)

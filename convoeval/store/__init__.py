@@ -66,6 +66,17 @@ def _sql_store(url: str) -> Store:
     return SqlStore(url)
 
 
+def _sqlite_store(url: str) -> Store:
+    # The standard library's sqlite3 (convoeval/store/sqlite.py, the same behaviour without SQLAlchemy's cost);
+    # a URL with driver options (``?…``) or a driver suffix keeps SQLAlchemy's driver, which reads them.
+    scheme = url.partition("://")[0]
+    if "?" in url or "+" in scheme:
+        return _sql_store(url)
+    from convoeval.store.sqlite import SqliteStore  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
+
+    return SqliteStore(url)
+
+
 def _supabase_store(url: str) -> Store:
     # Imported on demand: the supabase client is slow to import and most runs use SQLite.
     from convoeval.store.supabase import SupabaseStore  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
@@ -74,7 +85,7 @@ def _supabase_store(url: str) -> Store:
 
 
 _BACKENDS: dict[str, StoreFactory] = {
-    "sqlite": _sql_store,
+    "sqlite": _sqlite_store,
     "postgresql": _sql_store,
     "postgres": _sql_store,
     "supabase": _supabase_store,

@@ -14,7 +14,7 @@ from typing import Any
 from convoeval.sql_schema import column_types
 from convoeval.store.base import TABLES, StoreError
 
-__all__ = ["boolean_columns", "check_columns", "check_table", "columns", "insert_rows", "order_column"]
+__all__ = ["boolean_columns", "check_columns", "check_table", "columns", "gaps", "insert_rows", "order_column"]
 
 
 @functools.cache
@@ -34,6 +34,20 @@ def boolean_columns() -> dict[str, frozenset[str]]:
         table: frozenset(c for c, kind in cols.items() if kind == "BOOLEAN")
         for table, cols in column_types("postgres").items()
     }
+
+
+def gaps(found: Mapping[str, Iterable[str]]) -> tuple[list[str], list[str]]:
+    """What a database lacks of the reference schema, given the columns of its tables (``found``, reference tables
+    only): ``(missing tables, "table lacks columns ..." notes)``."""
+    missing, incomplete = [], []
+    for table, cols in columns().items():
+        if table not in found:
+            missing.append(table)
+            continue
+        lacking = set(cols) - set(found[table])
+        if lacking:
+            incomplete.append(f"table {table} lacks columns {', '.join(sorted(lacking))}")
+    return missing, incomplete
 
 
 def check_table(backend: str, table: str) -> tuple[str, ...]:

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import sqlite3
 import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,8 +26,8 @@ from sqlalchemy.pool import StaticPool
 from convoeval.sql_schema import migration_files, statements
 from convoeval.store import schema
 from convoeval.store.base import TABLES, Row, Store, StoreError
+from convoeval.store.sqlite import BUSY_TIMEOUT_S, set_wal
 
-BUSY_TIMEOUT_S = 30
 #: How long a ``sql:`` assertion's query may run on Postgres before the database stops it.
 QUERY_TIMEOUT_MS = 5000
 _PG_SCHEMES = ("postgresql", "postgres")
@@ -310,29 +308,11 @@ def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
-    _set_wal(cursor)
+    set_wal(cursor)
     # In WAL mode NORMAL is safe against application crashes (only a power loss can drop the last commits).
     cursor.execute("PRAGMA synchronous = NORMAL")
     cursor.execute("PRAGMA foreign_keys = ON")
     cursor.close()
-
-
-def _set_wal(cursor: Any) -> None:
-    # Switching a fresh file to WAL needs an exclusive lock, and SQLite may answer "database is locked" at once
-    # (without its busy handler) while other connections open the same new file: retry within the busy timeout.
-
-    deadline = time.monotonic() + BUSY_TIMEOUT_S
-    while True:
-        try:
-            cursor.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            # SQLite's result code, not its message ("database is locked"): the primary code is the low byte of an
-            # extended one (SQLITE_BUSY_RECOVERY, ...).
-            code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
-            if code not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.02)
 
 
 def _sqlite_on_begin(conn: sa.Connection) -> None:
@@ -349,16 +329,9 @@ def _schema_gaps(conn: sa.Connection) -> tuple[list[str], list[str]]:
     """What the database lacks of the reference schema: ``(missing tables, "table lacks columns ..." notes)``."""
     inspector = sa.inspect(conn)
     existing = set(inspector.get_table_names())
-    found = {table: cols for (_, table), cols in inspector.get_multi_columns(filter_names=[*TABLES]).items()}
-    missing, incomplete = [], []
-    for table, columns in schema.columns().items():
-        if table not in existing:
-            missing.append(table)
-            continue
-        lacking = set(columns) - {c["name"] for c in found.get(table, [])}
-        if lacking:
-            incomplete.append(f"table {table} lacks columns {', '.join(sorted(lacking))}")
-    return missing, incomplete
+    found = {table: [c["name"] for c in cols]
+             for (_, table), cols in inspector.get_multi_columns(filter_names=[*TABLES]).items()}
+    return schema.gaps({table: found.get(table, []) for table in existing if table in TABLES})
 
 
 def _reflect(conn: sa.Connection) -> dict[str, sa.Table]:
