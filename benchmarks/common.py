@@ -7,6 +7,7 @@ listens on 127.0.0.1 and stops by itself.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -199,7 +200,16 @@ def run(coro: Any) -> Any:
     global _LOOP
     if _LOOP is None:
         _LOOP = asyncio.new_event_loop()
+        atexit.register(_close_loop, _LOOP)
     return _LOOP.run_until_complete(coro)
+
+
+def _close_loop(loop: Any) -> None:
+    """Shut the benchmark's loop down as ``asyncio.run`` would: its async generators first, which is where
+    convoeval's HTTP transports close their aiohttp sessions (else aiohttp reports each one unclosed at exit)."""
+    if not loop.is_closed():
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
 
 
 
