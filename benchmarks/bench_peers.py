@@ -107,7 +107,11 @@ def run_convoeval(config: str, size: int, llm: FakeLLM, folder: Path, timeout: f
         **CONVOEVAL_CONFIGS[config],
     )
     out.mkdir(parents=True)
-    args = [*convoeval_command(), "run", "--scenario", SCENARIO, "--scenarios-dir", str(REPO / SCENARIOS_DIR),
+    # Another checkout's own ``main()``, as its console script called it (the installed script names this
+    # checkout's entry point, which an older commit may not have); -P: its folder, not the working one, on sys.path.
+    command = ([sys.executable, "-P", "-c", "import sys; from convoeval.cli import main; sys.exit(main())"]
+               if checkout else convoeval_command())
+    args = [*command, "run", "--scenario", SCENARIO, "--scenarios-dir", str(REPO / SCENARIOS_DIR),
             "--trials", str(size), "--target", TARGET, "--concurrency", str(size), "--out", str(out / "results"),
             "--no-progress", *CONVOEVAL_ARGS.get(config, [])]
     done = run_process(args, env=env, timeout=timeout)
