@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
+import time
 from dataclasses import replace
 
 import pytest
@@ -93,6 +95,29 @@ async def test_usage_and_cost_recorded_from_an_openai_compatible_server(monkeypa
     assert result.cost_usd == pytest.approx(expected)
     assert (calls[0].prompt_tokens, calls[0].completion_tokens) == (1000, 200)
     assert calls[0].cost_usd == pytest.approx(expected)
+
+
+class _SlowWhenAsked(FakeChatModel):
+    """Answers a message containing "slow" 0.2 s later than the others."""
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):
+        if "slow" in messages[-1].content:
+            await asyncio.sleep(0.2)
+        return self._generate(messages, stop=stop, **kwargs)
+
+
+async def test_calls_made_side_by_side_are_recorded_in_the_order_they_started():
+    # The rubric and holistic judges run together and finish in whichever order the server answers: the calls
+    # frame must not depend on it (results of the same seeds read the same), so records come in start order.
+    model = _SlowWhenAsked(replies=["a", "b"])
+    with record_calls() as calls:
+        await asyncio.gather(
+            acall_model(model, [("user", "slow")], identity=IDENTITY, cache="off"),
+            acall_model(model, [("user", "fast")], identity=replace(IDENTITY, extra="holistic"), cache="off"))
+    assert [c.extra for c in calls] == ["rubric", "holistic"]  # the slow one started first, finished last
+    first, second = calls
+    assert first.started_at < second.started_at < first.started_at + first.latency_s
+    assert time.time() - 60 < first.started_at < time.time()
 
 
 async def test_nested_collectors_and_sinks_both_see_records():

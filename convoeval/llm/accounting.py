@@ -79,7 +79,8 @@ class CallRecord:
     """One LLM call as accounted: who asked, which model answered, what it used, what it cost.
 
     ``cost_usd`` is 0 for cache hits and free providers, ``None`` when the model has no price. ``error`` holds the
-    one-line reason of a failed call (its tokens are then ``None``).
+    one-line reason of a failed call (its tokens are then ``None``). ``started_at`` is when the call started (Unix
+    seconds), ``latency_s`` how long it took.
     """
 
     role: str
@@ -184,7 +185,9 @@ _SINKS: list[Callable[[CallRecord], Any]] = []
 def record_calls() -> Iterator[list[CallRecord]]:
     """Collect the ``CallRecord`` of every call made inside the block (tasks it starts included).
 
-    Nested blocks each get every record of their own scope.
+    Nested blocks each get every record of their own scope. When the block ends the records are in the order
+    their calls started: calls made side by side (the rubric and holistic judges) finish in whichever order the
+    server answers, and a conversation's calls must read the same in every run of the same seeds.
     """
     records: list[CallRecord] = []
     token = _COLLECTORS.set((*_COLLECTORS.get(), records))
@@ -192,6 +195,7 @@ def record_calls() -> Iterator[list[CallRecord]]:
         yield records
     finally:
         _COLLECTORS.reset(token)
+        records.sort(key=lambda record: record.started_at)  # stable: records of one instant keep their order
 
 
 def add_sink(sink: Callable[[CallRecord], Any]) -> Callable[[CallRecord], Any]:

@@ -110,7 +110,7 @@ async def acall_model(
             if stored is not None:
                 result = _from_cache(stored, schema, info, identity, started)
                 if result is not None:
-                    _account(result, accounting)
+                    _account(result, accounting, started)
                     return result
             if store.mode == "replay":
                 miss = store.miss(info, identity)
@@ -161,7 +161,7 @@ async def _call_and_store(model: Any, msgs: list[BaseMessage], kwargs: dict[str,
     )
     if store is not None and key is not None:
         await store.aput(key, _to_cache(result), info, identity, schema.__name__ if schema else None)
-    _account(result, accounting, cached_tokens)
+    _account(result, accounting, started, cached_tokens)
     return result
 
 
@@ -214,11 +214,17 @@ def _record_keys(info: ModelInfo, identity: SampleIdentity) -> dict[str, Any]:
             "sample": identity.sample, "extra": identity.extra}
 
 
-def _account(result: LLMResult, accounting: Any, cached_tokens: int | None = None) -> None:
+def _started_at(started: float) -> float:
+    """The wall-clock time of a call that started at ``started`` (``time.perf_counter``)."""
+    return time.time() - (time.perf_counter() - started)
+
+
+def _account(result: LLMResult, accounting: Any, started: float, cached_tokens: int | None = None) -> None:
     identity, info = result.identity, result.info
     accounting.emit(
         accounting.CallRecord(
             **_record_keys(info, identity),
+            started_at=_started_at(started),
             prompt_tokens=result.prompt_tokens,
             completion_tokens=result.completion_tokens,
             cached_prompt_tokens=cached_tokens,
@@ -238,6 +244,7 @@ def _account_failure(
     accounting.emit(
         accounting.CallRecord(
             **_record_keys(info, identity),
+            started_at=_started_at(started),
             latency_s=time.perf_counter() - started,
             attempts=getattr(exc, "attempts", 0),
             is_local_demo=info.is_local_demo,
