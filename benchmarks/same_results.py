@@ -3,7 +3,8 @@
 Each agent's scenarios (``--agents``) run twice against one deterministic stub (``benchmarks/stub_llm.py``, no
 latency, the response cache off): once with this tree's ``convoeval``, once with ``--checkout``'s. Then every
 ``data/*.csv`` of the two results folders is compared after masking what differs between any two runs: generated
-ids (uuid4 hex), timestamps and measured durations (floats). A change meant to be invisible in results (a faster
+ids (uuid4 hex), clock times, and the measured columns (``latency_s``, ``started_at``, ``duration_s``); scores,
+probabilities and costs are compared as written. A change meant to be invisible in results (a faster
 store, a lazier import) must print ``same`` for every file; the exit code is 1 when a file differs.
 
 Usage:
@@ -14,6 +15,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import csv
 import difflib
 import re
 import subprocess
@@ -24,19 +26,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import REPO, FakeLLM, clean_env, temp_folder
 
-_MASKS = (
-    (re.compile(r"[0-9a-f]{32}"), "<id>"),
-    (re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(\+00:00|Z)?"), "<time>"),
-    (re.compile(r"\d+\.\d+(e-\d+)?"), "<float>"),
-)
+#: Columns measured anew by every run: their values are blanked, every other value must match.
+MEASURED = frozenset({"latency_s", "started_at", "duration_s"})
+_ID = re.compile(r"[0-9a-f]{32}")  # generated ids (uuid4 hex), wherever they appear
+_TIME = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(\+00:00|Z)?")  # clock times inside text
 
 
 def masked(path: Path) -> str:
-    """The file's text without ids, times and measured floats."""
-    text = path.read_text(encoding="utf-8")
-    for pattern, token in _MASKS:
-        text = pattern.sub(token, text)
-    return text
+    """The file's rows with the measured columns blanked and generated ids and clock times masked."""
+    with path.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    if not rows:
+        return ""
+    header, lines = rows[0], []
+    for row in rows[1:]:
+        cells = ["" if column in MEASURED else _TIME.sub("<time>", _ID.sub("<id>", cell))
+                 for column, cell in zip(header, row, strict=False)]
+        lines.append(",".join(cells))
+    return "\n".join([",".join(header), *lines])
 
 
 def run(tree: Path, agent: str, folder: Path, base_url: str, name: str) -> Path:
@@ -65,6 +72,11 @@ def main(argv: list[str] | None = None) -> int:
         for agent in args.agents.split(","):
             before = run(args.checkout.resolve(), agent, folder, llm.base_url, "before")
             after = run(REPO, agent, folder, llm.base_url, "after")
+            names = {p.name for p in (before / "data").glob("*.csv")}
+            if names != {p.name for p in (after / "data").glob("*.csv")}:
+                differing += 1
+                print(f"{agent:13} the data files differ: {sorted(names)} against "
+                      f"{sorted(p.name for p in (after / 'data').glob('*.csv'))}")
             for path in sorted((before / "data").glob("*.csv")):
                 a, b = masked(path), masked(after / "data" / path.name)
                 print(f"{agent:13} {path.name:18} {'same' if a == b else 'DIFFERENT'}")

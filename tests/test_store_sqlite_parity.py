@@ -58,6 +58,12 @@ def _script(store: Store) -> list[Any]:
     out.append(_outcome(lambda: store.insert("patients", {"run_id": run, "nope": 1})))
     out.append(_outcome(lambda: store.select("nope")))
     out.append(_outcome(lambda: store.update("slots", {}, {"available": True})))
+    slot = dict(store.select("slots", {"run_id": run})[0], id=None, available=True)
+    for value in ("yes", 2, 1, 0, 1.0, None):
+        out.append(_outcome(lambda value=value: store.insert("slots", dict(slot, available=value))))
+        out.append(_outcome(lambda value=value: store.update("slots", {"run_id": run, "fixture_ref": "s2"},
+                                                            {"available": value})))
+    out.append(store.select("slots", {"run_id": run, "available": "yes"}))
     out.append(_outcome(lambda: store.delete("slots", {})))
     out.append(store.query("SELECT count(*), max(amount_cents), floor(7.5) FROM invoices WHERE run_id = :run_id "
                            "AND status REGEXP 'pa.*'", {"run_id": run, "unused": 1}))
@@ -98,6 +104,53 @@ def test_sqlite_urls_open_the_standard_library_store_unless_they_carry_driver_op
     with open_store(f"sqlite:///{tmp_path / 'b.db'}?timeout=5") as options, \
             open_store(f"sqlite+pysqlite:///{tmp_path / 'c.db'}") as driver:
         assert type(options) is SqlStore and type(driver) is SqlStore
+    for with_host in ("sqlite://host/x.db", "sqlite://./x.db"):  # SQLAlchemy refuses them, not a database in memory
+        with pytest.raises(StoreError, match="Invalid SQLite URL"):
+            open_store(with_host)
+
+
+def test_a_relative_path_stays_the_same_file_when_the_working_folder_changes(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    monkeypatch.chdir(tmp_path / "first")
+    with open_store("sqlite:///rel.db") as store:
+        store.insert("runs", {"id": "r", "run_id": "r", "scenario_id": "t", "started_at": "x"})
+        monkeypatch.chdir(tmp_path / "second")
+        seen: list[int] = []
+        with store.transaction():  # holds the pooled connection: the read below opens another one
+            thread = threading.Thread(target=lambda: seen.append(len(store.select("runs"))))
+            thread.start()
+            thread.join(10)
+        assert seen == [1]
+    assert not (tmp_path / "second" / "rel.db").exists()
+
+
+def test_closing_the_store_lets_a_transaction_in_progress_finish(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'close.db'}")
+    inside, closed = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            with store.transaction():
+                store.insert("runs", {"id": "r", "run_id": "r", "scenario_id": "t", "started_at": "x"})
+                inside.set()
+                closed.wait(10)
+                store.insert("runs", {"id": "s", "run_id": "s", "scenario_id": "t", "started_at": "x"})
+        except BaseException as exc:  # noqa: BLE001 - the test reports any
+            errors.append(exc)
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    assert inside.wait(10)
+    store.close()
+    closed.set()
+    thread.join(10)
+    assert not errors
+    with sqlite3.connect(tmp_path / "close.db") as conn:
+        assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 2
+    with pytest.raises(StoreError, match="closed"):
+        store.select("runs")
 
 
 @pytest.mark.parametrize("url", ["sqlite://", "sqlite:///", "sqlite:///:memory:", "sqlite:///rel/x.db",
@@ -145,3 +198,17 @@ def test_writers_on_many_threads_queue_on_the_lock_instead_of_failing(tmp_path: 
     # The file is in WAL mode, as SqlStore left it.
     with sqlite3.connect(tmp_path / "busy.db") as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_database_that_cannot_be_opened_fails_in_the_same_words(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    (tmp_path / "a-folder.db").mkdir()
+    for name in ("a-file/x.db", "a-folder.db"):
+        url = f"sqlite:///{tmp_path / name}"
+        errors = []
+        for make in (SqlStore, SqliteStore):
+            def opened(make: Callable[[str], Store] = make) -> None:
+                with make(url) as store:
+                    store.migrate()
+            errors.append(_outcome(opened))
+        assert errors[0] == errors[1] and errors[0][0] == "StoreError", errors

@@ -90,7 +90,7 @@ def _run(args: argparse.Namespace) -> int:
 def _spare_full_collections() -> Iterator[None]:
     """Keep the cyclic garbage collector off the modules a run imports while the run lasts.
 
-    A run imports ~2,300 modules (the CLI's before this point; LangChain, SQLAlchemy and pandas while it runs), and
+    A run imports ~2,200 modules (the CLI's before this point; LangChain and pandas while it runs), and
     every full collection walks all their objects to find nothing to free: 4-5 of them cost 0.38-0.48 s of CPU at
     60 conversations, 16 cost 3.1 s at 500 (benchmarks/RESULTS.md, #28). Freezing what exists now moves it out of
     the collector's sight; a full collection only after 100 middle-generation collections instead of 10 keeps the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import re
@@ -67,7 +68,13 @@ def load_language_model_meanwhile() -> threading.Thread:
     instead, by the first conversation's language check, it held up every conversation in flight for that long
     (benchmarks/RESULTS.md, #28). The model and its answers are the same either way.
     """
-    thread = threading.Thread(target=_identifier, name="convoeval-load-language-model", daemon=True)
+    def load() -> None:
+        # A model that cannot load (py3langid missing) is reported by the check that needs it, on its own thread,
+        # as the conversation's error; this early attempt stays silent (a failed load is not cached).
+        with contextlib.suppress(Exception):
+            _identifier()
+
+    thread = threading.Thread(target=load, name="convoeval-load-language-model", daemon=True)
     thread.start()
     return thread
 

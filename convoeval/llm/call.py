@@ -29,7 +29,7 @@ import asyncio
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_messages
 from pydantic import BaseModel, ValidationError
@@ -49,6 +49,14 @@ from convoeval.llm.types import (
     StructuredOutputError,
     model_info,
 )
+
+
+class _Start(NamedTuple):
+    """When a call started: ``clock`` (``time.perf_counter``) for its latency, ``wall`` (``time.time``) for its
+    record, which is also the order a conversation's calls are listed in (``accounting.record_calls``)."""
+
+    clock: float
+    wall: float
 
 
 async def acall_model(
@@ -97,7 +105,7 @@ async def acall_model(
     identity = identity or SampleIdentity(scenario="", seed=seed, trial=0, role=info.role)
     msgs = convert_to_messages(messages)
     kwargs = _generation_kwargs(seed, temperature, max_tokens, params)
-    started = time.perf_counter()
+    started = _Start(time.perf_counter(), time.time())
     store = resolve_cache(cache, info)
     key = flight = None
     try:
@@ -125,7 +133,7 @@ async def acall_model(
 
 async def _call_and_store(model: Any, msgs: list[BaseMessage], kwargs: dict[str, Any], schema: Any, info: ModelInfo,
                           identity: SampleIdentity, retry: RetryPolicy | None, store: Any, key: str | None,
-                          started: float) -> LLMResult:
+                          started: _Start) -> LLMResult:
     """Ask the model (retried, validated), store the reply under ``key`` and account for it."""
     try:
         async with _limit(info):
@@ -150,7 +158,7 @@ async def _call_and_store(model: Any, msgs: list[BaseMessage], kwargs: dict[str,
         identity=identity,
         prompt_tokens=usage.get("input_tokens"),
         completion_tokens=usage.get("output_tokens"),
-        latency_s=time.perf_counter() - started,
+        latency_s=time.perf_counter() - started.clock,
         cache_hit=False,
         finish_reason=message.response_metadata.get("finish_reason"),
         attempts=attempts,
@@ -184,7 +192,7 @@ def _to_cache(result: LLMResult) -> dict[str, Any]:
 
 
 def _from_cache(
-    stored: dict[str, Any], schema: type[BaseModel] | None, info: ModelInfo, identity: SampleIdentity, started: float
+    stored: dict[str, Any], schema: type[BaseModel] | None, info: ModelInfo, identity: SampleIdentity, started: _Start
 ) -> LLMResult | None:
     parsed = None
     if schema is not None:
@@ -199,7 +207,7 @@ def _from_cache(
         identity=identity,
         prompt_tokens=stored.get("prompt_tokens"),
         completion_tokens=stored.get("completion_tokens"),
-        latency_s=time.perf_counter() - started,
+        latency_s=time.perf_counter() - started.clock,
         cache_hit=True,
         finish_reason=stored.get("finish_reason"),
         attempts=0,
@@ -214,17 +222,12 @@ def _record_keys(info: ModelInfo, identity: SampleIdentity) -> dict[str, Any]:
             "sample": identity.sample, "extra": identity.extra}
 
 
-def _started_at(started: float) -> float:
-    """The wall-clock time of a call that started at ``started`` (``time.perf_counter``)."""
-    return time.time() - (time.perf_counter() - started)
-
-
-def _account(result: LLMResult, accounting: Any, started: float, cached_tokens: int | None = None) -> None:
+def _account(result: LLMResult, accounting: Any, started: _Start, cached_tokens: int | None = None) -> None:
     identity, info = result.identity, result.info
     accounting.emit(
         accounting.CallRecord(
             **_record_keys(info, identity),
-            started_at=_started_at(started),
+            started_at=started.wall,
             prompt_tokens=result.prompt_tokens,
             completion_tokens=result.completion_tokens,
             cached_prompt_tokens=cached_tokens,
@@ -239,13 +242,13 @@ def _account(result: LLMResult, accounting: Any, started: float, cached_tokens: 
 
 
 def _account_failure(
-    info: ModelInfo, identity: SampleIdentity, started: float, exc: LLMError, accounting: Any
+    info: ModelInfo, identity: SampleIdentity, started: _Start, exc: LLMError, accounting: Any
 ) -> None:
     accounting.emit(
         accounting.CallRecord(
             **_record_keys(info, identity),
-            started_at=_started_at(started),
-            latency_s=time.perf_counter() - started,
+            started_at=started.wall,
+            latency_s=time.perf_counter() - started.clock,
             attempts=getattr(exc, "attempts", 0),
             is_local_demo=info.is_local_demo,
             error=f"{type(exc).__name__}: {exc}"[:500],

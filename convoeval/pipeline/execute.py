@@ -109,8 +109,6 @@ def run_eval(
         scenarios = list({id(j.scenario): j.scenario for j in jobs}.values())
         if not jobs:
             raise ConfigError("no conversation to run (the list of jobs is empty)")
-    if _checks_language_here(config, jobs):
-        load_language_model_meanwhile()  # while this thread imports the model client and the store below
     out = config.output_path()
     # Every check that can refuse the run comes before the folder exists: a refused run must not leave an empty
     # folder with a .lock behind that looks like a run (issue #22).
@@ -118,6 +116,8 @@ def run_eval(
     started = time.time()
     with open_store(store_url) as store, _run_folder(out):
         todo, skipped = _todo(jobs, out, config.resume, config.resimulate)
+        if _checks_language_here(config, todo):
+            load_language_model_meanwhile()  # beside the model client's imports below (get_model)
         log = verbose if callable(verbose) else (print if verbose else None)
         report = Progress(len(todo), skipped=skipped, mode=mode)
 

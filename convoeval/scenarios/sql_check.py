@@ -12,7 +12,7 @@ second to import). A query is refused when it:
 * binds a parameter other than ``:run_id``, ``:clinic_id`` and ``:patient_id``, or none of them: every run shares the
   database with other runs, so a query that does not pick its own run's rows would judge someone else's.
 
-The store adds a second guard when it runs the query (a read-only transaction; see ``SqlStore.query``).
+The store adds a second guard when it runs the query (read-only: see ``SqliteStore.query`` and ``SqlStore.query``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``sql:`` assertions: a named read-only query over the reference schema, with the run's ids bound, and its expectation.
 
 The query is checked by ``convoeval.scenarios.sql_check`` when the scenario loads (see there what is refused);
-the store adds a second guard when it runs the query (a read-only transaction; see ``SqlStore.query``).
+the store adds a second guard when it runs the query (read-only: see ``SqliteStore.query`` and ``SqlStore.query``).
 """
 
 from __future__ import annotations

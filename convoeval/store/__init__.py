@@ -68,9 +68,10 @@ def _sql_store(url: str) -> Store:
 
 def _sqlite_store(url: str) -> Store:
     # The standard library's sqlite3 (convoeval/store/sqlite.py, the same behaviour without SQLAlchemy's cost);
-    # a URL with driver options (``?…``) or a driver suffix keeps SQLAlchemy's driver, which reads them.
-    scheme = url.partition("://")[0]
-    if "?" in url or "+" in scheme:
+    # a URL with driver options (``?…``), a driver suffix or a host keeps SQLAlchemy's driver, which reads them
+    # (or refuses them in its own words).
+    scheme, _, rest = url.partition("://")
+    if "?" in url or "+" in scheme or (rest and not rest.startswith("/")):  # options, a driver, or a host
         return _sql_store(url)
     from convoeval.store.sqlite import SqliteStore  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 

@@ -3,8 +3,9 @@
 Three backends implement one small interface of row operations (``insert``, ``select``, ``update``, ``delete``),
 picked by URL (see ``convoeval.store.open_store``):
 
-* ``sqlite:///path.db`` — the embedded default, no server needed;
-* ``postgresql://…`` — any Postgres, including a Supabase project's direct connection string;
+* ``sqlite:///path.db`` — the embedded default, no server needed (``SqliteStore``, on the standard library's sqlite3);
+* ``postgresql://…`` — any Postgres, including a Supabase project's direct connection string (``SqlStore``,
+  SQLAlchemy Core);
 * ``supabase://`` — a Supabase project through the ``supabase`` client (PostgREST), with ``SUPABASE_URL`` and
   ``SUPABASE_SERVICE_ROLE_KEY`` from the environment.
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from convoeval.sql_schema import column_types
+from convoeval.sql_schema import column_types, migration_files, statements
 from convoeval.store.base import TABLES, StoreError
 
-__all__ = ["boolean_columns", "check_columns", "check_table", "columns", "gaps", "insert_rows", "order_column"]
+__all__ = ["boolean_columns", "check_columns", "check_table", "columns", "gaps", "insert_rows", "migrate_missing",
+           "order_column"]
 
 
 @functools.cache
@@ -48,6 +49,25 @@ def gaps(found: Mapping[str, Iterable[str]]) -> tuple[list[str], list[str]]:
         if lacking:
             incomplete.append(f"table {table} lacks columns {', '.join(sorted(lacking))}")
     return missing, incomplete
+
+
+def migrate_missing(backend: str, found: tuple[list[str], list[str]], execute: Callable[[str], Any]) -> None:
+    """Create the reference tables a database lacks (``found``: what ``gaps`` says), one statement at a time.
+
+    Nothing runs when the schema is already there: on Postgres re-running the DDL would take table locks that block
+    (or deadlock with) the inserts of runs already going on.
+
+    Raises:
+        StoreError: a table of a reference name lacks columns (likely another application's: never altered).
+    """
+    missing, incomplete = found
+    if incomplete:
+        raise StoreError(f"{backend} store: existing tables do not match the reference schema "
+                         f"({'; '.join(incomplete)}). Point convoeval at a database of its own.")
+    if missing:
+        for path in migration_files(backend):
+            for statement in statements(path.read_text(encoding="utf-8")):
+                execute(statement)
 
 
 def check_table(backend: str, table: str) -> tuple[str, ...]:

@@ -1,6 +1,8 @@
-"""The SQL backend: SQLite files and any Postgres (including a Supabase project's direct connection string).
+"""The SQL backend over SQLAlchemy Core: any Postgres (including a Supabase project's direct connection string),
+and SQLite URLs that carry driver options (``sqlite:///x.db?timeout=…``) or name a driver (``sqlite+pysqlite://``).
+Plain ``sqlite://`` URLs open ``SqliteStore`` (``store/sqlite.py``), which behaves as this class does on SQLite.
 
-One SQLAlchemy-Core implementation serves both; the differences are confined to engine set-up:
+The differences between the two databases are confined to engine set-up:
 
 * SQLite runs in WAL mode with a busy timeout, and every write transaction starts with ``BEGIN IMMEDIATE`` so
   concurrent writers (threads or processes) queue on the lock instead of failing with "database is locked".
@@ -23,10 +25,9 @@ from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.pool import StaticPool
 
-from convoeval.sql_schema import migration_files, statements
 from convoeval.store import schema
 from convoeval.store.base import TABLES, Row, Store, StoreError
-from convoeval.store.sqlite import BUSY_TIMEOUT_S, set_wal
+from convoeval.store.sqlite import BUSY_TIMEOUT_S, configure_connection
 
 #: How long a ``sql:`` assertion's query may run on Postgres before the database stops it.
 QUERY_TIMEOUT_MS = 5000
@@ -111,19 +112,7 @@ class SqlStore(Store):
         with self._serial, self._errors("migrate"), self._engine.begin() as conn:
             if self.backend == "postgres":
                 conn.exec_driver_sql("SELECT pg_advisory_xact_lock(hashtext('convoeval.store.migrate'))")
-            missing, incomplete = _schema_gaps(conn)
-            if incomplete:
-                # Likely another application's table of the same name: never alter it.
-                raise StoreError(
-                    f"{self.backend} store: existing tables do not match the reference schema "
-                    f"({'; '.join(incomplete)}). Point convoeval at a database of its own."
-                )
-            # Skip the DDL when the schema is already there: on Postgres, re-running it would take table locks
-            # that block (or deadlock with) the inserts of runs already going on.
-            if missing:
-                for path in migration_files(self.backend):
-                    for statement in statements(path.read_text(encoding="utf-8")):
-                        conn.exec_driver_sql(statement)
+            schema.migrate_missing(self.backend, _schema_gaps(conn), conn.exec_driver_sql)
         with self._reflect_lock:
             self._tables.clear()
             self._inserts.clear()
@@ -306,13 +295,7 @@ class SqlStore(Store):
 def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
     # Take BEGIN away from the sqlite3 module (it would defer it) and emit our own in _sqlite_on_begin.
     dbapi_connection.isolation_level = None
-    cursor = dbapi_connection.cursor()
-    cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
-    set_wal(cursor)
-    # In WAL mode NORMAL is safe against application crashes (only a power loss can drop the last commits).
-    cursor.execute("PRAGMA synchronous = NORMAL")
-    cursor.execute("PRAGMA foreign_keys = ON")
-    cursor.close()
+    configure_connection(dbapi_connection)  # the same settings as the default SQLite store's connections
 
 
 def _sqlite_on_begin(conn: sa.Connection) -> None:

@@ -27,11 +27,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from convoeval.sql_schema import migration_files, statements
 from convoeval.store import schema
 from convoeval.store.base import TABLES, Row, Store, StoreError
 
-__all__ = ["BUSY_TIMEOUT_S", "SqliteStore", "set_wal", "sqlite_database"]
+__all__ = ["BUSY_TIMEOUT_S", "SqliteStore", "configure_connection", "set_wal", "sqlite_database"]
 
 BUSY_TIMEOUT_S = 30
 
@@ -65,27 +64,28 @@ class SqliteStore(Store):
     sql_refusal = None
 
     def __init__(self, url: str):
-        self._database = sqlite_database(url)
+        database = sqlite_database(url)
+        # Resolved once: a process that changes its working folder later (a notebook, a test) keeps this file.
+        self._path = None if database is None else os.path.abspath(os.path.expanduser(database))
+        self._database = database
         self._idle: list[sqlite3.Connection] = []  # the pool: connections not in use, the last returned first
-        self._every: list[sqlite3.Connection] = []
+        self._busy: set[sqlite3.Connection] = set()  # lent out; ``close`` leaves them to finish
+        self._closed = False
         self._pool_lock = threading.Lock()
         # The connection of the transaction open in this thread / task, if any (see ``transaction``).
         self._tx: contextvars.ContextVar[sqlite3.Connection | None] = contextvars.ContextVar(
             f"sqlite-tx-{id(self)}", default=None)
         # An in-memory database lives in one connection, which threads must take turns on.
         self._serial: contextlib.AbstractContextManager[Any] = (
-            threading.RLock() if self._database is None else contextlib.nullcontext())
+            threading.RLock() if self._path is None else contextlib.nullcontext())
         self._booleans = schema.boolean_columns()
         self._sql: dict[tuple[Any, ...], str] = {}  # statements by shape, built once
-        with self._errors("connect"):
-            if self._database is not None:
-                Path(self._database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-            # The first connection: a database that cannot be opened fails here, as SqlStore's did. In memory it is
-            # the only one (a second would be another, empty, database).
-            self._memory = self._connect() if self._database is None else None
-            if self._memory is None:
-                with self._connection():
-                    pass
+        if self._path is not None:
+            with self._errors("connect"):
+                Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+        # No file is opened yet (as SqlStore's engine opened none): one that cannot be opened fails in ``migrate``.
+        # In memory the one connection is the database (a second would be another, empty, one).
+        self._memory = self._connect() if self._path is None else None
 
     @property
     def url(self) -> str:
@@ -94,19 +94,14 @@ class SqliteStore(Store):
     # ── connections ──
 
     def _connect(self) -> sqlite3.Connection:
-        path = ":memory:" if self._database is None else os.path.abspath(os.path.expanduser(self._database))
-        # isolation_level=None: the sqlite3 module issues no BEGIN of its own; ``_write`` and ``snapshot`` do.
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
-        set_wal(conn)
-        # In WAL mode NORMAL is safe against application crashes (only a power loss can drop the last commits).
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        # The functions SQLAlchemy's SQLite driver adds to every connection, which a ``sql:`` query may use.
-        conn.create_function("regexp", 2, _regexp, deterministic=True)
-        conn.create_function("floor", 1, math.floor, deterministic=True)
-        with self._pool_lock:
-            self._every.append(conn)
+        # isolation_level=None: the sqlite3 module issues no BEGIN of its own; ``_begin`` does.
+        conn = sqlite3.connect(self._path or ":memory:", timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                               check_same_thread=False)
+        try:
+            configure_connection(conn)
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     @contextlib.contextmanager
@@ -116,18 +111,26 @@ class SqliteStore(Store):
             with self._serial:
                 yield self._memory
             return
-        with self._serial:
+        with self._pool_lock:
+            if self._closed:
+                raise StoreError(f"{self.backend} store ({self.url}): the store is closed")
+            conn = self._idle.pop() if self._idle else None
+        if conn is None:
+            conn = self._connect()
+        with self._pool_lock:
+            self._busy.add(conn)
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:  # an error mid-statement: nothing half-done goes back to the pool
+                conn.rollback()
             with self._pool_lock:
-                conn = self._idle.pop() if self._idle else None
-            if conn is None:
-                conn = self._connect()
-            try:
-                yield conn
-            finally:
-                if conn.in_transaction:  # an error mid-statement: nothing half-done goes back to the pool
-                    conn.rollback()
-                with self._pool_lock:
+                self._busy.discard(conn)
+                closed = self._closed
+                if not closed:
                     self._idle.append(conn)
+            if closed:  # closed while this block used it: its work is done now
+                conn.close()
 
     @contextlib.contextmanager
     def _begin(self, kind: str) -> Iterator[sqlite3.Connection]:
@@ -159,17 +162,7 @@ class SqliteStore(Store):
 
     def migrate(self) -> None:
         with self._errors("migrate"), self._begin("BEGIN IMMEDIATE") as conn:
-            missing, incomplete = _schema_gaps(conn)
-            if incomplete:
-                # Likely another application's table of the same name: never alter it.
-                raise StoreError(
-                    f"{self.backend} store: existing tables do not match the reference schema "
-                    f"({'; '.join(incomplete)}). Point convoeval at a database of its own."
-                )
-            if missing:
-                for path in migration_files(self.backend):
-                    for statement in statements(path.read_text(encoding="utf-8")):
-                        conn.execute(statement)
+            schema.migrate_missing(self.backend, _schema_gaps(conn), conn.execute)
 
     # ── transactions ──
 
@@ -181,25 +174,24 @@ class SqliteStore(Store):
         each instead of one per row is a fraction of the commits and of the waits for SQLite's write lock. An
         exception rolls back everything the block wrote.
         """
-        if self._tx.get() is not None:  # nested: part of the outer transaction
+        with self._within("transaction", "BEGIN IMMEDIATE"):
             yield
-            return
-        with self._errors("transaction"), self._begin("BEGIN IMMEDIATE") as conn:
-            token = self._tx.set(conn)
-            try:
-                yield
-            finally:
-                self._tx.reset(token)
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[None]:
         """Run the reads inside the block on ONE connection, in one deferred read transaction: a consistent view
         that takes no write lock, so it never blocks the runs writing beside it. Inside a ``transaction()`` it adds
         nothing."""
-        if self._tx.get() is not None:
+        with self._within("open a read snapshot", "BEGIN"):
+            yield
+
+    @contextlib.contextmanager
+    def _within(self, action: str, begin: str) -> Iterator[None]:
+        """The block's row operations on one connection in one transaction (``begin``), unless one is open here."""
+        if self._tx.get() is not None:  # nested: part of the outer transaction
             yield
             return
-        with self._errors("open a read snapshot"), self._begin("BEGIN") as conn:
+        with self._errors(action), self._begin(begin) as conn:
             token = self._tx.set(conn)
             try:
                 yield
@@ -215,7 +207,7 @@ class SqliteStore(Store):
         with self._errors(f"insert into {table}"), self._conn(write=True) as conn:
             stored = []
             for row in batch:
-                cursor = conn.execute(self._insert_sql(table, tuple(row)), tuple(row.values()))
+                cursor = conn.execute(self._insert_sql(table, tuple(row)), self._values(table, row))
                 # fetchall: the statement runs to its end here, so nothing is still in progress at COMMIT
                 stored.extend(self._rows(table, cursor))
             return stored
@@ -237,7 +229,8 @@ class SqliteStore(Store):
         clause, params = _where(where)
         assignments = ", ".join(f'"{c}" = ?' for c in values)
         with self._errors(f"update {table}"), self._conn(write=True) as conn:
-            return conn.execute(f'UPDATE "{table}" SET {assignments}{clause}', (*values.values(), *params)).rowcount
+            sql = f'UPDATE "{table}" SET {assignments}{clause}'
+            return conn.execute(sql, (*self._values(table, values), *params)).rowcount
 
     def delete(self, table: str, where: Mapping[str, Any]) -> int:
         schema.check_columns(self.backend, table, where)
@@ -261,10 +254,15 @@ class SqliteStore(Store):
                 conn.execute("PRAGMA query_only = OFF")
 
     def close(self) -> None:
+        """Close the idle connections; one in use (a worker thread's transaction) closes when its block ends."""
         with self._pool_lock:
-            every, self._every, self._idle = self._every, [], []
-        for conn in every:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for conn in idle:
             conn.close()
+        if self._memory is not None:
+            with self._serial:
+                self._memory.close()
 
     # ── helpers ──
 
@@ -277,6 +275,11 @@ class SqliteStore(Store):
             sql = self._sql[key] = (f'INSERT INTO "{table}" ({names}) VALUES ({", ".join("?" * len(columns))}) '
                                     "RETURNING *")
         return sql
+
+    def _values(self, table: str, row: Mapping[str, Any]) -> tuple[Any, ...]:
+        """``row``'s values to bind, ``BOOLEAN`` columns checked and stored as 0/1 (as SQLAlchemy's ``Boolean``)."""
+        booleans = self._booleans.get(table, ())
+        return tuple(_boolean(value) if column in booleans else value for column, value in row.items())
 
     def _rows(self, table: str, cursor: sqlite3.Cursor) -> list[Row]:
         """The cursor's rows as dicts in column order, ``BOOLEAN`` columns as ``True``/``False``."""
@@ -295,10 +298,25 @@ class SqliteStore(Store):
             yield
         except StoreError:
             raise
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError, _NotABooleanError) as exc:
             kind = "constraint violated" if isinstance(exc, sqlite3.IntegrityError) else "failed"
             reason = " ".join(str(exc).split())[:600]
             raise StoreError(f"{self.backend} store ({self.url}): {action} {kind}: {reason}") from None
+
+
+class _NotABooleanError(ValueError):
+    """A value for a ``BOOLEAN`` column that is not ``None``, ``True`` or ``False`` (nor 0 or 1)."""
+
+
+def _boolean(value: Any) -> int | None:
+    """A ``BOOLEAN`` column's value as SQLite stores it, refused in SQLAlchemy's words when it is not a boolean."""
+    if value is None:
+        return None
+    if value in (True, False):  # 0 and 1 too, as SQLAlchemy accepts them
+        return int(value)
+    if not isinstance(value, int):
+        raise _NotABooleanError(f"Not a boolean value: {value!r}")
+    raise _NotABooleanError(f"Value {value!r} is not None, True, or False")
 
 
 def _regexp(pattern: str, text: str | None) -> bool | None:
@@ -312,6 +330,19 @@ def _where(where: Mapping[str, Any]) -> tuple[str, tuple[Any, ...]]:
         return "", ()
     parts = [f'"{c}" IS NULL' if v is None else f'"{c}" = ?' for c, v in where.items()]
     return " WHERE " + " AND ".join(parts), tuple(v for v in where.values() if v is not None)
+
+
+def configure_connection(conn: sqlite3.Connection | sqlite3.Cursor) -> None:
+    """What every connection to a convoeval SQLite store sets: the busy timeout, WAL, ``synchronous = NORMAL``,
+    foreign keys, and the ``regexp``/``floor`` functions a ``sql:`` query may use (SQLAlchemy's driver adds them)."""
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
+    set_wal(conn)
+    # In WAL mode NORMAL is safe against application crashes (only a power loss can drop the last commits).
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    connection = conn.connection if isinstance(conn, sqlite3.Cursor) else conn
+    connection.create_function("regexp", 2, _regexp, deterministic=True)
+    connection.create_function("floor", 1, math.floor, deterministic=True)
 
 
 def set_wal(conn: sqlite3.Connection | sqlite3.Cursor) -> None:
