@@ -78,6 +78,11 @@ OPENEVALS_CONFIGS: dict[str, tuple[list[str], str]] = {
 }
 
 
+#: How a ``--checkout``'s convoeval is started: its console script's entry point, whichever it has.
+CHECKOUT_ENTRY = ("import sys; from convoeval import cli; "
+                  "cli.console() if hasattr(cli, 'console') else sys.exit(cli.main())")
+
+
 def convoeval_command() -> list[str]:
     """``convoeval`` as a user runs it: the console script beside this interpreter, else ``-m convoeval.cli``."""
     script = Path(sys.executable).parent / "convoeval"
@@ -107,10 +112,10 @@ def run_convoeval(config: str, size: int, llm: FakeLLM, folder: Path, timeout: f
         **CONVOEVAL_CONFIGS[config],
     )
     out.mkdir(parents=True)
-    # Another checkout's own ``main()``, as its console script called it (the installed script names this
-    # checkout's entry point, which an older commit may not have); -P: its folder, not the working one, on sys.path.
-    command = ([sys.executable, "-P", "-c", "import sys; from convoeval.cli import main; sys.exit(main())"]
-               if checkout else convoeval_command())
+    # Another checkout's own entry point, as its console script calls it: ``console()`` where it has one, else
+    # ``main()`` (the installed script names this checkout's, which an older commit may not have); -P: its folder,
+    # not the working one, first on sys.path.
+    command = ([sys.executable, "-P", "-c", CHECKOUT_ENTRY] if checkout else convoeval_command())
     args = [*command, "run", "--scenario", SCENARIO, "--scenarios-dir", str(REPO / SCENARIOS_DIR),
             "--trials", str(size), "--target", TARGET, "--concurrency", str(size), "--out", str(out / "results"),
             "--no-progress", *CONVOEVAL_ARGS.get(config, [])]

@@ -24,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.bench_peers import CHECKOUT_ENTRY
 from benchmarks.common import REPO, FakeLLM, clean_env, temp_folder
 
 #: Columns measured anew by every run: their values are blanked, every other value must match.
@@ -52,8 +53,8 @@ def run(tree: Path, agent: str, folder: Path, base_url: str, name: str) -> Path:
     env = clean_env(PYTHONPATH=str(tree), CONVOEVAL_HOME=str(folder / f"state-{name}"), CONVOEVAL_CACHE="off",
                     CONVOEVAL_STORE_URL=f"sqlite:///{folder / name}.db", OPENAI_BASE_URL=base_url,
                     OPENAI_MODEL="fake-model")
-    # -P: the tree on PYTHONPATH comes first, not the working folder; its own main(), whatever its console script
-    command = [sys.executable, "-P", "-c", "import sys; from convoeval.cli import main; sys.exit(main())", "run",
+    # -P: the tree on PYTHONPATH comes first, not the working folder; its own entry point, whatever the installed script
+    command = [sys.executable, "-P", "-c", CHECKOUT_ENTRY, "run",
                "--agent", agent, "--seed", "1,2", "--scenarios-dir", str(REPO / "evals" / "scenarios"),
                "--out", str(out), "--no-progress", "--allow-errors"]
     done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=folder, timeout=900)
