@@ -69,8 +69,8 @@ def load_language_model_meanwhile() -> threading.Thread:
     (benchmarks/RESULTS.md, #28). The model and its answers are the same either way.
     """
     def load() -> None:
-        # A model that cannot load (py3langid missing) is reported by the check that needs it, on its own thread,
-        # as the conversation's error; this early attempt stays silent (a failed load is not cached).
+        # A model that cannot load (py3langid missing) is reported by the check that needs it, as that
+        # conversation's error; this early attempt stays silent (a failed load is not cached, so the check retries).
         with contextlib.suppress(Exception):
             _identifier()
 

@@ -69,7 +69,6 @@ class SqliteStore(Store):
         self._path = None if database is None else os.path.abspath(os.path.expanduser(database))
         self._database = database
         self._idle: list[sqlite3.Connection] = []  # the pool: connections not in use, the last returned first
-        self._busy: set[sqlite3.Connection] = set()  # lent out; ``close`` leaves them to finish
         self._closed = False
         self._pool_lock = threading.Lock()
         # The connection of the transaction open in this thread / task, if any (see ``transaction``).
@@ -117,15 +116,12 @@ class SqliteStore(Store):
             conn = self._idle.pop() if self._idle else None
         if conn is None:
             conn = self._connect()
-        with self._pool_lock:
-            self._busy.add(conn)
         try:
             yield conn
         finally:
             if conn.in_transaction:  # an error mid-statement: nothing half-done goes back to the pool
                 conn.rollback()
-            with self._pool_lock:
-                self._busy.discard(conn)
+            with self._pool_lock:  # a connection lent out when the store closed is closed when it comes back
                 closed = self._closed
                 if not closed:
                     self._idle.append(conn)
