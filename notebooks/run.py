@@ -38,6 +38,7 @@ trials = 1
 target = None
 simulator_model = None
 judge_model = None
+simulator = None
 judge_samples = 1
 fail_threshold = None
 output_dir = None

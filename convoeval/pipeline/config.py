@@ -77,6 +77,10 @@ class EvalConfig(BaseModel):
         None, description="the simulated patient's model: a name, 'local' or a mapping of settings (None: the "
                           "environment decides)")
     judge_model: str | dict[str, Any] | None = Field(None, description="the judges' model, as simulator_model")
+    simulator: Literal["agenda", "llm"] | None = Field(
+        None, description="how the patient is simulated: 'agenda' (rules decide each act, the model only voices it) "
+                          "or 'llm' (the model plays the patient); None: 'agenda' on the embedded local model, "
+                          "'llm' on any other (docs/simulator.md)")
     judge_samples: int = Field(1, ge=1, le=50, description="independent samples per judge and conversation")
     fail_threshold: float | None = Field(
         None, ge=0, le=10, description="a conversation scoring below it (or in error) fails the run's gate")
