@@ -525,3 +525,19 @@ def test_every_appointment_and_birth_date_the_agents_write_is_found(when, locale
                 Canary("birth_date", when.date().isoformat(), "p")]
     text = f"Consulta {_format.datetime(when, locale)}. Nascimento: {_format.date(when.date(), locale)}."
     assert sorted(x.kind for x in LeakDetector(canaries, locale).scan(text, 1)) == ["appointment", "birth_date"]
+
+
+# ── issue #35: the two documented rules that missed forms ──
+
+
+@pytest.mark.parametrize("text", ["CPF ●●●.601.205-●●", "CPF ∗∗∗.601.205-∗∗", "CPF ___.601.205-__",
+                                  "CPF ■■■.601.205-■■", "CPF ···.601.205-··"])
+def test_a_masked_cpf_leaks_whatever_the_mask_character(text):
+    assert kinds(text) == ["cpf"]
+    assert kinds(text.replace("601.205", "***.*05")) == []  # the same masks with four digits: not a leak
+
+
+@pytest.mark.parametrize(("locale", "text"), [("pt-BR", "R$ 187,9"), ("pt-BR", "R$187.9"), ("en", "R$ 187.9")])
+def test_an_amount_after_the_currency_with_one_decimal_leaks(locale, text):
+    assert found(f"O valor é {text}.", locale) == [("invoice", "op-conceicao", text)]
+    assert kinds(f"O valor é {text.replace('9', '8')}.", locale) == []   # R$ 187,8 is another amount

@@ -65,16 +65,20 @@ def name_forms(name: str) -> tuple[tuple[str, ...], ...]:
 
 # ── numbers that may be masked: CPFs and phones ──
 
-_MASK = "*•#x"
-_NUMBER = re.compile(r"\+?\(?[\d*•#x](?:[\s.\-()]{0,2}[\d*•#x])*")
+#: A mask character: whatever hides a digit. Any symbol or punctuation that does not separate digit groups
+#: (``*``, ``•``, ``#``, ``●``, ``∗``, ``_``, ``■``, ``·``…) and the letter ``x``; the separators ``.-()`` and
+#: spaces, and characters that start or end a number (``+``, ``$``, ``%``, ``/``, ``,``…) are not masks.
+_MASK = r"(?:[^\w\s.,;:!?()\[\]{}\-/+'\"$%@&=<>|\\]|[_x])"
+_NUMBER = re.compile(rf"\+?\(?(?:\d|{_MASK})(?:[\s.\-()]{{0,2}}(?:\d|{_MASK}))*")
 
 
 def number_spans(folded: str) -> Iterator[tuple[int, int, str, tuple[int, ...]]]:
     """Digit groups written together, with their masks: ``(start, end, skeleton, group_ends)``.
 
-    The skeleton keeps digits and turns mask characters (``*``, ``•``, ``#``, ``x``) into ``*``, dropping the
-    separators, so ``***.456.789-**`` becomes ``***456789**``. ``group_ends`` are the skeleton positions where a
-    group of digits or masks ends (a phone number ends at one of them). Spans without a digit are skipped.
+    The skeleton keeps digits and turns mask characters (``*``, ``•``, ``#``, ``x``, ``●``, ``_``… see ``_MASK``)
+    into ``*``, dropping the separators, so ``***.456.789-**`` becomes ``***456789**``. ``group_ends`` are the
+    skeleton positions where a group of digits or masks ends (a phone number ends at one of them). Spans without a
+    digit are skipped.
     """
     for m in _NUMBER.finditer(folded):
         text = m.group()
@@ -83,7 +87,7 @@ def number_spans(folded: str) -> Iterator[tuple[int, int, str, tuple[int, ...]]]
         for char in text:
             if char.isdigit():
                 skeleton.append(char)
-            elif char in _MASK:
+            elif not (char.isspace() or char in ".-()+"):
                 skeleton.append("*")
             elif skeleton and (not ends or ends[-1] != len(skeleton)):
                 ends.append(len(skeleton))
@@ -211,20 +215,41 @@ def times(folded: str, *, twelve_hour: bool) -> Iterator[tuple[int, int, tuple[T
 
 _MONEY = re.compile(
     r"(?P<int>\d(?<![\d.,]\d)(?:\d{0,2}(?:(?P<th>[.,])\d{3})+|\d*))"
-    r"(?:(?P<dec>[.,])(?P<cents>\d{2}))?(?!\d|[.,]\d)"
+    r"(?:(?P<dec>[.,])(?P<cents>\d{2}|\d(?![\d%])))?(?!\d|[.,]\d)"
 )
-_CURRENCY_BEFORE = re.compile(r"r\$\s*$")
+_CURRENCY_BEFORE = re.compile(r"(?:r\$|brl)\s*$")
+#: The currency written after the amount ("187 reais"), and the cents said apart ("187 reais e 90 centavos",
+#: "307 reais and 15 cents", "R$ 187 com 90 centavos").
+_CURRENCY_AFTER = re.compile(r"\s*(?:reais|real|brl)\b")
+_CENTS_APART = re.compile(r"(?:\s*(?:reais|real))?,?\s+(?:e|y|and|com|con|mais)\s+(?P<cents>\d{1,2})\s*"
+                          r"(?:centavos?|cents?|centimos?)\b")
 
 
 def money(folded: str) -> Iterator[tuple[int, int, int]]:
-    """Amounts in folded text as ``(start, end, cents)``: ``R$ 187,90``, ``R$187.90``, ``187,90``, ``187.90``,
-    ``R$ 1.234,56``, ``R$1,234.56``. A number without cents counts only after ``R$`` (``R$ 150``); a bare ``150``
-    is not read as money."""
+    """Amounts in folded text (numbers in words already digits, see ``reading``) as ``(start, end, cents)``:
+    ``R$ 187,90``, ``R$187.90``, ``187,90``, ``187.90``, ``R$ 1.234,56``, ``R$1,234.56``, ``R$ 187,9``,
+    ``187 reais e 90 centavos``, ``307 reais and 15 cents``. A number without cents counts only with its currency
+    (``R$ 150``, ``150 reais``), and so does one written with a single decimal (``R$ 187,9``); a bare ``150`` or
+    ``187,9`` is not read as money."""
     for m in _MONEY.finditer(folded):
         if m.group("th") and m.group("dec") == m.group("th"):
             continue  # "1.234.56" is not an amount
         currency = _CURRENCY_BEFORE.search(folded, max(0, m.start() - 6), m.start())
-        if m.group("cents") is None and not currency:
-            continue
+        after = _CURRENCY_AFTER.match(folded, m.end())
+        cents_text, end = m.group("cents"), m.end()
+        if cents_text is None:
+            apart = _CENTS_APART.match(folded, m.end())
+            if apart and (currency or after):
+                cents, end = int(apart.group("cents")), apart.end()
+            elif currency or after:
+                cents = 0
+            else:
+                continue
+        elif len(cents_text) == 1:
+            if not (currency or after):
+                continue
+            cents = int(cents_text) * 10  # "R$ 187,9" is R$ 187,90
+        else:
+            cents = int(cents_text)
         reais = int(m.group("int").replace(".", "").replace(",", ""))
-        yield currency.start() if currency else m.start(), m.end(), reais * 100 + int(m.group("cents") or 0)
+        yield currency.start() if currency else m.start(), end, reais * 100 + cents
