@@ -42,6 +42,8 @@ TRANSCRIPT_SCHEMA: dict[str, str] = {
     "model": _STR,  # the simulator model for patient rows; the agent's model when it reports one
     "cache_hit": _BOOL,
     "prompt_version": _STR,  # the simulator prompt version (and framing) for patient rows
+    "voice": _STR,  # patient rows: "llm" (the LLM patient), "model" or "template" (the agenda patient's voice)
+    "act": _STR,  # patient rows of the agenda patient: the act it said ("give_fact:cpf", "choose", ...)
 }
 
 

@@ -234,6 +234,7 @@ async def arun_conversation(
     store: Store | None = None,
     verbose: Log | None = None,
     simulator_gate: bool | Mapping[str, Any] | GateSettings = True,
+    simulator: str | None = None,
 ) -> ConversationResult:
     """Run one scenario: simulate the patient against the agent (or play a scripted one), check, clean up, judge.
 
@@ -253,6 +254,8 @@ async def arun_conversation(
         verbose: a function receiving every turn as a line (e.g. ``print``).
         simulator_gate: stop the conversation when the simulated patient breaks (``simulator_failure``, not
             judged; ``convoeval.simulator.gate``): ``True``, ``False`` or a mapping of ``GateSettings`` thresholds.
+        simulator: the simulated patient: ``"agenda"`` (rules decide, the model voices), ``"llm"`` (the model plays
+            the patient) or ``None`` (agenda on the embedded local model, llm on any other; docs/simulator.md).
 
     Returns:
         A ``ConversationResult``: ``.transcript``, ``.rubric``, ``.holistic``, ``.assertions``, ``.score`` (DataFrames
@@ -266,7 +269,7 @@ async def arun_conversation(
     resolved = _scenario(scenario)
     options = RunOptions(target=agent, simulator_model=as_chat_model("simulator", simulator_model),
                          judge_model=as_chat_model("judge", judge_model), judge_samples=judge_samples, store=store,
-                         verbose=verbose, gate=gate_settings(simulator_gate))
+                         verbose=verbose, gate=gate_settings(simulator_gate), simulator=simulator)
     with record_calls() as records:
         result = await arun_any(resolved, seed=seed, trial=trial, options=options)
     result.calls = [r.to_dict() for r in records]

@@ -54,6 +54,7 @@ class WorkerSettings:
     budget_share: int
     gate: dict[str, Any] | None = None  # GateSettings as a mapping; None: the simulator-failure gate is off
     resimulate: int = 0
+    simulator: str | None = None  # "agenda", "llm" or None (resolve_simulator decides on the worker's model)
 
     def cache_key(self) -> str:
         return json.dumps(asdict(self), sort_keys=True, default=str)
@@ -87,7 +88,7 @@ def _worker_options(settings: WorkerSettings) -> RunOptions:
                                  judge_model=get_model("judge", settings.judge_model),
                                  judge_samples=settings.judge_samples, store=open_store(),
                                  gate=None if settings.gate is None else GateSettings(**settings.gate),
-                                 resimulate=settings.resimulate)
+                                 resimulate=settings.resimulate, simulator=settings.simulator)
             _OPTIONS[settings.cache_key()] = options
     return options
 
@@ -248,7 +249,7 @@ def run_distributed(
         _check_budgets(config, workers)
     settings = WorkerSettings(target=config.target, simulator_model=config.simulator_model,
                               judge_model=config.judge_model, judge_samples=config.judge_samples,
-                              budget_share=workers, resimulate=config.resimulate,
+                              budget_share=workers, resimulate=config.resimulate, simulator=config.simulator,
                               gate=None if (gate := config.gate_settings()) is None else gate.model_dump())
     try:
         _stream(client, jobs, settings, window=config.concurrency + workers, on_result=on_result,

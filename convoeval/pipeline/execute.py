@@ -294,7 +294,8 @@ def _run_here(todo: list[Job], config: EvalConfig, agents: dict[str, Any], *, st
     simulator, judge = get_model("simulator", config.simulator_model), get_model("judge", config.judge_model)
     options = RunOptions(target=config.target, simulator_model=simulator, judge_model=judge,
                          judge_samples=config.judge_samples, store=store, verbose=log, agents=agents,
-                         on_turn=on_turn, gate=config.gate_settings(), resimulate=config.resimulate)
+                         on_turn=on_turn, gate=config.gate_settings(), resimulate=config.resimulate,
+                         simulator=config.simulator)
     if todo:
         load_frames_meanwhile()
         run_sync(arun_jobs(todo, options, concurrency=config.concurrency, on_result=on_result))

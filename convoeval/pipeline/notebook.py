@@ -72,8 +72,9 @@ def run_notebook_config(config: EvalConfig, *, progress: Any = "lines", verbose:
     """Run a checked notebook configuration into its output folder and return the results.
 
     Conversations already saved in the folder are kept, not re-run (a killed notebook resumes); those that ended in
-    ``error`` are run again. Progress goes out as a few lines (``papermill --log-output`` shows them in the
-    terminal).
+    ``error`` are run again. Progress goes out as a few lines, and at the end the summary ``convoeval run`` prints
+    (the status table, the one-line reasons, the results folder): ``convoeval notebook`` and ``papermill
+    --log-output`` show them in the terminal.
 
     Args:
         config: from ``notebook_config(globals())``.
@@ -92,6 +93,9 @@ def run_notebook_config(config: EvalConfig, *, progress: Any = "lines", verbose:
         result = run_eval(config, verbose=verbose, progress=progress, allow_errors=True)
     except (ConfigError, LLMError, StoreError) as exc:
         raise RunError(str(exc)) from None
+    if progress not in ("off", False):
+        # The run's own words for the terminal; the cell's display (the EvalResult) stays the notebook's.
+        print("\n".join(result.lines), flush=True)
     misses = replay_misses(result)
     if len(misses):
         first = misses.iloc[0]

@@ -170,6 +170,9 @@ class RunOptions:
     gate: GateSettings | None = field(default_factory=lambda: gate_settings(True))
     #: A conversation the gate stopped is simulated again with the next seed, sampled, up to this many times.
     resimulate: int = 0
+    #: The simulated patient: ``"agenda"``, ``"llm"`` or ``None`` (agenda on the embedded local model, else llm;
+    #: ``convoeval.simulator.choice.resolve_simulator``).
+    simulator: str | None = None
 
     def __post_init__(self) -> None:
         if self.target is not None and not isinstance(self.target, str):  # an Agent or a callable: built once

@@ -83,9 +83,10 @@ class _Conversation:
         return self.rows
 
     async def add_patient(self, turn: int, text: str, *, signal: str | None = None, result: Any = None,
-                          prompt_version: str | None = None) -> None:
+                          prompt_version: str | None = None, voice: str | None = None, act: str | None = None
+                          ) -> None:
         row = {**self.keys, "turn": turn, "role": "patient", "text": text, "bubbles": [text], "tools": [],
-               "tool_calls": [], "signal": signal, "prompt_version": prompt_version}
+               "tool_calls": [], "signal": signal, "prompt_version": prompt_version, "voice": voice, "act": act}
         if result is not None:
             row.update(latency_s=result.latency_s, prompt_tokens=result.prompt_tokens,
                        completion_tokens=result.completion_tokens, model=result.info.model,
@@ -188,9 +189,6 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
     with ``simulator_failure`` (the reason in ``conv.simulator_failure``). Attempt k > 1 is a re-simulation: the
     simulator samples with seed + k - 1 (``convoeval.simulator.gate``).
     """
-    from convoeval.simulator.patient import apatient_turn  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
-    from convoeval.simulator.prompts import DEFAULT_FRAMING  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
-
     scenario = conv.scenario
     assert isinstance(scenario, ConversationalScenario)
     log = _prefixed(opts.verbose, label)
@@ -207,18 +205,11 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
         if recorded is not None:
             sim = _Replayed(*recorded)
             conv.replayed_turns = turn
-        elif attempt == 1:
-            sim = await apatient_turn(conv.entries, scenario=scenario, model=opts.simulator_model, seed=seed, turn=i,
-                                  trial=trial)
         else:
-            sim_seed = None if seed is None else seed + attempt - 1
-            # Its own sample identity: an unseeded re-simulation must not replay the first attempt from the cache.
-            identity = SampleIdentity(scenario=scenario.id, seed=sim_seed, trial=trial, role="simulator", turn=i,
-                                      extra=f"{DEFAULT_FRAMING}/attempt-{attempt}")
-            sim = await apatient_turn(conv.entries, scenario=scenario, model=opts.simulator_model, seed=sim_seed, turn=i,
-                                  trial=trial, identity=identity, temperature=RESIMULATION_TEMPERATURE)
+            sim = await _simulated_turn(conv, opts, seed, trial, i, attempt)
         await conv.add_patient(turn, sim.message, signal=sim.signal, result=getattr(sim, "result", None),
-                               prompt_version=getattr(sim, "prompt_version", None))
+                               prompt_version=getattr(sim, "prompt_version", None), voice=getattr(sim, "voice", None),
+                               act=getattr(sim, "act", None) or None)
         if log:
             log(f"    [Turn {turn}] Patient: {sim.message!r}")
         # Checked before its stop signal counts: a broken message that would end the conversation is the
@@ -253,6 +244,33 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
             if log:
                 log(f"    [Turn {turn}] >> the agent's reply differs from the recording: the simulator takes over")
     return "max_turns", False
+
+
+async def _simulated_turn(conv: _Conversation, opts: RunOptions, seed: int | None, trial: int, i: int,
+                          attempt: int) -> SimulatorTurn:
+    """The simulated patient's message at 0-based turn ``i``: the agenda patient or the LLM patient, as the run's
+    ``simulator`` says. Attempt k > 1 is a re-simulation with seed + k - 1 (the LLM patient samples)."""
+    from convoeval.simulator.choice import resolve_simulator  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
+
+    scenario = conv.scenario
+    assert isinstance(scenario, ConversationalScenario)
+    sim_seed = seed if attempt == 1 or seed is None else seed + attempt - 1
+    if resolve_simulator(opts.simulator, opts.simulator_model) == "agenda":
+        from convoeval.simulator.agenda import aagenda_turn  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
+
+        return await aagenda_turn(conv.entries, scenario=scenario, model=opts.simulator_model, seed=sim_seed,
+                                  turn=i, trial=trial)
+    from convoeval.simulator.patient import apatient_turn  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
+    from convoeval.simulator.prompts import DEFAULT_FRAMING  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
+
+    if attempt == 1:
+        return await apatient_turn(conv.entries, scenario=scenario, model=opts.simulator_model, seed=seed, turn=i,
+                                   trial=trial)
+    # Its own sample identity: an unseeded re-simulation must not replay the first attempt from the cache.
+    identity = SampleIdentity(scenario=scenario.id, seed=sim_seed, trial=trial, role="simulator", turn=i,
+                              extra=f"{DEFAULT_FRAMING}/attempt-{attempt}")
+    return await apatient_turn(conv.entries, scenario=scenario, model=opts.simulator_model, seed=sim_seed, turn=i,
+                               trial=trial, identity=identity, temperature=RESIMULATION_TEMPERATURE)
 
 
 @dataclass(frozen=True)

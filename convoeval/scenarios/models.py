@@ -27,6 +27,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from convoeval.scenarios.agenda_models import PatientAgenda
 from convoeval.scenarios.agent_registry import agent_names
 from convoeval.scenarios.assertion_kinds import Assertions, assertion_keys, is_assertion_key, load_all_plugins
 from convoeval.scenarios.errors import _shown
@@ -239,6 +240,9 @@ class ConversationalScenario(_ScenarioHeader):
 
     type: Literal["conversational"]
     goal: NonEmptyStr
+    agenda: PatientAgenda | None = Field(
+        default=None, description="The goal in parts for the agenda-based patient (docs/simulator.md): intent, "
+        "asks, prefers, refuses, done_when, patience. Without it the agenda patient opens with the goal text.")
     max_turns: Annotated[StrictInt, Field(gt=0)] = 15
     seed: StrictInt | None = None
     rubric: Annotated[list[RubricCriterion], Field(min_length=1)]

@@ -22,6 +22,7 @@ conversation runs, does not load the patient's prompts and model calls.
 from convoeval._lazy import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "convoeval.simulator.choice": ("SIMULATORS", "SimulatorKind", "resolve_simulator"),
     "convoeval.simulator.patient": (
         "DEFAULT_MAX_TOKENS", "UNSEEDED_TEMPERATURE", "SimulatorError", "apatient_turn", "asimulate", "simulate"
     ),

@@ -39,6 +39,13 @@ class SimulatorTurn:
     echoed: tuple[StopSignal, ...] = field(default=(), compare=False)
     prompt_version: str = field(default=SIMULATOR_PROMPT_VERSION, compare=False)
     result: Any = field(default=None, compare=False, repr=False)
+    #: How the message was made: ``"llm"`` (the LLM patient), ``"model"`` (the agenda patient's act, voiced by the
+    #: model) or ``"template"`` (the agenda patient's act, said by its template bank).
+    voice: str = field(default="llm", compare=False)
+    #: The agenda patient's act (``give_fact:cpf``); empty for the LLM patient.
+    act: str = field(default="", compare=False)
+    #: Why the model's rewrite was not kept (the agenda patient's voice checks), when the template spoke.
+    voice_problem: str | None = field(default=None, compare=False)
 
 
 def parse_simulator_response(raw: str, *, agent_said: Sequence[str] = ()) -> SimulatorTurn:

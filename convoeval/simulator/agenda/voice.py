@@ -1,0 +1,115 @@
+"""The patient's voice: the model rewrites the act's draft in the persona's style; checked, else the draft itself.
+
+The model is given one small job a 0.5B model can do — rewrite a short message, keeping its values, in one language
+— never the job of deciding what a patient does. Its rewrite is kept only when it passes the checks the gate would
+make and the act needs (``voice_problem``): the act's values present (every number, most of the content words), the
+scenario's language, no fact the persona does not hold, not the assistant's voice, not a copy of the agent. Otherwise
+the template draft is the message, and the row says so (``voice="template"``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from convoeval.fidelity import LANGUAGE_OF_LOCALE, KnownFacts, copied_share, detect_language, message_words
+from convoeval.fidelity import unknown_facts
+from convoeval.fidelity.roles import role_reversal
+from convoeval.simulator.agenda.acts import PatientAct
+from convoeval.simulator.agenda.lexicon import fold, words
+from convoeval.simulator.replies import clean_simulator_reply
+
+__all__ = ["VOICE_PROMPT", "VOICE_PROMPT_VERSION", "voice_messages", "voice_problem"]
+
+#: Bump when the wording below changes: it is recorded with every voiced message.
+VOICE_PROMPT_VERSION = "agenda-voice-v1"
+
+_LANGUAGE_NAMES = {"pt-BR": "Brazilian Portuguese", "en": "English", "es": "Spanish"}
+
+VOICE_PROMPT = """\
+You rewrite a short WhatsApp message so it sounds like {name}, who is {traits}. \
+{name} is the customer writing to a company's assistant.
+Rules: keep the same meaning; keep every number, date, time, name and option exactly as written; \
+write in {language}; one or two short sentences; do not answer the message, do not add new information, \
+do not greet unless the message does.
+Reply with the rewritten message only."""
+
+_EXAMPLES = {
+    "pt-BR": ("Prefiro Pix.", "Pode ser no Pix, prefiro assim."),
+    "en": ("I'd prefer Pix.", "Pix would be best for me."),
+    "es": ("Prefiero Pix.", "Mejor por Pix, si puede ser."),
+}
+
+_STOP_WORDS = frozenset("""
+a o as os e de do da dos das em no na um uma para por com que se eu meu minha voce pode sim nao
+the an and of to in on at for with i my you it is yes no please
+el la los las y del al en con por para mi tu un una es si que lo
+""".split())
+#: The share of an act's content words the rewrite must keep.
+KEEP_SHARE = 0.6
+#: A rewrite longer than this many times the draft (plus a margin) added things.
+MAX_GROWTH = 3.0
+_DIGITS = re.compile(r"\d+")
+
+
+def voice_messages(draft: str, *, name: str, traits: Sequence[str], locale: str) -> list[tuple[str, str]]:
+    """The chat messages that ask the model to rewrite ``draft`` as the persona: a system prompt, one example, the
+    draft."""
+    system = VOICE_PROMPT.format(name=name, traits=", ".join(traits) or "an ordinary person",
+                                 language=_LANGUAGE_NAMES.get(locale, locale))
+    example_in, example_out = _EXAMPLES.get(locale, _EXAMPLES["en"])
+    return [("system", system), ("user", example_in), ("assistant", example_out), ("user", draft)]
+
+
+def clean_voice(raw: str, name: str) -> str:
+    """The model's rewrite without what small models add: a label, quotes, a second paragraph, stop markers."""
+    text = clean_simulator_reply(raw, name)
+    text = text.split("\n\n")[0].strip()
+    return re.sub(r"\[(?:GOAL_COMPLETE|STUCK)\]", "", text).strip()
+
+
+def _content_words(values: Sequence[str]) -> set[str]:
+    return {w for v in values for w in words(v) if len(w) > 2 and w not in _STOP_WORDS and not w.isdigit()}
+
+
+def voice_problem(text: str, draft: str, act: PatientAct, *, locale: str, persona_name: str,
+                  known: KnownFacts, agent_said: str, fact_min_digits: int = 8) -> str | None:
+    """Why the model's rewrite cannot be the patient's message, or ``None`` when it can.
+
+    Args:
+        text: the cleaned rewrite.
+        draft: the template message it rewrote.
+        act: the act it must say (its ``content`` values must survive).
+        locale: the scenario's locale.
+        persona_name: the patient's name (a rewrite that greets it speaks as the assistant).
+        known: the persona's facts plus everything the agent said (``convoeval.fidelity.KnownFacts``).
+        agent_said: the agent's last message (a rewrite that copies it is an echo).
+        fact_min_digits: digit runs this long are personal facts (the gate's setting).
+    """
+    if not text:
+        return "empty"
+    if len(text) > MAX_GROWTH * len(draft) + 40:
+        return "too long"
+    if "?" in text and "?" not in draft:
+        return "asks a question the act does not"
+    draft_digits = set(_DIGITS.findall(draft))
+    if not draft_digits <= set(_DIGITS.findall(text)):
+        return "lost a number"
+    wanted = _content_words(act.content)
+    if wanted:
+        kept = wanted & set(words(text)) | {w for w in wanted if fold(w) in fold(text)}
+        if len(kept) < KEEP_SHARE * len(wanted):
+            return "lost the act's words"
+    language = LANGUAGE_OF_LOCALE.get(locale)
+    found, probability = detect_language(text, ignore=message_words(persona_name), min_words=3)
+    if language and found and found != language and probability >= 0.7:
+        return f"wrong language ({found})"
+    if role_reversal(text, persona_name) is not None:
+        return "speaks as the assistant"
+    if unknown_facts(text, known, fact_min_digits):
+        return "states a fact the persona does not hold"
+    said = message_words(agent_said)
+    mine = message_words(text)
+    if said and len(mine) >= 5 and copied_share(said, mine, 3) >= 0.5:
+        return "copies the agent"
+    return None
