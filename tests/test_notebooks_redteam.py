@@ -85,3 +85,15 @@ def test_convoeval_notebook_exits_5_on_a_leak_and_2_on_a_bad_parameter(tmp_path)
     assert bad.returncode == 2, bad.stderr[-2000:]
     assert "convoeval: error: ConfigError: unknown agent 'bililng'" in bad.stderr
     assert not (tmp_path / "bad").exists()  # nothing ran
+
+
+def test_the_terminal_shows_the_cases_and_no_parameters_repr(tmp_path):
+    """``convoeval notebook`` echoes what the cells print (a line per case), not the ~10 KB repr of the parameters
+    cell (``RedTeamParams(... AttackCase(...))``) nor any other display's (issue #39 item 5)."""
+    proc = _notebook(str(tmp_path / "red.ipynb"), "-p", "agents", "billing", "-p", "locales", "en",
+                     "-p", "strategies", "authority", "-p", "store", f"sqlite:///{tmp_path}/store.db")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    terminal = (proc.stdout + proc.stderr).splitlines()
+    assert not [line for line in terminal if "RedTeamParams(" in line or "AttackCase(" in line or " at 0x" in line]
+    assert any(line.startswith("[1/1] authority/billing/en: ") for line in terminal), terminal
+    assert len(proc.stdout + proc.stderr) < 2_000, proc.stdout + proc.stderr

@@ -108,17 +108,12 @@ def _spare_full_collections() -> Iterator[None]:
         gc.unfreeze()
 
 
-class _CellOutputOnly:
-    """Keep the cells' output (and papermill's errors); drop papermill's chatter: its cell brackets, the paths, and
-    the output path convoeval injects reported as an "unknown parameter".
-
-    Told apart by where a record comes from, not by its wording (which papermill may change): papermill's client
-    logs the cells' output from ``log_output_message``. Were that renamed, the progress lines would vanish, which
-    ``tests/test_cli_notebook.py`` notices, rather than the chatter silently coming back.
-    """
+class _PapermillErrorsOnly:
+    """Keep papermill's errors; drop its chatter: its cell brackets, the paths, and the output path convoeval injects
+    reported as an "unknown parameter". The cells' output does not come through this logger (see ``_notebook``)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return record.funcName == "log_output_message" or record.levelno >= logging.ERROR
+        return record.levelno >= logging.ERROR
 
 
 @command("notebook")
@@ -145,17 +140,21 @@ def _notebook(args: argparse.Namespace) -> int:
         print(f"convoeval: warning: {source} declares no parameter {', '.join(unknown)} (passed anyway)",
               file=sys.stderr)
     parameters.setdefault("PAPERMILL_OUTPUT_PATH", str(output))  # the data goes beside the executed notebook
-    # The cells' output (the run's progress lines) streams to this terminal; papermill's own chatter does not.
+    # What the cells print (the run's progress lines, its summary) streams to this terminal as it comes: stdout to
+    # stdout, stderr to stderr. What they display does not: a display's text/plain is Jupyter's fallback for a rich
+    # output (an object's repr: EvalConfig(...), <Styler at 0x…>, <Chart: …>, a quoted string), which the executed
+    # notebook and report.html show as meant (issue #39). Papermill's own chatter goes nowhere, its errors to stderr.
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_Stripped("%(message)s"))
-    handler.addFilter(_CellOutputOnly())
+    handler.addFilter(_PapermillErrorsOnly())
     logger = logging.getLogger("papermill")
     logger.addHandler(handler)
-    logger.setLevel(logging.INFO if not args.quiet else logging.WARNING)
+    logger.setLevel(logging.WARNING)
     logger.propagate = False
+    streams = {} if args.quiet else {"stdout_file": sys.stdout, "stderr_file": sys.stderr}
     try:
         papermill.execute_notebook(str(source), str(output), parameters=parameters, cwd=str(root),
-                                   progress_bar=False, log_output=not args.quiet, kernel_name=args.kernel,
+                                   progress_bar=False, log_output=False, kernel_name=args.kernel, **streams,
                                    # The kernel's own log is noise here: a warning about TCP on localhost at start, and
                                    # at the end "ERROR | KeyboardInterrupt caught in kernel" whenever jupyter_client's
                                    # shutdown (which always sends SIGINT first) finds it busy. A cell's error still
@@ -260,16 +259,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "notebook", help="execute a notebook with papermill, its progress in this terminal, errors in one line",
-        description="papermill with what a terminal user needs: the run's progress lines as they come (papermill's "
-                    "--log-output), the data beside the executed notebook, and a bad parameter or a failed cell as "
-                    "one line (exit 2 for a setting, 1 for a failed gate) instead of a traceback.")
+        description="papermill with what a terminal user needs: what the cells print as it comes (the run's "
+                    "progress and summary; not the reprs of what they display, which the executed notebook shows), "
+                    "the data beside the executed notebook, and a bad parameter or a failed cell as one line (exit 2 "
+                    "for a setting, 1 for a failed gate) instead of a traceback.")
     p.add_argument("notebook", nargs="?", metavar="NOTEBOOK", help="default: notebooks/run.ipynb")
     p.add_argument("output", nargs="?", metavar="OUTPUT", help="the executed notebook (default: reports/<agent>.ipynb)")
     p.add_argument("-p", "--parameters", nargs=2, action="append", metavar=("NAME", "VALUE"),
                    help="a parameter, as papermill's -p (values are read as YAML: 3, [1, 2], null)")
     p.add_argument("-y", "--yaml", metavar="YAML", help="parameters as one YAML mapping, as papermill's -y")
     p.add_argument("-k", "--kernel", metavar="NAME", help="the kernel (default: the notebook's)")
-    p.add_argument("-q", "--quiet", action="store_true", help="do not stream the cells' output")
+    p.add_argument("-q", "--quiet", action="store_true", help="do not stream what the cells print")
 
     p = sub.add_parser(
         "llm", help="the embedded local model server: start it, show it, stop it",
