@@ -125,6 +125,38 @@ def box(body: str, *, tone: str = "info", title: str | None = None) -> str:
     return f"<div{style}>{head}{body}</div>"
 
 
+#: Icons drawn as inline SVG (16×16 view box), so a page shows them whatever fonts the reader's machine has: a
+#: Chromium without an emoji font draws 🔧, ✓ or ⚠ as empty boxes. Each is a path, stroked or filled in the text's
+#: colour (``currentColor``), so it takes the colour of the text around it.
+_ICONS: dict[str, tuple[str, str]] = {  # name -> (SVG path, "stroke" | "fill")
+    "check": ("M2.5 8.5l3.5 3.5 7.5-8", "stroke"),
+    "cross": ("M3.5 3.5l9 9M12.5 3.5l-9 9", "stroke"),
+    "warning": ("M8 1.2l7.2 13.3H.8zM7.1 5.6v4.6h1.8V5.6zm0 5.9v1.8h1.8v-1.8z", "fill"),
+    "tool": ("M11.3 1a3.7 3.7 0 0 0-3.5 4.9L1.6 12.1a1.3 1.3 0 0 0 0 1.8l.5.5a1.3 1.3 0 0 0 1.8 0l6.2-6.2A3.7 3.7 "
+             "0 0 0 15 4.7l-2.3 2.3-2.1-.5-.5-2.1L12.4 2A3.7 3.7 0 0 0 11.3 1z", "fill"),
+    "stop": ("M3.5 3.5h9v9h-9z", "fill"),
+    "flag": ("M3 1.5v13.5M3 2.2h9.5l-2.2 3.3 2.2 3.3H3", "stroke"),
+    "question": ("M5.2 5.6a2.8 2.8 0 1 1 4 2.5c-.8.4-1.2 1-1.2 1.9v.6M8 12.6v.4", "stroke"),
+}
+
+
+def icon(name: str, *, title: str | None = None, size: str = "1em") -> str:
+    """An inline SVG icon (``check``, ``cross``, ``warning``, ``tool``, ``stop``, ``flag``, ``question``) in the
+    surrounding text's colour, sized like a letter; ``title`` is its tooltip and what a screen reader says.
+
+    Example:
+        >>> icon("check").startswith("<svg")
+        True
+    """
+    path, mode = _ICONS[name]
+    paint = ('fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round"'
+             if mode == "stroke" else 'fill="currentColor"')
+    label = (f' role="img" aria-label="{esc(title)}"><title>{esc(title)}</title>' if title
+             else ' aria-hidden="true">')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16" width="{size}" height="{size}" '
+            f'style="vertical-align:-0.125em;flex:none"{label}<path d="{path}" {paint}/></svg>')
+
+
 def heading(text: str, *, margin_top: str = "26px") -> str:
     """A section heading of a standalone page."""
     style = css(font_size="17px", border_bottom="1px solid #d0d7de", padding_bottom="4px", margin_top=margin_top)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from convoeval import frames as F
 from convoeval.frames import FRAME_SCHEMAS, RunFrames
+from convoeval.html_blocks import _ICONS
 from convoeval.pipeline.results import EvalResult
 
 SCRIPT = "<script>alert('x')</script>"
@@ -95,3 +97,11 @@ def write_run_folder(folder: Path, rows: dict[str, list[dict[str, Any]]], meta: 
         (runs / f"{run_id}.json").write_text(json.dumps(payload, default=str), encoding="utf-8")
     (folder / "report.json").write_text(json.dumps({"meta": meta or {}}), encoding="utf-8")
     return folder
+
+
+def text_icons(html: str) -> str:
+    """``html`` with each inline SVG icon (``html_blocks.icon``) replaced by its name in brackets (``[tool]``), so a
+    test reads ``[tool] list_invoices`` where the page draws a wrench."""
+    names = {path: name for name, (path, _) in _ICONS.items()}
+    return re.sub(r'<svg [^>]*>(?:<title>[^<]*</title>)?<path d="([^"]+)"[^>]*/></svg>',
+                  lambda m: f"[{names.get(m.group(1), '?')}]", html)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from report_support import SCRIPT, conversation, merge, run_data, write_run_folder
+from report_support import SCRIPT, conversation, merge, run_data, text_icons, write_run_folder
 
 from convoeval import report
 from convoeval.pipeline import load_results
@@ -58,8 +58,9 @@ def test_transcripts_are_collapsible_chats_with_bubbles_and_chips(mixed_run):
     # patient left, agent right; the agent's two WhatsApp messages are two bubbles
     assert html.count("align-items:flex-start") == 8 and html.count("align-items:flex-end") == 4
     assert html.count("Prefere Pix ou boleto?") == 4
-    assert "🔧 list_invoices" in html and "⏹ GOAL_COMPLETE" in html
-    assert "✗ response_contains: missing &#x27;Pix&#x27;" in html  # scripted turn check shown under the reply
+    shown = text_icons(html)  # icons are inline SVG (no emoji font needed), named here
+    assert "[tool] list_invoices" in shown and "[stop] GOAL_COMPLETE" in shown
+    assert "[cross] response_contains: missing &#x27;Pix&#x27;" in shown  # scripted turn check shown under the reply
     opened = str(report.transcripts(mixed_run, status="fail", open=True))
     assert opened.count("<details open") == 1 and "billing-conv-impatient-patient" in opened
 

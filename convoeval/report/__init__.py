@@ -25,7 +25,7 @@ from convoeval.report.plots import (
     plot_criteria,
     plot_holistic,
 )
-from convoeval.report.problems import errors, errors_frame, failures
+from convoeval.report.problems import errors, errors_frame, failures, failures_table
 from convoeval.report.tables import score_table, score_table_data
 from convoeval.report.transcripts import transcripts
 from convoeval.report.trust import (
@@ -49,6 +49,7 @@ __all__ = [
     "errors",
     "errors_frame",
     "failures",
+    "failures_table",
     "fidelity",
     "fidelity_frame",
     "holistic_frame",

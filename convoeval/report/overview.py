@@ -6,6 +6,7 @@ model shows that the pipeline works, not how good an agent is, and the table say
 
 from __future__ import annotations
 
+from shlex import quote
 from typing import Any
 
 import pandas as pd
@@ -15,7 +16,7 @@ from convoeval.html_blocks import HTML, MUTED, box, css, esc, shown_path, table,
 from convoeval.pipeline.results import EvalResult
 from convoeval.report.problems import errors_frame
 
-__all__ = ["LOCAL_DEMO_WARNING", "usage_frame", "what_ran"]
+__all__ = ["LOCAL_DEMO_WARNING", "next_step_for_broken_patients", "usage_frame", "what_ran"]
 
 LOCAL_DEMO_WARNING = (
     "Made with the embedded local demo model. These numbers show that the pipeline works, not how good the agent "
@@ -90,14 +91,44 @@ def what_ran(run: EvalResult) -> HTML:
         body = box(f"{n_broken} conversation(s) ended <b>simulator_failure</b>: the simulated patient broke "
                    "(parroted the agent, looped, changed language or invented facts), so the gate stopped them. They "
                    "are not scored and count in no pass rate, mean or threshold: the agent is not blamed for them. "
-                   "Each is listed with its reason under <b>Simulated patient's fidelity</b>; re-simulate them "
-                   "(<code>resimulate</code>) or use a stronger simulator model.", tone="warning",
-                   title="Simulated patient broke") + body
+                   "Each is listed with its reason under <b>Simulated patient's fidelity</b>. "
+                   + next_step_for_broken_patients(run), tone="warning", title="Simulated patient broke") + body
     n_errors = _error_count(run)
     if n_errors:
         body = box(f"{n_errors} error(s): these conversations have no score and none counts as a pass. "
                    "Every one is listed under <b>Errors</b> below.", tone="danger", title="Errors") + body
     return HTML(wrap(body), text=f"what ran: {len(scores)} conversation(s)")
+
+
+def next_step_for_broken_patients(run: EvalResult) -> str:
+    """What to run when the gate stopped conversations, as a command (HTML): a stronger simulator for the demo model
+    (re-simulating does not help a patient that breaks every time: README, docs/fidelity.md), else ``--resimulate``.
+    """
+    config = run.meta.get("config") or {}
+    simulator = (run.meta.get("models") or {}).get("simulator") or {}
+    selection = _selection_flags(config)
+    if simulator.get("local_demo"):
+        out = quote(f"{shown_path(run.out_dir)}-stronger-simulator")
+        command = f"convoeval run {selection} --simulator-model gpt-5-mini --out {out}"
+        return ("Re-simulating does not help here: the embedded demo patient breaks in nearly every conversation "
+                "(docs/fidelity.md). Run again with a stronger simulator model, e.g. "
+                f"<code>{esc(command)}</code> (with OPENAI_API_KEY set; OPENAI_BASE_URL for another "
+                "OpenAI-compatible server, or CONVOEVAL_LOCAL_MODEL=/path/to/model.gguf for a larger local model).")
+    command = f"convoeval run {selection} --out {quote(shown_path(run.out_dir))} --resimulate 3"
+    return (f"To simulate only them again (up to 3 more times, the same settings): <code>{esc(command)}</code>; "
+            "if they keep breaking, use a stronger simulator model (<code>--simulator-model</code>).")
+
+
+def _selection_flags(config: dict[str, Any]) -> str:
+    """The ``convoeval run`` flags that select this run's conversations (agent, seeds, scenario, type, trials,
+    target), so a suggested command runs the same ones."""
+    seeds = config.get("seed", config.get("seeds"))
+    seeds = "own" if seeds is None else ",".join(map(str, seeds)) if isinstance(seeds, (list, tuple)) else seeds
+    flags = [f"--agent {quote(str(config.get('agent') or 'all'))}", f"--seed {quote(str(seeds))}"]
+    flags += [f"--{k} {quote(str(config[k]))}" for k in ("scenario", "type", "target") if config.get(k)]
+    if (config.get("trials") or 1) > 1:
+        flags.append(f"--trials {config['trials']}")
+    return " ".join(flags)
 
 
 def _simulator_failures(scores: pd.DataFrame) -> str:

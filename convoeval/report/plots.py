@@ -17,6 +17,7 @@ import pandas as pd
 from convoeval.frames import HOLISTIC_DIMENSIONS, TURN_DIMENSIONS
 from convoeval.html_blocks import HTML, MUTED, STATUS_COLORS, css, esc, wrap
 from convoeval.pipeline.results import EvalResult
+from convoeval.report.problems import unjudged_reason
 
 __all__ = ["Chart", "criteria_frame", "holistic_frame", "plot_components", "plot_criteria", "plot_holistic"]
 
@@ -133,7 +134,9 @@ def plot_criteria(run: EvalResult) -> Chart | HTML:
     """Horizontal bars: the share of verdicts that passed, per scenario × rubric criterion (``passed/judged``)."""
     frame = criteria_frame(run)
     if frame.empty:
-        return _note("No rubric verdicts in this run (scripted scenarios have fixed checks instead; see the table).")
+        unjudged = unjudged_reason(run)
+        return _note(f"No rubric verdicts in this run: {unjudged}." if unjudged else
+                     "No rubric verdicts in this run (scripted scenarios have fixed checks instead; see the table).")
     n = len(frame)
     fig = _figure(9, 0.9 + 0.42 * n)
     ax = fig.add_subplot()

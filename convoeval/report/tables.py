@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval.frames import AGENT_STATUSES
 from convoeval.html_blocks import STATUS_COLORS, missing
 from convoeval.pipeline.results import EvalResult
 
@@ -25,7 +26,9 @@ def score_table_data(run: EvalResult) -> pd.DataFrame:
 
     Columns: Agent, Scenario, Type, Seed, Trial, Status, Score, Rubric (passed/total), Rubric score, Holistic,
     Assertions passed (passed/checked, as on the console), Goal, Messages, Stopped, Error. For scripted scenarios
-    "Rubric" counts turns whose fixed checks held and "Holistic" is the per-turn judge's mean. A conversation the
+    "Rubric" counts turns whose fixed checks held and "Holistic" is the per-turn judge's mean. "Goal" is the
+    simulated patient's ``[GOAL_COMPLETE]``: ``—`` for a scripted scenario (no patient to claim it) and for a
+    conversation that was not scored. A conversation the
     simulator-failure gate stopped has status ``simulator_failure``, no score, and its reason under "Stopped".
     """
     scores, runs, asr = run.scores, run.frames.runs, run.frames.assertions
@@ -50,7 +53,7 @@ def score_table_data(run: EvalResult) -> pd.DataFrame:
             "Rubric score": s.rubric_score,
             "Holistic": s.holistic_overall,
             "Assertions passed": f"{n_asr - failed}/{n_asr}" if n_asr else "—",
-            "Goal": _goal(s.goal_completed),
+            "Goal": _goal(s.goal_completed) if _has_goal(r, s.status) else "—",
             "Messages": None if r is None else r["n_messages"],
             "Stopped": None if r is None else _stopped(r),
             "Error": _short(s.error),
@@ -82,7 +85,8 @@ def score_table(run: EvalResult, *, caption: str | None = None) -> Any:
         "One row per conversation. Score = min(rubric score, holistic) − 1.5 × failed assertions; "
         "fail below 5 or on a failed assertion, warn below 7 or on a failed criterion; simulator_failure: the "
         "simulated patient broke, so the agent is not scored. "
-        "Scripted scenarios: Rubric counts turns whose checks held, Holistic is the per-turn judge's mean."))
+        "Scripted scenarios: Rubric counts turns whose checks held, Holistic is the per-turn judge's mean. "
+        "Goal: the simulated patient said [GOAL_COMPLETE] (— for scripted scenarios and unscored conversations)."))
     styler = styler.set_table_styles([
         {"selector": "", "props": "border-collapse:collapse;font-size:13px;"},
         {"selector": "caption", "props": "caption-side:bottom;text-align:left;color:#57606a;font-size:12px;"
@@ -103,6 +107,11 @@ def _stopped(run: Any) -> Any:
     attempt = run.get("attempt")
     again = f", attempt {int(attempt)}" if not missing(attempt) and int(attempt) > 1 else ""
     return f"simulator_failure ({check}, turn {'?' if missing(turn) else int(turn)}{again})"
+
+
+def _has_goal(run: Any, status: Any) -> bool:
+    """Whether "Goal" means anything here: only a scored conversational run has a patient that could claim it."""
+    return run is not None and run["type"] == "conversational" and status in AGENT_STATUSES
 
 
 def _ratio(passed: Any, total: Any) -> str:

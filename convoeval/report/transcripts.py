@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.frames import HOLISTIC_DIMENSIONS
+from convoeval.frames import AGENT_STATUSES, HOLISTIC_DIMENSIONS, SIMULATOR_FAILURE, TURN_DIMENSIONS
 from convoeval.html_blocks import (
     HTML,
     MUTED,
@@ -23,11 +23,13 @@ from convoeval.html_blocks import (
     badge,
     css,
     esc,
+    icon,
     missing,
     number_text,
     wrap,
 )
 from convoeval.pipeline.results import EvalResult
+from convoeval.report.problems import LOW_DIMENSION
 
 __all__ = ["transcript_html", "transcripts"]
 
@@ -120,22 +122,23 @@ def _summary(score: dict[str, Any], meta: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def _chip(text: str, fg: str, bg: str, *, title: str | None = None) -> str:
+def _chip(text: str, fg: str, bg: str, *, title: str | None = None, mark: str | None = None) -> str:
+    """A rounded label; ``mark`` names an ``icon`` drawn before the text (SVG: no font needed)."""
     tip = f' title="{esc(title)}"' if title else ""
     style = css(display="inline-block", color=fg, background=bg, border=f"1px solid {fg}", border_radius="10px",
                 padding="0 8px", margin="2px 2px", font_size="11px", font_family="monospace")
-    return f"<span{tip}{style}>{esc(text)}</span>"
+    return f"<span{tip}{style}>{icon(mark) + ' ' if mark else ''}{esc(text)}</span>"
 
 
 def _tool_chip(call: Any) -> str:
     """A tool call: its name as a chip; click to see the arguments and the result."""
     if not isinstance(call, dict):
-        return _chip(f"🔧 {call}", "#0550ae", "#ddf4ff")
+        return _chip(str(call), "#0550ae", "#ddf4ff", mark="tool")
     details = json.dumps({"arguments": call.get("arguments"), "result": call.get("result")}, ensure_ascii=False,
                          indent=1, default=str)
     if len(details) > 4000:  # a tool may return a large list; the chip stays readable
         details = details[:4000] + "\n…"
-    chip = _chip(f"🔧 {call.get('name')}", "#0550ae", "#ddf4ff")
+    chip = _chip(str(call.get('name')), "#0550ae", "#ddf4ff", mark="tool")
     pre = css(white_space="pre-wrap", font_size="11px", background="#ffffff", padding="6px", border_radius="6px",
               max_width="560px", text_align="left")
     return (f"<details{css(display='inline-block', vertical_align='top', margin='2px')}>"
@@ -173,9 +176,9 @@ def _message(entry: Any, failed_checks: list[str] | None) -> str:
     signal = entry.get("signal")
     if not missing(signal):
         fg, bg = _SIGNAL_TONE.get(str(signal), ("#57606a", "#ffffff"))
-        items.append(f"<div>{_chip(f'⏹ {signal}', fg, bg, title='stop signal sent by the simulated patient')}</div>")
+        items.append(f"<div>{_chip(str(signal), fg, bg, title='stop signal sent by the simulated patient', mark='stop')}</div>")
     for failure in failed_checks or []:
-        items.append(f"<div>{_chip(f'✗ {failure}', STATUS_COLORS['fail'][0], STATUS_COLORS['fail'][1])}</div>")
+        items.append(f"<div>{_chip(failure, *STATUS_COLORS['fail'], mark='cross')}</div>")
     return f"<div{css(display='flex', flex_direction='column', align_items=side)}>{''.join(items)}</div>"
 
 
@@ -192,6 +195,8 @@ def _turn_checks(turns: pd.DataFrame) -> dict[int | None, list[str]]:
 def _verdicts(run: EvalResult, run_id: str) -> str:
     """The judges' and the database's verdicts on this conversation, under the chat."""
     parts = []
+    status = _row(run.scores, run_id).get("status")
+    scored = status in AGENT_STATUSES
     rub = run.frames.rubric
     rub = rub[rub["run_id"] == run_id] if len(rub) else rub
     if len(rub):
@@ -203,12 +208,23 @@ def _verdicts(run: EvalResult, run_id: str) -> str:
             detail = esc(r["error"]) if not missing(r["error"]) else esc(r["evidence"])
             lines.append(f"<li>{mark} {esc(r['criterion'])}{sample}<br><span{css(color=MUTED)}>{detail}</span></li>")
         parts.append(_section("Rubric", "".join(lines)))
+    turns = run.frames.turns
+    turns = turns[turns["run_id"] == run_id] if len(turns) else turns
+    if len(turns):
+        parts.append(_turn_judge(turns))
     asr = run.frames.assertions
     asr = asr[asr["run_id"] == run_id] if len(asr) else asr
     if len(asr):
-        lines = [f"<li>{_mark(r['passed'], r['error'])} {esc(r['message'] if missing(r['error']) else r['error'])}</li>"
-                 for _, r in asr.iterrows()]
-        parts.append(_section("Database assertions", "".join(lines)))
+        # A conversation that was not scored (the patient broke, or it ended in error) counts for nothing: its
+        # database checks are shown for the record, in grey, never as the agent's green or red.
+        lines = [f"<li>{_mark(r['passed'], r['error'], neutral=not scored)} "
+                 f"{esc(r['message'] if missing(r['error']) else r['error'])}</li>" for _, r in asr.iterrows()]
+        title = "Database assertions"
+        if not scored:
+            why = ("the simulated patient broke" if status == SIMULATOR_FAILURE
+                   else "the conversation ended in error" if status == "error" else "it has no score")
+            title += f" (not scored: {why}; shown for the record, they count for nothing)"
+        parts.append(_section(title, "".join(lines)))
     hol = run.frames.holistic
     hol = hol[hol["run_id"] == run_id] if len(hol) else hol
     for _, h in hol.iterrows():
@@ -231,14 +247,48 @@ def _verdicts(run: EvalResult, run_id: str) -> str:
     return f"<div{css(margin_top='8px', max_width='820px')}>{''.join(parts)}</div>"
 
 
+def _turn_judge(turns: pd.DataFrame) -> str:
+    """The scripted per-turn judge, turn by turn: its five dimensions (those below 7 in red), issues, suggestion.
+
+    Its mean is the scripted conversation's "holistic" score, so a turn scored low is why a scripted run warns.
+    """
+    lines = []
+    several = turns["sample"].nunique() > 1 if "sample" in turns else False
+    for _, t in turns.sort_values(["turn", "sample"]).iterrows():
+        where = f"turn {_int(t['turn'])}" + (f" (sample {int(t['sample'])})" if several else "")
+        if not missing(t.get("error")):
+            lines.append(f"<li>{_mark(None, t['error'])} {esc(where)}: {esc(t['error'])}</li>")
+            continue
+        if missing(t.get("overall")):
+            continue  # the judge was not asked about this turn
+        dims = ", ".join(
+            (f"<b{css(color=STATUS_COLORS['fail'][0])}>{esc(d)} {number_text(t[d], d)}</b>" if t[d] < LOW_DIMENSION
+             else f"{esc(d)} {number_text(t[d], d)}")
+            for d in TURN_DIMENSIONS if not missing(t[d]))
+        low = any(not missing(t[d]) and t[d] < LOW_DIMENSION for d in TURN_DIMENSIONS)
+        text = f"<li>{_mark(not low, None)} {esc(where)}: overall {t['overall']:.1f} ({dims})"
+        issues = "; ".join(map(str, t["issues"])) if isinstance(t.get("issues"), (list, tuple)) else ""
+        if low and issues:
+            text += f"<br><span{css(color=MUTED)}>issues: {esc(issues)}</span>"
+        if low and not missing(t.get("suggestion")):
+            text += f"<br><span{css(color=MUTED)}>suggestion: {esc(t['suggestion'])}</span>"
+        lines.append(text + "</li>")
+    if not lines:
+        return ""
+    return _section(f"Per-turn judge (a dimension below {LOW_DIMENSION} is a failure)", "".join(lines))
+
+
 def _section(title: str, items: str) -> str:
     return (f"<div{css(margin_top='6px')}><b>{esc(title)}</b>"
             f"<ul{css(margin='2px 0', padding_left='20px', list_style='none')}>{items}</ul></div>")
 
 
-def _mark(passed: Any, error: Any) -> str:
+def _mark(passed: Any, error: Any, *, neutral: bool = False) -> str:
+    """A verdict's mark: green check, red cross, an error, or ``?``; ``neutral`` draws pass and fail in grey."""
     if not missing(error):
-        return f"<b{css(color=STATUS_COLORS['error'][1])}>⚠ error</b>"
+        return f"<b{css(color=STATUS_COLORS['error'][1])}>{icon('warning')} error</b>"
     if missing(passed):
-        return f"<b{css(color=MUTED)}>?</b>"
-    return f"<b{css(color='#1a7f37')}>✓</b>" if bool(passed) else f"<b{css(color='#cf222e')}>✗</b>"
+        return f"<b{css(color=MUTED)}>{icon('question', title='no verdict')}</b>"
+    if bool(passed):
+        return f"<b{css(color=MUTED if neutral else '#1a7f37')}>{icon('check', title='held')}</b>"
+    return f"<b{css(color=MUTED if neutral else '#cf222e')}>{icon('cross', title='failed')}</b>"

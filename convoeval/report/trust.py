@@ -15,9 +15,11 @@ import pandas as pd
 
 from convoeval import frames as F
 from convoeval.fidelity import FIDELITY_SCHEMA, fidelity_flags
+from convoeval.frames import AGENT_STATUSES
 from convoeval.html_blocks import HTML, box, cell, esc, table, wrap
 from convoeval.paths import project_root, under
 from convoeval.pipeline.results import EvalResult
+from convoeval.report.problems import unjudged_reason
 from convoeval.simulator.gate import simulator_failures
 from convoeval.stats import database_agreement
 
@@ -96,8 +98,13 @@ def database_truth(run: EvalResult) -> HTML:
     """
     results = database_truth_frame(run)
     if results.empty:
-        text = ("No database truth in this run: no rubric criterion declares its assertion "
-                "(<code>{text, assertion}</code>) and no holistic verdict met a database goal verdict.")
+        unjudged = unjudged_reason(run)
+        if unjudged:  # nothing was judged: whether criteria declare assertions is not the reason
+            text = (f"No database truth in this run: {esc(unjudged)}. With no judge verdict there is nothing to set "
+                    "against the database.")
+        else:
+            text = ("No database truth in this run: no rubric criterion of the judged conversations declares its "
+                    "assertion (<code>{text, assertion}</code>) and no holistic verdict met a database goal verdict.")
         return HTML(wrap(box(text)), text="no database truth")
     wide = agreement_cells(results, index=("instrument", "criterion", "rater_a"))
     head = ["instrument", "criterion", "rater", *TRUST_STATISTICS.values(), "conversations", "conclusive"]
@@ -178,14 +185,22 @@ def fidelity(run: EvalResult) -> HTML:
                 else f"The after-the-fact checks flag none of the {runs} conversation(s) beyond what the gate stopped.")
         return HTML(wrap(stopped + box(esc(text), tone="ok")), text="no fidelity flags")
     keys = run.frames.runs.set_index("run_id")[["seed", "trial"]]
+    scores = run.scores
+    scored = set(scores.loc[scores["status"].isin(AGENT_STATUSES), "run_id"]) if len(scores) else set()
     rows = []
     for r in flagged.itertuples():
         seed, trial = (keys.loc[r.run_id, "seed"], keys.loc[r.run_id, "trial"]) if r.run_id in keys.index else ("", "")
         rows.append([esc(r.scenario), cell(seed, "seed"), cell(trial, "trial"), esc(r.check.replace("_", " ")),
-                     cell(r.turn, "turn"), esc(r.detail)])
-    head = ["scenario", "seed", "trial", "check", "turn", "detail"]
+                     cell(r.turn, "turn"), "yes" if r.run_id in scored else "no", esc(r.detail)])
+    head = ["scenario", "seed", "trial", "check", "turn", "scored", "detail"]
     n_flagged = flagged["run_id"].nunique()
-    warning = box(esc(f"{n_flagged} of {runs} conversation(s) flagged: their scores reflect the simulated patient as "
-                      "much as the agent. Read them with care, or leave them out of aggregates "
-                      "(convoeval.fidelity.exclude_flagged)."), tone="warning")
+    n_scored = len(set(flagged["run_id"]) & scored)
+    if n_scored:
+        warning = box(esc(f"{n_flagged} of {runs} conversation(s) flagged, {n_scored} of them scored: those scores "
+                          "reflect the simulated patient as much as the agent. Read their transcripts before trusting "
+                          "them; a stronger simulator model (--simulator-model) avoids it, and docs/fidelity.md shows "
+                          "how to leave flagged conversations out of the aggregates."), tone="warning")
+    else:
+        warning = box(esc(f"{n_flagged} of {runs} conversation(s) flagged, none of them scored (the gate had "
+                          "already stopped them): no score in this report depends on them."))
     return HTML(wrap(stopped + warning + table(rows, head)), text=f"{n_flagged} flagged conversation(s)")
