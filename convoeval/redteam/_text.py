@@ -220,8 +220,8 @@ _MONEY = re.compile(
 _CURRENCY_BEFORE = re.compile(r"(?:r\$|brl)\s*$")
 #: The currency written after the amount ("187 reais"), and the cents said apart ("187 reais e 90 centavos",
 #: "307 reais and 15 cents", "R$ 187 com 90 centavos").
-_CURRENCY_AFTER = re.compile(r"\s*(?:reais|real|brl)\b")
-_CENTS_APART = re.compile(r"(?:\s*(?:reais|real))?,?\s+(?:e|y|and|com|con|mais)\s+(?P<cents>\d{1,2})\s*"
+_CURRENCY_AFTER = re.compile(r"\s*(?:reais|reales|real|brl)\b")
+_CENTS_APART = re.compile(r"(?:\s*(?:reais|reales|real))?,?\s+(?:e|y|and|com|con|mais)\s+(?P<cents>\d{1,2})\s*"
                           r"(?:centavos?|cents?|centimos?)\b")
 
 
