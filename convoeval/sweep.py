@@ -32,7 +32,7 @@ from tqdm.auto import tqdm
 from convoeval.paths import project_root
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.report.index import CombinationRow, write_index
-from convoeval.scenarios import agent_names
+from convoeval.scenarios import agent_names, did_you_mean
 
 __all__ = ["DONE_MARKER", "Combination", "SweepError", "SweepResult", "default_sweep_dir", "papermill_executor",
            "run_sweep"]
@@ -188,7 +188,8 @@ def _check(notebook: Path, combos: Sequence[Combination], trials: int, extra: Ma
 
     bad = [c.agent for c in combos if c.agent not in agent_names()]
     if bad:
-        raise SweepError(f"unknown agent(s) {', '.join(sorted(set(bad)))}; expected some of {', '.join(agent_names())}")
+        named = ", ".join(a + did_you_mean(a, agent_names()) for a in sorted(set(bad)))
+        raise SweepError(f"unknown agent(s) {named}; expected some of {', '.join(agent_names())}")
     declared = set(papermill.inspect_notebook(str(notebook)))
     for combo in combos:
         values = {"agent": combo.agent, "seed": combo.seed, "trials": trials, "output_dir": "-", **extra}

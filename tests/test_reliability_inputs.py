@@ -299,7 +299,7 @@ def test_a_bad_cli_argument_is_one_error_line_and_exit_2(case, tmp_path):
     assert_no_traceback(proc)
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     errors = _error_lines(proc)
-    # argparse prints its usage lines first; the error itself is one line, the last one.
+    # One line, the last one: no usage block above it (convoeval.cli._base.OneLineParser).
     assert len(errors) == 1 and proc.stderr.rstrip().splitlines()[-1] == errors[0], proc.stderr
     assert shown in errors[0], errors
     assert not (tmp_path / "out" / "runs").exists()  # nothing ran

@@ -42,7 +42,7 @@ from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.options import SHARED_DEFAULTS, RunOptions, SharedOptions, opened_store, settle
 from convoeval.pipeline.progress import Progress, as_mode
 from convoeval.pipeline.results import finished, read_frames
-from convoeval.scenarios import is_conversational
+from convoeval.scenarios import did_you_mean, is_conversational
 
 if TYPE_CHECKING:
     from convoeval.agents.clinic import Fault
@@ -122,10 +122,12 @@ def _check_selection(agents: Iterable[str] | None, faults: Iterable[str] | None)
 
     wanted_agents = None if agents is None else {_bare(a) for a in ([agents] if isinstance(agents, str) else agents)}
     if wanted_agents is not None and (unknown := sorted(wanted_agents - set(clinic_agent_names()))):
-        raise ValueError(f"unknown agent(s) {unknown}; expected some of {', '.join(clinic_agent_names())}")
+        raise ValueError(f"unknown agent(s) {unknown}{did_you_mean(unknown[0], clinic_agent_names())}; "
+                         f"expected some of {', '.join(clinic_agent_names())}")
     wanted_faults = None if faults is None else set([faults] if isinstance(faults, str) else faults)
     if wanted_faults is not None and (unknown := sorted(wanted_faults - set(_faults_by_key()))):
-        raise ValueError(f"unknown fault key(s) {unknown}; keys are 'agent:name', e.g. "
+        raise ValueError(f"unknown fault key(s) {unknown}{did_you_mean(unknown[0], _faults_by_key())}; "
+                         "keys are 'agent:name', e.g. "
                          f"{', '.join(sorted(_faults_by_key())[:3])}, ...")
     return wanted_agents, wanted_faults
 

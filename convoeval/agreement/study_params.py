@@ -15,7 +15,7 @@ from convoeval.agreement.probes.run import PROBES as _PROBES
 from convoeval.html_blocks import esc, shown_path, table, wrap
 from convoeval.paths import project_root, under
 from convoeval.pipeline.config import ParameterError, is_parameter_like
-from convoeval.scenarios import agent_names
+from convoeval.scenarios import agent_names, did_you_mean
 from convoeval.simulator.gate import gate_settings
 
 
@@ -164,7 +164,8 @@ def check_study_parameters(namespace: Mapping[str, Any], *, defaults: Mapping[st
 
     bad = [a for a in params["agents"] if a not in agent_names()]
     if bad:
-        raise ParameterError(f"agents: unknown agent(s) {', '.join(bad)}; expected some of {', '.join(agent_names())}")
+        named = ", ".join(a + did_you_mean(a, agent_names()) for a in bad)
+        raise ParameterError(f"agents: unknown agent(s) {named}; expected some of {', '.join(agent_names())}")
     out = (under(root, params["output_dir"]) if params["output_dir"]
            else root / "reports" / f"agreement-{time.strftime('%Y%m%d-%H%M%S')}")
     return StudyConfig(params=params, output_dir=out, project_root=root)

@@ -19,13 +19,23 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from convoeval.cli._base import COMMANDS, EXIT_CODES, UsageError, _int, _list, _seeds, command  # noqa: F401 - re-exported
+from convoeval.cli._base import (  # noqa: F401 - re-exported
+    COMMANDS,
+    EXIT_CODES,
+    REFUSED_BEFORE_RUNNING,
+    OneLineParser,
+    UsageError,
+    _int,
+    _list,
+    _seeds,
+    command,
+)
 from convoeval.cli.compare_command import _add_compare_parser
 from convoeval.cli.config_flags import add_config_flags, given_settings
 from convoeval.cli.fork_pin import _add_fork_parser, _add_pin_parser
 from convoeval.cli.label_command import _add_label_parser
 from convoeval.cli.redteam_command import _add_redteam_parser
-from convoeval.scenarios import json_schema, validate_paths
+from convoeval.scenarios import did_you_mean, json_schema, validate_paths
 
 
 @command("validate")
@@ -132,13 +142,14 @@ def _notebook(args: argparse.Namespace) -> int:
     for name, value in args.parameters or []:
         parameters[name] = yaml.safe_load(value)  # as papermill's -p: 3 is a number, [1, 2] a list
     output = Path(args.output) if args.output else root / "reports" / f"{parameters.get('agent') or source.stem}.ipynb"
-    output.parent.mkdir(parents=True, exist_ok=True)
-    # Papermill passes a parameter the notebook does not declare and only logs it, which the filter below drops:
-    # say it here, in our words (run.ipynb itself then refuses it in one line).
-    unknown = [name for name in parameters if name not in papermill.inspect_notebook(source)]
+    # Papermill passes a parameter the notebook does not declare and only logs it: refuse it here, before a kernel
+    # starts or the output notebook exists (a mistyped name would otherwise run with the default it meant to change).
+    declared = papermill.inspect_notebook(source)
+    unknown = [name for name in parameters if name not in declared]
     if unknown:
-        print(f"convoeval: warning: {source} declares no parameter {', '.join(unknown)} (passed anyway)",
-              file=sys.stderr)
+        named = ", ".join(repr(name) + did_you_mean(name, declared) for name in unknown)
+        raise UsageError(f"{source} has no parameter {named}; its parameters: {', '.join(declared)}")
+    output.parent.mkdir(parents=True, exist_ok=True)
     parameters.setdefault("PAPERMILL_OUTPUT_PATH", str(output))  # the data goes beside the executed notebook
     # What the cells print (the run's progress lines, its summary) streams to this terminal as it comes: stdout to
     # stdout, stderr to stderr. What they display does not: a display's text/plain is Jupyter's fallback for a rich
@@ -162,8 +173,13 @@ def _notebook(args: argparse.Namespace) -> int:
                                    extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
     except PapermillExecutionError as exc:
         # The cell's own error is one line (ConfigError, RunError, ThresholdError, …): show that, not papermill's
-        # traceback of the kernel's traceback.
-        print(f"convoeval: error: {exc.ename}: {exc.evalue} (executed notebook: {output})", file=sys.stderr)
+        # traceback of the kernel's traceback, nor the class name of one of our own one-line errors.
+        reason = exc.evalue if exc.ename in EXIT_CODES else f"{exc.ename}: {exc.evalue}"
+        if exc.ename in REFUSED_BEFORE_RUNNING:  # the notebook would hold that line and nothing else
+            output.unlink(missing_ok=True)
+            print(f"convoeval: error: {reason} (no notebook written)", file=sys.stderr)
+        else:
+            print(f"convoeval: error: {reason} (executed notebook: {output})", file=sys.stderr)
         return EXIT_CODES.get(exc.ename, 1)
     finally:
         logger.removeHandler(handler)
@@ -231,7 +247,7 @@ def _sweep(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``convoeval`` argument parser, one subparser per command."""
-    parser = argparse.ArgumentParser(prog="convoeval", description="Conversational evaluation of chat agents.")
+    parser = OneLineParser(prog="convoeval", description="Conversational evaluation of chat agents.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = sub.add_parser("validate", help="check scenario files or folders; exit 1 on any error")

@@ -23,6 +23,7 @@ from typing import Any, cast
 from convoeval.cli._base import UsageError, _int, _seeds
 from convoeval.pipeline.config import EvalConfig
 from convoeval.pipeline.options import OPTION_HELP, SHARED_DEFAULTS, SharedOptions
+from convoeval.scenarios import did_you_mean
 
 __all__ = ["FLAG_NAMES", "NO_FLAG", "add_config_flags", "add_shared_flags", "flag_for", "given_options",
            "given_settings"]
@@ -150,7 +151,8 @@ def _choices(name: str) -> list[str]:
 def _choice_or_none(name: str, choices: list[str]) -> Callable[[str], str | None]:
     def convert(text: str) -> str | None:
         if text not in choices:
-            raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(choices)})")
+            raise argparse.ArgumentTypeError(f"invalid choice: {text!r}{did_you_mean(text, choices)}; "
+                                             f"choose from {', '.join(choices)}")
         return None if text == _NONE_WORDS.get(name) else text
 
     return convert

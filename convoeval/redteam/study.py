@@ -25,7 +25,7 @@ from convoeval.llm.models import ModelLike, as_chat_model
 from convoeval.redteam.attacks import STRATEGIES, AttackCase, expand, load_attacks
 from convoeval.redteam.metrics import cases_frame, leaks_frame, write_results
 from convoeval.redteam.run import AttackResult, arun_cases
-from convoeval.scenarios import LOCALES, agent_names
+from convoeval.scenarios import LOCALES, agent_names, did_you_mean
 from convoeval.store import Store, open_store
 
 DEFAULT_ATTACKS = Path("evals/attacks")
@@ -78,7 +78,8 @@ def plan_cases(paths: Sequence[Path | str] | None = None, *, agents: Sequence[st
                                 (faults, sorted({k.split(":", 1)[1] for k in FAULTS}), "fault")):
         unknown = [v for v in values or () if v not in known]
         if unknown:
-            raise RedTeamError(f"unknown {what} {unknown[0]!r}; expected one of {', '.join(known)}")
+            raise RedTeamError(f"unknown {what} {unknown[0]!r}{did_you_mean(unknown[0], known)}; "
+                               f"expected one of {', '.join(known)}")
     if form not in ("scripted", "simulated", "both"):
         raise RedTeamError(f"unknown form {form!r}; expected scripted, simulated or both")
     attacks = load_attacks(paths or [DEFAULT_ATTACKS])

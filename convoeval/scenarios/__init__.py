@@ -12,7 +12,13 @@ Example:
 """
 
 from convoeval.scenarios._yaml import MAX_NESTING
-from convoeval.scenarios.agent_registry import REFERENCE_AGENTS, agent_names, check_agent_name, register_agent_name
+from convoeval.scenarios.agent_registry import (
+    REFERENCE_AGENTS,
+    agent_names,
+    check_agent_name,
+    did_you_mean,
+    register_agent_name,
+)
 from convoeval.scenarios.assertion_kinds import (
     ASSERTION_GROUP,
     AssertionKind,
@@ -100,6 +106,7 @@ __all__ = [
     "TurnExpectations",
     "agent_names",
     "check_agent_name",
+    "did_you_mean",
     "is_conversational",
     "json_schema",
     "load_scenario_file",

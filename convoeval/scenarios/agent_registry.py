@@ -8,6 +8,8 @@ registry's.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 #: The reference clinic agents' names (``convoeval.agents.clinic``).
 REFERENCE_AGENTS = ("support", "scheduling", "confirmation", "nps", "billing", "recall")
 
@@ -38,5 +40,21 @@ def check_agent_name(name: str) -> str:
         ValueError: an unknown name; the message lists the registered ones.
     """
     if name not in _NAMES:
-        raise ValueError(f"unknown agent {name!r}; expected one of {', '.join(_NAMES)}")
+        raise ValueError(f"unknown agent {name!r}{did_you_mean(name, _NAMES)}; expected one of {', '.join(_NAMES)}")
     return name
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'billing'?)`` when ``word`` looks like a typo of one of ``known``, else ``""``.
+
+    Every refusal of a name (an agent, a fault, a notebook parameter) appends it, so a mistyped name is answered
+    with the name meant rather than only the whole list.
+
+    Example:
+        >>> did_you_mean("biling", ["support", "billing"])
+        " (did you mean 'billing'?)"
+    """
+    import difflib  # noqa: PLC0415 - only a refusal needs it; `convoeval --help` does not load it (tests/test_startup.py)
+
+    close = difflib.get_close_matches(word, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

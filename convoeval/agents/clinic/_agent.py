@@ -21,6 +21,7 @@ from convoeval.agents.clinic._nlu import Lexicon, Understanding, understand
 from convoeval.agents.clinic._privacy_texts import TEXTS as PRIVACY_TEXTS
 from convoeval.agents.clinic._texts import COMMON_FAULT_TEXTS, COMMON_TEXTS, TextTable, render
 from convoeval.agents.tools import ClinicTools, ToolError
+from convoeval.scenarios import did_you_mean
 from convoeval.store.base import Store
 from convoeval.store.conversations import ensure_conversation
 from convoeval.store.fixtures import SeededRun
@@ -142,7 +143,8 @@ class ClinicAgent:
         unknown = [f for f in faults if f not in self.known_faults]
         if unknown:
             valid = ", ".join(self.known_faults) or "none"
-            raise ValueError(f"unknown fault(s) for clinic:{self.agent}: {', '.join(unknown)}; valid: {valid}")
+            named = ", ".join(f + did_you_mean(f, self.known_faults) for f in unknown)
+            raise ValueError(f"unknown fault(s) for clinic:{self.agent}: {named}; valid: {valid}")
         self.faults: frozenset[str] = frozenset(faults)
         self.name = f"clinic:{self.agent}" + (f"?faults={','.join(faults)}" if faults else "")
         self.text_tables: list[TextTable] = [

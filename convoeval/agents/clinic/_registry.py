@@ -7,7 +7,7 @@ from typing import TypeVar
 
 from convoeval.agents.clinic._agent import ClinicAgent
 from convoeval.agents.clinic._fault import Fault
-from convoeval.scenarios import assertion_keys, register_agent_name
+from convoeval.scenarios import assertion_keys, did_you_mean, register_agent_name
 
 #: Every known fault of every registered agent, keyed ``agent:name`` (``billing:rude_tone``).
 FAULTS: dict[str, Fault] = {}
@@ -55,7 +55,8 @@ def clinic_agent_names() -> list[str]:
 def _agent_class(name: str) -> type[ClinicAgent]:
     bare = name.removeprefix("clinic:")
     if bare not in _AGENTS:
-        raise ValueError(f"unknown clinic agent {name!r}; expected one of {', '.join(clinic_agent_names())}")
+        raise ValueError(f"unknown clinic agent {name!r}{did_you_mean(bare, _AGENTS)}; "
+                         f"expected one of {', '.join(clinic_agent_names())}")
     return _AGENTS[bare]
 
 
