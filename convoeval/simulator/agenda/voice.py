@@ -50,6 +50,17 @@ KEEP_SHARE = 0.6
 #: A rewrite longer than this many times the draft (plus a margin) added things.
 MAX_GROWTH = 3.0
 _DIGITS = re.compile(r"\d+")
+#: Words an act must keep, whatever the rewrite says: a yes stays a yes, thanks stay thanks (folded, any locale).
+_ACT_CUES = {
+    "accept": re.compile(r"\b(?:sim|pode|claro|isso|ok|okay|yes|sure|yeah|go ahead|si|vale|dale|adelante|confirm\w*)\b"),
+    "decline": re.compile(r"\b(?:nao|no|not|don't|rather|prefiro|prefer\w*|prefiero)\b"),
+    "thank_done": re.compile(r"\b(?:obrigad\w*|valeu|thank\w*|thanks|gracias|agradec\w*)\b"),
+}
+#: What an assistant says and a customer does not ("de nada", "feel free to ask", "estou à disposição").
+_ASSISTANT_PHRASES = re.compile(
+    r"\b(?:de nada|you'?re welcome|feel free|let me know if|nao hesite|sinta-se a vontade|estou a disposicao|"
+    r"fico a disposicao|i'?m here to help|happy to help|no dudes|estoy a (?:tu|su) disposicion|con gusto|"
+    r"if you have any (?:other |more )?questions|se tiver (?:mais )?(?:alguma|qualquer)|si tienes (?:alguna|otra))\b")
 
 
 def voice_messages(draft: str, *, name: str, traits: Sequence[str], locale: str) -> list[tuple[str, str]]:
@@ -88,6 +99,13 @@ def voice_problem(text: str, draft: str, act: PatientAct, *, locale: str, person
     """
     if not text:
         return "empty"
+    language = LANGUAGE_OF_LOCALE.get(locale)
+    found, probability = detect_language(text, ignore=message_words(persona_name), min_words=3)
+    if language and found and found != language and probability >= 0.7:
+        return f"wrong language ({found})"
+    folded = fold(text)
+    if role_reversal(text, persona_name) is not None or _ASSISTANT_PHRASES.search(folded):
+        return "speaks as the assistant"
     if len(text) > MAX_GROWTH * len(draft) + 40:
         return "too long"
     if "?" in text and "?" not in draft:
@@ -100,12 +118,9 @@ def voice_problem(text: str, draft: str, act: PatientAct, *, locale: str, person
         kept = wanted & set(words(text)) | {w for w in wanted if fold(w) in fold(text)}
         if len(kept) < KEEP_SHARE * len(wanted):
             return "lost the act's words"
-    language = LANGUAGE_OF_LOCALE.get(locale)
-    found, probability = detect_language(text, ignore=message_words(persona_name), min_words=3)
-    if language and found and found != language and probability >= 0.7:
-        return f"wrong language ({found})"
-    if role_reversal(text, persona_name) is not None:
-        return "speaks as the assistant"
+    cue = _ACT_CUES.get(act.kind)
+    if cue is not None and not cue.search(folded):
+        return f"lost the {act.kind.replace('_', ' ')}"
     if unknown_facts(text, known, fact_min_digits):
         return "states a fact the persona does not hold"
     said = message_words(agent_said)
