@@ -28,7 +28,7 @@ def resolve_simulator(choice: str | None, model: Any = None) -> SimulatorKind:
     if choice is not None:
         if choice not in SIMULATORS:
             raise ValueError(f"simulator must be 'agenda', 'llm' or None (the model decides), got {choice!r}")
-        return choice  # type: ignore[return-value]
+        return choice
     if model is None:
         return "llm"
     return "agenda" if model_info(model).provider == "local" else "llm"

@@ -112,9 +112,9 @@ def matching_fact(question: str, knows: Mapping[str, str], persona: Mapping[str,
             if score > 0:
                 scored.append((score, key, value))
     for slot, cues in PERSONA_SLOTS.items():
-        value = persona.get(slot)
-        if value and any(c in asked for c in cues):
-            scored.append((1.0, slot, value))
+        own = persona.get(slot)
+        if own and any(c in asked for c in cues):
+            scored.append((1.0, slot, own))
     if not scored:
         return None
     top = max(s for s, _, _ in scored)

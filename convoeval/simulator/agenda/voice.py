@@ -12,33 +12,37 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from convoeval.fidelity import LANGUAGE_OF_LOCALE, KnownFacts, copied_share, detect_language, message_words
-from convoeval.fidelity import unknown_facts
+from convoeval.fidelity import (
+    LANGUAGE_OF_LOCALE,
+    KnownFacts,
+    copied_share,
+    detect_language,
+    message_words,
+    unknown_facts,
+)
 from convoeval.fidelity.roles import role_reversal
 from convoeval.simulator.agenda.acts import PatientAct
 from convoeval.simulator.agenda.lexicon import fold, words
 from convoeval.simulator.replies import clean_simulator_reply
 
-__all__ = ["VOICE_PROMPT", "VOICE_PROMPT_VERSION", "voice_messages", "voice_problem"]
+__all__ = ["VOICE_PROMPT", "VOICE_PROMPT_VERSION", "VOICE_SYSTEM", "clean_voice", "voice_messages", "voice_problem"]
 
 #: Bump when the wording below changes: it is recorded with every voiced message.
-VOICE_PROMPT_VERSION = "agenda-voice-v1"
+VOICE_PROMPT_VERSION = "agenda-voice-v2"
 
 _LANGUAGE_NAMES = {"pt-BR": "Brazilian Portuguese", "en": "English", "es": "Spanish"}
 
-VOICE_PROMPT = """\
-You rewrite a short WhatsApp message so it sounds like {name}, who is {traits}. \
-{name} is the customer writing to a company's assistant.
-Rules: keep the same meaning; keep every number, date, time, name and option exactly as written; \
-write in {language}; one or two short sentences; do not answer the message, do not add new information, \
-do not greet unless the message does.
-Reply with the rewritten message only."""
+#: The system message: a rewording tool, never a party to the conversation (a small model asked to *be* the patient
+#: answers as the assistant; asked to reword, it rewords).
+VOICE_SYSTEM = "You are a paraphrasing tool. You never answer messages, you only reword them."
 
-_EXAMPLES = {
-    "pt-BR": ("Prefiro Pix.", "Pode ser no Pix, prefiro assim."),
-    "en": ("I'd prefer Pix.", "Pix would be best for me."),
-    "es": ("Prefiero Pix.", "Mejor por Pix, si puede ser."),
-}
+VOICE_PROMPT = """\
+Reword this WhatsApp message written by {name} ({traits}), a customer, to a company. \
+Keep the same meaning, the same language ({language}), every number and name. Do not translate it. \
+Output only the reworded message.
+
+Message: "{draft}"
+Reworded:"""
 
 _STOP_WORDS = frozenset("""
 a o as os e de do da dos das em no na um uma para por com que se eu meu minha voce pode sim nao
@@ -64,17 +68,16 @@ _ASSISTANT_PHRASES = re.compile(
 
 
 def voice_messages(draft: str, *, name: str, traits: Sequence[str], locale: str) -> list[tuple[str, str]]:
-    """The chat messages that ask the model to rewrite ``draft`` as the persona: a system prompt, one example, the
-    draft."""
-    system = VOICE_PROMPT.format(name=name, traits=", ".join(traits) or "an ordinary person",
-                                 language=_LANGUAGE_NAMES.get(locale, locale))
-    example_in, example_out = _EXAMPLES.get(locale, _EXAMPLES["en"])
-    return [("system", system), ("user", example_in), ("assistant", example_out), ("user", draft)]
+    """The chat messages that ask the model to reword ``draft`` as the persona would write it."""
+    prompt = VOICE_PROMPT.format(name=name, traits=", ".join(traits) or "an ordinary person",
+                                 language=_LANGUAGE_NAMES.get(locale, locale), draft=draft)
+    return [("system", VOICE_SYSTEM), ("user", prompt)]
 
 
 def clean_voice(raw: str, name: str) -> str:
     """The model's rewrite without what small models add: a label, quotes, a second paragraph, stop markers."""
-    text = clean_simulator_reply(raw, name)
+    text = re.sub(r"^\s*(?:reworded(?: message)?|message)\s*:\s*", "", raw.strip(), flags=re.IGNORECASE)
+    text = clean_simulator_reply(text, name)
     text = text.split("\n\n")[0].strip()
     return re.sub(r"\[(?:GOAL_COMPLETE|STUCK)\]", "", text).strip()
 
