@@ -26,8 +26,8 @@ def _add_label_parser(sub: Any) -> None:
                     "(its samples disagree, or the holistic score is near a status threshold), balanced across "
                     "--stratify; --random for a random sample (what calibrated estimates assume). "
                     "import LABELS.csv RESULTS: check an exported CSV against the run (every error with its line; "
-                    "exit 1 when there is one) and copy it into evals/labels/ (or --out). A results folder named "
-                    "'import' is written ./import.")
+                    "exit 1 when there is one) and copy it into evals/labels/ (or --out). To label a results folder "
+                    "that is itself named import, write it as ./import.")
     p.add_argument("paths", nargs="+", metavar="RESULTS", help="the results folder; or: import LABELS.csv RESULTS")
     p.add_argument("--sample", type=_int, default=30, metavar="N", help="conversations on the page (default 30)")
     p.add_argument("--stratify", metavar="COLUMN",

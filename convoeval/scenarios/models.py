@@ -236,7 +236,7 @@ class _ScenarioHeader(StrictModel, PathRefsChecked):
 
 
 class ConversationalScenario(_ScenarioHeader):
-    """A simulated patient pursues ``goal`` against the agent; see the README for every field."""
+    """A simulated patient pursues ``goal`` against the agent; see docs/scenarios.md for every field."""
 
     type: Literal["conversational"]
     goal: NonEmptyStr
