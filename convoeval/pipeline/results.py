@@ -10,7 +10,9 @@ Layout::
 
 Each finished conversation is written the moment it ends (a temporary file renamed into place), so a run killed
 at any point loses nothing finished and counts nothing partial; started again on the same folder it keeps the
-finished conversations and runs again those that ended in ``error`` (the evaluation's own failures).
+finished conversations and runs again those that ended in ``error`` (the evaluation's own failures). Each file also
+records the settings the conversation was made with (``settings``), so a run resumed with other settings can tell
+(``convoeval.pipeline.resume``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import fcntl
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,8 +36,8 @@ from convoeval import frames as F
 from convoeval.llm.accounting import CALL_COLUMNS
 from convoeval.pipeline.conversation_result import ConversationResult
 
-__all__ = ["EvalResult", "FolderInUseError", "finished", "load_folders", "load_results", "result_folders", "results_lock",
-           "write_conversation"]
+__all__ = ["EvalResult", "FolderInUseError", "finished", "kept_conversations", "load_folders", "load_results",
+           "result_folders", "results_lock", "write_conversation"]
 
 LOCK_FILE = ".lock"
 _MADE: set[Path] = set()
@@ -45,17 +47,22 @@ class FolderInUseError(RuntimeError):
     """Another live run writes into the same results folder."""
 
 
-def write_conversation(out_dir: Path, key: str, payload: Mapping[str, Any]) -> Path:
+def write_conversation(out_dir: Path, key: str, payload: Mapping[str, Any], *,
+                       settings: Mapping[str, Any] | None = None) -> Path:
     """Write one finished conversation atomically to ``<out_dir>/runs/<key>.json``.
 
     Args:
         out_dir: the results folder.
         key: the conversation's key (``Job.key``), unique within the run.
         payload: ``ConversationResult.payload()``.
+        settings: what the conversation was made with (``convoeval.pipeline.resume.conversation_settings``), saved
+            as its ``settings`` so that a resumed run can compare them with its own.
 
     Returns:
         The file written.
     """
+    if settings is not None:
+        payload = {**payload, "settings": dict(settings)}
     runs = out_dir / "runs"
     if runs not in _MADE:  # one mkdir per folder, not per conversation
         runs.mkdir(parents=True, exist_ok=True)
@@ -67,7 +74,7 @@ def write_conversation(out_dir: Path, key: str, payload: Mapping[str, Any]) -> P
         fd, tmp = tempfile.mkstemp(dir=runs, prefix=f".{key}.", suffix=".tmp")
     except FileNotFoundError:  # the folder was removed meanwhile
         _MADE.discard(runs)
-        return write_conversation(out_dir, key, payload)
+        return write_conversation(out_dir, key, payload)  # (settings are already in the payload)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -90,21 +97,43 @@ def finished(out_dir: Path, *, keep_errors: bool = False, resimulate: int = 0) -
             with fewer attempts as finished (so ``--resimulate K`` on a finished folder re-simulates them).
     """
     runs = out_dir / "runs"
+    if keep_errors:
+        return {path.stem for path in runs.glob("*.json")} if runs.is_dir() else set()
+    return set(kept_conversations(out_dir, resimulate=resimulate))
+
+
+def kept_conversations(out_dir: Path, *, keys: Collection[str] | None = None,
+                       resimulate: int = 0) -> dict[str, dict[str, Any] | None]:
+    """The saved conversations a resumed run keeps (as ``finished``), each with the settings it was made with.
+
+    Args:
+        out_dir: the results folder.
+        keys: only these conversations (a run's jobs); default every one saved.
+        resimulate: as ``finished``.
+
+    Returns:
+        ``key -> settings`` (``None`` for a conversation saved before convoeval recorded them).
+    """
+    runs = out_dir / "runs"
     if not runs.is_dir():
-        return set()
-    keys = set()
+        return {}
+    kept: dict[str, dict[str, Any] | None] = {}
+    wanted = None if keys is None else set(keys)
     for path in runs.glob("*.json"):
-        if keep_errors or not _to_run_again(path, resimulate):
-            keys.add(path.stem)
-    return keys
+        if wanted is not None and path.stem not in wanted:
+            continue  # read only the files the run is about: a folder may hold other selections' conversations
+        try:
+            payload = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # unreadable: run it again
+        if not _to_run_again(payload, resimulate):
+            settings = payload.get("settings")
+            kept[path.stem] = dict(settings) if isinstance(settings, Mapping) else None
+    return kept
 
 
-def _to_run_again(path: Path, resimulate: int) -> bool:
+def _to_run_again(payload: Mapping[str, Any], resimulate: int) -> bool:
     """Whether a saved conversation ended in error, or in a simulator failure with fewer attempts than asked now."""
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return True  # unreadable: run it again
     scores, runs = payload.get("scores") or [], payload.get("runs") or []
     if any(s.get("status") == "error" for s in scores):
         return True
@@ -113,11 +142,13 @@ def _to_run_again(path: Path, resimulate: int) -> bool:
     return stopped and attempts < resimulate + 1
 
 
-def read_payloads(out_dir: Path | str) -> Iterator[dict[str, Any]]:
-    """Every saved conversation's payload under ``out_dir``, in key order."""
+def read_payloads(out_dir: Path | str, keys: Collection[str] | None = None) -> Iterator[dict[str, Any]]:
+    """Every saved conversation's payload under ``out_dir`` (or those of ``keys`` that are saved), in key order."""
     runs = Path(out_dir) / "runs"
+    wanted = None if keys is None else set(keys)
     for path in sorted(runs.glob("*.json")) if runs.is_dir() else []:
-        yield json.loads(path.read_text(encoding="utf-8"))
+        if wanted is None or path.stem in wanted:
+            yield json.loads(path.read_text(encoding="utf-8"))
 
 
 def load_results(out_dir: Path | str) -> EvalResult:
@@ -169,9 +200,10 @@ def load_folders(folders: list[Path]) -> RunFrames:
     return F.RunFrames.merge([load_results(f).frames for f in folders], call_columns=CALL_COLUMNS)
 
 
-def read_frames(out_dir: Path | str) -> RunFrames:
-    """The typed frames of every conversation saved under ``out_dir`` (empty, typed, when there is none)."""
-    return F.RunFrames.from_payloads(read_payloads(out_dir), call_columns=CALL_COLUMNS)
+def read_frames(out_dir: Path | str, keys: Collection[str] | None = None) -> RunFrames:
+    """The typed frames of every conversation saved under ``out_dir``, or of those of ``keys`` (a run's selection);
+    empty, typed, when there is none."""
+    return F.RunFrames.from_payloads(read_payloads(out_dir, keys), call_columns=CALL_COLUMNS)
 
 
 @contextlib.contextmanager
