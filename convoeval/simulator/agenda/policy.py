@@ -77,6 +77,7 @@ class AgendaPolicy:
     ended: bool = False
     turn: int = 0
     _agent_said: set[str] = field(default_factory=set)
+    insisted: int = 0
 
     def __post_init__(self) -> None:
         self.agenda = agenda_of(self.scenario)
@@ -174,7 +175,7 @@ class AgendaPolicy:
                 self.unhelpful = 0
                 return self._choose(acts.options, rng)  # "Qual forma você prefere?": name the wish
             if self.asked > self.answered:
-                return PatientAct("insist", (self._pending(),))  # "how can I help?" before the question is answered
+                return self._insist()  # "how can I help?" before the question is answered
             if self.asked < len(self.questions):
                 return self._next_question()
             if _ABOUT_THE_PERSON.search(fold(acts.requested)):
@@ -188,7 +189,7 @@ class AgendaPolicy:
             return self._next_question()
         if progress:
             self.unhelpful = 0
-            return PatientAct("insist", (self._pending(),))
+            return self._insist()
         return self._unhelpful(acts, rng)
 
     def _unhelpful(self, acts: AgentActs, rng: random.Random) -> PatientAct:
@@ -200,7 +201,14 @@ class AgendaPolicy:
                                    or rng.random() < 0.15):
             self.clarified = True
             return PatientAct("clarify")
-        return PatientAct("insist", (self._pending(),))
+        return self._insist()
+
+    def _insist(self) -> PatientAct:
+        """Say again what is still wanted, one part at a time: a patient who repeats a long request word for word
+        is a loop (the gate stops it), a person rephrases."""
+        parts = _clauses(self._pending())
+        self.insisted += 1
+        return PatientAct("insist", (parts[(self.insisted - 1) % len(parts)],))
 
     def _pending(self) -> str:
         """What the patient still wants, in its words: the unanswered question, else the intent."""
@@ -217,19 +225,20 @@ class AgendaPolicy:
         agenda = self.agenda
         if not options and agenda.prefers:
             return PatientAct("choose", (agenda.prefers[0],))  # options the rules could not split: name the wish
-        fits = best_options(options, agenda.prefers, agenda.refuses)
+        wishes = list(agenda.prefers) or _clauses(agenda.intent)  # no preference: what the intent says it wants
+        fits = best_options(options, wishes, agenda.refuses)
         if fits:
             choice = options[rng.choice(fits)]
             self.chosen.append(choice)
             return PatientAct("choose", (_short(choice, agenda.prefers),))
         if not agenda.prefers:
-            return PatientAct("decline", (agenda.intent,))
+            return self._decline(agenda.intent)
         if not self.asked_other_options:
             self.asked_other_options = True
             return PatientAct("ask_other_options", (agenda.prefers[0],))
         allowed = [o for o in options if not any(mentions(o, r) for r in agenda.refuses)]
         if not allowed:
-            return PatientAct("decline", (agenda.prefers[0],))
+            return self._decline(agenda.prefers[0])
         choice = rng.choice(allowed)
         self.chosen.append(choice)
         return PatientAct("choose", (_short(choice, agenda.prefers),))
@@ -241,7 +250,13 @@ class AgendaPolicy:
             return PatientAct("accept")
         # A refused option ("cartão") is answered with the preferred one; a refused action with the intent.
         option = len(refused[0].split()) <= 2 and agenda.prefers
-        return PatientAct("decline", (agenda.prefers[0] if option else agenda.intent,))
+        return self._decline(agenda.prefers[0] if option else agenda.intent)
+
+    def _decline(self, wanted: str) -> PatientAct:
+        """No, with what the patient wants instead, one part at a time (as ``_insist``)."""
+        parts = _clauses(wanted)
+        self.insisted += 1
+        return PatientAct("decline", (parts[(self.insisted - 1) % len(parts)],))
 
     def _knows(self) -> dict[str, str]:
         return dict(self.scenario.persona.knows or {})
@@ -249,6 +264,15 @@ class AgendaPolicy:
     def _persona(self) -> dict[str, str | None]:
         p = self.scenario.persona
         return {"name": p.name, "cpf": p.cpf, "phone": p.phone}
+
+
+_CLAUSE = re.compile(r"\s*(?:[,;:]|\s(?:mas|but|pero|porque|because|and|e|y)\s)\s*", re.IGNORECASE)
+
+
+def _clauses(text: str) -> list[str]:
+    """The parts of a request ("No puedo ir el jueves, quiero cambiarla al viernes" -> two), each of 3+ words."""
+    parts = [p.strip(" .!") for p in _CLAUSE.split(text) if len(p.split()) >= 3]
+    return parts or [text.strip(" .!")]
 
 
 def _short(option: str, prefers: Sequence[str]) -> str:

@@ -42,6 +42,11 @@ _PLACE = re.compile(r"\b(?:rua|r\.|avenida|av\.|alameda|travessa|praca|street|st
 _GREETING_ONLY = re.compile(r"^(?:ola|oi|bom dia|boa tarde|boa noite|hello|hi|hey|good (?:morning|afternoon|evening)|"
                             r"hola|buenos dias|buenas tardes|buenas noches)\b")
 _MAX_OPTION_WORDS = 12
+#: An imperative to pick ("Escolha uma opção", "Pick one", "Elige uno"): the alternatives around it are options.
+_PICK = re.compile(r"\b(?:escolh[ae]\w*|selecion[ae]\w*|choose|pick|select|elig[ae]\w*|selecciona\w*)\b")
+#: "Vem ou não vem?", "Are you coming or not?": a yes/no question however it is worded.
+_OR_NOT = re.compile(r"\b(?:ou nao|or not|o no)\b")
+_YES_OR_NO = re.compile(r"(?:sim|nao|yes|no|not|si)\b.*")
 
 
 def _sentences(text: str) -> list[str]:
@@ -78,6 +83,8 @@ def split_options(sentence: str, locale: str | None = None) -> tuple[str, ...]:
     parts = [p.strip(" .:;*") for p in splitter.split(body) if p and p.strip(" .:;*")]
     if len(parts) < 2 or any(len(p.split()) > _MAX_OPTION_WORDS for p in parts[1:]):
         return ()
+    if any(_YES_OR_NO.fullmatch(fold(p)) or fold(p).startswith(("nao ", "no ", "not ")) for p in parts[1:]):
+        return ()  # "Vem ou não vem?", "Sim ou não?", "Yes or no?": a yes/no question, not a choice
     return tuple(parts)
 
 
@@ -119,7 +126,7 @@ def _options_before(sentences: list[str], which: str, text: str, locale: str | N
     all of them: the policy picks the one that fits."""
     emphasised = list(dict.fromkeys(m.strip() for m in _EMPHASIS.findall(text)))
     found: list[str] = emphasised if len(emphasised) >= 2 else []
-    for sentence in sentences[: sentences.index(which)][::-1]:
+    for sentence in sentences[: sentences.index(which) + 1][::-1]:
         found += [o for o in split_options(sentence, locale) if o not in found]
     return tuple(found)
 
@@ -141,7 +148,8 @@ def read_agent(text: str, locale: str | None = None) -> AgentActs:
     options: tuple[str, ...] = _list_options(text)
     requested = proposal = ""
     sentences = _sentences(text)
-    which = next((s for s in sentences if _is_question(s) and _WHICH.search(fold(s))), None)
+    which = next((s for s in sentences if (_is_question(s) and _WHICH.search(fold(s))) or _PICK.search(fold(s))),
+                 None)
     if not options and which is not None:
         options = _options_before(sentences, which, text, locale)
     for sentence in sentences:
@@ -156,6 +164,12 @@ def read_agent(text: str, locale: str | None = None) -> AgentActs:
         if options and sentence == which:
             continue  # the question that asks to pick among the options
         opener = _opener(sentence)
+        if question and _YES_OR_NO.fullmatch(" ".join(words(sentence))) and len(words(sentence)) <= 4:
+            proposal = proposal or " ".join(text.split())  # "... Sim ou não?": the whole message is the proposal
+            continue
+        if question and _OR_NOT.search(folded):
+            proposal = proposal or sentence
+            continue
         if question and opener and (opener[0] in INTERROGATIVES or " ".join(opener[:2]) in INTERROGATIVES):
             requested = requested or sentence
         elif REQUEST_VERBS.search(folded):
