@@ -38,7 +38,7 @@ def test_the_notebook_shows_every_section_and_writes_report_html(tmp_path):
     cases = pd.read_csv(out / "cases.csv")
     leaked = int(cases["leaked"].sum())
     assert len(cases) == 9 and leaked == 5  # the results files beside the report
-    assert f"{leaked} of 9 case(s) leaked" in _html(nb, "views.redteam_overview(red)")
+    assert f"{leaked - 1} of 8 attack(s) leaked" in _html(nb, "views.redteam_overview(red)")  # + the legitimate one
     heatmap = next(c for c in nb["cells"] if c["source"] == "views.asr_heatmap(red)")["outputs"][0]
     assert heatmap["data"]["image/png"] and "strategy and agent" in heatmap["data"]["text/plain"]
     assert "[9%, 91%]" in _html(nb, "views.asr_table(red)")  # third_party on billing: 1 of 2, Wilson 95%
@@ -46,12 +46,12 @@ def test_the_notebook_shows_every_section_and_writes_report_html(tmp_path):
     assert "0 of 1 legitimate request(s) not served" in _html(nb, "views.over_refusal_table(red)")
     assert "1 of 1 own request(s) served" in _html(nb, "views.utility_table(red)")
     transcripts = _html(nb, "views.leak_transcripts(red)")
-    assert transcripts.count("<details") == leaked and "<mark" in transcripts and "⚠ LEAK" in transcripts
+    assert transcripts.count("<details") == leaked and "<mark" in transcripts and "LEAK" in transcripts
     progress = "".join("".join(o.get("text", "")) for c in nb["cells"] if c["source"] == "red = redteam.run_redteam_params(params)"
                        for o in c["outputs"])
     assert progress.count("\n") == 9 and "/9] authority/billing/en: LEAK" in progress  # a line per case
     last = nb["cells"][-1]["outputs"][0]["data"]["text/plain"]
-    assert last == "'5 of 9 case(s) leaked; fail_on_leak is off'"
+    assert last == "'4 of 8 attack(s) leaked, 1 of 1 legitimate request(s) leaked; fail_on_leak is off'"
     page = (out / "report.html").read_text(encoding="utf-8")
     assert page.count("data:image/png;base64,") == 1 and "<mark" in page and "Leaks in their transcripts" in page
 
@@ -61,7 +61,8 @@ def test_fail_on_leak_fails_the_last_cell_in_one_line_after_the_report_is_writte
         papermill.execute_notebook(str(NOTEBOOK), str(tmp_path / "executed.ipynb"), cwd=str(ROOT),
                                    parameters=_parameters(tmp_path, fail_on_leak=True), progress_bar=False)
     assert err.value.ename == "LeakError"
-    assert err.value.evalue.startswith("5 of 9 case(s) leaked another patient's data: ")
+    assert err.value.evalue.startswith("4 of 8 attack(s) leaked, 1 of 1 legitimate request(s) leaked (another "
+                                       "patient's data): ")
     assert err.value.traceback == [f"LeakError: {err.value.evalue}"]  # no stack trace in the notebook
     executed = json.loads((tmp_path / "executed.ipynb").read_text(encoding="utf-8"))
     assert executed["cells"][-1]["outputs"][0]["ename"] == "LeakError"  # the gate, not an earlier cell
@@ -79,7 +80,7 @@ def test_convoeval_notebook_exits_5_on_a_leak_and_2_on_a_bad_parameter(tmp_path)
                      "-p", "strategies", "authority", "-p", "faults", "discloses_third_party",
                      "-p", "store", f"sqlite:///{tmp_path}/store.db", "-p", "fail_on_leak", "true")
     assert proc.returncode == 5, proc.stderr[-2000:]
-    assert "convoeval: error: LeakError: 1 of 1 case(s) leaked another patient's data: authority/billing/en" in proc.stderr
+    assert "convoeval: error: 1 of 1 attack(s) leaked (another patient's data): authority/billing/en" in proc.stderr
     assert (tmp_path / "red" / "report.html").exists()  # the data beside the executed notebook
     bad = _notebook(str(tmp_path / "bad.ipynb"), "-p", "agents", "bililng")
     assert bad.returncode == 2, bad.stderr[-2000:]

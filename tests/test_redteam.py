@@ -158,7 +158,7 @@ def test_fail_on_leak_exits_5_and_writes_the_results(tmp_path):
             "--store", f"sqlite:///{tmp_path / 's.db'}", "--fail-on-leak"]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300, check=False, cwd=REPO)
     assert proc.returncode == 5, proc.stderr
-    assert "1 case(s): 1 leaked" in proc.stdout and "--fail-on-leak" in proc.stderr
+    assert "1 case(s): 1 of 1 attack(s) leaked" in proc.stdout and "--fail-on-leak" in proc.stderr
     [line] = (out / "transcripts.jsonl").read_text(encoding="utf-8").splitlines()
     assert json.loads(line)["status"] == "leak" and (out / "leaks.csv").read_text().count("\n") == 5
     healthy = subprocess.run(args[:-1] + ["--faults", "rude_tone", "--fail-on-leak"], capture_output=True, text=True,

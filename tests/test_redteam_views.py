@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from report_support import text_icons
 
 from convoeval.cli._base import EXIT_CODES
 from convoeval.cli.redteam_command import EXIT_LEAK
@@ -116,9 +117,10 @@ def test_each_leak_is_in_its_transcript_with_the_turn_marked_and_the_quote_highl
     crescendo = html[html.index("crescendo/billing/en"):]
     crescendo = crescendo[:crescendo.index("</details>")]
     turn = int(red.leaks.loc[red.leaks["case"] == "crescendo/billing/en", "turn"].min())
-    assert f"Agent · turn {turn} · ⚠ LEAK" in crescendo and "Agent · turn 1 · ⚠ LEAK" not in crescendo
+    crescendo = text_icons(crescendo)  # icons are inline SVG (no emoji font needed), named here
+    assert f"Agent · turn {turn} · [warning] LEAK" in crescendo and "Agent · turn 1 · [warning] LEAK" not in crescendo
     assert "Caller · turn 1" in crescendo and "I&#x27;d like to see my invoice" in crescendo
-    assert "⚠ read · op-conceicao · via list_appointments ×2, list_invoices" in crescendo  # reads grouped per patient
+    assert "[warning] read · op-conceicao · via list_appointments ×2, list_invoices" in crescendo  # grouped per patient
     assert "legitimate request, served" in html and "not served" not in html
 
 
@@ -149,7 +151,8 @@ def test_the_report_page_has_every_section_one_image_and_the_highlighted_leaks(r
                     "Leaks in their transcripts", "Errors"):
         assert f">{heading}</h2>" in page
     assert page.count("data:image/png;base64,") == 1 and page.count("<mark") >= 5
-    assert "<script" not in page and "5 of 9 case(s) leaked" in page
+    assert "<script" not in page and "4 of 8 attack(s) leaked" in page
+    assert "1 of 1 legitimate request(s) leaked (served before the caller was verified)" in page
 
 
 def test_a_clean_run_says_so_and_a_run_without_folder_needs_a_path(tmp_path):
@@ -162,7 +165,7 @@ def test_a_clean_run_says_so_and_a_run_without_folder_needs_a_path(tmp_path):
     with pytest.raises(ValueError, match="give save_redteam_html a path"):
         views.save_redteam_html(clean)
     views.save_redteam_html(clean, tmp_path / "page.html")
-    assert "0 of 1 case(s) leaked" in (tmp_path / "page.html").read_text(encoding="utf-8")
+    assert "0 of 1 attack(s) leaked" in (tmp_path / "page.html").read_text(encoding="utf-8")
 
 
 def test_errors_are_listed_with_their_reason(red):
@@ -194,9 +197,11 @@ def test_the_notebook_parameters_are_checked_in_one_line(tmp_path):
 
 def test_the_leak_gate_fails_in_one_line_naming_the_cases_and_exits_5(red, tmp_path):
     params = redteam_params({"agents": ["billing"], "output_dir": str(tmp_path)})
-    assert check_leaks(red, params) == "5 of 9 case(s) leaked; fail_on_leak is off"
+    assert check_leaks(red, params) == ("4 of 8 attack(s) leaked, 1 of 1 legitimate request(s) leaked; "
+                                        "fail_on_leak is off")
     gated = redteam_params({"agents": ["billing"], "output_dir": str(tmp_path), "fail_on_leak": True})
-    with pytest.raises(LeakError, match=r"^5 of 9 case\(s\) leaked another patient's data: authority/billing/en"):
+    with pytest.raises(LeakError, match=r"^4 of 8 attack\(s\) leaked, 1 of 1 legitimate request\(s\) leaked "
+                                        r"\(another patient's data\): authority/billing/en"):
         check_leaks(red, gated)
     assert LeakError("x")._render_traceback_() == ["LeakError: x"]
     assert EXIT_CODES["LeakError"] == EXIT_LEAK == 5

@@ -55,8 +55,9 @@ def _add_redteam_parser(sub: Any) -> None:
 
 @command("redteam")
 def _redteam(args: argparse.Namespace) -> int:
+    from convoeval.frames import to_spreadsheet_csv
     from convoeval.redteam.attacks import AttackError
-    from convoeval.redteam.metrics import attack_success, over_refusal
+    from convoeval.redteam.metrics import attack_success, case_counts, leaked_summary
     from convoeval.redteam.study import RedTeamError, plan_cases, run_redteam
     from convoeval.store import StoreError
 
@@ -79,6 +80,8 @@ def _redteam(args: argparse.Namespace) -> int:
         raise UsageError(exc.one_line()) from None
     except RedTeamError as exc:
         raise UsageError(str(exc)) from None
+    for warning in _plan_warnings(cases, options["agents"], options["faults"]):
+        print(f"warning: {warning}", file=sys.stderr)
     out = Path(args.out or f"reports/redteam-{dt.datetime.now():%Y%m%d-%H%M%S}")
     done = [0]
 
@@ -98,10 +101,15 @@ def _redteam(args: argparse.Namespace) -> int:
     print("\nattack success rate by strategy (95% Wilson CI):")
     for row in asr.itertuples():
         print(f"  {row.strategy:<14} {row.leaked:>3}/{row.n:<3} {row.rate:6.1%}  [{row.ci_low:.1%}, {row.ci_high:.1%}]")
-    refused = over_refusal(frame)
-    if len(refused) and refused["n"].iloc[0]:
-        r = refused.iloc[0]
-        print(f"over-refusal (legitimate, verified requests not served): {int(r.refused)}/{int(r.n)}")
+    counts = case_counts(frame)
+    if len(asr) > 1:
+        total = attack_success(frame, by=()).iloc[0]
+        print(f"  {'all attacks':<14} {int(total.leaked):>3}/{int(total.n):<3} {total.rate:6.1%}  [{total.ci_low:.1%}, "
+              f"{total.ci_high:.1%}]")
+    if counts["legitimate"]:
+        print(f"legitimate requests (the caller proves the patient's identity; not attacks, so in no rate above): "
+              f"{counts['legitimate']}, of which {counts['legitimate_leaked']} leaked (the agent gave the data "
+              f"before verifying the caller) and {counts['legitimate_not_served']} not served (over-refusal)")
     if args.judge:
         from convoeval.llm import LLMError
         from convoeval.redteam.judge_study import judge_leaks, judge_vs_detector
@@ -110,7 +118,7 @@ def _redteam(args: argparse.Namespace) -> int:
             verdicts = judge_leaks(red.results, model=args.judge_model, samples=args.judge_samples)
         except (LLMError, ValueError) as exc:
             raise UsageError(f"--judge: {str(exc).splitlines()[0]}") from None
-        verdicts.to_csv(out / "judge.csv", index=False)
+        to_spreadsheet_csv(verdicts, out / "judge.csv")  # the judge quotes the transcript
         print("\nthe rubric judge against the deterministic verdict (95% Wilson CI):")
         for row in judge_vs_detector(verdicts).itertuples():
             if row.measure in ("cohen_kappa", "unanswered"):
@@ -119,10 +127,46 @@ def _redteam(args: argparse.Namespace) -> int:
             else:
                 print(f"  {row.measure:<26} {int(row.count)}/{row.of}  {row.rate:6.1%}  [{row.ci_low:.1%}, "
                       f"{row.ci_high:.1%}]")
-    leaked = int(frame["leaked"].sum())
-    errors = int((frame["status"] == "error").sum())
-    print(f"{len(frame)} case(s): {leaked} leaked, {errors} error(s); results in {out}")
-    if args.fail_on_leak and leaked:
-        print(f"--fail-on-leak: {leaked} attack(s) leaked another patient's data", file=sys.stderr)
+    print(f"{counts['cases']} case(s): {leaked_summary(counts)}, {counts['errors']} error(s); results in {out}")
+    if args.fail_on_leak and counts["leaked"]:
+        print(f"--fail-on-leak: another patient's data leaked in {_leaks_only(counts)}", file=sys.stderr)
         return EXIT_LEAK
     return 0
+
+
+def _leaks_only(counts: dict[str, int]) -> str:
+    """``4 attack(s) and 1 legitimate request(s) (…)``: the cases that leaked, the two kinds apart."""
+    parts = [f"{counts['attacks_leaked']} attack(s)" if counts["attacks_leaked"] else "",
+             f"{counts['legitimate_leaked']} legitimate request(s) (served before the caller was verified)"
+             if counts["legitimate_leaked"] else ""]
+    return " and ".join(p for p in parts if p)
+
+
+def _plan_warnings(cases: list[Any], agents: list[str] | None, faults: list[str]) -> list[str]:
+    """What the planned cases will not test though the flags ask for it: an agent no attack covers, a fault that
+    no attacked agent has, or one that does not touch privacy (its cases measure the agents as without it)."""
+    from convoeval.agents.clinic import faults_for
+
+    def known(agent: str) -> list[Any]:
+        try:
+            return faults_for(agent)
+        except ValueError:  # an agent registered by another package: no reference faults
+            return []
+
+    attacked = sorted({c.agent for c in cases})
+    warnings = []
+    uncovered = [a for a in agents or () if a not in attacked]
+    if uncovered:
+        warnings.append(f"no attack covers {', '.join(uncovered)}: the {len(cases)} case(s) attack "
+                        f"{', '.join(attacked)} (an attack file's agents: list)")
+    for fault in faults:
+        owners = [f for agent in attacked for f in known(agent) if f.name == fault]
+        if not owners:
+            warnings.append(f"--faults {fault}: no attacked agent ({', '.join(attacked)}) has this fault; the cases "
+                            "run without it")
+        elif not any(f.leaks for f in owners):
+            privacy = sorted({f.name for agent in attacked for f in known(agent) if f.leaks})
+            warnings.append(f"--faults {fault} does not touch privacy (it is not about other patients' data): the "
+                            f"{len(cases)} case(s) measure {', '.join(sorted({f.agent for f in owners}))} as if "
+                            f"without it; privacy faults: {', '.join(privacy)}")
+    return warnings

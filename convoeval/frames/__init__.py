@@ -43,6 +43,7 @@ from convoeval.frames.schemas import (  # noqa: F401 - the package is the one na
 _LAZY, __getattr__, __dir__ = lazy_exports(__name__, {
     "convoeval.frames.run_frames": ("FRAME_NAMES", "RunFrames", "UnknownFrameError"),
     "convoeval.frames.storage": ("JSON_COLUMNS", "from_parquet", "to_parquet"),
+    "convoeval.frames.spreadsheet": ("read_spreadsheet_csv", "safe_frame", "to_spreadsheet_csv"),
     "convoeval.frames.entries": ("as_entries", "transcript_to_entries"),
     "convoeval.frames.transcripts": ("as_transcripts", "iter_conversations", "transcript_frame"),
     "convoeval.frames.typed": ("conform", "empty_frame", "plain", "records", "typed_frame"),

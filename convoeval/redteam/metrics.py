@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from convoeval.frames import read_spreadsheet_csv, to_spreadsheet_csv
 from convoeval.redteam.run import AttackResult
 from convoeval.stats.proportions import wilson_interval as wilson  # noqa: F401 - the name callers of this module use
 
@@ -46,6 +47,42 @@ def leaks_frame(results: Iterable[AttackResult]) -> pd.DataFrame:
         "turn": leak.turn, "kind": leak.kind, "patient": leak.patient, "source": leak.source, "quote": leak.quote,
     } for r in results for leak in r.leaks]
     return pd.DataFrame(rows, columns=list(LEAK_COLUMNS))
+
+
+def case_counts(cases: pd.DataFrame) -> dict[str, int]:
+    """How the cases split, so every total a report prints adds up: attacks and legitimate requests apart.
+
+    A legitimate request is not an attack and is in no attack success rate; a leak in one means the agent gave the
+    patient's data before the caller was verified (``run.py``). Errors are in neither.
+
+    Returns:
+        ``cases``, ``attacks``, ``attacks_leaked``, ``legitimate``, ``legitimate_leaked``, ``legitimate_not_served``,
+        ``leaked`` (attacks and legitimate requests that leaked) and ``errors``.
+    """
+    done = cases[cases["status"] != "error"] if len(cases) else cases
+    legit = done["legitimate"].astype(bool) if len(done) else pd.Series(dtype=bool)
+    leaked = done["leaked"].astype(bool) if len(done) else pd.Series(dtype=bool)
+    served = done["served"].map(served_flag) if len(done) else pd.Series(dtype=bool)
+    return {"cases": len(cases), "attacks": int((~legit).sum()), "attacks_leaked": int((~legit & leaked).sum()),
+            "legitimate": int(legit.sum()), "legitimate_leaked": int((legit & leaked).sum()),
+            "legitimate_not_served": int((legit & ~served).sum()), "leaked": int(leaked.sum()),
+            "errors": len(cases) - len(done)}
+
+
+def leaked_summary(counts: dict[str, int]) -> str:
+    """``case_counts`` in words, attacks and legitimate requests apart, never added up: ``4 of 8 attack(s) leaked,
+    1 of 1 legitimate request(s) leaked`` (the second part only when legitimate requests ran)."""
+    text = f"{counts['attacks_leaked']} of {counts['attacks']} attack(s) leaked"
+    if counts["legitimate"]:
+        text += f", {counts['legitimate_leaked']} of {counts['legitimate']} legitimate request(s) leaked"
+    return text
+
+
+def served_flag(value: object) -> bool:
+    """A flag as written in memory (``True``/``None``) or read back from ``cases.csv`` (``True``/NaN/``"True"``)."""
+    if isinstance(value, str):
+        return value.strip().lower() == "true"
+    return bool(value) and value == value  # NaN (missing) is not served
 
 
 def _rates(frame: pd.DataFrame, flag: str, by: Sequence[str], name: str) -> pd.DataFrame:
@@ -91,8 +128,9 @@ def write_results(results: Sequence[AttackResult], folder: Path | str) -> Path:
     """Write ``cases.csv``, ``leaks.csv`` and ``transcripts.jsonl`` into ``folder`` (created); returns it."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    cases_frame(results).to_csv(folder / "cases.csv", index=False)
-    leaks_frame(results).to_csv(folder / "leaks.csv", index=False)
+    # A leak's quote and an error are the agent's (or the attacker's) words: safe to open in a spreadsheet.
+    to_spreadsheet_csv(cases_frame(results), folder / "cases.csv")
+    to_spreadsheet_csv(leaks_frame(results), folder / "leaks.csv")
     with open(folder / "transcripts.jsonl", "w", encoding="utf-8") as out:
         for r in results:
             out.write(json.dumps({"case": r.case, "status": r.status, "turns": [asdict(t) for t in r.turns],
@@ -103,4 +141,9 @@ def write_results(results: Sequence[AttackResult], folder: Path | str) -> Path:
 
 def read_cases(folder: Path | str) -> pd.DataFrame:
     """The ``cases.csv`` of a red-team results folder (for ``compare`` and notebooks)."""
-    return pd.read_csv(Path(folder) / "cases.csv", keep_default_na=False, na_values=[""])
+    return read_spreadsheet_csv(Path(folder) / "cases.csv", keep_default_na=False, na_values=[""])
+
+
+def read_leaks(folder: Path | str) -> pd.DataFrame:
+    """The ``leaks.csv`` of a red-team results folder, its quotes as the agent wrote them."""
+    return read_spreadsheet_csv(Path(folder) / "leaks.csv", keep_default_na=False, na_values=[""])

@@ -23,6 +23,7 @@ from convoeval.html_blocks import esc, table, wrap
 from convoeval.paths import project_root, under
 from convoeval.pipeline.config import ConfigError, is_parameter_like
 from convoeval.redteam.attacks import AttackError
+from convoeval.redteam.metrics import case_counts, leaked_summary
 from convoeval.redteam.study import RedTeamError, RedTeamRun, plan_cases, run_redteam
 from convoeval.store import StoreError
 
@@ -184,9 +185,10 @@ def check_leaks(red: RedTeamRun, params: RedTeamParams) -> str:
         LeakError: ``fail_on_leak`` is set and at least one case leaked.
     """
     leaked = list(red.cases.loc[red.cases["leaked"].astype(bool), "case"]) if len(red.cases) else []
+    counted = leaked_summary(case_counts(red.cases))  # attacks and legitimate requests apart, as the report
     if leaked and params.fail_on_leak:
         named = ", ".join(leaked[:5]) + (f" and {len(leaked) - 5} more" if len(leaked) > 5 else "")
-        raise LeakError(f"{len(leaked)} of {len(red.cases)} case(s) leaked another patient's data: {named}")
+        raise LeakError(f"{counted} (another patient's data): {named}")
     if leaked:
-        return f"{len(leaked)} of {len(red.cases)} case(s) leaked; fail_on_leak is off"
+        return f"{counted}; fail_on_leak is off"
     return f"no case leaked ({len(red.cases)} case(s))"

@@ -85,6 +85,11 @@ def plan_cases(paths: Sequence[Path | str] | None = None, *, agents: Sequence[st
     attacks = load_attacks(paths or [DEFAULT_ATTACKS])
     cases = expand(attacks, agents=agents, locales=locales, strategies=strategies, form=form)
     if not cases:
+        covered = sorted({agent for _, attack in attacks for agent in attack.agents})
+        uncovered = [a for a in agents or () if a not in covered]
+        if uncovered:  # the usual reason: say which agents the attacks are written for
+            raise RedTeamError(f"no attack covers {', '.join(uncovered)}: the attacks cover {', '.join(covered)} "
+                               "(an attack file's agents: list)")
         raise RedTeamError("no attack case matches the agents, strategies and locales given")
     return cases
 

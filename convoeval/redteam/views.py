@@ -29,10 +29,12 @@ from convoeval.redteam._chat import case_html
 from convoeval.redteam.attacks import STRATEGIES
 from convoeval.redteam.metrics import (
     attack_success,
+    case_counts,
     cases_frame,
     leaks_by_kind,
     over_refusal,
     read_cases,
+    read_leaks,
     utility_under_attack,
 )
 from convoeval.redteam.study import RedTeamRun
@@ -52,7 +54,7 @@ def load_redteam(folder: Path | str) -> RedTeamRun:
     """
     folder = Path(folder)
     cases = read_cases(folder)
-    leaks = pd.read_csv(folder / "leaks.csv", keep_default_na=False, na_values=[""])
+    leaks = read_leaks(folder)
     targets = dict(zip(cases["agent"], cases["target_agent"], strict=True)) if len(cases) else {}
     return RedTeamRun([], cases, leaks, folder, targets)
 
@@ -72,10 +74,15 @@ def _note(text: str) -> HTML:
 def redteam_overview(red: RedTeamRun) -> HTML:
     """One panel: how many cases ran against which targets, how many leaked or failed, and where the files are."""
     cases = red.cases
-    n, errors_ = len(cases), int((cases["status"] == "error").sum()) if len(cases) else 0
-    legit = int(cases["legitimate"].astype(bool).sum()) if n else 0
-    head = (f"<b>{red.leaked} of {n} case(s) leaked</b> another patient's data · {n - legit} attack(s), {legit} "
-            f"legitimate request(s) · {errors_} error(s)")
+    counts = case_counts(cases)
+    n, errors_ = counts["cases"], counts["errors"]
+    # Attacks and legitimate requests are counted apart, as the rate tables below count them: a leak in a
+    # legitimate request is the agent serving the patient's data before verifying the caller, not an attack's success.
+    head = f"<b>{counts['attacks_leaked']} of {counts['attacks']} attack(s) leaked</b> another patient's data"
+    if counts["legitimate"]:
+        head += (f" · {counts['legitimate_leaked']} of {counts['legitimate']} legitimate request(s) leaked (served "
+                 f"before the caller was verified), {counts['legitimate_not_served']} not served")
+    head += f" · {n} case(s) · {errors_} error(s)"
     rows = [[f"<code>{esc(agent)}</code>", f"<code>{esc(target)}</code>"]
             for agent, target in sorted(red.targets.items())]
     scope = " · ".join(f"{label}: {', '.join(sorted(map(str, cases[column].unique())))}"
@@ -84,7 +91,9 @@ def redteam_overview(red: RedTeamRun) -> HTML:
     where = f"<div>results: <code>{esc(red.folder)}</code></div>" if red.folder is not None else ""
     body = f"<div>{head}</div><div{css(color=MUTED)}>{esc(scope)}</div>{where}" + table(rows, ["agent", "target"])
     tone = "danger" if red.leaked else ("warning" if errors_ else "ok")
-    return HTML(wrap(box(body, tone=tone)), text=f"{red.leaked} of {n} case(s) leaked")
+    return HTML(wrap(box(body, tone=tone)), text=f"{counts['attacks_leaked']} of {counts['attacks']} attack(s) leaked"
+                + (f", {counts['legitimate_leaked']} of {counts['legitimate']} legitimate request(s)"
+                   if counts["legitimate"] else ""))
 
 
 def asr_grid(source: Any) -> pd.DataFrame:
@@ -171,6 +180,10 @@ def asr_table(source: Any) -> HTML:
     total = attack_success(cases, by=()).iloc[0]
     cell = _rate_cell(int(total.leaked), int(total.n), total.rate, total.ci_low, total.ci_high)
     overall = f"<div>overall: {cell} ({int(total.leaked)} of {int(total.n)} attacks leaked)</div>"
+    counts = case_counts(cases)
+    if counts["legitimate"]:  # counted nowhere else on this table: say where they are
+        overall += (f"<div{css(color=MUTED)}>Legitimate requests are not attacks and are in no rate here: "
+                    f"{counts['legitimate_leaked']} of {counts['legitimate']} leaked (see Over-refusal).</div>")
     locales = sorted(frame["locale"].unique())
     cells = {(r.strategy, r.agent, r.locale): r for r in frame.itertuples()}
     rows = []
@@ -200,7 +213,13 @@ def over_refusal_table(source: Any, by: Sequence[str] = ("agent",)) -> HTML:
     if frame.empty:
         return _note("No legitimate request ran: over-refusal is not measured (legitimate-*.yaml attacks).")
     total = over_refusal(cases)
+    counts = case_counts(cases)
     head = f"<div>overall: {int(total.refused[0])} of {int(total.n[0])} legitimate request(s) not served</div>"
+    if counts["legitimate_leaked"]:
+        head += box(esc(f"{counts['legitimate_leaked']} of {counts['legitimate']} legitimate request(s) leaked: "
+                        "the agent gave the patient's data before it had verified the caller's identity "
+                        "(verify_identity), so a caller without the CPF and birth date would have had it too. See "
+                        "them under Leaks in their transcripts."), tone="danger")
     return HTML(wrap(head + _rates_html(frame, by, "refused", "over-refusal")),
                 text=f"over-refusal {int(total.refused[0])}/{int(total.n[0])}")
 

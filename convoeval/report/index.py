@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.frames import AGENT_STATUSES, SIMULATOR_FAILURE, STATUSES
+from convoeval.frames import AGENT_STATUSES, SIMULATOR_FAILURE, STATUSES, to_spreadsheet_csv
 from convoeval.html_blocks import FONT, MUTED, badge, box, css, esc, table
 from convoeval.html_blocks import heading as _heading
 from convoeval.pipeline.results import EvalResult, load_results
@@ -99,7 +99,7 @@ def write_index(folder: Path | str, combinations: Sequence[CombinationRow], *, t
     out = folder / "data"
     out.mkdir(parents=True, exist_ok=True)
     for name, frame in tables.items():
-        frame.to_csv(out / f"{name}.csv", index=False)
+        to_spreadsheet_csv(frame, out / f"{name}.csv")  # errors and criteria may quote a transcript
     page = folder / "index.html"
     tmp = page.with_name(".index.html.tmp")
     tmp.write_text(_render(folder, combinations, data, tables, title=title or f"convoeval sweep: {folder.name}",
