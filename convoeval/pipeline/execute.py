@@ -1,10 +1,12 @@
 """Run an ``EvalConfig`` into a results folder: the one path the CLI, the notebook, sweeps and code share.
 
-In order, so that a mistake costs nothing: check the scenarios, the agent target, the call budgets and the store —
-all before the results folder is created or locked, and before any model is started — then create and lock the
-folder, run every scenario × seed × trial (in this process, on local worker processes, or on a Dask cluster), write
-each finished conversation the moment it ends, and at the end build the tidy frames once, save them (Parquet, CSV,
-``report.json``) and return an ``EvalResult``. A run refused after the folder was made (a Dask scheduler that
+In order, so that a mistake costs nothing: check the scenarios, the agent target, the call budgets, the models and
+the store — all before the results folder is created or locked, and before any model is started — then create and
+lock the folder, refuse to resume it if a conversation it would keep was made with other settings
+(``convoeval.pipeline.resume``), run every scenario × seed × trial (in this process, on local worker processes, or
+on a Dask cluster), write each finished conversation with its settings the moment it ends, and at the end build the
+tidy frames of the conversations the run selected once, save them (Parquet, CSV, ``report.json``) and return an
+``EvalResult``. A run refused after the folder was made (a Dask scheduler that
 cannot be reached, a local model that cannot start) removes the folder again if it made it and nothing was saved.
 """
 
@@ -41,11 +43,12 @@ from convoeval.pipeline.results import (
     LOCK_FILE,
     EvalResult,
     FolderInUseError,
-    finished,
+    kept_conversations,
     read_frames,
     results_lock,
     write_conversation,
 )
+from convoeval.pipeline.resume import check_resumable, conversation_settings
 from convoeval.scenarios import ScenarioError, load_scenarios
 from convoeval.store import StoreError, open_store
 
@@ -92,7 +95,8 @@ def run_eval(
         The ``EvalResult``; its data is already saved under ``result.out_dir``.
 
     Raises:
-        ConfigError: a setting that cannot work (one line); nothing was run and no model was started.
+        ConfigError: a setting that cannot work (one line); nothing was run and no model was started. Among them,
+            a resumed folder holding a conversation made with other settings (``convoeval.pipeline.resume``).
         StoreError: the store cannot be opened.
 
     Example:
@@ -113,16 +117,17 @@ def run_eval(
     # Every check that can refuse the run comes before the folder exists: a refused run must not leave an empty
     # folder with a .lock behind that looks like a run (issue #22).
     agents = _preflight(config, scenarios, store_url=store_url)
+    settings = conversation_settings(config, jobs)  # resolves the models (no client, no server): a bad one stops here
     started = time.time()
     with open_store(store_url) as store, _run_folder(out):
-        todo, skipped = _todo(jobs, out, config.resume, config.resimulate)
+        todo, skipped = _todo(jobs, out, config.resume, config.resimulate, settings)
         if _checks_language_here(config, todo):
             load_language_model_meanwhile()  # beside the model client's imports below (get_model)
         log = verbose if callable(verbose) else (print if verbose else None)
         report = Progress(len(todo), skipped=skipped, mode=mode)
 
         def save(job: Job, result: ConversationResult) -> None:
-            write_conversation(out, job.key, result.payload())
+            write_conversation(out, job.key, result.payload(), settings=settings[job.key])
             score = result.rows["scores"][0]
             report.finished(job.label, str(score["status"]), score.get("score"))
 
@@ -138,7 +143,7 @@ def run_eval(
         finally:
             report.close()
         store_shown = store.url  # redacted: no password
-    frames = read_frames(out)
+    frames = read_frames(out, settings.keys())  # this run's selection (--type, --scenario), not the whole folder
     meta = {
         "convoeval_version": __version__,
         "config": {**config.recorded(), "output_dir": str(out), "store_url": store_shown if store_url else None},
@@ -245,12 +250,18 @@ def _run_folder(out: Path) -> Iterator[None]:
         raise ConfigError(str(exc)) from None
 
 
-def _todo(jobs: list[Job], out: Path, resume: bool, resimulate: int = 0) -> tuple[list[Job], int]:
+def _todo(jobs: list[Job], out: Path, resume: bool, resimulate: int,
+          settings: dict[str, dict[str, Any]]) -> tuple[list[Job], int]:
     """The jobs still to run: without ``resume`` all of them; with it, all but those saved without an error (and
-    but simulator failures saved with fewer attempts than ``resimulate`` asks now)."""
+    but simulator failures saved with fewer attempts than ``resimulate`` asks now).
+
+    Raises:
+        ConfigError: a conversation it would keep was saved with other ``settings`` (``resume.check_resumable``).
+    """
     if not resume:
         return jobs, 0
-    done = finished(out, resimulate=resimulate)
+    done = kept_conversations(out, keys=settings.keys(), resimulate=resimulate)
+    check_resumable(out, done, settings)
     todo = [j for j in jobs if j.key not in done]
     return todo, len(jobs) - len(todo)
 
