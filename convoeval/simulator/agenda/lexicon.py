@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["CLOSE", "CONFIRM_OPENERS", "INTERROGATIVES", "PART_OF_DAY", "REQUEST_VERBS", "WEEKDAYS", "YES_NO_ANSWERS",
+__all__ = ["CLOSE", "INTERROGATIVES", "PART_OF_DAY", "REQUEST_VERBS", "WEEKDAYS", "YES_NO_ANSWERS",
            "fold", "words"]
 
 
@@ -33,19 +33,6 @@ INTERROGATIVES = frozenset({
     "qual", "quais", "que", "quando", "onde", "como", "quanto", "quantos", "quantas", "quem", "o que",
     "what", "which", "when", "where", "how", "who", "whats", "what's",
     "cual", "cuales", "cuando", "donde", "cuanto", "cuantos", "quien", "cuanta",
-})
-
-#: Words that open a yes/no question about something proposed ("Posso gerar...?", "Shall I book it?").
-CONFIRM_OPENERS = frozenset({
-    # pt-BR
-    "posso", "podemos", "deseja", "desejas", "quer", "queres", "gostaria", "confirma", "confirmar", "confirmo",
-    "esta", "estaria", "fica", "ficaria", "pode", "prefere", "vamos", "seria", "sera", "tudo", "e", "voce",
-    # en
-    "shall", "should", "can", "could", "may", "do", "does", "did", "would", "will", "is", "are", "want", "confirm",
-    "okay", "ok", "sound", "sounds", "you",
-    # es
-    "puedo", "podemos", "deseas", "desea", "quieres", "quiere", "confirmas", "confirmamos", "te", "le", "esta",
-    "seria", "vamos", "prefieres", "prefiere", "es", "tu", "usted",
 })
 
 #: Imperatives and polite forms that ask the person for a piece of information.

@@ -57,8 +57,14 @@ def mentions(text: str, phrase: str) -> bool:
         >>> mentions("Posso gerar o boleto agora?", "boleto")
         True
     """
-    wanted = features(phrase)
-    return bool(wanted) and wanted <= features(text)
+    wanted, have = features(phrase), features(text)
+    return bool(wanted) and all(w in have or any(_same_stem(w, h) for h in have) for w in wanted)
+
+
+def _same_stem(word: str, other: str) -> bool:
+    """Whether two words share a stem ("cancelar" and "cancelarla", "cancel" and "cancelled")."""
+    stem = word[: max(5, len(word) - 2)]
+    return len(word) >= 5 and other.startswith(stem)
 
 
 def _score(option: str, preference: str) -> float:

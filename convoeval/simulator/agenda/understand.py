@@ -14,7 +14,6 @@ from convoeval.fidelity.claims import agent_claims, stated_times, stated_urls
 from convoeval.simulator.agenda.acts import AgentAct, AgentActs
 from convoeval.simulator.agenda.lexicon import (
     CLOSE,
-    CONFIRM_OPENERS,
     INTERROGATIVES,
     REQUEST_VERBS,
     WEEKDAYS,
@@ -42,6 +41,7 @@ _PLACE = re.compile(r"\b(?:rua|r\.|avenida|av\.|alameda|travessa|praca|street|st
 _GREETING_ONLY = re.compile(r"^(?:ola|oi|bom dia|boa tarde|boa noite|hello|hi|hey|good (?:morning|afternoon|evening)|"
                             r"hola|buenos dias|buenas tardes|buenas noches)\b")
 _MAX_OPTION_WORDS = 12
+_POSSESSIVE = re.compile(r"\b(?:seu|sua|your|tu|su)\b")
 #: An imperative to pick ("Escolha uma opção", "Pick one", "Elige uno"): the alternatives around it are options.
 _PICK = re.compile(r"\b(?:escolh[ae]\w*|selecion[ae]\w*|choose|pick|select|elig[ae]\w*|selecciona\w*)\b")
 #: "Vem ou não vem?", "Are you coming or not?": a yes/no question however it is worded.
@@ -174,10 +174,12 @@ def read_agent(text: str, locale: str | None = None) -> AgentActs:
             requested = requested or sentence
         elif REQUEST_VERBS.search(folded):
             requested = requested or sentence
-        elif question and opener and (opener[0] in CONFIRM_OPENERS or len(opener) <= 2):
-            proposal = proposal or sentence
+        elif question and len(words(sentence)) <= 6 and _POSSESSIVE.search(folded):
+            requested = requested or sentence  # "And your phone number?", "¿Y tu DNI?": a request without a verb
         elif question:
-            requested = requested or sentence
+            # Not opened by an interrogative: a yes/no question ("Posso gerar o link?", "¿Cambio tu cita al
+            # viernes?", "Shall I book it?"), whatever its verb.
+            proposal = proposal or sentence
     claims = agent_claims(text, locale)
     outcomes = frozenset(c.kind for c in claims)
     if options:
