@@ -107,10 +107,17 @@ class NameIndex(Generic[K]):
         ``membership`` rule reads it as who a sentence is about)."""
         return [key for word in message_words for key in self._firsts.get(word, ())]
 
+    def first_name_positions(self, text: str) -> list[tuple[int, str]]:
+        """``(start, word)`` of each first name of a canary in ``text`` (folded)."""
+        words = set(WORD.findall(text))
+        if self._firsts.keys().isdisjoint(words):
+            return []
+        return [(m.start(), m.group()) for m in WORD.finditer(text) if m.group() in self._firsts]
+
     def hits(self, text: str, message_words: Sequence[str]) -> list[tuple[int, int, K]]:
         """``(start, end, key)`` for each name form found in ``text`` (folded), whose ``WORD`` tokens are
         ``message_words``."""
-        if not any(word in self._forms for word in message_words):
+        if self._forms.keys().isdisjoint(message_words):
             return []
         spans = [m.span() for m in WORD.finditer(text) if m.group() not in PARTICLES]
         core = [word for word in message_words if word not in PARTICLES]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import lru_cache
 
 from babel.dates import get_day_names, get_month_names
 
@@ -43,41 +44,48 @@ WEEKDAY_OF.update({"segunda": 0, "terca": 1, "quarta": 2, "quinta": 3, "sexta": 
 _RELATIVE = {"depois de amanha": 2, "pasado manana": 2, "day after tomorrow": 2, "amanha": 1, "tomorrow": 1,
              "manana": 1, "hoje": 0, "today": 0, "hoy": 0}
 _ORDINALS = r"(?:o|a|st|nd|rd|th)"
+_SHORT_WEEKDAY_AFTER = ("na ", "sta ", "ssa ", "ate ", "xima ")
 
 _MONTHS = "|".join(sorted(MONTH_OF, key=len, reverse=True))
 _NUMERIC_DATE = (
     r"(?P<iy>\d(?<![\d-]\d)\d{3})-(?P<im>\d{1,2})-(?P<id>\d{1,2})(?!\d)"
     r"|(?P<na>\d(?<![\d/.,:-]\d)\d?)(?P<sep>[/.-])(?P<nb>\d{1,2})(?:(?P=sep)(?P<ny>\d{4}|\d{2}))?(?!\d|[/.,:-]\d|\s*[ap]\.?\s?m\b)"
 )
-_NAMED_DATE = (
-    # A day then the month, in any separator: "14 de março de 1958", "14/mar/1958", "the 14th of March, 1958".
-    rf"|(?P<dd>\d(?<![\d.,:]\d)\d?|primeiro|primero|first){_ORDINALS}?(?:\s+(?:de|of))?(?:\s+|\s*[/.-]\s*)"
-    rf"(?P<dm>{_MONTHS})(?![a-z])\.?"
-    r"(?:\s*(?P<dsep>[/.-])\s*(?P<dy2>\d{4}|\d{2})|,?\s+(?:de\s+|del\s+|of\s+)?(?P<dy>\d{4}))?(?!\d)"
-    # The month then the day: "March 14th, 1958", "Mar. 14, 1958", "mar/14/1958".
-    rf"|(?P<mm>{_MONTHS})(?![a-z])\.?(?:\s+(?:the\s+)?|\s*[/.-]\s*)(?P<md>\d{{1,2}}){_ORDINALS}?(?![\d:/.-]\d|\d)"
-    r"(?:(?:,?\s+|\s*[/.-]\s*)(?P<my>\d{4})(?!\d))?"
+#: The date pattern's branches in words, each run only when the message holds one of its words (``_TRIGGERS``):
+#: one pattern with every branch costs several times the numeric one on a 350-character message.
+_BRANCHES = {
+    # A day then the month, in any separator: "14 de março de 1958", "14/mar/1958", "the 14th of March, 1958";
+    # the month then the day: "March 14th, 1958", "Mar. 14, 1958", "mar/14/1958".
+    "month": rf"|(?P<dd>\d(?<![\d.,:]\d)\d?|primeiro|primero|first){_ORDINALS}?(?:\s+(?:de|of))?(?:\s+|\s*[/.-]\s*)"
+             rf"(?P<dm>{_MONTHS})(?![a-z])\.?"
+             r"(?:\s*(?P<dsep>[/.-])\s*(?P<dy2>\d{4}|\d{2})|,?\s+(?:de\s+|del\s+|of\s+)?(?P<dy>\d{4}))?(?!\d)"
+             rf"|(?P<mm>{_MONTHS})(?![a-z])\.?(?:\s+(?:the\s+)?|\s*[/.-]\s*)(?P<md>\d{{1,2}}){_ORDINALS}?"
+             r"(?![\d:/.-]\d|\d)(?:(?:,?\s+|\s*[/.-]\s*)(?P<my>\d{4})(?!\d))?",
     # A day of the month: "dia 11", "the 11th", "el día 11".
-    rf"|(?:(?<![a-z])(?:dia|day)\s+|the\s+)(?P<od>\d{{1,2}}){_ORDINALS}?(?![a-z])(?![\d/.:,-]\d|\d|\s*(?:de\s+|of\s+)?(?:{_MONTHS})(?![a-z]))"
-    # A weekday (next, this, que vem…) and a relative day.
-    rf"|(?P<wd>{_FULL_WEEKDAYS})(?![a-z])"
-    r"|(?:(?<=na )|(?<=sta )|(?<=ssa )|(?<=ate )|(?<=xima ))(?P<ws>segunda|terca|quarta|quinta|sexta)(?![a-z])"
-    r"|(?P<rel>depois de amanha|pasado manana|day after tomorrow|amanha|tomorrow|hoje|today|hoy"
-    r"|(?<!la )(?<!da )(?<!de )manana(?! de )(?!,? (?:y|e) ))(?![a-z])"
-)
-_DATES = {False: re.compile(_NUMERIC_DATE), True: re.compile(_NUMERIC_DATE + _NAMED_DATE)}
-_DATE_WORDS = frozenset(MONTH_OF) | frozenset(WEEKDAY_OF) | {"dia", "day", "the", "amanha", "tomorrow", "hoje",
-                                                             "today", "hoy", "manana", "primeiro", "primero"}
-_ORDINAL_WORD = re.compile(r"\d(?:st|nd|rd|th)\b")
+    "day": rf"|(?:d(?<![a-z]d)(?:ia|ay)|t(?<![a-z]t)he)\s+(?P<od>\d{{1,2}}){_ORDINALS}?(?![a-z])"
+           rf"(?![\d/.:,-]\d|\d|\s*(?:de\s+|of\s+)?(?:{_MONTHS})(?![a-z]))",
+    # A weekday (next, this, que vem…).
+    "weekday": rf"|(?P<wd>{_FULL_WEEKDAYS})(?![a-z])|(?P<ws>segunda|terca|quarta|quinta|sexta)(?![a-z])",
+    # A relative day.
+    "relative": r"|(?P<rel>depois de amanha|pasado manana|day after tomorrow|amanha|tomorrow|hoje|today|hoy"
+                r"|manana(?<!la manana)(?<!da manana)(?<!de manana)(?! de )(?!,? (?:y|e) ))(?![a-z])",
+}
+_RELATIVE_WORDS = frozenset({"amanha", "tomorrow", "hoje", "today", "hoy", "manana"})
+_TRIGGERS = {"month": frozenset(MONTH_OF), "day": frozenset({"dia", "day", "the"}),
+             "weekday": frozenset(WEEKDAY_OF), "relative": _RELATIVE_WORDS}
+#: The words a branch's match starts with (a weekday's first word: "segunda" of "segunda-feira").
+_STARTERS = {"month": frozenset(MONTH_OF) | {"primeiro", "primero", "first"}, "day": _TRIGGERS["day"],
+             "weekday": frozenset(name.split("-")[0] for name in WEEKDAY_OF),
+             "relative": _RELATIVE_WORDS | {"depois", "pasado", "day"}}
+
+
+@lru_cache(maxsize=None)
+def _pattern(parts: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(_NUMERIC_DATE + "".join(_BRANCHES[part] for part in parts))
+
 
 #: A date read from text: (year, month, day, weekday with 0 = Monday); None where the text does not say it.
 Day = tuple[int | None, int | None, int | None, int | None]
-
-
-def names_a_date(words: Iterable[str], text: str) -> bool:
-    """Whether a message with these folded ``words`` may hold a date in words (a month, a weekday, ``dia 11``,
-    ``the 11th``, ``amanhã``), so the slower search for them is worth running."""
-    return not _DATE_WORDS.isdisjoint(words) or bool(_ORDINAL_WORD.search(text))
 
 
 def _valid(year: int | None, month: int | None, day: int | None) -> bool:
@@ -147,15 +155,42 @@ def _readings(g: dict[str, str | None], month_first: bool, today: dt.date | None
     return []
 
 
-def dates(text: str, *, month_first: bool, named: bool = True,
+_DIGITS = re.compile(r"\d+")
+_WORD = re.compile(r"[a-z]+")
+
+
+def _matches(text: str, pattern: re.Pattern[str], parts: tuple[str, ...]) -> Iterator[re.Match[str]]:
+    """The pattern's matches, tried only where a date can start: a run of digits, or a word that starts a branch
+    in words (``_TRIGGERS``). The same matches as ``finditer``, without trying every position of the message."""
+    starts = [m.start() for m in _DIGITS.finditer(text)]
+    if parts:
+        triggers = frozenset().union(*(_STARTERS[part] for part in parts))
+        starts += [m.start() for m in _WORD.finditer(text) if m.group() in triggers]
+        starts.sort()
+    end = 0
+    for start in starts:
+        if start < end:
+            continue
+        m = pattern.match(text, start)
+        if m is not None:
+            end = m.end()
+            yield m
+
+
+def dates(text: str, *, month_first: bool, words: Iterable[str] | None = None,
           today: dt.date | None = None) -> Iterator[tuple[int, int, tuple[Day, ...]]]:
     """Dates in read text as ``(start, end, readings)`` (see the module docstring for the forms). A numeric date is
     day first (pt-BR, es); with ``month_first`` (en) it is read both ways. A two-digit year is read in both
-    centuries. ``named=False`` skips dates in words (see ``names_a_date``)."""
-    for m in _DATES[named].finditer(text):
+    centuries. ``words`` (the text's folded words, if the caller has them) skips the forms none of them calls for.
+    """
+    present = set(words) if words is not None else None
+    parts = tuple(part for part, triggers in _TRIGGERS.items() if present is None or not triggers.isdisjoint(present))
+    for m in _matches(text, _pattern(parts), parts):
         g = m.groupdict()
-        if (g.get("mm") or g.get("wd")) and m.start() and text[m.start() - 1].isalnum():
+        if (g.get("mm") or g.get("wd") or g.get("ws")) and m.start() and text[m.start() - 1].isalnum():
             continue  # a month or weekday name inside a word
+        if g.get("ws") and not text[max(0, m.start() - 5):m.start()].endswith(_SHORT_WEEKDAY_AFTER):
+            continue  # "segunda", "quarta"… alone are ordinals: a weekday after "na", "esta", "próxima", "até"…
         found = tuple(dict.fromkeys(r for r in _readings(g, month_first, today) if _valid(*r[:3])))
         if found:
             yield m.start(), m.end(), found
@@ -166,17 +201,20 @@ def dates(text: str, *, month_first: bool, named: bool = True,
 _HOUR_WORDS = {"uma": 1, "una": 1, "one": 1, "duas": 2, "dos": 2, "two": 2, "tres": 3, "three": 3}
 _HW = r"\d{1,2}|uma|una|one|duas|dos|two|tres|three"
 _QUARTER = r"um\s+quarto|um\s+4o|a\s+quarter|quarter|quarto|cuarto|4o"
+#: The same words, each checked for a word start just after its first letter (a lookbehind at the start of a
+#: branch would be tried at every position of the message: several times slower).
+_QUARTER_WORDS = r"u(?<![a-z]u)m\s+(?:quarto|4o)|a(?<![a-z]a)\s+quarter|q(?<![a-z]q)uart(?:er|o)|c(?<![a-z]c)uarto"
 _TIMES = re.compile(
     # Spoken: "às 8 e 15", "a las 8 y cuarto", "as 8 e meia" (after a cue), "8 e 15 da manhã" (before a part).
-    rf"(?:(?<![a-z])(?:as|a\s+las?|at|das|de\s+las|pelas)\s+(?P<sh>{_HW})\s+(?:(?:e|y|and)\s+)?"
+    rf"(?:(?:a(?<![a-z]a)(?:s|t|\s+las?)|d(?<![a-z]d)(?:as|e\s+las)|p(?<![a-z]p)elas)\s+(?P<sh>{_HW})\s+(?:(?:e|y|and)\s+)?"
     rf"(?P<sm>\d{{2}}|meia|media|{_QUARTER})(?![a-z\d])"
     rf"|(?P<sh2>\d(?<![\d:.,/]\d)\d?)\s+(?:e|y)\s+(?P<sm2>\d{{2}}|meia|media|{_QUARTER})"
     r"(?=\s+(?:da|de|de\s+la)\s+(?:manha|tarde|noite|manana|noche)\b)"
     # "quinze para as seis", "quarter to six", "las seis menos cuarto"; "quarter past eight", "half past five".
-    rf"|(?<![a-z\d])(?<!from\s)(?<!de\s)(?<!entre\s)(?P<qm>\d{{1,2}}|{_QUARTER})\s+(?:minutos\s+|minutes\s+)?"
+    rf"|(?P<qm>\d(?<![a-z\d]\d)(?<!from\s\d)(?<!de\s\d)(?<!entre\s\d)(?:\d|o)?|{_QUARTER_WORDS})\s+(?:minutos\s+|minutes\s+)?"
     rf"(?:para\s+as?|para\s+las?|to|till)\s+(?P<qh>{_HW})(?![a-z\d:])"
     rf"|(?P<eh>\d(?<![\d:.,/]\d)\d?|{_HW})\s+menos\s+(?P<em>cuarto|4o|\d{{1,2}})(?![a-z\d])"
-    rf"|(?<![a-z\d])(?P<pm>\d{{1,2}}|{_QUARTER}|half)\s+(?:minutes\s+)?past\s+(?P<ph>{_HW})(?![a-z\d:])"
+    rf"|(?P<pm>\d(?<![a-z\d]\d)(?:\d|o)?|{_QUARTER_WORDS}|h(?<![a-z]h)alf)\s+(?:minutes\s+)?past\s+(?P<ph>{_HW})(?![a-z\d:])"
     # Numeric: "08:15", "8h15", "9h", "9 horas", "8.15am", "9am".
     r"|(?P<h>\d(?<![\d:.,/]\d)\d?)(?:(?::|h)(?P<m>\d{2})(?!\d)|\.(?P<m2>\d{2})(?=\s*[ap]\.?\s?m\b)|h(?![a-z])"
     r"|\s*horas?(?![a-z])|(?=\s*[ap]\.?\s?m\b))"
@@ -221,13 +259,32 @@ def _clock(g: dict[str, str | None]) -> tuple[int, int, bool, str] | None:
     return int(hour_text), int(g["m"] or g["m2"] or 0), False, hour_text
 
 
-def times(text: str, *, twelve_hour: bool) -> Iterator[tuple[int, int, tuple[Time, ...]]]:
+#: How far from a date a time is looked for (characters): farther than the detector pairs a time with its day,
+#: plus the longest time ("a quarter to six in the afternoon").
+NEAR = 80
+
+
+def _around(text: str, spans: Iterable[tuple[int, int]]) -> Iterator[re.Match[str]]:
+    windows: list[list[int]] = []
+    for start, end in sorted(spans):
+        lo, hi = max(0, start - NEAR), min(len(text), end + NEAR)
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = max(windows[-1][1], hi)
+        else:
+            windows.append([lo, hi])
+    for lo, hi in windows:
+        yield from _TIMES.finditer(text, lo, hi)
+
+
+def times(text: str, *, twelve_hour: bool,
+          near: Iterable[tuple[int, int]] | None = None) -> Iterator[tuple[int, int, tuple[Time, ...]]]:
     """Times of day in read text as ``(start, end, readings)``. AM/PM or a part of the day decides the hour
     (``5:45 de la tarde`` is 17:45, ``12 am`` midnight). Without one, an hour from 1 to 11 written without a
     leading zero is read both as morning and as afternoon when it is spoken (``às 5 e 45``, ``quarter to six``) in
     every locale, and with ``twelve_hour`` (en) also when it is numeric (``at 5:45``, not ``05:45``); otherwise as
-    written (``17h45``; in pt-BR and es ``5h45`` is morning)."""
-    for m in _TIMES.finditer(text):
+    written (``17h45``; in pt-BR and es ``5h45`` is morning). ``near`` (spans of dates) reads only around them,
+    ``NEAR`` characters either side: a time far from any date is no appointment."""
+    for m in (_TIMES.finditer(text) if near is None else _around(text, near)):
         clock = _clock(m.groupdict())
         if clock is None:
             continue

@@ -7,7 +7,7 @@ value in the ways assistants and LLM agents write it), plus the hand-written one
 conversation's clock, ISO, or null), ``expected`` (``["kind:patient", …]``, empty for a clean message), ``focus``
 (the kind the row was written for) and ``source`` (``template`` or ``hand``). Seeded: the same file every run.
 
-    .venv/bin/python tests/data/leak_corpus/generate.py
+    .venv/bin/python tests/data/leak_corpus/generate.py [OUT]
 """
 
 from __future__ import annotations
@@ -325,14 +325,17 @@ def rows_for(locale: str, rng: random.Random) -> list[dict[str, object]]:
     return rows
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Write the corpus (to ``corpus.jsonl`` here, or to the path given)."""
+    args = sys.argv[1:] if argv is None else argv
+    target = Path(args[0]) if args else HERE / "corpus.jsonl"
     rng = random.Random(35)
     rows = [row for locale in LOCALES for row in rows_for(locale, rng)]
     hand = [json.loads(line) for line in (HERE / "hand_written.jsonl").read_text(encoding="utf-8").splitlines()
             if line.strip()]
     rows += [{**row, "source": "hand"} for row in hand]
     counts: dict[str, int] = {}
-    with (HERE / "corpus.jsonl").open("w", encoding="utf-8") as out:
+    with target.open("w", encoding="utf-8") as out:
         for row in rows:
             counts[str(row["locale"])] = counts.get(str(row["locale"]), 0) + 1
             row = {"id": f"{row['locale']}-{counts[str(row['locale'])]:04d}", **row}
