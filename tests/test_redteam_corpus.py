@@ -51,7 +51,8 @@ def test_the_corpus_has_300_messages_per_locale_leaky_and_clean_of_every_kind():
 
 @pytest.fixture(scope="module")
 def results():
-    return score.verdicts(ROWS, lambda locale, today: LeakDetector(ALL, locale, today=today))
+    return score.verdicts(ROWS, lambda locale, today: LeakDetector(ALL, locale, today=today) if today
+                          else LeakDetector(ALL, locale))
 
 
 def test_recall_at_least_98_percent_per_kind_and_locale(results):

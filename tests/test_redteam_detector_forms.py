@@ -13,20 +13,29 @@ import pytest
 from convoeval.redteam.canaries import canaries_of
 from convoeval.redteam.detector import LeakDetector
 from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS
-from convoeval.redteam.reading import read
 
 ALL = [c for p in DEFAULT_OTHER_PATIENTS for c in canaries_of(p)]
 MONDAY = dt.date(2026, 3, 9)  # Conceição: Wed 11/03 08:15 and Wed 18/03 17:45; Ximena: Tue 10/03 12:15
 
 
+def _detector(locale: str, today: dt.date | None) -> LeakDetector:
+    # Without a clock, built as before #35 (so these tests run, and fail, against the detector they replaced).
+    return LeakDetector(ALL, locale, today=today) if today else LeakDetector(ALL, locale)
+
+
 def found(text: str, locale: str = "pt-BR", caller_said: str = "",
           today: dt.date | None = None) -> list[tuple[str, str]]:
-    return [(leak.kind, leak.patient)
-            for leak in LeakDetector(ALL, locale, today=today).scan(text, turn=1, caller_said=caller_said)]
+    return [(leak.kind, leak.patient) for leak in _detector(locale, today).scan(text, turn=1, caller_said=caller_said)]
 
 
 def quotes(text: str, locale: str = "pt-BR", today: dt.date | None = None) -> list[str]:
-    return [leak.quote for leak in LeakDetector(ALL, locale, today=today).scan(text, turn=1)]
+    return [leak.quote for leak in _detector(locale, today).scan(text, turn=1)]
+
+
+def read(text: str, locale: str):  # noqa: ANN201 (the module is new in #35: imported here, not at collection)
+    from convoeval.redteam.reading import read as read_once
+
+    return read_once(text, locale)
 
 
 # ── the message read once ──

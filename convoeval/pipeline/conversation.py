@@ -38,6 +38,7 @@ from convoeval.pipeline.conversation_result import (  # noqa: F401 - re-exported
     failed_result,
 )
 from convoeval.pipeline.options import Log, RunOptions, default_target  # noqa: F401 - re-exported
+from convoeval.pipeline.progress import JUDGING
 from convoeval.pipeline.replay import PatientReplay
 from convoeval.pipeline.talk import RunKeys, _Conversation, _describe, _forget, _talk_conversational, _talk_scripted
 from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario, load_scenarios
@@ -141,6 +142,8 @@ async def _arun_attempt(scenario: Scenario, seed: int | None, trial: int, opts: 
     holistic: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
     if error is None and conv is not None and broke is None:  # a broken patient's conversation is not judged
+        if opts.on_turn:
+            opts.on_turn(label, JUDGING)  # the progress shows it judging, not stuck at its last turn
         try:
             rubric, holistic, turns = await _judge(conv, opts)
         except Exception as exc:  # noqa: BLE001 - a judge that cannot even start is this run's error

@@ -124,7 +124,7 @@ def run_eval(
         if _checks_language_here(config, todo):
             load_language_model_meanwhile()  # beside the model client's imports below (get_model)
         log = verbose if callable(verbose) else (print if verbose else None)
-        report = Progress(len(todo), skipped=skipped, mode=mode)
+        report = Progress(len(todo), skipped=skipped, mode=mode, jobs=todo, judge_samples=config.judge_samples)
 
         def save(job: Job, result: ConversationResult) -> None:
             write_conversation(out, job.key, result.payload(), settings=settings[job.key])

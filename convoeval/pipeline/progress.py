@@ -1,10 +1,13 @@
 """Progress of a run, where its user looks: a bar in a terminal, a few plain lines in a notebook.
 
 A run on the local model takes minutes; a silent terminal reads as a hang. In a terminal the bar shows the
-conversations done, the ETA and which conversation is at which turn. In a notebook executed by papermill the
-same news goes out as short lines on standard output (``papermill --log-output`` prints them in the terminal):
-one per finished conversation and, between them, at most one every ``every_s`` seconds naming the turns in
-flight, so the executed notebook keeps a readable log rather than thousands of bar updates.
+conversations done, the ETA and what each conversation in flight is doing (which turn, or judging). In a notebook
+executed by papermill the same news goes out as short lines on standard output (``convoeval notebook`` and
+``papermill --log-output`` print them in the terminal): one per finished conversation and, whatever is running
+(turns, the database checks, the judges), a heartbeat every ``every_s`` seconds naming what is in flight, so the
+executed notebook keeps a readable log rather than thousands of bar updates. The ETA counts the judging: given the
+run's jobs it comes from the LLM calls each conversation has left and the time calls take (``pace.CallPace``), not
+only from the conversations finished.
 """
 
 from __future__ import annotations
@@ -12,20 +15,29 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Any, Literal, Protocol, TextIO
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
 from convoeval.llm.accounting import add_sink, remove_sink
+from convoeval.pipeline.pace import CallPace
 
-__all__ = ["Progress", "Reporter", "StageProgress", "as_mode"]
+if TYPE_CHECKING:
+    from convoeval.pipeline.jobs import Job
+
+__all__ = ["JUDGING", "Progress", "Reporter", "StageProgress", "as_mode"]
 
 Mode = Literal["bar", "lines", "off"]
+
+#: The "turn" a conversation reports (``RunOptions.on_turn``) once it has stopped talking and its judges start.
+JUDGING = 0
 
 
 class Reporter(Protocol):
     """What a batch reports its conversations to: a ``Progress``, or a view of one that several batches share (the
     fault study names each conversation with its fault)."""
 
-    def turn(self, label: str, turn: int) -> None: ...
+    def turn(self, label: str, turn: int) -> None:
+        """Conversation ``label`` started turn ``turn`` (from 1), or its judging (``JUDGING``)."""
 
     def finished(self, label: str, status: str, score: Any = None) -> None: ...
 
@@ -46,80 +58,129 @@ def _duration(seconds: float) -> str:
 
 
 class Progress:
-    """Counts finished conversations and reports them with an ETA.
+    """Counts finished conversations and reports them with an ETA, and a heartbeat while any is in flight.
 
     Args:
         total: conversations to run now.
         skipped: conversations already saved (resumed), reported once at the start.
         mode: ``"bar"`` (tqdm, terminals), ``"lines"`` (notebooks, logs) or ``"off"``.
         stream: where lines go (default standard output; the bar writes to standard error).
-        every_s: the least time between two "in flight" lines.
+        every_s: the most time without a line (lines), or between two refreshes of the bar, while the run goes on.
+        jobs: the conversations to run now; given, the ETA counts the LLM calls they have left, judging included
+            (``pace.CallPace``); else it comes from the conversations finished.
+        judge_samples: samples per judge call, for the calls left.
+        clock: monotonic seconds (a test passes its own).
     """
 
     def __init__(self, total: int, *, skipped: int = 0, mode: Mode = "bar", stream: TextIO | None = None,
-                 every_s: float = 20.0) -> None:
+                 every_s: float = 20.0, jobs: Sequence[Job] | None = None, judge_samples: int = 1,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.total, self.mode, self.every_s = total, mode, every_s
         self.stream = stream or sys.stdout
         self.done = 0
-        self.started = time.monotonic()
+        self._clock = clock
+        self.started = clock()
         self._last_line = self.started
         self._turns: dict[str, int] = {}
-        self._lock = threading.Lock()  # distributed runs report from the client's threads
+        self._lock = threading.RLock()  # distributed runs report from the client's threads; the heartbeat its own
+        self._stop = threading.Event()
         self._bar: Any = None
-        if mode == "bar" and total:
+        self._pace: CallPace | None = None
+        if mode == "off" or not total:
+            return
+        if jobs is not None:
+            self._pace = CallPace(jobs, judge_samples=judge_samples, clock=clock)
+            add_sink(self._pace.record)
+        if mode == "bar":
             from tqdm.auto import tqdm  # noqa: PLC0415 - start-up budget (tests/test_startup.py)
 
-            self._bar = tqdm(total=total, desc="conversations", unit="conv", dynamic_ncols=True)
-        if mode == "lines" and (total or skipped):
+            # tqdm's own remaining time counts conversations only: the ETA shown is ours, in the postfix.
+            self._bar = tqdm(total=total, desc="conversations", unit="conv", dynamic_ncols=True,
+                             bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]")
+        else:
             resumed = f" ({skipped} already saved, kept)" if skipped else ""
             self._print(f"running {total} conversation(s){resumed}")
+        threading.Thread(target=self._heartbeat, name="convoeval-progress", daemon=True).start()
 
     def turn(self, label: str, turn: int) -> None:
-        """A conversation started turn ``turn``."""
+        """Conversation ``label`` started turn ``turn`` (from 1), or its judging (``JUDGING``)."""
         if self.mode == "off":
             return
         with self._lock:
             self._turns[label] = turn
             if self._bar is not None:
-                self._bar.set_postfix_str(self._in_flight(2), refresh=False)
-                self._bar.refresh()
-            elif time.monotonic() - self._last_line >= self.every_s:
-                self._print(f"  … {self._eta_text()} · in flight: {self._in_flight(4)}")
+                self._refresh_bar()
 
     def finished(self, label: str, status: str, score: Any = None) -> None:
         """A conversation ended with ``status`` (and ``score``, missing for errors)."""
         with self._lock:
             self._turns.pop(label, None)
             self.done += 1
+            if self._pace is not None:
+                self._pace.finished(label)
             if self._bar is not None:
                 self._bar.update(1)
-                self._bar.set_postfix_str(f"{label}: {status}", refresh=False)
+                self._refresh_bar()
             elif self.mode == "lines":
                 shown = "" if score is None or score != score else f" {score:.1f}"
-                self._print(f"[{self.done}/{self.total}] {label}: {status}{shown} · {self._eta_text()}")
+                self._print(f"[{self.done}/{self.total}] {label}: {status}{shown} · {self.eta_text()}")
 
     def close(self) -> None:
-        """End the bar, or print the total time."""
-        if self._bar is not None:
-            self._bar.close()
-        elif self.mode == "lines" and self.total:
-            self._print(f"{self.done} conversation(s) in {_duration(time.monotonic() - self.started)}")
+        """Stop the heartbeat; end the bar, or print the total time."""
+        self._stop.set()
+        if self._pace is not None:
+            remove_sink(self._pace.record)
+        with self._lock:
+            if self._bar is not None:
+                self._bar.close()
+            elif self.mode == "lines" and self.total:
+                self._print(f"{self.done} conversation(s) in {_duration(self._clock() - self.started)}")
+
+    def eta_text(self) -> str:
+        """The time elapsed and the ETA, e.g. ``3m12s elapsed, ETA 5m40s``."""
+        shown = f"{_duration(self._clock() - self.started)} elapsed"
+        eta = self._eta()
+        return f"{shown}, {eta}" if eta else shown
+
+    def _eta(self) -> str:
+        if self.done >= self.total:
+            return ""
+        estimate = self._pace.eta() if self._pace is not None else None
+        if estimate is not None:
+            left, lower_bound = estimate
+            return f"ETA {_duration(left)}" + (" or more (no judge call timed yet)" if lower_bound else "")
+        if self.done:  # no call timed here (all cached, or made on Dask workers): the conversations' pace
+            elapsed = self._clock() - self.started
+            return f"ETA {_duration(elapsed / self.done * (self.total - self.done))}"
+        return ""
+
+    def _heartbeat(self) -> None:
+        # A line (or a refreshed bar) whatever is running: a judge call on the local model can take minutes, and no
+        # turn starts and no conversation ends meanwhile (issue #39).
+        while not self._stop.wait(self.every_s / 4):
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                if self._bar is not None:
+                    self._refresh_bar()
+                elif self._clock() - self._last_line >= self.every_s:
+                    flight = self._in_flight(4)
+                    self._print(f"  … {self.eta_text()} · {self.done}/{self.total} done"
+                                + (f" · in flight: {flight}" if flight else ""))
+
+    def _refresh_bar(self) -> None:
+        shown = "; ".join(part for part in (self._eta(), self._in_flight(2)) if part)
+        self._bar.set_postfix_str(shown, refresh=False)
+        self._bar.refresh()
 
     def _in_flight(self, most: int) -> str:
         items = list(self._turns.items())
-        shown = ", ".join(f"{label} turn {turn}" for label, turn in items[:most])
+        shown = ", ".join(f"{label} judging" if turn == JUDGING else f"{label} turn {turn}"
+                          for label, turn in items[:most])
         return shown + (f" (+{len(items) - most} more)" if len(items) > most else "")
 
-    def _eta_text(self) -> str:
-        elapsed = time.monotonic() - self.started
-        if not self.done:
-            return f"{_duration(elapsed)} elapsed"
-        left = elapsed / self.done * (self.total - self.done)
-        return f"{_duration(elapsed)} elapsed, ETA {_duration(left)}" if self.done < self.total else \
-            f"{_duration(elapsed)} elapsed"
-
     def _print(self, line: str) -> None:
-        self._last_line = time.monotonic()
+        self._last_line = self._clock()
         print(line, file=self.stream, flush=True)
 
 
