@@ -59,8 +59,10 @@ def _add_compare_parser(sub: Any) -> None:
 @command("compare")
 def _compare(args: argparse.Namespace) -> int:
     from convoeval.compare import CompareError, baseline_target, compare, load_side, run_candidate
+    from convoeval.compare.advice import few_seeds_warning
     from convoeval.llm import LLMError
     from convoeval.pipeline import ConfigError
+    from convoeval.pipeline.execute import build_agents
     from convoeval.stats.labels import LabelError
     from convoeval.store import StoreError
 
@@ -78,8 +80,15 @@ def _compare(args: argparse.Namespace) -> int:
     try:
         baseline = load_side(args.baseline).select(**scope)
         candidate: Any = args.candidate
-        if candidate is None:
-            target = args.candidate_target or baseline_target(baseline)
+        options = _options(args)
+        target = (args.candidate_target or baseline_target(baseline)) if candidate is None else None
+        if target is not None:
+            build_agents(target, [])  # a target that cannot work is its one line, before the warning below
+        # Before anything runs: one seed leaves the judges' scores untestable, whatever the candidate does.
+        if warning := few_seeds_warning(baseline, alpha=args.alpha, compare_args=options,
+                                        candidate_runs_now=candidate is None):
+            print(f"convoeval: warning: {warning}", file=sys.stderr)
+        if target is not None:
             candidate = run_candidate(baseline, target, out=args.out, replay=args.replay, **given_options(args))
             html = html or candidate.out_dir / "compare.html"
             print(f"candidate: {target} ran {len(candidate.scores)} conversation(s) into {candidate.out_dir}")
@@ -89,7 +98,8 @@ def _compare(args: argparse.Namespace) -> int:
         result = compare(baseline, candidate, alpha=args.alpha, detect=args.detect, labels=labels, **scope)
     except (CompareError, ConfigError, LLMError, StoreError, LabelError) as exc:
         raise UsageError(str(exc)) from None
-    for line in result.lines():
+    result.rerun = {"compare_args": options, "candidate_runs_now": args.candidate is None}
+    for line in result.lines(**result.rerun):
         print(line)
     if html is not None:
         from convoeval.report.compare_views import save_compare_html
@@ -97,10 +107,27 @@ def _compare(args: argparse.Namespace) -> int:
         print(f"report: {save_compare_html(result, html).text}")
     code = result.exit_code(args.fail_on_regression)
     if code:
-        found = result.regressions()
-        names = "; ".join(f"{r.kind} {r.name}" for r in found.itertuples())
-        print(f"convoeval: {len(found)} regression(s) statistically supported: {names}", file=sys.stderr)
+        print(f"convoeval: {result.regression_summary()}", file=sys.stderr)
     return code
+
+
+def _options(args: argparse.Namespace) -> list[str]:
+    """The comparison's own options as typed (not its folders, nor --out and --html, which name this run's
+    files), to repeat in a suggested command."""
+    words: list[str] = []
+    for flag, value in (("--candidate-target", args.candidate_target), ("--agent", args.agent),
+                        ("--scenario", args.scenario), ("--type", args.type), ("--labels", args.labels)):
+        if value is not None:
+            words += [flag, str(value)]
+    for flag, on in (("--aa", args.aa), ("--replay", args.replay),
+                     ("--fail-on-regression", args.fail_on_regression)):
+        if on:
+            words.append(flag)
+    if args.alpha != 0.05:
+        words += ["--alpha", f"{args.alpha:g}"]
+    if args.detect != 1.0:
+        words += ["--detect", f"{args.detect:g}"]
+    return words
 
 
 def _redteam_folders(baseline: str, candidate: str) -> bool:

@@ -1,21 +1,26 @@
 """``compare(baseline, candidate)``: every statistic of a paired comparison, its verdicts and the CI gate.
 
 Each family — the composite score (overall and per scenario, one Holm family), the rubric criteria, the database
-assertions — has its verdicts (see ``convoeval.compare.verdict``). The headline verdict of the comparison accounts
-for all of them, so it cannot contradict a row it prints: **regressed** when any family shows a supported
-regression, else **improved** when any shows a supported improvement, else **no detectable change**; ``reason()``
-names the rows behind it. ``--fail-on-regression`` follows the headline.
+assertions — has its verdicts (see ``convoeval.compare.verdict``). A deterministic check — a database or path
+assertion, a scripted turn check — that flips in a scripted pair is a fact and needs no test
+(``convoeval.compare.evidence``). The headline verdict of the comparison accounts for all of them, so it cannot
+contradict a row it prints: **regressed** when any family shows a supported regression or a check broke in a
+scripted pair, else **improved** when any shows an improvement, else **no detectable change**; ``reason()`` names
+the rows behind it. ``--fail-on-regression`` follows the headline.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
 import pandas as pd
 
-from convoeval.compare import stats
+from convoeval.compare import evidence, stats
+from convoeval.compare.advice import too_few_pairs, untested_lines
+from convoeval.compare.console import comparison_lines, num, signed
 from convoeval.compare.pairing import CompareError, Pairing, Side, SideSource, load_side, pair_sides
 from convoeval.compare.stats import valid_pairs
 from convoeval.compare.verdict import IMPROVED, NO_CHANGE, REGRESSED
@@ -27,8 +32,9 @@ from convoeval.stats.strata import FIXED, SAMPLE
 
 __all__ = ["Comparison", "compare"]
 
-#: Columns of ``Comparison.regressions()`` / ``improvements()``.
-FINDING_COLUMNS = ("kind", "name", "difference", "p_adjusted", "detail")
+#: Columns of ``Comparison.regressions()`` / ``improvements()`` (``fact``: decided by deterministic checks that
+#: flipped in scripted pairs, ``convoeval.compare.evidence``, not by a test).
+FINDING_COLUMNS = ("kind", "name", "difference", "p_adjusted", "detail", "fact")
 
 
 @dataclass
@@ -38,16 +44,22 @@ class Comparison:
     Attributes:
         pairing: the two sides, their pairs and the unpaired conversations.
         pairs: ``stats.pair_table``: one row per pair, both sides' outcomes, the candidate's divergence turn.
-        scores: ``stats.score_changes`` (per scenario and ``"(all)"``, with verdicts).
+        scores: ``stats.score_changes`` (per scenario and ``"(all)"``, with verdicts), and ``testable``: False for a
+            row with no interval or fewer pairs than a paired test needs (its verdict is then shown as untested).
         pass_rates: ``stats.pass_rate_changes``.
         criteria: ``stats.criterion_changes`` (per rubric criterion, with verdicts).
-        assertions: ``stats.assertion_flips`` (per database assertion, with verdicts).
+        assertions: ``stats.assertion_flips`` (per database or path assertion, with verdicts), with its facts
+            (``evidence.with_facts``): where it flipped in a scripted pair, the verdict is the flips'.
         holistic: ``stats.holistic_changes``.
         pass_k: ``stats.pass_k_changes``.
         usage: ``stats.usage_changes``.
         settings: alpha, power, level, detect, n_boot, seed.
         calibrated: with labels, ``convoeval.stats.calibrated_rate_changes``: each criterion's pass rate calibrated
             on each side's labels (PPI++) and its change; empty without labels. Not part of the verdict.
+        flips: ``evidence.check_flips``: every database or path assertion and scripted turn check that flipped in
+            a pair, with scenario, seed and trial; those with ``fact`` decide the headline without a test.
+        rerun: how this comparison was asked for, so that its advice repeats it (``lines``' keyword arguments:
+            ``compare_args``, ``candidate_runs_now``); the CLI and the notebook set it.
     """
 
     pairing: Pairing
@@ -61,6 +73,8 @@ class Comparison:
     usage: pd.DataFrame
     settings: dict[str, Any] = field(default_factory=dict)
     calibrated: pd.DataFrame = field(default_factory=pd.DataFrame)
+    flips: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(evidence.FLIP_COLUMNS)))
+    rerun: dict[str, Any] = field(default_factory=dict)
 
     @property
     def baseline(self) -> Side:
@@ -84,8 +98,9 @@ class Comparison:
         """The headline: regressed / improved / no detectable change, over every family it prints.
 
         **regressed** when any row — the overall score, a scenario, a criterion, an assertion — regressed (each after
-        its family's Holm correction); else **improved** when any improved; else **no detectable change**. The
-        overall score's own verdict is ``overall["verdict"]``.
+        its family's Holm correction) or a deterministic check (a database or path assertion, a scripted turn check)
+        went from pass to fail in a scripted pair (``flips``: a fact, no test needed); else **improved** when any
+        improved; else **no detectable change**. The overall score's own verdict is ``overall["verdict"]``.
         """
         if len(self.regressions()):
             return REGRESSED
@@ -97,71 +112,88 @@ class Comparison:
         """Which rows make the headline, in words (e.g. ``"2 scenarios and 1 assertion regressed"``)."""
         parts = []
         for verdict, found in ((REGRESSED, self.regressions()), (IMPROVED, self.improvements())):
-            if found.empty:
-                continue
-            counts = found["kind"].value_counts()
-            named = [_count(kind, counts[kind]) for kind in ("overall", "scenario", "criterion", "assertion")
-                     if kind in counts]
-            parts.append(f"{_and(named)} {verdict}")
+            facts, tested = found[found["fact"].astype(bool)], found[~found["fact"].astype(bool)]
+            if len(facts):
+                moved = "pass → fail" if verdict == REGRESSED else "fail → pass"
+                # database assertions first: what the agent did, then how (path), then what it said (turns)
+                names = sorted(facts["name"].astype(str), key=lambda n: (n.startswith("turn "), n.startswith("path:")))
+                shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+                parts.append(f"{_count('deterministic check', len(facts))} went {moved} in scripted conversations "
+                             f"({shown}): a fact, no test needed")
+            if len(tested):
+                counts = tested["kind"].value_counts()
+                named = [_count(kind, counts[kind]) for kind in ("overall", "scenario", "criterion", "assertion")
+                         if kind in counts]
+                parts.append(f"{_and(named)} {verdict}")
         return "; ".join(parts) or "no row of any family changed detectably"
 
     def findings(self, verdict: str) -> pd.DataFrame:
-        """Every row with this verdict: overall score, scenarios, criteria, assertions (``FINDING_COLUMNS``)."""
+        """Every row with this verdict: overall score, scenarios, criteria, assertions and scripted turn checks
+        (``FINDING_COLUMNS``; a row decided by deterministic flips has ``fact`` True and no p-value)."""
         rows = []
         for row in self.scores[self.scores["verdict"] == verdict].itertuples():
             kind = "overall" if row.scenario == ALL else "scenario"
             rows.append({"kind": kind, "name": "all scenarios" if kind == "overall" else row.scenario,
                          "difference": row.difference,
                          "p_adjusted": row.p_adjusted,
-                         "detail": f"score {row.baseline:.2f} → {row.candidate:.2f} "
-                                   f"(CI {row.ci_low:+.2f} to {row.ci_high:+.2f}, {row.n_pairs} pairs)"})
+                         "detail": f"score {num(row.baseline)} → {num(row.candidate)} "
+                                   f"(CI {signed(row.ci_low)} to {signed(row.ci_high)}, {row.n_pairs} pairs)",
+                         "fact": False})
         for kind, table in (("criterion", self.criteria), ("assertion", self.assertions)):
             for row in table[table["verdict"] == verdict].to_dict("records"):
+                fact = bool(row.get("fact_pass_to_fail", 0) or row.get("fact_fail_to_pass", 0))
+                detail = (f"pass rate {num(row['baseline'], '{:.0%}')} → {num(row['candidate'], '{:.0%}')}: "
+                          f"{row['pass_to_fail']} pass→fail, {row['fail_to_pass']} fail→pass of {row['n_pairs']} "
+                          f"pairs ({row['scenarios']})")
+                if fact:
+                    detail += (f"; in scripted pairs {row['fact_pass_to_fail']} pass→fail, "
+                               f"{row['fact_fail_to_pass']} fail→pass")
                 rows.append({"kind": kind, "name": row[kind], "difference": row["difference"],
-                             "p_adjusted": row["p_adjusted"],
-                             "detail": f"pass rate {row['baseline']:.0%} → {row['candidate']:.0%}: "
-                                       f"{row['pass_to_fail']} pass→fail, {row['fail_to_pass']} fail→pass "
-                                       f"of {row['n_pairs']} pairs ({row['scenarios']})"})
-        return pd.DataFrame(rows, columns=list(FINDING_COLUMNS))
+                             "p_adjusted": row["p_adjusted"], "detail": detail, "fact": fact})
+        turns = evidence.fact_counts(self.flips[self.flips["kind"] == evidence.TURN])
+        for row in turns.itertuples():
+            if evidence.fact_verdict(row.fact_pass_to_fail, row.fact_fail_to_pass) == verdict:
+                rows.append({"kind": "turn check", "name": row.check, "difference": float("nan"),
+                             "p_adjusted": float("nan"), "fact": True,
+                             "detail": f"{row.fact_pass_to_fail} pass→fail, {row.fact_fail_to_pass} fail→pass "
+                                       f"({row.where})"})
+        return pd.DataFrame(rows, columns=list(FINDING_COLUMNS)).astype({"fact": bool})
 
     def regressions(self) -> pd.DataFrame:
-        """Every statistically supported regression (what ``--fail-on-regression`` fails on)."""
+        """Every regression: statistically supported, or a deterministic check broken in a scripted pair (what
+        ``--fail-on-regression`` fails on)."""
         return self.findings(REGRESSED)
 
     def improvements(self) -> pd.DataFrame:
-        """Every statistically supported improvement."""
+        """Every improvement: statistically supported, or a deterministic check fixed in a scripted pair."""
         return self.findings(IMPROVED)
 
-    def lines(self) -> list[str]:
-        """The console summary: what was compared, the verdicts, what was detected, the noise floor."""
-        o = self.overall
-        s = self.settings
-        excluded = int(self.pairs["excluded"].notna().sum())
-        out = [f"baseline:  {self.baseline.label} ({', '.join(self.baseline.targets) or '?'})",
-               f"candidate: {self.candidate.label} ({', '.join(self.candidate.targets) or '?'})",
-               f"{len(self.pairs)} pair(s) by scenario × seed × trial; {excluded} left out (an error on a side); "
-               f"{len(self.unpaired)} conversation(s) unpaired"]
-        if "divergence_turn" in self.pairs and self.pairs["replayed_turns"].fillna(0).gt(0).any():
-            diverged = self.pairs["divergence_turn"].notna()
-            out.append(f"replay: {int(diverged.sum())} of {len(self.pairs)} candidate conversation(s) diverged from "
-                       "the baseline's recording")
-        out.append(f"verdict: {self.verdict.upper()} — {self.reason()}")
-        out.append(f"score: {o['verdict']} — {o['baseline']:.2f} → {o['candidate']:.2f}, difference "
-                   f"{o['difference']:+.2f} ({s['level']:.0%} CI {o['ci_low']:+.2f} to {o['ci_high']:+.2f}, "
-                   f"p={_p(o['p_value'])}, p_holm={_p(o['p_adjusted'])}; {self.interval_note()})")
-        for row in self.scores[self.scores["scenario"] != ALL].itertuples():
-            out.append(f"  {row.scenario:<40} {row.verdict:<21} {row.difference:+.2f} "
-                       f"[{row.ci_low:+.2f}, {row.ci_high:+.2f}] p_holm={_p(row.p_adjusted)} n={row.n_pairs}")
-        for title, table in (("regressed", self.regressions()), ("improved", self.improvements())):
-            for row in table[table["kind"].isin(["criterion", "assertion"])].itertuples():
-                out.append(f"{title} {row.kind}: {row.name} — {row.detail}, p_holm={_p(row.p_adjusted)}")
-        for row in self.calibrated.itertuples():
-            shown = (f"refused: {row.refused}" if row.refused else
-                     f"{row.baseline:.0%} → {row.candidate:.0%}, change {row.difference:+.0%} "
-                     f"[{row.ci_low:+.0%}, {row.ci_high:+.0%}]")
-            out.append(f"calibrated pass rate ({row.estimator}): {row.criterion} — {shown}")
-        out.append(self.noise_line())
-        return out
+    def lines(self, *, compare_args: Sequence[str] | None = None, candidate_runs_now: bool | None = None
+              ) -> list[str]:
+        """The console summary: what was compared, the verdict and the facts behind it, what was detected, the noise
+        floor, and the next step as commands when the pairs are too few (``console.comparison_lines``; the
+        arguments default to ``rerun``'s)."""
+        args = self.rerun.get("compare_args") if compare_args is None else compare_args
+        now = self.rerun.get("candidate_runs_now", False) if candidate_runs_now is None else candidate_runs_now
+        return comparison_lines(self, compare_args=args, candidate_runs_now=bool(now))
+
+    def advice(self) -> list[str]:
+        """When the pairs are too few to test the score: what that means and the commands that would test it (as
+        ``rerun`` asked for); empty otherwise (``advice.untested_lines``)."""
+        return untested_lines(self, compare_args=self.rerun.get("compare_args"),
+                              candidate_runs_now=bool(self.rerun.get("candidate_runs_now", False)))
+
+    def regression_summary(self) -> str:
+        """The regressions in one line, for a failed gate: the checks broken in scripted pairs, then those a test
+        supports."""
+        found = self.regressions()
+        parts = []
+        for fact, words in ((True, "deterministic check(s) broke in scripted conversations"),
+                            (False, "regression(s) statistically supported")):
+            part = found[found["fact"] == fact]
+            if len(part):
+                parts.append(f"{len(part)} {words}: " + "; ".join(f"{r.kind} {r.name}" for r in part.itertuples()))
+        return "; ".join(parts) or "no regression"
 
     def interval_note(self) -> str:
         """How the overall interval treated the scenarios, in a few words."""
@@ -205,10 +237,6 @@ def _count(kind: str, n: int) -> str:
 
 def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _p(value: Any) -> str:
-    return "n/a" if pd.isna(value) else f"{value:.3g}"
 
 
 def compare(
@@ -259,18 +287,23 @@ def compare(
     pairing = pair_sides(*sides)
     pairs = stats.pair_table(pairing)
     boot: _Bootstrap = {"n_boot": n_boot, "level": level, "seed": seed}
+    flips = evidence.check_flips(pairing, pairs)
+    scores = stats.score_changes(pairs, alpha=alpha, power=power, detect=detect, **boot)
+    # A row without an interval, or with fewer pairs than a paired test needs to reach alpha, is untested: said so.
+    scores["testable"] = [not too_few_pairs(row, alpha) for row in scores.to_dict("records")]
     return Comparison(
         pairing=pairing,
         pairs=pairs,
-        scores=stats.score_changes(pairs, alpha=alpha, power=power, detect=detect, **boot),
+        scores=scores,
         pass_rates=stats.pass_rate_changes(pairs, **boot),
         criteria=stats.criterion_changes(pairing, pairs, alpha=alpha),
-        assertions=stats.assertion_flips(pairing, pairs, alpha=alpha),
+        assertions=evidence.with_facts(stats.assertion_flips(pairing, pairs, alpha=alpha), flips),
         holistic=stats.holistic_changes(pairing, pairs, **boot),
         pass_k=stats.pass_k_changes(pairs, **boot),
         usage=stats.usage_changes(pairs, **boot),
         settings={"alpha": alpha, "power": power, "level": level, "detect": detect, **boot},
         calibrated=_calibrated(sides, labels, level=level, n_boot=n_boot, seed=seed),
+        flips=flips,
     )
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from convoeval.compare.advice import few_seeds_warning
 from convoeval.compare.comparison import Comparison, compare
 from convoeval.compare.pairing import CompareError, SideSource, load_side
 from convoeval.html_blocks import esc, table, wrap
@@ -59,7 +60,8 @@ class _OneLine(RuntimeError):
 
 
 class RegressionError(_OneLine):
-    """``fail_on_regression`` is set and a regression is statistically supported."""
+    """``fail_on_regression`` is set and a regression was found: a deterministic check broke in a scripted pair, or
+    a test supports it."""
 
 
 @dataclass
@@ -104,19 +106,27 @@ def compare_params(namespace: Mapping[str, Any]) -> CompareParams:
 
 
 def run_compare_params(params: CompareParams, *, progress: bool | Mode = "lines") -> Comparison:
-    """Read the baseline, read or run the candidate (``progress`` as ``SharedOptions``), and compare them."""
+    """Read the baseline, read or run the candidate (``progress`` as ``SharedOptions``), and compare them.
+
+    A baseline of one seed is warned about (printed) before the candidate runs: only deterministic checks can then
+    show a change.
+    """
     from convoeval.compare.candidate import baseline_target, run_candidate  # noqa: PLC0415 - pulls in a heavy dependency on first use (start-up budget, tests/test_startup.py)
 
     scope = {"agent": params.agent, "scenario": params.scenario, "type": params.type}
     baseline = load_side(_path(params.baseline)).select(**scope)
     candidate: SideSource | None = _path(params.candidate) if params.candidate is not None else None
+    if warning := few_seeds_warning(baseline, alpha=params.alpha, candidate_runs_now=candidate is None):
+        print(f"warning: {warning}")
     if candidate is None:
         target = params.candidate_target or baseline_target(baseline)
         candidate = run_candidate(baseline, target, replay=params.replay, progress=progress)
     labels = _path(params.labels) if params.labels is not None else None
     if labels is not None and not labels.exists():
         raise CompareError(f"labels: {labels} does not exist (a label CSV or a folder of them)")
-    return compare(baseline, candidate, alpha=params.alpha, detect=params.detect, labels=labels, **scope)
+    result = compare(baseline, candidate, alpha=params.alpha, detect=params.detect, labels=labels, **scope)
+    result.rerun = {"candidate_runs_now": params.candidate is None}
+    return result
 
 
 def _path(value: str) -> Path:
@@ -139,10 +149,8 @@ def html_path(params: CompareParams, result: Comparison) -> Path:
 
 def check_regressions(result: Comparison, params: CompareParams) -> str:
     """The gate: with ``fail_on_regression``, fail (one line, naming them) when the headline is regressed."""
-    found = result.regressions()
     if not params.fail_on_regression:
-        return f"{len(found)} regression(s) statistically supported; fail_on_regression is off"
+        return f"{result.regression_summary()}; fail_on_regression is off"
     if result.exit_code(fail_on_regression=True):
-        names = "; ".join(f"{r.kind} {r.name}" for r in found.itertuples())
-        raise RegressionError(f"{len(found)} regression(s) statistically supported: {names}")
-    return "no regression is statistically supported"
+        raise RegressionError(result.regression_summary())
+    return "no regression: no deterministic check broke and none is statistically supported"

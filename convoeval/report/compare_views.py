@@ -33,8 +33,8 @@ from convoeval.pipeline.replay import RecordedReply, same_reply
 from convoeval.report.plots import Chart
 from convoeval.stats import ALL
 
-__all__ = ["calibrated_changes", "compare_sections", "details", "flipped_conversations", "plot_forest", "render_compare_html",
-           "save_compare_html", "unpaired", "changed_items", "verdict_summary"]
+__all__ = ["calibrated_changes", "compare_sections", "details", "flipped_checks", "flipped_conversations", "plot_forest",
+           "render_compare_html", "save_compare_html", "unpaired", "changed_items", "verdict_summary"]
 
 #: verdict -> the status whose colours show it.
 _TONE = {"improved": "pass", "regressed": "fail", "no detectable change": "none"}
@@ -72,17 +72,24 @@ def _amount(value: Any, *, signed: bool = False) -> str:
     return f"{value:{sign}.2g}"
 
 
+def _row_verdict(row: Any) -> str:
+    """A score row's verdict, or "too few pairs" when it has no interval or cannot reach alpha at all."""
+    return str(row["verdict"]) if row.get("testable", True) else "too few pairs"
+
+
 def verdict_summary(cmp: Any) -> HTML:
-    """The headline verdict and why in a coloured panel, the overall score, the noise floor, one row per scenario."""
+    """The headline verdict and why in a coloured panel, the overall score, the noise floor, what a comparison too
+    small to test the score should do next, and one row per scenario."""
     o = cmp.overall
     tone = {"regressed": "danger", "improved": "ok"}.get(cmp.verdict, "info")
     level = cmp.settings.get("level", 0.95)
+    ci = "" if missing(o["ci_low"]) else f"{level:.0%} CI {_ci(o['ci_low'], o['ci_high'])}, "
+    steps = "".join(f"<div{css(margin_top='4px')}>{_advice_html(line)}</div>" for line in cmp.advice())
     head = (f"<b>{esc(cmp.verdict.upper())}</b>: {esc(cmp.reason())}"
-            f"<div{css(margin_top='4px')}>score ({esc(o['verdict'])}): {_num(o['baseline'])} → "
-            f"{_num(o['candidate'])}, difference {_num(o['difference'], '{:+.2f}')} ({level:.0%} CI "
-            f"{_ci(o['ci_low'], o['ci_high'])}, p={_p(o['p_value'])}, p (Holm) "
-            f"{_p(o['p_adjusted'])}) over {int(o['n_pairs'])} pair(s); {esc(cmp.interval_note())}</div>"
-            f"<div{css(color=MUTED, margin_top='4px')}>{esc(cmp.noise_line())}</div>")
+            f"<div{css(margin_top='4px')}>score ({esc(_row_verdict(o))}): {_num(o['baseline'])} → "
+            f"{_num(o['candidate'])}, difference {_num(o['difference'], '{:+.2f}')} ({ci}p={_p(o['p_value'])}, "
+            f"p (Holm) {_p(o['p_adjusted'])}) over {int(o['n_pairs'])} pair(s); {esc(cmp.interval_note())}</div>"
+            f"<div{css(color=MUTED, margin_top='4px')}>{esc(cmp.noise_line())}</div>{steps}")
     sides = (f"baseline <code>{esc(cmp.baseline.label)}</code> ({esc(', '.join(cmp.baseline.targets))}) vs "
              f"candidate <code>{esc(cmp.candidate.label)}</code> ({esc(', '.join(cmp.candidate.targets))}); "
              f"{int(cmp.pairs['excluded'].notna().sum())} pair(s) left out (an error on a side), "
@@ -90,13 +97,41 @@ def verdict_summary(cmp: Any) -> HTML:
     rows = []
     for r in cmp.scores.to_dict("records"):
         name = "<b>all scenarios</b>" if r["scenario"] == ALL else esc(r["scenario"])
-        rows.append([name, _verdict_badge(r["verdict"]), _num(r["baseline"]), _num(r["candidate"]),
+        rows.append([name, _verdict_badge(_row_verdict(r)), _num(r["baseline"]), _num(r["candidate"]),
                      _num(r["difference"], "{:+.2f}"), _ci(r["ci_low"], r["ci_high"]),
                      _p(r["p_adjusted"]), str(int(r["n_pairs"])), _num(r["mdd"])])
     header = ["scenario", "verdict", "baseline", "candidate", "difference", f"{level:.0%} CI", "p (Holm)", "pairs",
               "MDD"]
     return HTML(wrap(box(head, tone=tone, title="Verdict") + f"<div>{sides}</div>" + table(rows, header)),
                 text=f"verdict: {cmp.verdict}")
+
+
+def _advice_html(line: str) -> str:
+    """An advice line; a command (indented by two spaces) as code a reader can copy."""
+    return f"<code>{esc(line.strip())}</code>" if line.startswith("  ") else esc(line)
+
+
+def flipped_checks(cmp: object) -> HTML:
+    """Every database or path assertion and scripted turn check that flipped within a pair, with the pair and what
+    each side's check said; those that decide the headline (facts) first."""
+    flips: pd.DataFrame = getattr(cmp, "flips", pd.DataFrame())
+    if flips.empty:
+        text = "no database or path assertion and no scripted turn check flipped in any pair"
+        return HTML(wrap(f"<div{css(color=MUTED)}>{esc(text)}</div>"), text=text)
+    rows = []
+    for r in flips.to_dict("records"):
+        seed = "-" if missing(r["seed"]) else str(int(r["seed"]))
+        basis = "fact (scripted, deterministic)" if r["fact"] else f"not a fact: {r['why_not_fact']}"
+        rows.append([_verdict_badge(r["verdict"]), esc(r["kind"]), f"<code>{esc(r['check'])}</code>",
+                     esc(f"{r['scenario']} seed {seed} trial {int(r['trial'])}"), esc(r["baseline"]),
+                     esc(r["candidate"]), esc(basis)])
+    facts = int(flips["fact"].astype(bool).sum())
+    note = (f"{facts} of {len(flips)} flip(s) are facts: a scripted scenario sends the same patient lines to both "
+            "sides and these checks read the transcript and the database with no model, so a check that held in one "
+            "conversation and fails in its pair needs no statistics. The others are left to the paired tests.")
+    return HTML(wrap(box(esc(note)) + table(rows, ["verdict", "kind", "check", "conversation", "baseline",
+                                                   "candidate", "counts as"])),
+                text=f"{len(flips)} flipped check(s), {facts} fact(s)")
 
 
 def plot_forest(cmp: Any) -> Chart:
@@ -114,7 +149,8 @@ def plot_forest(cmp: Any) -> Chart:
         color = colors.get(r.verdict, "#57606a")
         if not missing(r.ci_low):
             ax.plot([r.ci_low, r.ci_high], [y, y], color=color, lw=2)
-        ax.plot([r.difference], [y], "D" if r.scenario == ALL else "o", color=color, ms=7)
+        if not missing(r.difference):
+            ax.plot([r.difference], [y], "D" if r.scenario == ALL else "o", color=color, ms=7)
     ax.axvline(0, color="#8c959f", lw=1, ls="--")
     ax.set_yticks(range(len(rows)), ["all scenarios" if s == ALL else s for s in rows["scenario"]])
     ax.set_xlabel("score difference, candidate − baseline (points)")
@@ -133,11 +169,12 @@ def changed_items(cmp: Any, *, only_changed: bool = True) -> HTML:
         rows = rows.assign(_o=rows["verdict"].map(order).fillna(2)).sort_values(["_o", "p_value"])
         cells = [[esc(r[kind]), _verdict_badge(r["verdict"]), f"{_num(r['baseline'], '{:.0%}')} → "
                   f"{_num(r['candidate'], '{:.0%}')}", str(r["pass_to_fail"]), str(r["fail_to_pass"]),
-                  str(r["n_pairs"]), _p(r["p_adjusted"]), esc(r["scenarios"])]
+                  str(r["n_pairs"]), _p(r["p_adjusted"]), esc(r["scenarios"]), esc(r.get("basis", "McNemar"))]
                  for r in rows.to_dict("records")]
-        title = "Rubric criteria" if kind == "criterion" else "Database assertions (no judge needed)"
+        title = "Rubric criteria" if kind == "criterion" else "Database and path assertions (no judge needed)"
         body = table(cells, [kind, "verdict", "pass rate", "pass→fail", "fail→pass", "pairs", "p (Holm)",
-                             "scenarios"]) if cells else f"<div{css(color=MUTED)}>no {kind} changed on any pair</div>"
+                             "scenarios", "decided by"]) if cells else (
+            f"<div{css(color=MUTED)}>no {kind} changed on any pair</div>")
         parts.append(f"<div{css(font_weight='600', margin_top='8px')}>{title}</div>{body}")
     return HTML(wrap("".join(parts)), text="criteria and assertions that changed")
 
@@ -265,6 +302,7 @@ def compare_sections(cmp: Any) -> list[tuple[str, list[Any]]]:
     """The comparison page's sections in reading order."""
     return [
         ("Verdict", [verdict_summary(cmp), plot_forest(cmp)]),
+        *([("Deterministic checks that flipped", [flipped_checks(cmp)])] if len(getattr(cmp, "flips", [])) else []),
         ("Criteria and assertions that changed", [changed_items(cmp)]),
         ("Conversations that changed", [flipped_conversations(cmp)]),
         ("Other differences", [details(cmp)]),
