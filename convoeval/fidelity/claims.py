@@ -93,6 +93,8 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         rf"\b{_ESTA} (?:agendad|marcad|reservad)[ao]s?\b", r"\b(?:ja )?(?:agendei|marquei|reservei)\b",
         r"^\s*(?:agendado|marcado|reservado)\s*:",
         rf"\b(?:appointment|visit|consultation|cleaning) {_BE_DONE}? ?booked",
+        # any domain's booking: an order, a reservation, a delivery "has been booked / placed / reserved"
+        rf"\b(?:order|reservation|booking|delivery|table|room|ticket) {_BE_DONE} (?:booked|placed|reserved)\b",
         r"\b(?:is|are|'s) (?:now )?booked (?:for|on|at)\b", rf"{_I} (?:already )?(?:booked|scheduled)\b",
         r"^\s*booked\s*:", r"\b(?:you're|you are) (?:all )?booked\b",
     ),

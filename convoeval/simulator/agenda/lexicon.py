@@ -20,11 +20,12 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
-_WORD = re.compile(r"[a-z0-9]+(?:[:h][0-9]{2})?")
+_WORD = re.compile(r"\d+[.,]\d+(?![\d/])|[a-z0-9]+(?:[:h][0-9]{2})?")
 
 
 def words(text: str) -> list[str]:
-    """The folded words of ``text`` (a time such as ``9:30`` or ``9h30`` stays one word)."""
+    """The folded words of ``text`` (a time such as ``9:30`` or ``9h30`` and a decimal such as ``1.7`` stay one
+    word)."""
     return _WORD.findall(fold(text))
 
 

@@ -38,7 +38,7 @@ def features(text: str) -> set[str]:
     """
     found: set[str] = set()
     for w in words(text):
-        if w in _STOP or w.isdigit():
+        if w in _STOP:
             continue
         shared = PART_OF_DAY.get(w) or next((name for stem, name in WEEKDAYS.items()
                                               if w == stem or (len(stem) > 3 and w.startswith(stem))), None)

@@ -24,7 +24,7 @@ from convoeval.simulator.agenda.lexicon import (
 
 __all__ = ["answer_kinds", "read_agent", "split_options"]
 
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _LIST_ITEM = re.compile(r"^\s*(?:[-•*▪◦–]|\d{1,2}\s*[.)\-:]|\d\ufe0f?\u20e3|[a-e]\))\s*(.+?)\s*$", re.MULTILINE)
 #: The word for "or" per locale (Spanish "o" is Portuguese's article, so it splits only Spanish sentences).
 _OR = {"pt-BR": r"ou", "en": r"or", "es": r"o|u"}
@@ -50,7 +50,9 @@ _YES_OR_NO = re.compile(r"(?:sim|nao|yes|no|not|si)\b.*")
 
 
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
+    """The sentences of ``text``: split after ``.``, ``!`` or ``?`` followed by a space, and at line breaks (never
+    inside "1.7 litre" or "R$ 150,00")."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
 
 
 def _is_question(sentence: str) -> bool:
