@@ -64,13 +64,23 @@ result
 # %% [markdown]
 # ## Verdict
 # A change is called only when its CI excludes 0 and a paired test rejects "no change" (Holm-adjusted over the
-# scenarios). "No detectable change" is not "no change": the MDD is the smallest change this sample would detect.
+# scenarios), or when a deterministic check (a database or path assertion, a scripted turn check) flipped in a
+# scripted pair: a fact, no test needed. "No detectable change" is not "no change": the MDD is the smallest change
+# this sample would detect; with too few pairs the panel says so and gives the commands that would test it.
 
 # %%
 views.verdict_summary(result)
 
 # %%
 views.plot_forest(result)
+
+# %% [markdown]
+# ## Deterministic checks that flipped
+# Each database or path assertion and scripted turn check that held on one side of a pair and failed on the other,
+# with the scenario, seed and trial, and whether it counts as a fact (scripted, and the same on a side's own runs).
+
+# %%
+views.flipped_checks(result)
 
 # %% [markdown]
 # ## Criteria and assertions that changed

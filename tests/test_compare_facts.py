@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import re
 
+import papermill
 from compare_support import env, fake_models  # noqa: F401 - env is a fixture
+from conftest import ROOT
 
 import convoeval.compare as compare_module
 from convoeval.cli import main
@@ -104,6 +106,14 @@ def test_a_fix_in_a_scripted_pair_headlines_improved_and_both_folders_get_a_reru
     # The notebook's step says the same before it compares.
     run_compare_params(compare_params({"baseline": str(env / "broken"), "candidate": str(env / "fixed")}))
     assert "warning: the baseline ran one seed (42)" in capsys.readouterr().out
+    # The executed notebook (JSON, with its HTML and text outputs) shows the facts and holds no nan.
+    executed = env / "executed.ipynb"
+    papermill.execute_notebook(str(ROOT / "notebooks" / "compare.ipynb"), str(executed), cwd=str(ROOT),
+                               parameters={"baseline": str(env / "broken"), "candidate": str(env / "fixed"),
+                                           "output_dir": str(env / "nb")}, progress_bar=False)
+    notebook = executed.read_text(encoding="utf-8")
+    assert "Deterministic checks that flipped" in notebook and "fact (scripted, deterministic)" in notebook
+    assert no_nan(notebook) and no_nan((env / "nb" / "compare.html").read_text(encoding="utf-8"))
 
 
 def test_when_only_judge_scores_differ_on_too_few_pairs_it_says_so_and_gives_the_command(env, monkeypatch, capsys):
