@@ -118,3 +118,15 @@ def test_the_simulator_is_agenda_on_the_embedded_model_and_llm_elsewhere() -> No
     assert resolve_simulator("llm", Local()) == "llm"
     with pytest.raises(ValueError, match="agenda"):
         resolve_simulator("rules")
+
+
+def test_simulate_continues_a_transcript_frame_with_the_agenda_patient() -> None:
+    import pandas as pd
+
+    import convoeval as ce
+
+    first = ce.simulate(scenario="billing-conv-happy-payment", model=FakeChatModel(replies=[""]), simulator="agenda")
+    assert first[["role", "voice", "act"]].iloc[0].tolist() == ["patient", "template", "intent"]
+    agent = first.assign(role="agent", text="Você prefere pagar com Pix ou boleto?", voice=None, act=None)
+    second = ce.simulate(pd.concat([first, agent]), model=FakeChatModel(replies=[""]), simulator="agenda")
+    assert second["act"].iloc[0] == "choose" and "Pix" in second["text"].iloc[0]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from convoeval.llm.types import model_info
+
+if TYPE_CHECKING:
+    from langchain_core.language_models.chat_models import BaseChatModel
 
 __all__ = ["SIMULATORS", "SimulatorKind", "resolve_simulator"]
 
@@ -14,7 +17,7 @@ SimulatorKind = Literal["agenda", "llm"]
 SIMULATORS: tuple[SimulatorKind, ...] = ("agenda", "llm")
 
 
-def resolve_simulator(choice: str | None, model: Any = None) -> SimulatorKind:
+def resolve_simulator(choice: str | None, model: BaseChatModel | None = None) -> SimulatorKind:
     """The simulator a run uses: ``choice`` when given; else ``agenda`` on the embedded local model (which cannot
     play a patient by itself) and ``llm`` on any other model.
 

@@ -19,6 +19,8 @@ from convoeval.scenarios.models import ConversationalScenario, Scenario
 if TYPE_CHECKING:
     import pandas as pd
 
+from convoeval.simulator.agenda.patient import aagenda_turn
+from convoeval.simulator.choice import resolve_simulator
 from convoeval.simulator.prompts import (
     DEFAULT_FRAMING,
     SIMULATOR_PROMPT_VERSION,
@@ -154,6 +156,7 @@ async def asimulate(
     trial: int = 1,
     framing: Framing = DEFAULT_FRAMING,
     max_tokens: int | None = DEFAULT_MAX_TOKENS,
+    simulator: str | None = None,
 ) -> pd.DataFrame:
     """The simulated patient's next message in each conversation, as transcript rows (``simulate``: blocking).
 
@@ -168,8 +171,10 @@ async def asimulate(
             simulator model).
         seed: the simulator seed (default: each conversation's ``seed``, else the scenario's).
         trial: the trial number, where the transcript has none.
-        framing: ``"chat"`` or ``"transcript"`` (see ``apatient_turn``).
-        max_tokens: reply length cap.
+        framing: ``"chat"`` or ``"transcript"`` (see ``apatient_turn``; the LLM patient's).
+        max_tokens: reply length cap (the LLM patient's).
+        simulator: ``"agenda"`` (rules decide, the model voices: ``convoeval.simulator.agenda``), ``"llm"`` or
+            ``None`` (agenda on the embedded local model, llm on any other; docs/simulator.md).
 
     Returns:
         One patient row per conversation (``TRANSCRIPT_SCHEMA``).
@@ -184,6 +189,7 @@ async def asimulate(
         >>> pd.concat([tx, ce.simulate(tx)])  # doctest: +SKIP
     """
     model = as_chat_model("simulator", model)
+    kind = resolve_simulator(simulator, model)
     fixed = _playable(scenarios_by_id(None).get(scenario)) if isinstance(scenario, str) else scenario
     if isinstance(scenario, str) and fixed is None:
         raise ValueError(f"no scenario with id {scenario!r} in the project's scenarios")
@@ -209,12 +215,17 @@ async def asimulate(
             raise ValueError(f"no scenario for conversation {keys.get('run_id')!r} (scenario "
                              f"{keys.get('scenario')!r}): pass scenario=<id or object>")
         use_seed = seed if seed is not None else keys.get("seed")
-        turn = await apatient_turn(entries, scenario=chosen, model=model, seed=use_seed,
-                               trial=keys.get("trial") or trial, framing=framing, max_tokens=max_tokens)
+        if kind == "agenda":
+            turn = await aagenda_turn(entries, scenario=chosen, model=model, seed=use_seed,
+                                      trial=keys.get("trial") or trial)
+        else:
+            turn = await apatient_turn(entries, scenario=chosen, model=model, seed=use_seed,
+                                       trial=keys.get("trial") or trial, framing=framing, max_tokens=max_tokens)
         result = turn.result
         return {**keys, "scenario": keys.get("scenario") or chosen.id, "agent": keys.get("agent") or chosen.agent,
                 "turn": last_turn + 1, "role": "patient", "text": turn.message, "bubbles": [turn.message],
                 "tools": [], "tool_calls": [], "signal": turn.signal, "prompt_version": turn.prompt_version,
+                "voice": turn.voice, "act": turn.act or None,
                 **({} if result is None else {"latency_s": result.latency_s, "prompt_tokens": result.prompt_tokens,
                                               "completion_tokens": result.completion_tokens,
                                               "model": result.info.model, "cache_hit": result.cache_hit})}

@@ -3,13 +3,16 @@ set ``AGENT_ACTS`` (JSON mode, validated; never free text)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from convoeval.llm import SampleIdentity, acall_model
 from convoeval.simulator.agenda.acts import AgentActs
 from convoeval.simulator.agenda.understand import answer_kinds
+
+if TYPE_CHECKING:
+    from langchain_core.language_models.chat_models import BaseChatModel
 
 __all__ = ["CLASSIFIER_PROMPT", "ActLabel", "aclassify_agent"]
 
@@ -33,7 +36,7 @@ class ActLabel(BaseModel):
     act: Literal["request", "offer", "confirm", "inform", "handover", "close", "other"]
 
 
-async def aclassify_agent(text: str, *, model: Any, identity: SampleIdentity) -> AgentActs:
+async def aclassify_agent(text: str, *, model: BaseChatModel, identity: SampleIdentity) -> AgentActs:
     """The act of an agent message the rules could not read, as the model labels it (``source="model"``).
 
     Raises:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from convoeval.fidelity import KnownFacts
 from convoeval.llm import SampleIdentity, acall_model
@@ -26,6 +26,9 @@ from convoeval.simulator.agenda.templates import render
 from convoeval.simulator.agenda.understand import read_agent
 from convoeval.simulator.agenda.voice import VOICE_PROMPT_VERSION, clean_voice, voice_messages, voice_problem
 from convoeval.simulator.replies import SimulatorTurn
+
+if TYPE_CHECKING:
+    from langchain_core.language_models.chat_models import BaseChatModel
 
 __all__ = ["AGENDA_PROMPT_VERSION", "VOICE_MAX_TOKENS", "VOICE_TEMPERATURE", "aagenda_turn"]
 
@@ -43,7 +46,8 @@ def _messages_of(entries: Sequence[dict[str, Any]], role: str) -> list[str]:
     return [str(e.get("text") or e.get("message") or "") for e in entries if e.get("role") == role]
 
 
-async def _agent_acts(texts: list[str], scenario: ConversationalScenario, *, model: Any, seed: int | None,
+async def _agent_acts(texts: list[str], scenario: ConversationalScenario, *, model: BaseChatModel | None,
+                      seed: int | None,
                       trial: int) -> list[AgentActs | None]:
     """Each agent message's acts; the model labels those the rules cannot read (when a model is given)."""
     acts: list[AgentActs | None] = []
@@ -61,7 +65,7 @@ async def aagenda_turn(
     transcript: Sequence[dict[str, Any]],
     *,
     scenario: ConversationalScenario,
-    model: Any = None,
+    model: BaseChatModel | None = None,
     seed: int | None = None,
     turn: int | None = None,
     trial: int = 1,
