@@ -124,6 +124,25 @@ def test_duplicate_criterion_text_is_exported_by_index(tmp_path):
     assert [c["csv"] for c in data["conversations"][0]["criteria"]] == ["0", "1"]
 
 
+def test_a_criterion_a_spreadsheet_would_run_as_a_formula_is_exported_by_index(tmp_path):
+    run = labelled_run(tmp_path / "run", n=1, criteria=2)
+    frames = load_folder(run)
+    frames.rubric["criterion"] = frames.rubric["criterion_index"].map({0: "- greets the patient", 1: "plain"})
+    data = page_data(frames, choose_conversations(frames, sample=1), source="run")
+    assert [c["csv"] for c in data["conversations"][0]["criteria"]] == ["0", "plain"]  # the export prefixes a '
+
+
+def test_the_page_says_how_the_simulated_patient_broke(tmp_path):
+    run = labelled_run(tmp_path / "run", n=2)
+    frames = load_folder(run)
+    frames.runs.loc[frames.runs["run_id"] == "run-00", ["simulator_failure", "simulator_failure_turn",
+                                                        "simulator_failure_detail"]] = ["loop", 3, "repeats itself"]
+    data = page_data(frames, choose_conversations(frames, sample=2), source="run")
+    patient = {c["id"]: c["patient"] for c in data["conversations"]}
+    assert patient["run-00"] == ["stopped by the simulator-failure gate (loop at turn 3): repeats itself"]
+    assert patient["run-01"] == []  # a faithful patient: nothing to say
+
+
 def _write(path, rows):
     path.write_text("conversation,criterion,label,rater,note\n" + "".join(r + "\n" for r in rows), encoding="utf-8")
     return path

@@ -7,6 +7,7 @@ Skipped with a reason when Playwright or Chromium is missing here; CI sets ``CON
 from __future__ import annotations
 
 import csv
+import json
 import os
 import shutil
 from pathlib import Path
@@ -177,3 +178,75 @@ def test_tools_and_help_open_with_the_keyboard(page_of, tmp_path):
     page.keyboard.press("p")                 # shortcuts are off while help is open
     page.keyboard.press("Escape")
     assert page.is_hidden("#help") and page.inner_text(".phead .count") == "0 of 10 labelled"
+
+
+def _parroting_page(tmp_path: Path, **kwargs) -> tuple[Path, object]:
+    """A page of two conversations; in conversation run-01 the simulated patient repeats the agent word for word."""
+    echo = "Sua fatura de cento e cinquenta reais vence amanhã, prefere Pix ou boleto?"
+    run = labelled_run(tmp_path / "run", n=2, agent_text=echo, **kwargs)
+    saved = run / "runs" / "run-01.json"
+    payload = json.loads(saved.read_text(encoding="utf-8"))
+    for message in payload["transcripts"]:
+        if message["role"] == "patient" and message["turn"] == 2:
+            message["text"], message["bubbles"] = echo, [echo]
+    saved.write_text(json.dumps(payload), encoding="utf-8")
+    frames = load_folder(run)
+    write_label_page(page_data(frames, choose_conversations(frames, sample=2), source="clinic-run"),
+                     tmp_path / "page.html")
+    return run, frames
+
+
+def test_a_note_typed_before_its_verdict_is_never_dropped_silently(page_of, tmp_path):
+    run, frames = _parroting_page(tmp_path)
+    page = page_of(tmp_path / "page.html")
+    page.keyboard.type("ana")
+    page.keyboard.press("Enter")
+    page.keyboard.press("n")                  # a note on criterion 1, before any verdict
+    page.keyboard.type("=HYPERLINK(\"http://x\") the agent quoted this")
+    page.keyboard.press("Escape")
+    assert page.inner_text("#crit-0 .pending") == "note, no verdict yet"
+    page.keyboard.press("e")                  # export: held, the note is named
+    assert page.is_visible("#pending") and "conversation 1, criterion 1: =HYPERLINK" in page.inner_text("#pending")
+    page.keyboard.press("Enter")              # give it a verdict: back on that criterion
+    assert page.is_hidden("#pending") and "current" in page.get_attribute("#crit-0", "class")
+    page.keyboard.press("u")
+    page.keyboard.press("n")                  # a note on criterion 2, then a click on its verdict at once
+    page.keyboard.type("-1 is what it said")
+    page.click("#crit-1 button.choice.fail")
+    with page.expect_download() as download:
+        page.keyboard.press("e")              # nothing pending: exported at once
+    saved = tmp_path / "labels.csv"
+    download.value.save_as(saved)
+    rows = list(csv.DictReader(saved.open(encoding="utf-8")))
+    assert [(r["label"], r["note"]) for r in rows] == [
+        ("unsure", "'=HYPERLINK(\"http://x\") the agent quoted this"),  # no formula for a spreadsheet to run
+        ("fail", "'-1 is what it said")]
+    assert check_labels(saved, frames).errors == []
+    page.keyboard.press("j")
+    page.keyboard.press("n")
+    page.keyboard.type("left without a verdict")
+    page.keyboard.press("Escape")
+    page.keyboard.press("e")
+    with page.expect_download():
+        page.click("#export-anyway")          # the labeller's choice, said in the status line
+    assert "1 note(s) without a verdict left out" in page.inner_text("#status")
+    assert page.errors == []
+
+
+def test_the_page_says_when_the_simulated_patient_broke_and_needs_no_emoji_font(page_of, tmp_path):
+    run, frames = _parroting_page(tmp_path)
+    page = page_of(tmp_path / "page.html")
+    page.keyboard.type("ana")
+    page.keyboard.press("Enter")
+    order = list(choose_conversations(frames, sample=2)["run_id"])
+    parrot = order.index("run-01") + 1
+    if parrot != 1:
+        page.keyboard.press("]")
+    warning = page.inner_text(".patientwarn")
+    assert "The simulated patient broke in this conversation" in warning and "parroting: turn 2" in warning
+    other = 2 if parrot == 1 else 1
+    page.keyboard.press("]" if other == 2 else "[")
+    assert page.locator(".patientwarn").count() == 0  # the faithful patient's conversation has no warning
+    text = page.evaluate("document.body.innerText")
+    assert not {ch for ch in text if ord(ch) > 0x2193 and ch not in "↔−≥≤"}, "a glyph an ordinary font lacks"
+    assert page.errors == []

@@ -90,7 +90,7 @@
     els.exportBtn = el("button", "export", "Export CSV");
     els.exportBtn.id = "export";
     els.exportBtn.title = "Download the labels as a CSV file (key: e)";
-    els.exportBtn.addEventListener("click", exportCsv);
+    els.exportBtn.addEventListener("click", function () { exportCsv(false); });
     var helpBtn = el("button", "help", "? Keys");
     helpBtn.addEventListener("click", function () { toggleHelp(true); });
     actions.appendChild(els.exportBtn);
@@ -128,6 +128,8 @@
     root.appendChild(els.help);
     els.ask = buildAsk();
     root.appendChild(els.ask);
+    els.pending = buildPending();
+    root.appendChild(els.pending);
     document.body.appendChild(root);
   }
 
@@ -163,6 +165,30 @@
     close.addEventListener("click", function () { toggleHelp(false); });
     box.appendChild(close);
     overlay.appendChild(box);
+    return overlay;
+  }
+
+  function buildPending() {
+    var overlay = el("div", "overlay hidden");
+    overlay.id = "pending";
+    var box = el("div", "dialog");
+    box.appendChild(el("h2", null, "Notes without a verdict"));
+    box.appendChild(el("p", null, "A label needs a verdict: pass (p), fail (f) or unsure (u) when you cannot tell. " +
+      "These criteria have your note but no verdict, so the export would leave them out:"));
+    box.appendChild(el("ul", "plist"));
+    var go = el("button", "primary", "Give them a verdict (Enter)");
+    go.addEventListener("click", function () { closePending(true); });
+    var anyway = el("button", null, "Export without them");
+    anyway.id = "export-anyway";
+    anyway.addEventListener("click", function () { closePending(false); exportCsv(true); });
+    box.appendChild(go);
+    box.appendChild(document.createTextNode(" "));
+    box.appendChild(anyway);
+    overlay.appendChild(box);
+    overlay.addEventListener("keydown", function (ev) {
+      if (ev.key === "Escape") { ev.preventDefault(); closePending(false); }
+      ev.stopPropagation();
+    });
     return overlay;
   }
 
@@ -203,10 +229,10 @@
   function renderNav() {
     var nav = els.nav;
     nav.textContent = "";
-    var prev = el("button", "step", "◀ [");
+    var prev = el("button", "step", "[ previous");
     prev.title = "previous conversation";
     prev.addEventListener("click", function () { goConv(state.conv - 1); });
-    var next = el("button", "step", "] ▶");
+    var next = el("button", "step", "next ]");
     next.title = "next conversation";
     next.addEventListener("click", function () { goConv(state.conv + 1); });
     var c = conv();
@@ -254,6 +280,17 @@
     var chat = els.chat;
     chat.textContent = "";
     chat.appendChild(el("div", "scenario", "Scenario: " + c.scenario));
+    if (c.patient && c.patient.length) {
+      // The simulated patient broke: the labeller must know, or a criterion the patient made moot reads as the agent's.
+      var warn = el("div", "patientwarn");
+      warn.appendChild(el("strong", null, "The simulated patient broke in this conversation"));
+      var list = el("ul");
+      c.patient.forEach(function (line) { list.appendChild(el("li", null, line)); });
+      warn.appendChild(list);
+      warn.appendChild(el("div", null, "Judge what the agent did with what it was given; where the patient's " +
+        "behaviour makes a criterion impossible to judge, label it unsure (u)."));
+      chat.appendChild(warn);
+    }
     var lastTurn = null;
     c.messages.forEach(function (m) {
       if (m.turn !== null && m.turn !== lastTurn) {
@@ -302,6 +339,7 @@
       card.id = "crit-" + i;
       if (i === state.crit) card.classList.add("current");
       if (e.label) card.classList.add("is-" + e.label);
+      if (e.note && !e.label) card.classList.add("note-only");
       card.addEventListener("click", function (ev) {
         if (ev.target.tagName === "BUTTON" || ev.target.tagName === "TEXTAREA") return;
         state.crit = i; save(); renderPanel();
@@ -309,6 +347,8 @@
       var top = el("div", "ctop");
       top.appendChild(el("span", "num", String(i + 1)));
       top.appendChild(el("span", "ctext", k.text));
+      var pending = el("span", "pending", "note, no verdict yet");
+      if (e.note && !e.label) top.appendChild(pending);
       card.appendChild(top);
       var row = el("div", "choices");
       ["p", "f", "u"].forEach(function (key) {
@@ -329,7 +369,16 @@
       note.addEventListener("focus", function () {
         if (state.crit !== i) { state.crit = i; markCurrent(); }
       });
-      note.addEventListener("input", function () { entry(c, k.index, true).note = note.value; save(); });
+      note.addEventListener("input", function () {
+        var saved = entry(c, k.index, true);
+        saved.note = note.value;
+        save();
+        // In place, not by rendering the panel again: a click on a verdict right after typing must land.
+        var waiting = !!saved.note && !saved.label;
+        card.classList.toggle("note-only", waiting);
+        if (waiting && !pending.parentNode) top.appendChild(pending);
+        if (!waiting && pending.parentNode) pending.remove();
+      });
       note.addEventListener("keydown", function (ev) {
         if (ev.key === "Enter" && !ev.shiftKey || ev.key === "Escape") { ev.preventDefault(); note.blur(); }
         ev.stopPropagation();  // typing a note never triggers a shortcut
@@ -432,10 +481,24 @@
     document.getElementById("ask-name").focus();
   }
 
-  // RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
+  // RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. A field a spreadsheet would run
+  // as a formula (= + - @, a tab or a carriage return first, after any quotes) gets a leading ' (OWASP, CSV
+  // injection; the same rule as convoeval.frames.spreadsheet): a note may quote the agent, whoever wrote its words.
   function csvField(value) {
     var s = value === undefined || value === null ? "" : String(value);
+    if (/^'*[=+\-@\t\r]/.test(s)) s = "'" + s;
     return /[",\r\n]/.test(s) ? "\"" + s.replace(/"/g, "\"\"") + "\"" : s;
+  }
+  // Criteria with a note and no verdict: a label needs pass, fail or unsure, so these would not be exported.
+  function notesWithoutVerdict() {
+    var found = [];
+    CONVS.forEach(function (c, ci) {
+      c.criteria.forEach(function (k, ki) {
+        var e = entry(c, k.index, false);
+        if (e && e.note && !e.label) found.push({ conv: ci, crit: ki, note: e.note });
+      });
+    });
+    return found;
   }
   function csvText() {
     var lines = ["conversation,criterion,label,rater,note"];
@@ -448,8 +511,10 @@
     });
     return lines.join("\r\n") + "\r\n";
   }
-  function exportCsv() {
+  function exportCsv(withoutPending) {
     if (!state.rater) { askName(); return; }
+    var pending = notesWithoutVerdict();
+    if (pending.length && withoutPending !== true) { askPending(pending); return; }
     var t = totals();
     var blob = new Blob([csvText()], { type: "text/csv;charset=utf-8" });
     var a = document.createElement("a");
@@ -459,7 +524,28 @@
     document.body.appendChild(a);
     a.click();
     setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
-    els.status.textContent = "exported " + t.done + " of " + t.all + " labels";
+    els.status.textContent = "exported " + t.done + " of " + t.all + " labels" +
+      (pending.length ? " (" + pending.length + " note(s) without a verdict left out)" : "");
+  }
+  function askPending(pending) {
+    var box = els.pending.querySelector(".plist");
+    box.textContent = "";
+    pending.forEach(function (p) {
+      box.appendChild(el("li", null, "conversation " + (p.conv + 1) + ", criterion " + (p.crit + 1) + ": " + p.note));
+    });
+    els.pending.querySelector("h2").textContent = pending.length + " note(s) without a verdict";
+    els.pending.classList.remove("hidden");
+    els.pending.querySelector("button.primary").focus();
+  }
+  function closePending(goFirst) {
+    els.pending.classList.add("hidden");
+    if (goFirst) {
+      var first = notesWithoutVerdict()[0];
+      if (first) {
+        if (first.conv !== state.conv) { state.conv = first.conv; render(); }
+        state.crit = first.crit; save(); renderPanel(); markCurrent();
+      }
+    }
   }
 
   // ---------- keyboard ----------
@@ -472,6 +558,10 @@
       return;
     }
     if (!els.ask.classList.contains("hidden")) return;
+    if (!els.pending.classList.contains("hidden")) {
+      if (ev.key === "Escape") { closePending(false); ev.preventDefault(); }
+      return;
+    }
     if (!els.help.classList.contains("hidden")) {
       if (ev.key === "Escape" || ev.key === "?") { toggleHelp(false); ev.preventDefault(); }
       return;
@@ -487,7 +577,7 @@
     else if (key === "Backspace" || key === "Delete") clearLabel();
     else if (key === "g") nextUnfinished();
     else if (key === "t") toggleTools();
-    else if (key === "e") exportCsv();
+    else if (key === "e") exportCsv(false);
     else if (key === "?") toggleHelp(true);
     else handled = false;
     if (handled) ev.preventDefault();

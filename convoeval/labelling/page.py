@@ -24,27 +24,34 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval.fidelity import fidelity_flags
 from convoeval.frames import RunFrames
+from convoeval.frames.spreadsheet import safe_cell
 from convoeval.html_blocks import esc, missing
 from convoeval.labelling.selection import LabelPageError
 
-__all__ = ["label_page_html", "page_data", "write_label_page"]
+__all__ = ["SCENARIO_FREE_CHECKS", "label_page_html", "page_data", "patient_problems", "write_label_page"]
 
 
-def page_data(frames: RunFrames, chosen: pd.DataFrame, *, source: str = "") -> dict[str, Any]:
+def page_data(frames: RunFrames, chosen: pd.DataFrame, *, source: str = "",
+              scenarios: str | Path | None = None) -> dict[str, Any]:
     """What the page shows: the chosen conversations' messages and rubric criteria, and the page's id.
 
     Args:
         frames: The run's frames (``load_folder``).
         chosen: From ``choose_conversations`` (its order is the labelling order).
         source: Where the run came from (a folder name), shown on the page and in the file name of the export.
+        scenarios: The scenario folder, for the fidelity checks that need the persona and locale (default
+            ``evals/scenarios``; when it cannot be read, only the checks that need no scenario run).
 
     Returns:
         A JSON-ready dict: ``id`` (from the content: the same selection gives the same id, so progress survives
         regenerating the page; another selection gets another id, so two pages never share progress), ``source``,
-        ``created``, ``method`` and ``conversations``.
+        ``created``, ``method`` and ``conversations`` (each with ``patient``: how its simulated patient broke, if
+        it did — the gate's ``simulator_failure`` and the after-the-fact fidelity flags — so the labeller knows).
     """
     transcripts, rubric = frames.transcripts, frames.rubric
+    broke = patient_problems(frames, [str(r) for r in chosen["run_id"]], scenarios=scenarios)
     conversations = []
     for rec in chosen.itertuples():
         run_id = str(rec.run_id)
@@ -57,8 +64,12 @@ def page_data(frames: RunFrames, chosen: pd.DataFrame, *, source: str = "") -> d
             "messages": [_message(m) for m in messages.to_dict("records")],
             # The CSV names a criterion by its text (readable); by its 0-based index when the rubric has the same
             # text twice, since the text would then match the first one only.
-            "criteria": [{"index": int(i), "text": t, "csv": t if texts.count(t) == 1 else str(int(i))}
+            # A text a spreadsheet would read as a formula is named by its index too: the export neutralises every
+            # such cell (a leading '), and the index matches exactly where the prefixed text would not.
+            "criteria": [{"index": int(i), "text": t,
+                          "csv": t if texts.count(t) == 1 and safe_cell(t) == t else str(int(i))}
                          for i, t in zip(criteria["criterion_index"], texts, strict=True)],
+            "patient": broke.get(run_id, []),
         })
     if not conversations:
         raise LabelPageError("no conversation chosen: nothing to label")
@@ -66,6 +77,36 @@ def page_data(frames: RunFrames, chosen: pd.DataFrame, *, source: str = "") -> d
     return {"id": hashlib.sha256(content.encode()).hexdigest()[:16], "source": source,
             "created": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "method": str(chosen["method"].iloc[0]), "conversations": conversations}
+
+
+def patient_problems(frames: RunFrames, run_ids: list[str], *,
+                     scenarios: str | Path | None = None) -> dict[str, list[str]]:
+    """``run_id -> sentences``: how each conversation's simulated patient broke, for the labeller to see.
+
+    The gate's verdict (``runs.simulator_failure``: check, turn, the patient's words) and every fidelity flag
+    (``convoeval.fidelity.fidelity_flags``: parroting, another language, an invented fact, a goal claim the database
+    contradicts). A conversation with none of them is missing from the answer.
+    """
+    out: dict[str, list[str]] = {}
+    runs = frames.runs
+    for r in runs[runs["run_id"].astype(str).isin(run_ids)].to_dict("records") if len(runs) else []:
+        if not missing(r.get("simulator_failure")):
+            turn = "" if missing(r.get("simulator_failure_turn")) else f" at turn {int(r['simulator_failure_turn'])}"
+            detail = "" if missing(r.get("simulator_failure_detail")) else f": {r['simulator_failure_detail']}"
+            out.setdefault(str(r["run_id"]), []).append(
+                f"stopped by the simulator-failure gate ({r['simulator_failure']}{turn}){detail}")
+    subset = frames.only(run_ids)
+    try:
+        flags = fidelity_flags(subset, scenarios=scenarios)
+    except ValueError:  # the scenarios cannot be read: the checks that need none still run
+        flags = fidelity_flags(subset, checks=SCENARIO_FREE_CHECKS)
+    for f in flags[flags["flagged"].fillna(False).astype(bool)].to_dict("records") if len(flags) else []:
+        out.setdefault(str(f["run_id"]), []).append(f"{str(f['check']).replace('_', ' ')}: {f['detail']}")
+    return out
+
+
+#: The fidelity checks that read only the run (no persona, no locale): they run when the scenarios cannot be read.
+SCENARIO_FREE_CHECKS = ("false_goal_complete", "parroting")
 
 
 def _message(row: dict[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from convoeval.html_blocks import (
     css,
     esc,
     heading,
+    icon,
     missing,
     number_text,
     shown_path,
@@ -207,8 +208,9 @@ def first_divergent_turn(a: dict[int, dict[str, Any]], b: dict[int, dict[str, An
 def _bubble(row: dict[str, Any] | None) -> str:
     if row is None:
         return ""
-    tools = "".join(f" <code>🔧 {esc(t)}</code>" for t in (row.get("tools") or []))
-    who = "🧑" if row["role"] == "patient" else "🤖"
+    # Icons as inline SVG and roles as words: a page must not need an emoji font (#39).
+    tools = "".join(f" <code>{icon('tool', title='tool call')} {esc(t)}</code>" for t in (row.get("tools") or []))
+    who = "<b>patient:</b>" if row["role"] == "patient" else "<b>agent:</b>"
     return f"{who} {esc(row['text'])}{tools}"
 
 
@@ -230,7 +232,7 @@ def flipped_conversations(cmp: Any, *, limit: int = 10) -> HTML:
         rows = []
         for turn in sorted(set(a) | set(b)):
             mark = turn == diverged
-            cells = [f"<b>{turn}</b>" + (" ⚑" if mark else "")]
+            cells = [f"<b>{turn}</b>" + (" " + icon("flag", title="first turn that differs") if mark else "")]
             for side in (a, b):
                 msgs = side.get(turn, {})
                 cells.append("<br>".join(x for x in (_bubble(msgs.get("patient")), _bubble(msgs.get("agent"))) if x))
