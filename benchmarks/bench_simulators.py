@@ -61,10 +61,31 @@ def _framing(variant: str) -> None:
     patient.apatient_turn = functools.partial(original, framing=framing)  # type: ignore[assignment]
 
 
+_REJECTED: list[str] = []
+
+
+def _count_rejections() -> None:
+    """Record why the voice's rewrites were not kept (the agenda patient's checks), for the report."""
+    import convoeval.simulator.agenda.patient as agenda_patient
+
+    check = getattr(agenda_patient, "_original_voice_problem", agenda_patient.voice_problem)
+    agenda_patient._original_voice_problem = check  # type: ignore[attr-defined]
+
+    def counted(*args: Any, **kwargs: Any) -> str | None:
+        problem = check(*args, **kwargs)
+        if problem is not None:
+            _REJECTED.append(problem.split(" (")[0])
+        return problem
+
+    agenda_patient.voice_problem = counted  # type: ignore[assignment]
+
+
 async def _one(scenario: Any, seed: int, variant: str, model: Any, store: Any, target: str | None) -> dict[str, Any]:
     from convoeval.pipeline.conversation import arun_any
 
     _framing(variant)
+    _count_rejections()
+    _REJECTED.clear()
     started = time.perf_counter()
     result = await arun_any(scenario, seed=seed, trial=1, options=_options(variant, model, store, target))
     seconds = time.perf_counter() - started
@@ -80,6 +101,7 @@ async def _one(scenario: Any, seed: int, variant: str, model: Any, store: Any, t
             if len(tx) else 0, "seconds": round(seconds, 2), "voices": [v for v in patient.get("voice", [])
                                                                           if isinstance(v, str)],
             "patient": [str(t) for t in patient.get("text", [])], "failed": failed,
+            "rejected": list(_REJECTED),
             "agent_said": [str(t) for t in tx.loc[tx["role"] == "agent", "text"]] if len(tx) else [],
             "failure": (result.runs[0].get("simulator_failure") if getattr(result, "runs", None) else None)}
 
@@ -157,6 +179,15 @@ def report(paths: list[str]) -> str:
             caught = sum(bool(r["failed"]) for r in v)
             broke = sum(r["status"] == "simulator_failure" for r in v)
             fault_lines.append(f"| {target} | {variant} | {len(v)} | {caught / len(v):.0%} ({caught}) | {broke} |")
+    for path in paths:
+        rows = json.loads(Path(path).read_text())["rows"]
+        reasons: dict[str, int] = defaultdict(int)
+        for r in rows:
+            for reason in r.get("rejected", []):
+                reasons[reason] += 1
+        if reasons:
+            lines += ["", "Why the model's rewrites were not kept: " + ", ".join(
+                f"{k} {v}" for k, v in sorted(reasons.items(), key=lambda kv: -kv[1]))]
     if fault_lines:
         lines += ["", "| fault | simulator | conversations | an assertion fails | simulator_failure |",
                   "|---|---|---|---|---|", *fault_lines]

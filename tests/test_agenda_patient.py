@@ -67,6 +67,7 @@ def test_the_models_rewrite_is_the_message_when_it_passes_the_checks() -> None:
     ("De nada! Se tiver mais alguma dúvida, estou à disposição para ajudar.", "assistant"),
     ("Hello, I would like to pay my open invoice.", "wrong language"),
     ("", "empty"),
+    ("Você quer pagar a sua fatura que está em aberto.", "speaks to the patient"),
     ("Quero pagar a fatura. Meu CPF é 123.456.789-09.", "fact"),
 ])
 def test_a_rewrite_that_breaks_the_patient_is_replaced_by_the_template(rewrite: str, problem: str) -> None:

@@ -60,6 +60,10 @@ _ACT_CUES = {
     "decline": re.compile(r"\b(?:nao|no|not|don't|rather|prefiro|prefer\w*|prefiero)\b"),
     "thank_done": re.compile(r"\b(?:obrigad\w*|valeu|thank\w*|thanks|gracias|agradec\w*)\b"),
 }
+#: Addressing the other party: a rewrite that adds "você" / "you" / "usted" where the draft had none turned the
+#: patient's own words into the assistant's ("Quero pagar" -> "Você quer pagar", "Prefiro boleto" -> "Você pode usar
+#: boleto").
+_SECOND_PERSON = re.compile(r"\b(?:voce|voces|vc|you|your|usted|ustedes|tu|tus|te|ti)\b")
 #: What an assistant says and a customer does not ("de nada", "feel free to ask", "estou à disposição").
 _ASSISTANT_PHRASES = re.compile(
     r"\b(?:de nada|you'?re welcome|feel free|let me know if|nao hesite|sinta-se a vontade|estou a disposicao|"
@@ -109,6 +113,8 @@ def voice_problem(text: str, draft: str, act: PatientAct, *, locale: str, person
     folded = fold(text)
     if role_reversal(text, persona_name) is not None or _ASSISTANT_PHRASES.search(folded):
         return "speaks as the assistant"
+    if _SECOND_PERSON.search(folded) and not _SECOND_PERSON.search(fold(draft)):
+        return "speaks to the patient"
     if len(text) > MAX_GROWTH * len(draft) + 40:
         return "too long"
     if "?" in text and "?" not in draft:
