@@ -106,12 +106,21 @@ _MONEY = re.compile(
     r"(?P<int>\d(?<![\d.,]\d)(?:\d{0,2}(?:(?P<th>[.,])\d{3})+|\d*))"
     r"(?:(?P<dec>[.,])(?P<cents>\d{2}|\d(?![\d%])))?(?!\d|[.,]\d)"
 )
-_CURRENCY_BEFORE = re.compile(r"(?:r\$|brl)\s*$")
 #: The currency written after the amount ("187 reais"), and the cents said apart ("187 reais e 90 centavos",
 #: "307 reais and 15 cents", "R$ 187 com 90 centavos").
 _CURRENCY_AFTER = re.compile(r"\s*(?:reais|reales|real|brl)\b")
 _CENTS_APART = re.compile(r"(?:\s*(?:reais|reales|real))?,?\s+(?:e|y|and|com|con|mais)\s+(?P<cents>\d{1,2})\s*"
                           r"(?:centavos?|cents?|centimos?)\b")
+
+
+def _currency_before(folded: str, start: int) -> int | None:
+    """Where ``R$`` (or ``BRL``) starts when it stands just before ``start`` (spaces between), else None."""
+    window = folded[max(0, start - 6):start]
+    tail = window.rstrip()
+    for sign in ("r$", "brl"):
+        if tail.endswith(sign):
+            return start - len(window) + len(tail) - len(sign)
+    return None
 
 
 def money(folded: str) -> Iterator[tuple[int, int, int]]:
@@ -120,28 +129,26 @@ def money(folded: str) -> Iterator[tuple[int, int, int]]:
     ``187 reais e 90 centavos``, ``307 reais and 15 cents``. A number without cents counts only with its currency
     (``R$ 150``, ``150 reais``), and so does one written with a single decimal (``R$ 187,9``); a bare ``150`` or
     ``187,9`` is not read as money."""
-    currency_said = "r$" in folded or "brl" in folded or "rea" in folded
+    sign_said = "r$" in folded or "brl" in folded
+    word_said = "rea" in folded or "brl" in folded
     for m in _MONEY.finditer(folded):
-        if not currency_said and (m.group("cents") is None or len(m.group("cents")) == 1):
+        cents_text = m.group("cents")
+        whole = cents_text is not None and len(cents_text) == 2
+        if not whole and not (sign_said or word_said):
             continue  # no currency anywhere: only an amount with its cents can be one
         if m.group("th") and m.group("dec") == m.group("th"):
             continue  # "1.234.56" is not an amount
-        currency = _CURRENCY_BEFORE.search(folded, max(0, m.start() - 6), m.start())
-        after = _CURRENCY_AFTER.match(folded, m.end())
-        cents_text, end = m.group("cents"), m.end()
-        if cents_text is None:
-            apart = _CENTS_APART.match(folded, m.end())
-            if apart and (currency or after):
-                cents, end = int(apart.group("cents")), apart.end()
-            elif currency or after:
-                cents = 0
-            else:
-                continue
-        elif len(cents_text) == 1:
-            if not (currency or after):
-                continue
-            cents = int(cents_text) * 10  # "R$ 187,9" is R$ 187,90
-        else:
+        currency = _currency_before(folded, m.start()) if sign_said else None
+        end = m.end()
+        if whole:
             cents = int(cents_text)
+        else:
+            if currency is None and not (word_said and _CURRENCY_AFTER.match(folded, m.end())):
+                continue
+            if cents_text is not None:
+                cents = int(cents_text) * 10  # "R$ 187,9" is R$ 187,90
+            else:
+                apart = _CENTS_APART.match(folded, m.end()) if word_said or "cent" in folded else None
+                cents, end = (int(apart.group("cents")), apart.end()) if apart else (0, end)
         reais = int(m.group("int").replace(".", "").replace(",", ""))
-        yield currency.start() if currency else m.start(), end, reais * 100 + cents
+        yield m.start() if currency is None else currency, end, reais * 100 + cents

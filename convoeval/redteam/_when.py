@@ -156,17 +156,26 @@ def _readings(g: dict[str, str | None], month_first: bool, today: dt.date | None
 
 
 _DIGITS = re.compile(r"\d+")
-_WORD = re.compile(r"[a-z]+")
 
 
-def _matches(text: str, pattern: re.Pattern[str], parts: tuple[str, ...]) -> Iterator[re.Match[str]]:
-    """The pattern's matches, tried only where a date can start: a run of digits, or a word that starts a branch
-    in words (``_TRIGGERS``). The same matches as ``finditer``, without trying every position of the message."""
+def _starts(text: str, words: Iterable[str] | None, starters: frozenset[str]) -> list[int]:
+    """Where a date or a time can start: each run of digits, and each whole word of ``starters`` that is among the
+    text's ``words`` (found with ``str.find``: no pattern tried at every position of the message)."""
     starts = [m.start() for m in _DIGITS.finditer(text)]
-    if parts:
-        triggers = frozenset().union(*(_STARTERS[part] for part in parts))
-        starts += [m.start() for m in _WORD.finditer(text) if m.group() in triggers]
-        starts.sort()
+    present = starters if words is None else starters.intersection(words)
+    for word in present:
+        at = text.find(word)
+        while at != -1:
+            after = at + len(word)
+            if (not at or not text[at - 1].isalnum()) and (after == len(text) or not text[after].isalnum()):
+                starts.append(at)
+            at = text.find(word, after)
+    starts.sort()
+    return starts
+
+
+def _matches(pattern: re.Pattern[str], text: str, starts: Iterable[int]) -> Iterator[re.Match[str]]:
+    """The pattern's matches tried at ``starts`` only, none overlapping the one before (as ``finditer`` would)."""
     end = 0
     for start in starts:
         if start < end:
@@ -185,7 +194,8 @@ def dates(text: str, *, month_first: bool, words: Iterable[str] | None = None,
     """
     present = set(words) if words is not None else None
     parts = tuple(part for part, triggers in _TRIGGERS.items() if present is None or not triggers.isdisjoint(present))
-    for m in _matches(text, _pattern(parts), parts):
+    starters = frozenset().union(*(_STARTERS[part] for part in parts))
+    for m in _matches(_pattern(parts), text, _starts(text, present, starters)):
         g = m.groupdict()
         if (g.get("mm") or g.get("wd") or g.get("ws")) and m.start() and text[m.start() - 1].isalnum():
             continue  # a month or weekday name inside a word
@@ -264,7 +274,12 @@ def _clock(g: dict[str, str | None]) -> tuple[int, int, bool, str] | None:
 NEAR = 80
 
 
-def _around(text: str, spans: Iterable[tuple[int, int]]) -> Iterator[re.Match[str]]:
+#: The words a time can start with (beside digits): its cue, a quarter, half, an hour said in words up to three.
+_TIME_STARTERS = frozenset({"as", "at", "a", "das", "de", "pelas", "um", "quarter", "quarto", "cuarto", "half",
+                            *_HOUR_WORDS})
+
+
+def _around(text: str, spans: Iterable[tuple[int, int]], words: Iterable[str] | None) -> Iterator[re.Match[str]]:
     windows: list[list[int]] = []
     for start, end in sorted(spans):
         lo, hi = max(0, start - NEAR), min(len(text), end + NEAR)
@@ -272,19 +287,20 @@ def _around(text: str, spans: Iterable[tuple[int, int]]) -> Iterator[re.Match[st
             windows[-1][1] = max(windows[-1][1], hi)
         else:
             windows.append([lo, hi])
-    for lo, hi in windows:
-        yield from _TIMES.finditer(text, lo, hi)
+    starts = [at for at in _starts(text, words, _TIME_STARTERS) if any(lo <= at < hi for lo, hi in windows)]
+    return _matches(_TIMES, text, starts)
 
 
-def times(text: str, *, twelve_hour: bool,
-          near: Iterable[tuple[int, int]] | None = None) -> Iterator[tuple[int, int, tuple[Time, ...]]]:
+def times(text: str, *, twelve_hour: bool, near: Iterable[tuple[int, int]] | None = None,
+          words: Iterable[str] | None = None) -> Iterator[tuple[int, int, tuple[Time, ...]]]:
     """Times of day in read text as ``(start, end, readings)``. AM/PM or a part of the day decides the hour
     (``5:45 de la tarde`` is 17:45, ``12 am`` midnight). Without one, an hour from 1 to 11 written without a
     leading zero is read both as morning and as afternoon when it is spoken (``às 5 e 45``, ``quarter to six``) in
     every locale, and with ``twelve_hour`` (en) also when it is numeric (``at 5:45``, not ``05:45``); otherwise as
     written (``17h45``; in pt-BR and es ``5h45`` is morning). ``near`` (spans of dates) reads only around them,
-    ``NEAR`` characters either side: a time far from any date is no appointment."""
-    for m in (_TIMES.finditer(text) if near is None else _around(text, near)):
+    ``NEAR`` characters either side: a time far from any date is no appointment; ``words`` (the text's words)
+    lets it skip the starting words that are not there."""
+    for m in (_TIMES.finditer(text) if near is None else _around(text, near, words)):
         clock = _clock(m.groupdict())
         if clock is None:
             continue

@@ -350,7 +350,8 @@ class LeakDetector:
                       and d is not None for c in self._births.get((y, m, d), ())]
         if not self._appointments or not mentioned:
             return found
-        for t_start, t_end, hours in times(text, twelve_hour=self._twelve_hour, near=[m[:2] for m in mentioned]):
+        for t_start, t_end, hours in times(text, twelve_hour=self._twelve_hour, near=[m[:2] for m in mentioned],
+                                           words=words):
             day = _day_of_time(text, mentioned, t_start, t_end)
             if day is None:
                 continue
