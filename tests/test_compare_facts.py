@@ -13,8 +13,8 @@ from conftest import ROOT
 
 import convoeval.compare as compare_module
 from convoeval.cli import main
-from convoeval.compare import IMPROVED, NO_CHANGE, REGRESSED, compare, load_side
-from convoeval.compare.advice import few_seeds_warning
+from convoeval.compare import IMPROVED, NO_CHANGE, REGRESSED, Side, compare, load_side
+from convoeval.compare.advice import few_seeds_warning, next_seeds, rerun_command
 from convoeval.compare.notebook import compare_params, run_compare_params
 from convoeval.frames import ASSERTION_SCHEMA, RUN_SCHEMA, SCORE_SCHEMA, TURN_SCHEMA, RunFrames, typed_frame
 from convoeval.pipeline import EvalConfig, run_eval
@@ -197,3 +197,16 @@ def test_no_warning_when_the_baseline_has_enough_seeds_and_one_when_it_has_one()
     # Frames in memory record no command, so the warning says what to do without inventing one.
     assert "convoeval run" not in warning and "run the baseline again with --seed 1,2,3,4,5,6 first" in warning
 
+
+
+def test_a_rerun_command_keeps_the_recorded_settings_and_runs_only_what_the_comparison_compares(tmp_path):
+    side = Side("example", RunFrames.from_frames({"runs": typed_frame(
+        [{"run_id": "r", "scenario": "s", "seed": 42, "trial": 1, "type": "scripted"}], RUN_SCHEMA)}),
+        folders=[tmp_path / "example"], meta={"config": {"agent": "billing", "type": None, "trials": 2,
+                                                         "judge_model": {"model": "m", "temperature": 0},
+                                                         "target": "clinic:billing", "simulator_gate": False}})
+    command, folder = rerun_command(side, next_seeds(side), scope={"type": "scripted"})
+    assert next_seeds(side) == [1, 2, 3]  # two trials each: three seeds give a scenario six pairs
+    assert command == (f"convoeval run --type scripted --trials 2 --target clinic:billing --judge-model "
+                       f"""'{{"model": "m", "temperature": 0}}' --no-simulator-gate --seed 1,2,3 --out {folder}""")
+    assert folder.endswith("example-s1-3")

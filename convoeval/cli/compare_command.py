@@ -86,7 +86,7 @@ def _compare(args: argparse.Namespace) -> int:
             build_agents(target, [])  # a target that cannot work is its one line, before the warning below
         # Before anything runs: one seed leaves the judges' scores untestable, whatever the candidate does.
         if warning := few_seeds_warning(baseline, alpha=args.alpha, compare_args=options,
-                                        candidate_runs_now=candidate is None):
+                                        candidate_runs_now=candidate is None, scope=scope):
             print(f"convoeval: warning: {warning}", file=sys.stderr)
         if target is not None:
             candidate = run_candidate(baseline, target, out=args.out, replay=args.replay, **given_options(args))

@@ -58,22 +58,25 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def rerun_command(side: Side, seeds: Sequence[int], *, target: str | None = None) -> tuple[str, str] | None:
+def rerun_command(side: Side, seeds: Sequence[int], *, scope: Mapping[str, str | None] | None = None
+                  ) -> tuple[str, str] | None:
     """``(command, folder)``: ``convoeval run`` with the side's recorded settings, ``seeds`` and a new folder beside
     its own; None when the side was not read from one results folder that recorded its settings.
 
     Args:
         side: a side read from a results folder.
         seeds: the seeds of the rerun.
-        target: the agent under test (default: the one recorded).
+        scope: ``agent``, ``scenario`` and ``type`` to run instead of the recorded ones (the comparison's scope: a
+            rerun need not run what the comparison leaves out).
     """
     config = _config(side)
     if len(side.folders) != 1 or not config:
         return None
+    config = {**config, **(scope or {})}
     fields = EvalConfig.model_fields
     words = ["convoeval", "run"]
     for name in _KEPT:
-        value = target if name == "target" and target is not None else config.get(name)
+        value = config.get(name)
         default = fields[name].default if name in fields else None
         if name == "agent" and value is None:
             words += ["--agent", "all"]
@@ -86,6 +89,14 @@ def rerun_command(side: Side, seeds: Sequence[int], *, target: str | None = None
     new = folder.with_name(f"{folder.name}-s{seeds[0]}-{seeds[-1]}")
     words += ["--seed", ",".join(map(str, seeds)), "--out", _shown(new)]
     return shlex.join(words), _shown(new)
+
+
+def _scope(baseline: Side, given: Mapping[str, str | None] | None) -> dict[str, str | None]:
+    """What a rerun of either side runs: the baseline's recorded agent, scenario and type, narrowed by the
+    comparison's own (a candidate run now records no scope of its own: it ran the baseline's conversations)."""
+    recorded = _config(baseline)
+    narrowed = {k: v for k, v in (given or {}).items() if v is not None}
+    return {**{k: recorded.get(k) for k in ("agent", "scenario", "type")}, **narrowed}
 
 
 def too_few_pairs(row: Mapping[str, Any] | pd.Series, alpha: float) -> bool:
@@ -105,7 +116,7 @@ def _per_scenario(side: Side) -> int:
 
 
 def few_seeds_warning(baseline: Side, *, alpha: float = 0.05, compare_args: Sequence[str] | None = None,
-                      candidate_runs_now: bool = True) -> str | None:
+                      candidate_runs_now: bool = True, scope: Mapping[str, str | None] | None = None) -> str | None:
     """A warning for a baseline of one seed with too few conversations per scenario for a paired test; else None.
 
     Args:
@@ -114,6 +125,7 @@ def few_seeds_warning(baseline: Side, *, alpha: float = 0.05, compare_args: Sequ
         compare_args: the comparison's options (the CLI's own, without its folders), to repeat them in the advice.
         candidate_runs_now: the candidate will run now on the baseline's conversations; else its folder must be
             made again on the same seeds too, and the advice says so.
+        scope: the comparison's ``agent``, ``scenario`` and ``type`` (what a rerun need run).
     """
     seeds = baseline.runs["seed"].dropna().unique()
     per = _per_scenario(baseline)
@@ -125,7 +137,7 @@ def few_seeds_warning(baseline: Side, *, alpha: float = 0.05, compare_args: Sequ
             f"judges' scores (a paired test needs {need} per scenario at alpha {alpha:g}); only deterministic checks "
             "(database and path assertions, scripted turn checks) can show a change")
     seeds_text = ",".join(map(str, next_seeds(baseline, alpha=alpha)))
-    made = rerun_command(baseline, next_seeds(baseline, alpha=alpha))
+    made = rerun_command(baseline, next_seeds(baseline, alpha=alpha), scope=_scope(baseline, scope))
     if made is None:
         return text + f". To measure the scores too, run the baseline again with --seed {seeds_text} first"
     if not candidate_runs_now:
@@ -162,8 +174,9 @@ def untested_lines(cmp: Comparison, *, compare_args: Sequence[str] | None = None
              "; it is not evidence either way: judges' scores vary from run to run")
     out = [head]
     seeds = next_seeds(cmp.baseline, alpha=alpha)
-    base = rerun_command(cmp.baseline, seeds)
-    cand = None if candidate_runs_now else rerun_command(cmp.candidate, seeds)
+    scope = _scope(cmp.baseline, cmp.settings.get("scope"))
+    base = rerun_command(cmp.baseline, seeds, scope=scope)
+    cand = None if candidate_runs_now else rerun_command(cmp.candidate, seeds, scope=scope)
     if base is None or (not candidate_runs_now and cand is None):
         out.append(f"next: run both sides again with --seed {','.join(map(str, seeds))} and compare those folders")
         return out

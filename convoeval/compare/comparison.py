@@ -53,7 +53,7 @@ class Comparison:
         holistic: ``stats.holistic_changes``.
         pass_k: ``stats.pass_k_changes``.
         usage: ``stats.usage_changes``.
-        settings: alpha, power, level, detect, n_boot, seed.
+        settings: alpha, power, level, detect, n_boot, seed, and the scope (agent, scenario, type).
         calibrated: with labels, ``convoeval.stats.calibrated_rate_changes``: each criterion's pass rate calibrated
             on each side's labels (PPI++) and its change; empty without labels. Not part of the verdict.
         flips: ``evidence.check_flips``: every database or path assertion and scripted turn check that flipped in
@@ -301,7 +301,8 @@ def compare(
         holistic=stats.holistic_changes(pairing, pairs, **boot),
         pass_k=stats.pass_k_changes(pairs, **boot),
         usage=stats.usage_changes(pairs, **boot),
-        settings={"alpha": alpha, "power": power, "level": level, "detect": detect, **boot},
+        settings={"alpha": alpha, "power": power, "level": level, "detect": detect, **boot,
+                  "scope": {"agent": agent, "scenario": scenario, "type": type}},
         calibrated=_calibrated(sides, labels, level=level, n_boot=n_boot, seed=seed),
         flips=flips,
     )

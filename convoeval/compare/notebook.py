@@ -116,7 +116,8 @@ def run_compare_params(params: CompareParams, *, progress: bool | Mode = "lines"
     scope = {"agent": params.agent, "scenario": params.scenario, "type": params.type}
     baseline = load_side(_path(params.baseline)).select(**scope)
     candidate: SideSource | None = _path(params.candidate) if params.candidate is not None else None
-    if warning := few_seeds_warning(baseline, alpha=params.alpha, candidate_runs_now=candidate is None):
+    if warning := few_seeds_warning(baseline, alpha=params.alpha, candidate_runs_now=candidate is None,
+                                    scope=scope):
         print(f"warning: {warning}")
     if candidate is None:
         target = params.candidate_target or baseline_target(baseline)
