@@ -153,3 +153,23 @@ def test_a_run_s_heartbeat_names_the_conversation_being_judged(fake_llm, tmp_pat
     beats = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  … ")]
     assert any("in flight: billing-scripted-pix-en s42 t1 judging" in line for line in beats), beats
     assert any(", ETA " in line for line in beats), beats  # the judges' calls are counted before any conversation ends
+
+
+def test_the_turns_left_follow_those_the_ended_conversations_used(jobs):
+    """A conversation may talk up to max_turns (12 here) but most stop sooner: once one has ended after 3 of its 12
+    turns, another at turn 1 is expected to need 2 more simulator calls, not 11."""
+    two = [job.__class__(job.scenario.model_copy(update={"max_turns": 12}), job.seed, job.trial) for job in jobs[:2]]
+    clock, stream = _Clock(), io.StringIO()
+    progress = Progress(2, mode="lines", stream=stream, every_s=10_000, jobs=two, clock=clock)
+    try:
+        for _ in range(3):
+            _call(two[0], "simulator", 1.0, clock)
+        _call(two[1], "simulator", 1.0, clock)
+        _call(two[0], "judge", 10.0, clock)
+        _call(two[0], "judge", 10.0, clock)
+        progress.finished(two[0].label, "pass", 9.0)
+    finally:
+        progress.close()
+    line = next(line for line in _lines(stream) if line.startswith("[1/2]"))
+    # 24 s of calls so far; left: 2 simulator calls (1 s each) and 2 judge calls (10 s each) = 22 s.
+    assert line.endswith("· 24s elapsed, ETA 22s"), line

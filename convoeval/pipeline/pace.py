@@ -13,11 +13,14 @@ answered, each role's weighted by the mean time its calls took so far::
 The ratio holds whatever the parallelism (one local server answering one call at a time, or an API answering many)
 as long as it stays the same. ``elapsed`` runs from the start of the first call, so starting a model does not count.
 Cache hits count as answered and take no time. While a role has no timed call yet (no judge has answered), its calls
-are counted at the slowest timed role's mean, and the ETA says it is a lower bound.
+are counted at the slowest timed role's mean, and the ETA says it is a lower bound. A conversation may talk up to its
+``max_turns`` but most stop sooner (the goal reached, the patient stuck or stopped by the gate): once conversations
+have ended, the others are expected to use the same share of their turns as those did.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -69,13 +72,16 @@ class CallPace:
     def __init__(self, jobs: Iterable[Job], *, judge_samples: int = 1,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
-        self._left: dict[tuple[str, int | None, int], dict[str, int]] = {}
+        self._expected: dict[tuple[str, int | None, int], dict[str, int]] = {}  # at most, per conversation and role
+        self._answered: dict[tuple[str, int | None, int], dict[str, int]] = {}
         self._keys: dict[str, tuple[str, int | None, int]] = {}
         for job in jobs:
             key = (job.scenario.id, job.seed, job.trial)
-            self._left[key] = expected_calls(job.scenario, judge_samples)
+            self._expected[key] = expected_calls(job.scenario, judge_samples)
+            self._answered[key] = dict.fromkeys(ROLES, 0)
             self._keys[job.label] = key
         self._roles = {role: _Role() for role in ROLES}
+        self._talked = [0, 0]  # simulator calls the ended conversations made, and the most they could have made
         self._since: float | None = None
         self._lock = threading.Lock()  # records arrive on the event loop's thread, ETAs are asked from others
 
@@ -91,14 +97,31 @@ class CallPace:
             if not record.cache_hit and record.error is None:
                 role.timed += 1
                 role.seconds += record.latency_s or 0.0
-            left = self._left.get((record.scenario, record.seed, record.trial))
-            if left and left[record.role] > 0:
-                left[record.role] -= 1
+            answered = self._answered.get((record.scenario, record.seed, record.trial))
+            if answered is not None:
+                answered[record.role] += 1
 
     def finished(self, label: str) -> None:
         """The conversation ``label`` ended: whatever it did not call (an early stop, no judging) is not left."""
         with self._lock:
-            self._left.pop(self._keys.pop(label, ("", None, 0)), None)
+            key = self._keys.pop(label, None)
+            if key is None or key not in self._expected:
+                return
+            expected, answered = self._expected.pop(key), self._answered.pop(key)
+            if expected["simulator"]:
+                self._talked[0] += min(answered["simulator"], expected["simulator"])
+                self._talked[1] += expected["simulator"]
+
+    def _left(self, role: str) -> int:
+        """Calls of ``role`` the conversations not ended yet are expected to make still."""
+        used, most = self._talked
+        left = 0
+        for key, expected in self._expected.items():
+            calls = expected[role]
+            if role == "simulator" and most and calls:
+                calls = math.ceil(calls * used / most)  # the share of their turns the ended conversations used
+            left += max(0, calls - self._answered[key][role])
+        return left
 
     def eta(self) -> tuple[float, bool] | None:
         """Seconds left and whether that is a lower bound (a role with calls left has none timed yet); ``None``
@@ -111,7 +134,7 @@ class CallPace:
             slowest = max(means.values())
             work, lower = 0.0, False
             for name in ROLES:
-                left = sum(calls[name] for calls in self._left.values())
+                left = self._left(name)
                 if left and name not in means:
                     lower = True
                 work += left * means.get(name, slowest)
