@@ -173,3 +173,11 @@ def test_the_turns_left_follow_those_the_ended_conversations_used(jobs):
     line = next(line for line in _lines(stream) if line.startswith("[1/2]"))
     # 24 s of calls so far; left: 2 simulator calls (1 s each) and 2 judge calls (10 s each) = 22 s.
     assert line.endswith("· 24s elapsed, ETA 22s"), line
+
+
+def test_a_run_with_nothing_left_says_what_it_kept_and_starts_no_heartbeat():
+    stream = io.StringIO()
+    progress = Progress(0, skipped=6, mode="lines", stream=stream, every_s=0.05)
+    time.sleep(0.2)
+    progress.close()
+    assert _lines(stream) == ["running 0 conversation(s) (6 already saved, kept)"]

@@ -86,6 +86,9 @@ class Progress:
         self._stop = threading.Event()
         self._bar: Any = None
         self._pace: CallPace | None = None
+        if mode == "lines" and (total or skipped):
+            resumed = f" ({skipped} already saved, kept)" if skipped else ""
+            self._print(f"running {total} conversation(s){resumed}")
         if mode == "off" or not total:
             return
         if jobs is not None:
@@ -97,9 +100,6 @@ class Progress:
             # tqdm's own remaining time counts conversations only: the ETA shown is ours, in the postfix.
             self._bar = tqdm(total=total, desc="conversations", unit="conv", dynamic_ncols=True,
                              bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]")
-        else:
-            resumed = f" ({skipped} already saved, kept)" if skipped else ""
-            self._print(f"running {total} conversation(s){resumed}")
         threading.Thread(target=self._heartbeat, name="convoeval-progress", daemon=True).start()
 
     def turn(self, label: str, turn: int) -> None:
