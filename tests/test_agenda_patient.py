@@ -131,3 +131,18 @@ def test_simulate_continues_a_transcript_frame_with_the_agenda_patient() -> None
     agent = first.assign(role="agent", text="Você prefere pagar com Pix ou boleto?", voice=None, act=None)
     second = ce.simulate(pd.concat([first, agent]), model=FakeChatModel(replies=[""]), simulator="agenda")
     assert second["act"].iloc[0] == "choose" and "Pix" in second["text"].iloc[0]
+
+
+def test_the_report_shows_how_the_patients_messages_were_made(store: Any) -> None:
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from convoeval.report.overview import patient_voices
+
+    tx = pd.DataFrame({"role": ["patient", "agent", "patient", "patient"],
+                       "voice": ["model", None, "template", "model"]})
+    run = SimpleNamespace(frames=SimpleNamespace(transcripts=tx))
+    assert patient_voices(run) == "agenda patient: 2 of 3 messages (67%) voiced by the model, 1 by templates"
+    llm = SimpleNamespace(frames=SimpleNamespace(transcripts=tx.assign(voice=["llm", None, "llm", "llm"])))
+    assert patient_voices(llm) == "LLM patient: 3 messages"

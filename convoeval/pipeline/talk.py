@@ -13,6 +13,7 @@ from convoeval.frames import (
 )
 from convoeval.judges.turn import check_turn
 from convoeval.llm import LLMError, SampleIdentity
+from convoeval.llm.models import as_chat_model
 from convoeval.pathcheck import check_checkpoints, check_path
 from convoeval.pipeline.options import Log, RunOptions
 from convoeval.pipeline.replay import PatientReplay, same_reply
@@ -255,11 +256,11 @@ async def _simulated_turn(conv: _Conversation, opts: RunOptions, seed: int | Non
     scenario = conv.scenario
     assert isinstance(scenario, ConversationalScenario)
     sim_seed = seed if attempt == 1 or seed is None else seed + attempt - 1
-    if resolve_simulator(opts.simulator, opts.simulator_model) == "agenda":
+    model = as_chat_model("simulator", opts.simulator_model)  # built once by the run; a chat model is returned as is
+    if resolve_simulator(opts.simulator, model) == "agenda":
         from convoeval.simulator.agenda import aagenda_turn  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
-        return await aagenda_turn(conv.entries, scenario=scenario, model=opts.simulator_model, seed=sim_seed,
-                                  turn=i, trial=trial)
+        return await aagenda_turn(conv.entries, scenario=scenario, model=model, seed=sim_seed, turn=i, trial=trial)
     from convoeval.simulator.patient import apatient_turn  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
     from convoeval.simulator.prompts import DEFAULT_FRAMING  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 

@@ -16,7 +16,7 @@ from convoeval.html_blocks import HTML, MUTED, box, css, esc, shown_path, table,
 from convoeval.pipeline.results import EvalResult
 from convoeval.report.problems import errors_frame
 
-__all__ = ["LOCAL_DEMO_WARNING", "next_step_for_broken_patients", "usage_frame", "what_ran"]
+__all__ = ["LOCAL_DEMO_WARNING", "next_step_for_broken_patients", "patient_voices", "usage_frame", "what_ran"]
 
 LOCAL_DEMO_WARNING = (
     "Made with the embedded local demo model. These numbers show that the pipeline works, not how good the agent "
@@ -69,6 +69,7 @@ def what_ran(run: EvalResult) -> HTML:
         ("Agent", _values(scores["agent"]) or esc(config.get("agent") or "all")),
         ("Target (agent under test)", _values(runs["target"]) or esc(config.get("target") or "reference agent")),
         ("Simulator model", _model(models.get("simulator"))),
+        ("Simulated patient", patient_voices(run)),
         ("Judge model", _model(models.get("judge"))),
         ("Scenarios", f"{scores['scenario'].nunique()} scenario(s), {len(scores)} conversation(s)"
                       + _simulator_failures(scores) + _selection(config)),
@@ -98,6 +99,31 @@ def what_ran(run: EvalResult) -> HTML:
         body = box(f"{n_errors} error(s): these conversations have no score and none counts as a pass. "
                    "Every one is listed under <b>Errors</b> below.", tone="danger", title="Errors") + body
     return HTML(wrap(body), text=f"what ran: {len(scores)} conversation(s)")
+
+
+def patient_voices(run: EvalResult) -> str:
+    """Which simulated patient wrote the conversations and how (HTML): the agenda patient's messages voiced by the
+    model or said by its templates, or the LLM patient's (the transcript's ``voice`` column; docs/simulator.md).
+
+    Example:
+        >>> patient_voices(run)
+        'agenda patient: 41 of 52 messages (79%) voiced by the model, 11 by templates'
+    """
+    tx = run.frames.transcripts
+    if not len(tx) or "voice" not in tx:
+        return "–"
+    voices = tx.loc[tx["role"] == "patient", "voice"].dropna().astype(str)
+    if voices.empty:
+        return "scripted or replayed messages only"
+    model, template, llm = (int((voices == v).sum()) for v in ("model", "template", "llm"))
+    parts = []
+    if model or template:
+        share = model / (model + template)
+        parts.append(f"agenda patient: {model} of {model + template} messages ({share:.0%}) voiced by the model, "
+                     f"{template} by templates")
+    if llm:
+        parts.append(f"LLM patient: {llm} messages")
+    return esc("; ".join(parts))
 
 
 def next_step_for_broken_patients(run: EvalResult) -> str:
