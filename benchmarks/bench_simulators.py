@@ -75,6 +75,8 @@ def _count_rejections() -> None:
         problem = check(*args, **kwargs)
         if problem is not None:
             _REJECTED.append(problem.split(" (")[0])
+        elif args[0].strip() == args[1].strip():
+            _REJECTED.append("kept, identical to the template")
         return problem
 
     agenda_patient.voice_problem = counted  # type: ignore[assignment]
@@ -186,7 +188,7 @@ def report(paths: list[str]) -> str:
             for reason in r.get("rejected", []):
                 reasons[reason] += 1
         if reasons:
-            lines += ["", "Why the model's rewrites were not kept: " + ", ".join(
+            lines += ["", "The model's rewrites not kept, and why (and those kept word for word): " + ", ".join(
                 f"{k} {v}" for k, v in sorted(reasons.items(), key=lambda kv: -kv[1]))]
     if fault_lines:
         lines += ["", "| fault | simulator | conversations | an assertion fails | simulator_failure |",

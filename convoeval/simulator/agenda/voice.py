@@ -25,24 +25,31 @@ from convoeval.simulator.agenda.acts import PatientAct
 from convoeval.simulator.agenda.lexicon import fold, words
 from convoeval.simulator.replies import clean_simulator_reply
 
-__all__ = ["VOICE_PROMPT", "VOICE_PROMPT_VERSION", "VOICE_SYSTEM", "clean_voice", "voice_messages", "voice_problem"]
+__all__ = ["VOICE_PROMPTS", "VOICE_PROMPT_VERSION", "clean_voice", "voice_messages", "voice_problem"]
 
 #: Bump when the wording below changes: it is recorded with every voiced message.
-VOICE_PROMPT_VERSION = "agenda-voice-v2"
+VOICE_PROMPT_VERSION = "agenda-voice-v3"
 
 _LANGUAGE_NAMES = {"pt-BR": "Brazilian Portuguese", "en": "English", "es": "Spanish"}
 
-#: The system message: a rewording tool, never a party to the conversation (a small model asked to *be* the patient
-#: answers as the assistant; asked to reword, it rewords).
-VOICE_SYSTEM = "You are a paraphrasing tool. You never answer messages, you only reword them."
-
-VOICE_PROMPT = """\
-Reword this WhatsApp message written by {name} ({traits}), a customer, to a company. \
-Keep the same meaning, the same language ({language}), every number and name. Do not translate it. \
-Output only the reworded message.
-
-Message: "{draft}"
-Reworded:"""
+#: Per locale: the system message (a rewording tool, never a party to the conversation: a small model asked to *be*
+#: the patient answers as the assistant; asked to reword, it rewords) and the request. Written in the scenario's
+#: language: asked in English, the 0.5B model often translates a Portuguese message into English.
+VOICE_PROMPTS: dict[str, tuple[str, str]] = {
+    "en": ("You are a paraphrasing tool. You never answer messages, you only reword them.",
+           'Reword this WhatsApp message written by {name} ({traits}), a customer, to a company. Keep the same '
+           "meaning, in English, in the first person (I), with every number and name. Output only the reworded "
+           'message.\n\nMessage: "{draft}"\nReworded:'),
+    "pt-BR": ("Você é uma ferramenta de paráfrase. Você nunca responde mensagens, só as reescreve.",
+              "Reescreva esta mensagem de WhatsApp de {name} ({traits}), um cliente, para uma empresa. Mantenha o "
+              "mesmo sentido, em português do Brasil, na primeira pessoa (eu), com todos os números e nomes. Não "
+              'traduza. Responda só com a mensagem reescrita.\n\nMensagem: "{draft}"\nReescrita:'),
+    "es": ("Eres una herramienta de paráfrasis. Nunca respondes mensajes, solo los reescribes.",
+           "Reescribe este mensaje de WhatsApp de {name} ({traits}), un cliente, a una empresa. Mantén el mismo "
+           "sentido, en español, en primera persona (yo), con todos los números y nombres. No lo traduzcas. Responde "
+           'solo con el mensaje reescrito.\n\nMensaje: "{draft}"\nReescrito:'),
+}
+_NO_TRAITS = {"en": "an ordinary person", "pt-BR": "uma pessoa comum", "es": "una persona común"}
 
 _STOP_WORDS = frozenset("""
 a o as os e de do da dos das em no na um uma para por com que se eu meu minha voce pode sim nao
@@ -72,15 +79,16 @@ _ASSISTANT_PHRASES = re.compile(
 
 
 def voice_messages(draft: str, *, name: str, traits: Sequence[str], locale: str) -> list[tuple[str, str]]:
-    """The chat messages that ask the model to reword ``draft`` as the persona would write it."""
-    prompt = VOICE_PROMPT.format(name=name, traits=", ".join(traits) or "an ordinary person",
-                                 language=_LANGUAGE_NAMES.get(locale, locale), draft=draft)
-    return [("system", VOICE_SYSTEM), ("user", prompt)]
+    """The chat messages that ask the model to reword ``draft`` as the persona would write it, in ``locale``."""
+    system, request = VOICE_PROMPTS.get(locale, VOICE_PROMPTS["en"])
+    traits_text = ", ".join(traits) or _NO_TRAITS.get(locale, _NO_TRAITS["en"])
+    return [("system", system), ("user", request.format(name=name, traits=traits_text, draft=draft))]
 
 
 def clean_voice(raw: str, name: str) -> str:
     """The model's rewrite without what small models add: a label, quotes, a second paragraph, stop markers."""
-    text = re.sub(r"^\s*(?:reworded(?: message)?|message)\s*:\s*", "", raw.strip(), flags=re.IGNORECASE)
+    text = re.sub(r"^\s*(?:reworded(?: message)?|message|reescrita|mensagem|reescrito|mensaje)\s*:\s*", "",
+                  raw.strip(), flags=re.IGNORECASE)
     text = clean_simulator_reply(text, name)
     text = text.split("\n\n")[0].strip()
     return re.sub(r"\[(?:GOAL_COMPLETE|STUCK)\]", "", text).strip()
