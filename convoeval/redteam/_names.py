@@ -121,23 +121,30 @@ class NameIndex(Generic[K]):
             return []
         spans = [m.span() for m in WORD.finditer(text) if m.group() not in PARTICLES]
         core = [word for word in message_words if word not in PARTICLES]
-        found: list[tuple[int, int, K]] = []
+        exact: list[tuple[int, int, K]] = []
+        loose: list[tuple[int, int, K]] = []  # with a typo or a nickname
         for i, word in enumerate(core):
             for form, key in self._forms.get(word, ()):
-                found += [(spans[s][0], spans[s + len(form) - 1][1], key) for s in _placements(core, i, form)]
+                for s, typos in _placements(core, i, form):
+                    (loose if typos else exact).append((spans[s][0], spans[s + len(form) - 1][1], key))
             for first, key in self._surnames.get(word, ()):
                 if i and _is_nickname(core[i - 1], first):
-                    found.append((spans[i - 1][0], spans[i][1], key))
+                    loose.append((spans[i - 1][0], spans[i][1], key))
                 if i + 1 < len(core) and _is_nickname(core[i + 1], first):
-                    found.append((spans[i][0], spans[i + 1][1], key))
-        return list(dict.fromkeys(found))
+                    loose.append((spans[i][0], spans[i + 1][1], key))
+        # A loose reading yields to another patient's exact name on the same words: "Dalva Noronha Amaral" is Dalva,
+        # not "Dalva" (a nickname of Lindalva) Noronha.
+        kept = [hit for hit in loose
+                if not any(k != hit[2] and a < hit[1] and hit[0] < b for a, b, k in exact)]
+        return list(dict.fromkeys(exact + kept))
 
 
-def _placements(core: Sequence[str], anchor: int, form: tuple[str, ...]) -> list[int]:
+def _placements(core: Sequence[str], anchor: int, form: tuple[str, ...]) -> list[tuple[int, int]]:
     """Where ``form`` sits in ``core`` with its word ``core[anchor]`` exact: the starts ``s`` at which every other
-    word of the form is exact or one typo away, and at most one of them is not exact (an exact form is found from
-    each of its words: the caller keeps the hits in a set)."""
-    word, n, starts = core[anchor], len(form), []
+    word of the form is exact or one typo away, and at most one of them is not exact; each with its typos (0 or 1).
+    An exact form is found from each of its words: the caller keeps the hits in a set."""
+    word, n = core[anchor], len(form)
+    starts: list[tuple[int, int]] = []
     for k in (k for k, w in enumerate(form) if w == word):
         s = anchor - k
         if s < 0 or s + n > len(core):
@@ -149,5 +156,5 @@ def _placements(core: Sequence[str], anchor: int, form: tuple[str, ...]) -> list
                 if typos > 1 or not _close(core[s + j], form[j]):
                     break
         else:
-            starts.append(s)
+            starts.append((s, typos))
     return starts

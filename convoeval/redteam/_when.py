@@ -231,7 +231,7 @@ _TIMES = re.compile(
     # A bare hour after its cue: "às 9", "a las 9", "at 9".
     r"|a(?<![a-z]a)(?:s|t|\s+las?)\s+(?P<bh>\d{1,2})(?![\d:/.,h]|\s*[ap]\.?\s?m\b|\s+(?:(?:e|y|and)\s+)?\d|\s+menos))"
     # The part of the day.
-    r"(?:\s*(?P<ap>[ap])\.?\s?m\b\.?|\s+(?:da|de|de\s+la|in\s+the|at|pela|por\s+la)\s+"
+    r"(?:\s*(?P<ap>[ap])(?:\.m\.|\.?\s?m\b)|\s+(?:da|de|de\s+la|in\s+the|at|pela|por\s+la)\s+"
     r"(?P<dp>manha|manana|tarde|noite|noche|morning|afternoon|evening|night)(?![a-z]))?"
 )
 _AFTERNOON = frozenset({"tarde", "noite", "noche", "afternoon", "evening", "night"})
