@@ -174,13 +174,16 @@ def report(paths: list[str]) -> str:
                          f"{sum(r['turns'] for r in v) / n:.1f} | {sum(r['seconds'] for r in v) / n:.1f} | "
                          f"{voiced:.0%} | {_distinct(v):.0%} |")
         faulty = [r for r in rows if (r["target"] or "").count("faults=")]
-        by_fault: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+        by_fault: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
         for r in faulty:
-            by_fault[(r["variant"], r["target"])].append(r)
-        for (variant, target), v in sorted(by_fault.items()):
-            caught = sum(bool(r["failed"]) for r in v)
-            broke = sum(r["status"] == "simulator_failure" for r in v)
-            fault_lines.append(f"| {target} | {variant} | {len(v)} | {caught / len(v):.0%} ({caught}) | {broke} |")
+            by_fault[(r["variant"], r["target"])][r["scenario"]].append(r)
+        for (variant, target), scenarios in sorted(by_fault.items()):
+            caught = [f"{s} {sum(bool(r['failed']) for r in v)}/{len(v)}" for s, v in scenarios.items()
+                      if any(r["failed"] for r in v)]
+            missed = [s for s, v in scenarios.items() if not any(r["failed"] for r in v)]
+            broke = sum(r["status"] == "simulator_failure" for v in scenarios.values() for r in v)
+            fault_lines.append(f"| {target.split('clinic:')[-1]} | {variant} | {'; '.join(caught) or '–'} | "
+                               f"{', '.join(missed) or '–'} | {broke} |")
     for path in paths:
         rows = json.loads(Path(path).read_text())["rows"]
         reasons: dict[str, int] = defaultdict(int)
@@ -191,8 +194,8 @@ def report(paths: list[str]) -> str:
             lines += ["", "The model's rewrites not kept, and why (and those kept word for word): " + ", ".join(
                 f"{k} {v}" for k, v in sorted(reasons.items(), key=lambda kv: -kv[1]))]
     if fault_lines:
-        lines += ["", "| fault | simulator | conversations | an assertion fails | simulator_failure |",
-                  "|---|---|---|---|---|", *fault_lines]
+        lines += ["", "| fault | simulator | an assertion fails (seeds) | no assertion fails in any seed | "
+                  "simulator_failure |", "|---|---|---|---|---|", *fault_lines]
     return "\n".join(lines)
 
 

@@ -146,3 +146,22 @@ def test_the_report_shows_how_the_patients_messages_were_made(store: Any) -> Non
     assert patient_voices(run) == "agenda patient: 2 of 3 messages (67%) voiced by the model, 1 by templates"
     llm = SimpleNamespace(frames=SimpleNamespace(transcripts=tx.assign(voice=["llm", None, "llm", "llm"])))
     assert patient_voices(llm) == "LLM patient: 3 messages"
+
+
+@pytest.mark.parametrize(("fault", "scenario_id"), [
+    ("billing:invented_payment_url", "billing-conv-happy-payment"),
+    ("billing:link_before_method_confirmed", "billing-conv-confused-patient"),
+    ("confirmation:confirms_without_asking", "confirmation-conv-confirms-pt"),
+    ("confirmation:cancels_instead_of_rescheduling", "confirmation-conv-reschedule-es"),
+    ("nps:never_records", "nps-conv-passive-en"),
+    ("recall:books_without_consent", "recall-conv-declines-pt"),
+    ("scheduling:double_books", "scheduling-conv-reschedule-en"),
+    ("support:never_escalates", "support-conv-wants-human-es"),
+])
+def test_a_known_fault_fails_an_assertion_in_conversation_offline(fault: str, scenario_id: str, store: Any) -> None:
+    agent, name = fault.split(":")
+    options = RunOptions(target=f"clinic:{agent}?faults={name}", simulator_model=FakeChatModel(responder=_silent),
+                         judge_model=FakeChatModel(responder=fake_responder), store=store, simulator="agenda")
+    result = asyncio.run(arun_any(_scenario(scenario_id), seed=1, trial=1, options=options))
+    assert result.score["status"].iloc[0] != "simulator_failure"
+    assert not result.assertions["passed"].astype(bool).all()
