@@ -123,6 +123,9 @@ def test_canaries_of_a_patient():
     ("name", "CONCEICAO ARAUJO", True),
     ("name", "Conceição Souza", False),
     ("name", "Ana Araújo", False),
+    ("name", "Araújo, Conceição", True),     # #35: the detector reads a name surname first,
+    ("name", "Conceicão Araujos", True),     # with a typo,
+    ("name", "Ceição Araújo", True),         # or a nickname: the caller's own name may not read as a canary
     ("cpf", "950.601.205-97", True),
     ("cpf", "11160120111", True),    # 5 digits in place: a mask of the caller's own CPF could read as the canary's
     ("cpf", "11160121111", False),   # 4 in place
