@@ -181,3 +181,24 @@ def test_a_run_with_nothing_left_says_what_it_kept_and_starts_no_heartbeat():
     time.sleep(0.2)
     progress.close()
     assert _lines(stream) == ["running 0 conversation(s) (6 already saved, kept)"]
+
+
+def test_the_eta_counts_down_while_a_long_call_runs(jobs):
+    """No news while a judge call runs: the ETA counts down rather than growing with the time waited."""
+    clock, stream = _Clock(), io.StringIO()
+    progress = Progress(len(jobs), mode="lines", stream=stream, every_s=10_000, jobs=jobs, clock=clock)
+    try:
+        for job in jobs:
+            _call(job, "simulator", 1.0, clock)
+            _call(job, "judge", 5.0, clock)
+        first = progress.eta_text()
+        clock.now += 10
+        later = progress.eta_text()
+        clock.now += 3600
+        overdue = progress.eta_text()
+    finally:
+        progress.close()
+    # 24 s spent, 24 s elapsed; left: 4 × (2 simulator calls × 1 s + 1 judge call × 5 s) = 28 s.
+    assert first == "24s elapsed, ETA 28s", first
+    assert later == "34s elapsed, ETA 18s", later
+    assert overdue.endswith("ETA passed (the calls are slower than so far)"), overdue

@@ -83,6 +83,7 @@ class CallPace:
         self._roles = {role: _Role() for role in ROLES}
         self._talked = [0, 0]  # simulator calls the ended conversations made, and the most they could have made
         self._since: float | None = None
+        self._estimate: tuple[float, float, bool] | None = None  # when, seconds left then, a lower bound
         self._lock = threading.Lock()  # records arrive on the event loop's thread, ETAs are asked from others
 
     def record(self, record: CallRecord) -> None:
@@ -100,6 +101,7 @@ class CallPace:
             answered = self._answered.get((record.scenario, record.seed, record.trial))
             if answered is not None:
                 answered[record.role] += 1
+            self._estimate_now()
 
     def finished(self, label: str) -> None:
         """The conversation ``label`` ended: whatever it did not call (an early stop, no judging) is not left."""
@@ -111,6 +113,7 @@ class CallPace:
             if expected["simulator"]:
                 self._talked[0] += min(answered["simulator"], expected["simulator"])
                 self._talked[1] += expected["simulator"]
+            self._estimate_now()
 
     def _left(self, role: str) -> int:
         """Calls of ``role`` the conversations not ended yet are expected to make still."""
@@ -125,18 +128,30 @@ class CallPace:
 
     def eta(self) -> tuple[float, bool] | None:
         """Seconds left and whether that is a lower bound (a role with calls left has none timed yet); ``None``
-        until a call has been timed (cache hits only, or calls made in other processes: Dask workers)."""
+        until a call has been timed (cache hits only, or calls made in other processes: Dask workers).
+
+        Estimated when a call is answered or a conversation ends, then counted down: while a long call runs no
+        news comes, and the same work left over a longer elapsed time would make the ETA grow by the time waited
+        (seen on the local model: +20 s per line during a judge call). 0 when the calls are slower than so far.
+        """
         with self._lock:
-            spent = sum(r.seconds for r in self._roles.values())
-            if self._since is None or spent <= 0:
+            if self._estimate is None:
                 return None
-            means = {name: r.seconds / r.timed if r.timed else 0.0 for name, r in self._roles.items() if r.answered}
-            slowest = max(means.values())
-            work, lower = 0.0, False
-            for name in ROLES:
-                left = self._left(name)
-                if left and name not in means:
-                    lower = True
-                work += left * means.get(name, slowest)
-            elapsed = self._clock() - self._since
-        return elapsed * work / spent, lower
+            at, left, lower = self._estimate
+            return max(0.0, left - (self._clock() - at)), lower
+
+    def _estimate_now(self) -> None:
+        """Estimate the time left from the calls answered so far (under the lock)."""
+        spent = sum(r.seconds for r in self._roles.values())
+        if self._since is None or spent <= 0:
+            return
+        means = {name: r.seconds / r.timed if r.timed else 0.0 for name, r in self._roles.items() if r.answered}
+        slowest = max(means.values())
+        work, lower = 0.0, False
+        for name in ROLES:
+            left = self._left(name)
+            if left and name not in means:
+                lower = True
+            work += left * means.get(name, slowest)
+        now = self._clock()
+        self._estimate = (now, (now - self._since) * work / spent, lower)

@@ -148,6 +148,8 @@ class Progress:
         estimate = self._pace.eta() if self._pace is not None else None
         if estimate is not None:
             left, lower_bound = estimate
+            if left <= 0:
+                return "ETA passed (the calls are slower than so far)"
             return f"ETA {_duration(left)}" + (" or more (no judge call timed yet)" if lower_bound else "")
         if self.done:  # no call timed here (all cached, or made on Dask workers): the conversations' pace
             elapsed = self._clock() - self.started
