@@ -88,6 +88,14 @@ def test_another_simulator_target_or_judging_is_refused(fake_llm, tmp_path, chan
     assert CONVERSATIONAL in message or "1 saved conversation" in message, message
 
 
+def test_the_default_simulator_and_the_one_it_resolves_to_are_the_same_setting(fake_llm, tmp_path):
+    """None means the LLM patient off the embedded model: saying so explicitly changes nothing, so it resumes."""
+    out = tmp_path / "out"
+    _run(out, scenario=CONVERSATIONAL)
+    again = _run(out, scenario=CONVERSATIONAL, simulator="llm")
+    assert again.meta["runs_resumed"] == 1
+
+
 def test_a_scripted_conversation_does_not_depend_on_the_simulator(fake_llm, tmp_path):
     """A scripted scenario has no simulated patient: another simulator model is no reason to refuse it."""
     out = tmp_path / "out"

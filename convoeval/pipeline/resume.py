@@ -45,8 +45,10 @@ def _run_values(config: EvalConfig) -> dict[str, Any]:
         # set since the last run changes the answer (issue #39). The endpoint is left out: the same model served
         # elsewhere (another port of a local server) is the same model.
         "simulator_model": _model("simulator", config.simulator_model),
-        # As given: None means "decided by the simulator model", which is compared on its own line above.
-        "simulator": config.simulator,
+        # Resolved as the run resolves it (``convoeval.simulator.choice.resolve_simulator``): None is the agenda
+        # patient on the embedded model and the LLM patient on any other, so None and its resolved value are one.
+        "simulator": config.simulator or ("agenda" if resolve_model("simulator", config.simulator_model).info.provider
+                                          == "local" else "llm"),
         "judge_model": _model("judge", config.judge_model),
         "judge_samples": config.judge_samples,
     }
