@@ -14,16 +14,14 @@ import math
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from convoeval.compare.pairing import Side
+from convoeval.compare.shape import ComparisonView
 from convoeval.compare.verdict import min_pairs_for_significance
 from convoeval.pipeline.config import EvalConfig
-
-if TYPE_CHECKING:  # the Comparison's module uses this one
-    from convoeval.compare.comparison import Comparison
 
 __all__ = ["few_seeds_warning", "next_seeds", "rerun_command", "too_few_pairs", "untested_lines"]
 
@@ -147,7 +145,7 @@ def few_seeds_warning(baseline: Side, *, alpha: float = 0.05, compare_args: Sequ
     return text + f". To measure the scores too, first: {' && '.join([made[0], *again])}"
 
 
-def untested_lines(cmp: Comparison, *, compare_args: Sequence[str] | None = None, candidate_runs_now: bool = True
+def untested_lines(cmp: ComparisonView, *, compare_args: Sequence[str] | None = None, candidate_runs_now: bool = True
                    ) -> list[str]:
     """Lines for a score difference too few pairs can test: what it means, and the commands that would test it.
 
@@ -192,7 +190,7 @@ def untested_lines(cmp: Comparison, *, compare_args: Sequence[str] | None = None
     return out
 
 
-def _per_scenario_pairs(cmp: Comparison) -> int:
+def _per_scenario_pairs(cmp: ComparisonView) -> int:
     valid = cmp.pairs[cmp.pairs["excluded"].isna()]
     counts = valid.groupby("scenario").size()
     return int(counts.min()) if len(counts) else 0

@@ -7,16 +7,14 @@ scenario, no p-value) is said in words, never printed as ``nan``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from convoeval.compare.advice import untested_lines
+from convoeval.compare.shape import ComparisonView
 from convoeval.compare.verdict import IMPROVED, REGRESSED
 from convoeval.stats import ALL
-
-if TYPE_CHECKING:  # the Comparison's module prints through this one
-    from convoeval.compare.comparison import Comparison
 
 __all__ = ["comparison_lines", "fact_lines", "num", "p_text", "score_line", "signed"]
 
@@ -57,7 +55,7 @@ def _ci(low: Any, high: Any, level: float | None = None) -> str:
     return f"{'' if level is None else f'{level:.0%} '}CI {low:+.2f} to {high:+.2f}"
 
 
-def score_line(cmp: Comparison) -> str:
+def score_line(cmp: ComparisonView) -> str:
     """The overall score's line: its verdict (``untested`` when too few pairs to test), both sides, the difference,
     its interval and p-values, and how the interval treated the scenarios."""
     o, s = cmp.overall, cmp.settings
@@ -83,7 +81,7 @@ def _said(message: Any, check: str) -> str:
     return text[len(check) + 2:] if text.startswith(check + ": ") else text
 
 
-def fact_lines(cmp: Comparison) -> list[str]:
+def fact_lines(cmp: ComparisonView) -> list[str]:
     """One line per deterministic check that flipped in a scripted pair (regressions first) with the pair and what
     the failing side's check said, then how many other flips are left to the tests and why."""
     flips = cmp.flips
@@ -106,7 +104,7 @@ def fact_lines(cmp: Comparison) -> list[str]:
     return out
 
 
-def comparison_lines(cmp: Comparison, *, compare_args: Sequence[str] | None = None, candidate_runs_now: bool = False
+def comparison_lines(cmp: ComparisonView, *, compare_args: Sequence[str] | None = None, candidate_runs_now: bool = False
                      ) -> list[str]:
     """The console summary: what was compared, the verdict and the facts behind it, the score, what was detected,
     the noise floor, and — when the pairs are too few to test the score — the next step as commands.
