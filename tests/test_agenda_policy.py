@@ -122,3 +122,13 @@ def test_every_act_has_several_templates_in_every_locale(locale: str) -> None:
         assert len(TEMPLATES[locale][kind]) >= 3, (locale, kind)
         text = render(PatientAct(kind, ("X-VALUE",)), locale, random.Random(0))
         assert "{x}" not in text and text[:1] not in " .,"
+
+
+def test_a_question_about_the_patient_is_never_answered_with_a_preference() -> None:
+    scenario = _scenario({"intent": "Quero pagar minha conta", "prefers": ["Pix"], "done_when": ["payment_link"]},
+                         locale="pt-BR")
+    policy = AgendaPolicy(scenario, seed=1)
+    policy.opening()
+    assert policy.respond("Qual é a sua data de nascimento?").kind == "no_fact"
+    act = policy.respond("Qual forma de pagamento você prefere?")
+    assert (act.kind, act.content) == ("choose", ("Pix",))

@@ -31,7 +31,7 @@ __all__ = ["AgendaPolicy", "agenda_of", "turn_rng"]
 _CONFUSED_TRAITS = ("confus", "nao entende", "no entiende", "doesn't understand", "idos", "elderly", "mayor")
 #: Words of a question that asks the patient to pick ("Qual forma você prefere?", "Which works for you?").
 _PREFERENCE_CUE = re.compile(r"\b(?:prefer\w*|prefier\w*|escolh\w*|elig\w*|choose|option\w*|opca\w*|opcao|opcion\w*|"
-                             r"forma|formas|which|cual|cuales|qual|quais)\b")
+                             r"forma|formas|which one|qual delas|cual de)\b")
 #: A question about the person's own data ("sua data de nascimento", "your policy number", "tu DNI").
 _ABOUT_THE_PERSON = re.compile(r"\b(?:seu|sua|seus|suas|your|tu|tus|su|sus)\b")
 #: Traits that make a patient give up sooner.
