@@ -22,6 +22,8 @@ from convoeval.simulator.agenda.understand import answer_kinds, read_agent, spli
     ("Limpeza, terça 09:00, Dra. Camila. Sim ou não?", "pt-BR", "confirm"),
     ("Move it to Monday 4:30 PM. Yes or no?", "en", "confirm"),
     ("Vem ou não vem?", "pt-BR", "confirm"),
+    ("Você confirma sua presença?", "pt-BR", "confirm"),
+    ("And your phone number?", "en", "request"),
     ("Pix, boleto ou cartão. Escolhe logo.", "pt-BR", "offer"),
     ("We have three plans:\n- Basic\n- Plus\n- Premium\nWhich one would you like?", "en", "offer"),
     ("Temos entrega expressa ou econômica. Qual você prefere?", "pt-BR", "offer"),

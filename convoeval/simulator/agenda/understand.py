@@ -41,7 +41,8 @@ _PLACE = re.compile(r"\b(?:rua|r\.|avenida|av\.|alameda|travessa|praca|street|st
 _GREETING_ONLY = re.compile(r"^(?:ola|oi|bom dia|boa tarde|boa noite|hello|hi|hey|good (?:morning|afternoon|evening)|"
                             r"hola|buenos dias|buenas tardes|buenas noches)\b")
 _MAX_OPTION_WORDS = 12
-_POSSESSIVE = re.compile(r"\b(?:seu|sua|your|tu|su)\b")
+#: A question without a verb about the person's own data ("And your phone number?", "¿Y tu DNI?", "Seu CPF?").
+_ELLIPTIC = re.compile(r"(?:and |e |y |also |tambem |ademas )?(?:seu|sua|your|tu|su)\b")
 #: An imperative to pick ("Escolha uma opção", "Pick one", "Elige uno"): the alternatives around it are options.
 _PICK = re.compile(r"\b(?:escolh[ae]\w*|selecion[ae]\w*|choose|pick|select|elig[ae]\w*|selecciona\w*)\b")
 #: "Vem ou não vem?", "Are you coming or not?": a yes/no question however it is worded.
@@ -176,7 +177,7 @@ def read_agent(text: str, locale: str | None = None) -> AgentActs:
             requested = requested or sentence
         elif REQUEST_VERBS.search(folded):
             requested = requested or sentence
-        elif question and len(words(sentence)) <= 6 and _POSSESSIVE.search(folded):
+        elif question and len(words(sentence)) <= 6 and _ELLIPTIC.match(folded.lstrip("¿¡ ")):
             requested = requested or sentence  # "And your phone number?", "¿Y tu DNI?": a request without a verb
         elif question:
             # Not opened by an interrogative: a yes/no question ("Posso gerar o link?", "¿Cambio tu cita al
