@@ -86,3 +86,11 @@ def test_a_bad_notebook_value_is_one_line_without_a_class_name_and_leaves_no_not
     errors = [line for line in proc.stderr.splitlines() if "error" in line.lower()]
     assert errors == ["convoeval: error: trials must be from 1 to 1,000, got 0 (no notebook written)"], proc.stderr
     assert not out.exists()
+
+
+def test_a_mistyped_agent_parameter_of_the_run_notebook_names_the_agent_meant():
+    """``-p agent biling`` reaches EvalConfig's own check, which now suggests the name too (#39 item 7)."""
+    from convoeval.pipeline.config import ConfigError, EvalConfig
+
+    with pytest.raises(ConfigError, match=r"did you mean 'billing'\?"):
+        EvalConfig.checked(agent="biling")

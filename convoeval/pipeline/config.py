@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from convoeval.agents import safe_target
 from convoeval.llm.models import ModelSpec
 from convoeval.paths import default_scenarios_dir, project_root, under
-from convoeval.scenarios import agent_names
+from convoeval.scenarios import agent_names, did_you_mean
 from convoeval.simulator.gate import GateSettings, gate_settings
 
 __all__ = ["MAX_SEED", "ConfigError", "EvalConfig"]
@@ -120,7 +120,8 @@ class EvalConfig(BaseModel):
     def _known_agent(cls, value: str | None) -> str | None:
 
         if value is not None and value not in agent_names():
-            raise ValueError(f"must be one of {', '.join(agent_names())} (or None for all)")
+            raise ValueError(f"must be one of {', '.join(agent_names())} (or None for all)"
+                             f"{did_you_mean(value, agent_names())}")
         return value
 
     @field_validator("labels")
