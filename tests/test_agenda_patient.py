@@ -165,3 +165,24 @@ def test_a_known_fault_fails_an_assertion_in_conversation_offline(fault: str, sc
     result = asyncio.run(arun_any(_scenario(scenario_id), seed=1, trial=1, options=options))
     assert result.score["status"].iloc[0] != "simulator_failure"
     assert not result.assertions["passed"].astype(bool).all()
+
+
+def test_the_classifier_labels_each_unreadable_agent_message_once(store: Any) -> None:
+    """Where the rules read nothing the model labels the message, once, however many turns rebuild the policy."""
+    from convoeval.simulator.agenda import patient as agenda_patient
+
+    agenda_patient._LABELLED.clear()
+    labels: list[str] = []
+
+    def model(messages: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        if kwargs.get("tools") or kwargs.get("response_format"):
+            labels.append(str(messages[-1].content))
+            return {"act": "request"}
+        return ""
+
+    scenario = _scenario("billing-conv-happy-payment")
+    fake = FakeChatModel(responder=model)
+    entries = [{"role": "patient", "text": "Oi"}, {"role": "agent", "text": "Olá 😊"}]
+    for _ in range(3):
+        turn = asyncio.run(aagenda_turn(entries, scenario=scenario, model=fake, seed=1, turn=1))
+    assert labels == ["Olá 😊"] and turn.act != ""

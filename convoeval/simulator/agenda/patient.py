@@ -55,11 +55,23 @@ async def _agent_acts(texts: list[str], scenario: ConversationalScenario, *, mod
     for i, text in enumerate(texts):
         read = read_agent(text, scenario.locale)
         if read.acts == ("other",) and model is not None and text.strip():
-            identity = SampleIdentity(scenario=scenario.id, seed=seed, trial=trial, role="simulator", turn=i + 1,
-                                      extra="agenda-classify")
-            read = await aclassify_agent(text, model=model, identity=identity)
+            # The policy is rebuilt from every agent message each turn: a label is asked for once per message,
+            # not once per turn (with the response cache off, the same call would be made again every turn).
+            key = (scenario.id, seed, trial, i, text)
+            if key not in _LABELLED:
+                identity = SampleIdentity(scenario=scenario.id, seed=seed, trial=trial, role="simulator",
+                                          turn=i + 1, extra="agenda-classify")
+                _LABELLED[key] = await aclassify_agent(text, model=model, identity=identity)
+                while len(_LABELLED) > _LABELLED_MAX:
+                    _LABELLED.pop(next(iter(_LABELLED)))
+            read = _LABELLED[key]
         acts.append(read)
     return acts
+
+
+#: The classifier's labels of this process, by conversation and message (oldest dropped first).
+_LABELLED: dict[tuple[str, int | None, int, int, str], AgentActs] = {}
+_LABELLED_MAX = 4096
 
 
 async def aagenda_turn(
