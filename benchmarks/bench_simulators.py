@@ -26,7 +26,7 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # the cooperative stub judges of the reliability tests
@@ -57,8 +57,8 @@ def _framing(variant: str) -> None:
 
     original = getattr(patient, "_original_apatient_turn", patient.apatient_turn)
     patient._original_apatient_turn = original  # type: ignore[attr-defined]
-    framing = "transcript" if variant == "llm-transcript" else "chat"
-    patient.apatient_turn = functools.partial(original, framing=framing)  # type: ignore[assignment]
+    framing: Literal["chat", "transcript"] = "transcript" if variant == "llm-transcript" else "chat"
+    patient.apatient_turn = functools.partial(original, framing=framing)
 
 
 _REJECTED: list[str] = []
@@ -79,7 +79,7 @@ def _count_rejections() -> None:
             _REJECTED.append("kept, identical to the template")
         return problem
 
-    agenda_patient.voice_problem = counted  # type: ignore[assignment]
+    agenda_patient.voice_problem = counted
 
 
 async def _one(scenario: Any, seed: int, variant: str, model: Any, store: Any, target: str | None) -> dict[str, Any]:
@@ -105,7 +105,15 @@ async def _one(scenario: Any, seed: int, variant: str, model: Any, store: Any, t
             "patient": [str(t) for t in patient.get("text", [])], "failed": failed,
             "rejected": list(_REJECTED),
             "agent_said": [str(t) for t in tx.loc[tx["role"] == "agent", "text"]] if len(tx) else [],
-            "failure": (result.runs[0].get("simulator_failure") if getattr(result, "runs", None) else None)}
+            "failure": _failure(result)}
+
+
+def _failure(result: Any) -> str | None:
+    """The gate's check and turn when it stopped the conversation (``None`` otherwise)."""
+    run = result.run
+    if not len(run) or "simulator_failure" not in run or run["simulator_failure"].isna().iloc[0]:
+        return None
+    return f"{run['simulator_failure'].iloc[0]} at turn {run['simulator_failure_turn'].iloc[0]}"
 
 
 def _faults(scenarios: list[Any]) -> list[tuple[str, str]]:
@@ -155,10 +163,11 @@ def _distinct(rows: list[dict[str, Any]]) -> float:
 
 def report(paths: list[str]) -> str:
     """The Markdown tables of saved runs: one line per variant (healthy agents) and per fault (faults runs)."""
-    lines = ["| simulator | conversations | no simulator_failure | goal reached (GOAL_COMPLETE) | assertions all pass | "
+    lines = ["| simulator | conversations | no simulator_failure | goal reached (GOAL_COMPLETE, not stopped) | assertions all pass | "
              "turns (mean) | s / conversation | voiced by the model | distinct patient messages |",
              "|---|---|---|---|---|---|---|---|---|"]
     fault_lines: list[str] = []
+    failures: list[str] = []
     for path in paths:
         rows = json.loads(Path(path).read_text())["rows"]
         healthy = [r for r in rows if not (r["target"] or "").count("faults=")]
@@ -166,10 +175,15 @@ def report(paths: list[str]) -> str:
             v = [r for r in healthy if r["variant"] == variant]
             n = len(v)
             ok = sum(r["status"] != "simulator_failure" for r in v)
-            goal = sum(r["signal"] == "GOAL_COMPLETE" for r in v)
+            goal = sum(r["signal"] == "GOAL_COMPLETE" and r["status"] != "simulator_failure" for r in v)
             passed = sum(not r["failed"] for r in v if r["status"] != "simulator_failure")
             voices = [x for r in v for x in r["voices"]]
             voiced = sum(x == "model" for x in voices) / len(voices) if voices else 0
+            broke: dict[str, int] = defaultdict(int)
+            for r in v:
+                if r.get("failure"):
+                    broke[r["failure"].split(" at ")[0]] += 1
+            failures.append(f"{variant}: " + ", ".join(f"{k} {c}" for k, c in sorted(broke.items())))
             lines.append(f"| {variant} | {n} | {ok / n:.0%} ({ok}) | {goal / n:.0%} ({goal}) | {passed}/{ok} | "
                          f"{sum(r['turns'] for r in v) / n:.1f} | {sum(r['seconds'] for r in v) / n:.1f} | "
                          f"{voiced:.0%} | {_distinct(v):.0%} |")
@@ -195,6 +209,9 @@ def report(paths: list[str]) -> str:
         if reasons:
             lines += ["", "The model's rewrites not kept, and why (and those kept word for word): " + ", ".join(
                 f"{k} {v}" for k, v in sorted(reasons.items(), key=lambda kv: -kv[1]))]
+    broken = [f for f in failures if not f.endswith(": ")]
+    if broken:
+        lines += ["", "simulator_failure by check: " + "; ".join(broken)]
     if fault_lines:
         lines += ["", "| fault | simulator | an assertion fails (seeds) | no assertion fails in any seed | "
                   "simulator_failure |", "|---|---|---|---|---|", *fault_lines]
