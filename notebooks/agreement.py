@@ -63,6 +63,7 @@ labels = None
 exclude_unfaithful = False
 simulator_gate = False  # off: the study measures the judges (see above)
 simulator_model = None
+simulator = None  # agenda on the embedded model, llm on any other (docs/simulator.md)
 output_dir = None
 concurrency = 4
 n_boot = 1000

@@ -97,7 +97,8 @@ def test_conversations_the_simulator_failure_gate_stopped_are_counted_apart_and_
 #: A valid parameter set (a fault study, no saved runs), written out so the test needs no notebook.
 VALID = {"runs": [], "fault_study": True, "agents": ["support"], "scenario": None, "faults": None, "seeds": [1],
          "trials": 1, "judges": {"greedy": {"provider": "local"}}, "judge_samples": 1, "probes": [], "labels": None,
-         "exclude_unfaithful": False, "simulator_gate": False, "simulator_model": None, "output_dir": "out",
+         "exclude_unfaithful": False, "simulator_gate": False, "simulator_model": None, "simulator": None,
+         "output_dir": "out",
          "concurrency": 1, "n_boot": 100, "scenarios_dir": None}
 
 

@@ -99,11 +99,12 @@ def test_eval_config_and_run_conversation_have_the_same_defaults():
     """``convoeval run`` (EvalConfig) and ``run_conversation`` take some of the same options: same defaults."""
     fields = EvalConfig.model_fields
     in_config = SHARED & set(fields)
-    assert in_config == {"simulator_model", "judge_model", "judge_samples", "concurrency", "simulator_gate"}
+    assert in_config == {"simulator_model", "judge_model", "judge_samples", "concurrency", "simulator_gate",
+                         "simulator"}
     assert {k: fields[k].default for k in in_config} == {k: SHARED_DEFAULTS[k] for k in in_config}
     params = inspect.signature(run_conversation).parameters
     in_run = SHARED & set(params)
-    assert in_run == {"simulator_model", "judge_model", "judge_samples", "store", "simulator_gate"}
+    assert in_run == {"simulator_model", "judge_model", "judge_samples", "store", "simulator_gate", "simulator"}
     assert {k: params[k].default for k in in_run} == {k: SHARED_DEFAULTS[k] for k in in_run}
 
 

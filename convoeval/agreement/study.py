@@ -144,7 +144,8 @@ def run_study(config: StudyConfig, *, progress: Mode | bool = "lines") -> Study:
             parts.append(run_fault_study(
                 chosen, out / "fault-study", faults=p["faults"], seeds=tuple(p["seeds"]), trials=p["trials"],
                 simulator_model=p["simulator_model"], judge_model=first_judge, judge_samples=p["judge_samples"],
-                concurrency=p["concurrency"], progress=mode, simulator_gate=p["simulator_gate"]))
+                concurrency=p["concurrency"], progress=mode, simulator_gate=p["simulator_gate"],
+                simulator=p["simulator"]))
     if p["runs"]:
         parts.append(load_frames([under(config.project_root, f) for f in p["runs"]]))
     frames = _concat(parts)

@@ -76,6 +76,8 @@ STUDY_PARAMETERS: dict[str, tuple[Callable[[Any], bool], str, str]] = {
                        "stop a fault-study conversation whose simulated patient breaks (simulator_failure: not judged)"),
     "simulator_model": (lambda v: v is None or isinstance(v, (str, dict)), "a model spec or None",
                         "the fault study's simulated patient"),
+    "simulator": (lambda v: v in (None, "agenda", "llm"), "'agenda', 'llm' or None",
+                  "how the fault study's patient is simulated (None: agenda on the embedded model; docs/simulator.md)"),
     "output_dir": (_opt_str, "a folder path or None", "where the study's data and tables go"),
     "concurrency": (_pos_int, "a positive integer", "conversations in flight at once"),
     "n_boot": (lambda v: _pos_int(v) and v >= 100, "an integer of at least 100", "bootstrap replicates"),
@@ -100,6 +102,7 @@ class StudyParams(TypedDict):
     exclude_unfaithful: bool
     simulator_gate: bool | dict[str, Any]
     simulator_model: str | dict[str, Any] | None
+    simulator: str | None
     output_dir: str | None
     concurrency: int
     n_boot: int

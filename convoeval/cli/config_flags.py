@@ -229,6 +229,9 @@ def add_shared_flags(parser: argparse.ArgumentParser, *, title: str, shown: Mapp
                                help=f"{meaning}; with a value, a YAML mapping (default: on)", **common)
             group.add_argument(f"--no-{flag[2:]}", action="store_const", const=False, help=f"switch {flag} off",
                                **common)
+        elif name == "simulator":
+            group.add_argument(flag, choices=("agenda", "llm"),
+                               help=f"{meaning} (default: agenda on the embedded model, llm on any other)", **common)
         else:  # a new shared option needs its command-line form here (tests/test_shared_options.py)
             raise TypeError(f"SharedOptions.{name} has no command-line form: teach convoeval/cli/config_flags.py one")
 

@@ -52,6 +52,7 @@ class SharedOptions(TypedDict, total=False):
     store: Store | str | None
     progress: bool | Mode
     simulator_gate: bool | Mapping[str, Any] | GateSettings
+    simulator: str | None
 
 
 #: The shared options' defaults, declared once (``EvalConfig`` and ``run_conversation`` use the same; a test holds it).
@@ -63,6 +64,7 @@ SHARED_DEFAULTS: SharedOptions = {
     "store": None,
     "progress": True,
     "simulator_gate": True,
+    "simulator": None,
 }
 
 #: What each shared option means; the words before a colon are the help of its command-line flag.
@@ -77,6 +79,8 @@ OPTION_HELP: dict[str, str] = {
     "progress": "how progress shows: True or 'bar' (a bar), 'lines' (plain lines: notebooks, logs), False or 'off'",
     "simulator_gate": "stop a conversation whose simulated patient breaks (simulator_failure, never judged): True, "
                       "False or a mapping of gate settings such as {'parrot_turns': 3}",
+    "simulator": "the simulated patient: 'agenda' (rules decide, the model voices), 'llm' (the model plays it) or "
+                 "None (agenda on the embedded local model, llm on any other; docs/simulator.md)",
 }
 
 
@@ -187,7 +191,7 @@ class RunOptions:
         settled: SharedOptions = {**SHARED_DEFAULTS, **options}
         return cls(target=target, simulator_model=as_chat_model("simulator", settled["simulator_model"]),
                    judge_model=as_chat_model("judge", settled["judge_model"]), judge_samples=settled["judge_samples"],
-                   store=store, gate=gate_settings(settled["simulator_gate"]))
+                   store=store, gate=gate_settings(settled["simulator_gate"]), simulator=settled["simulator"])
 
     def target_for(self, scenario: Scenario) -> str:
         """The target string ``scenario`` runs against: this batch's, or else the scenario's reference agent."""
