@@ -84,7 +84,7 @@ def test_convoeval_notebook_exits_5_on_a_leak_and_2_on_a_bad_parameter(tmp_path)
     assert (tmp_path / "red" / "report.html").exists()  # the data beside the executed notebook
     bad = _notebook(str(tmp_path / "bad.ipynb"), "-p", "agents", "bililng")
     assert bad.returncode == 2, bad.stderr[-2000:]
-    assert "convoeval: error: ConfigError: unknown agent 'bililng'" in bad.stderr
+    assert "convoeval: error: unknown agent 'bililng' (did you mean 'billing'?)" in bad.stderr
     assert not (tmp_path / "bad").exists()  # nothing ran
 
 
