@@ -27,7 +27,6 @@ from convoeval.judges.holistic import aholistic_rows
 from convoeval.judges.rubric import arubric_rows
 from convoeval.judges.scoring import score_conversation, score_scripted_conversation
 from convoeval.judges.turn import ajudge_turn
-from convoeval.llm import model_info
 from convoeval.llm.accounting import record_calls
 from convoeval.llm.models import ModelLike, as_chat_model
 from convoeval.pipeline.checkpoint_judge import acheckpoint_rubric_rows
@@ -280,9 +279,3 @@ async def arun_conversation(
 
 
 run_conversation = blocking(arun_conversation)
-
-
-def model_label(model: Any) -> str:
-    """``provider/model`` of a chat model, for reports."""
-    info = model_info(model)
-    return f"{info.provider}/{info.model}"

@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 from convoeval import frames as F
 from convoeval.llm.accounting import CALL_COLUMNS
-from convoeval.pipeline.conversation_result import ConversationResult
 
 __all__ = ["EvalResult", "FolderInUseError", "finished", "kept_conversations", "load_folders", "load_results",
            "result_folders", "results_lock", "write_conversation"]
@@ -291,8 +290,3 @@ class EvalResult:
 
     def __repr__(self) -> str:
         return f"EvalResult({str(self.out_dir)!r}, {len(self.scores)} conversation(s), {self.status_counts()})"
-
-
-def conversation_results(out_dir: Path | str) -> list[ConversationResult]:
-    """Every saved conversation as a ``ConversationResult`` (rows, not frames), in key order."""
-    return [ConversationResult.from_payload(p) for p in read_payloads(out_dir)]
