@@ -499,7 +499,7 @@ def profile_by_package(path: Path | str, total_calls: int) -> list[dict[str, Any
     stats = pstats.Stats(str(path))
     groups: dict[str, float] = {}
     total = 0.0
-    for (filename, _line, name), (_cc, _nc, tottime, _ct, callers) in stats.stats.items():  # type: ignore[attr-defined]
+    for (filename, _line, _name), (_cc, _nc, tottime, _ct, callers) in stats.stats.items():  # type: ignore[attr-defined]
         total += tottime
         where = filename
         if filename == "~" and callers:  # a C function: charge it to its heaviest caller's file

@@ -139,7 +139,7 @@ class PromptCache:
     def reusable(self, key: Sequence[int], prompt: Sequence[int]) -> int:
         """How many leading tokens of ``prompt`` can come from ``key``'s snapshot without changing a bit."""
         common = 0
-        for a, b in zip(key, prompt):
+        for a, b in zip(key, prompt, strict=False):  # the common prefix: the shorter one bounds it
             if a != b:
                 break
             common += 1

@@ -128,7 +128,7 @@ def test_a_bad_flag_value_is_one_line_and_exit_2(argv, shown, capsys):
 
 def test_the_help_shows_every_setting_with_its_default():
     text = " ".join(_run_parser().format_help().split())
-    for name, field in EvalConfig.model_fields.items():
+    for name in EvalConfig.model_fields:
         assert flag_for(name) in text, name
     for shown in ("(default: billing)", "(default: 42)", "(default: 4)", "(default: --resume)", "(default: on)",
                   "--no-simulator-gate", "(default: each scenario's reference clinic agent)"):

@@ -124,6 +124,6 @@ def test_the_sign_flip_test_gives_scipys_exact_permutation_p_values():
         a, b = rng.normal(size=n), rng.normal(0.5, 1, size=n).round(1)
         strata = rng.integers(0, 3, n)
         w = 1 / (np.bincount(strata)[strata] * len(set(strata)))
-        ref = permutation_test(((b - a),), lambda x, axis: np.sum(x * w, axis=axis), permutation_type="samples",
+        ref = permutation_test(((b - a),), lambda x, axis, w=w: np.sum(x * w, axis=axis), permutation_type="samples",
                                vectorized=True, n_resamples=2**n, rng=0).pvalue
         assert sign_flip_p(a, b, strata)[0] == pytest.approx(ref)

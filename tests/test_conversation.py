@@ -190,7 +190,7 @@ async def test_batch_streams_runs_to_disk_and_resumes(store, tmp_path):
     assert finished_keys(out) == {j.key for j in jobs}
     frames = load_results(out).frames
     assert len(frames.scores) == 4 and set(frames.runs["stop_reason"]) == {"STUCK"}
-    assert set(zip(frames.scores["seed"], frames.scores["trial"])) == {(1, 1), (1, 2), (2, 1), (2, 2)}
+    assert set(zip(frames.scores["seed"], frames.scores["trial"], strict=True)) == {(1, 1), (1, 2), (2, 1), (2, 2)}
     assert leftover_rows(store) == 0
 
 

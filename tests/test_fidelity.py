@@ -62,7 +62,8 @@ def results(*talks: pd.DataFrame, assertions: list[tuple[str, str, bool | None]]
     """Frames as load_results gives them: runs (conversational + scripted), transcripts, assertions, scores."""
     transcripts = pd.concat(talks, ignore_index=True)
     firsts = transcripts.drop_duplicates("run_id")
-    runs = [{"run_id": r, "scenario": s, "type": "conversational"} for r, s in zip(firsts["run_id"], firsts["scenario"])]
+    runs = [{"run_id": r, "scenario": s, "type": "conversational"}
+            for r, s in zip(firsts["run_id"], firsts["scenario"], strict=True)]
     runs += [{"run_id": r, "scenario": "scripted-one", "type": "scripted"} for r in scripted]
     scores = [{"run_id": r["run_id"], "scenario": r["scenario"], "score": float(i)} for i, r in enumerate(runs)]
     checks = [{"run_id": r, "scenario": "conv", "assertion": a, "passed": p} for r, a, p in assertions]

@@ -207,7 +207,7 @@ def test_a_database_that_cannot_be_opened_fails_in_the_same_words(tmp_path: Path
         url = f"sqlite:///{tmp_path / name}"
         errors = []
         for make in (SqlStore, SqliteStore):
-            def opened(make: Callable[[str], Store] = make) -> None:
+            def opened(make: Callable[[str], Store] = make, url: str = url) -> None:
                 with make(url) as store:
                     store.migrate()
             errors.append(_outcome(opened))

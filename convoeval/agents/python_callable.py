@@ -40,7 +40,7 @@ TARGET_RE = re.compile(r"^(?P<module>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):(?P<attr>[
 
 def _is_async(fn: Callable[..., Any]) -> bool:
     # Callable objects with an ``async def __call__`` count as async too.
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
 
 
 def load_callable(target: str) -> Callable[..., Any]:

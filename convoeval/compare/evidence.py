@@ -169,16 +169,16 @@ def fact_counts(flips: pd.DataFrame) -> pd.DataFrame:
     facts = flips[flips["fact"].astype(bool)] if len(flips) else flips
     rows = []
     for (kind, check), part in facts.groupby(["kind", "check"], sort=False):
-        where = ", ".join(sorted({_where(r) for r in part.itertuples()}))
+        where = ", ".join(sorted({_where(*row) for row in zip(part["scenario"], part["seed"], part["trial"],
+                                                                strict=True)}))
         rows.append({"kind": kind, "check": check, "fact_pass_to_fail": int((part["verdict"] == REGRESSED).sum()),
                      "fact_fail_to_pass": int((part["verdict"] == IMPROVED).sum()), "where": where})
     return pd.DataFrame(rows, columns=["kind", "check", "fact_pass_to_fail", "fact_fail_to_pass", "where"])
 
 
-def _where(row: object) -> str:
-    seed = getattr(row, "seed")
-    seed_text = "-" if pd.isna(seed) else str(int(seed))
-    return f"{getattr(row, 'scenario')} seed {seed_text} trial {int(getattr(row, 'trial'))}"
+def _where(scenario: str, seed: float | None, trial: int) -> str:
+    seed_text = "-" if seed is None or pd.isna(seed) else str(int(seed))
+    return f"{scenario} seed {seed_text} trial {int(trial)}"
 
 
 def fact_verdict(pass_to_fail: int, fail_to_pass: int) -> str:

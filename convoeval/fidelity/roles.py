@@ -25,7 +25,7 @@ from convoeval.fidelity.text import fold_keeping_offsets as _fold
 __all__ = ["name_words", "role_reversal", "self_named"]
 
 # Honorifics and particles of a persona's name: "Dona Aparecida", "Seu Antônio Pereira", "Maria da Silva".
-_HONORIFICS = {"dona", "seu", "sr", "sra", "srta", "senhor", "senhora", "don", "dona", "mr", "mrs", "ms", "miss",
+_HONORIFICS = {"dona", "seu", "sr", "sra", "srta", "senhor", "senhora", "don", "mr", "mrs", "ms", "miss",
                "dr", "dra", "doutor", "doutora", "doctor", "da", "de", "do", "das", "dos", "del", "la", "e", "y"}
 _GREETING = (r"(?:oi|ola|ola|bom dia|boa tarde|boa noite|prezad[oa]|querid[oa]|hello|hi|hey|dear|good morning|"
              r"good afternoon|good evening|hola|buenos dias|buenas tardes|buenas noches|estimad[oa])")

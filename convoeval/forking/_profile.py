@@ -72,7 +72,7 @@ def locate_failure(profile: FailureProfile | pd.DataFrame, *, threshold: float =
     table = profile.table if isinstance(profile, FailureProfile) else profile
     rates = table.dropna(subset=["failure_rate"]).sort_values("fork_turn")
     located = None
-    for k, rate in zip(rates["fork_turn"], rates["failure_rate"]):
+    for k, rate in zip(rates["fork_turn"], rates["failure_rate"], strict=True):
         if rate >= threshold:
             located = int(k) if located is None else located
         else:

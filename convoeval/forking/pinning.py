@@ -80,7 +80,7 @@ def _expectations(turns: Sequence[_Turn], reference: Sequence[_Turn]) -> tuple[l
         One expectation mapping per turn (``None`` past the shared prefix) and the length of that prefix.
     """
     shared = 0
-    for mine, theirs in zip(turns, reference):
+    for mine, theirs in zip(turns, reference, strict=False):  # the shared prefix: the shorter one bounds it
         if normalize_reply_text(mine.patient) != normalize_reply_text(theirs.patient):
             break
         shared += 1
@@ -128,7 +128,7 @@ def _document(scenario: Scenario, result: ConversationResult, turns: Sequence[_T
               ) -> dict[str, Any]:
     run = result.rows["runs"][0]
     steps = []
-    for turn, expect in zip(turns, expectations):
+    for turn, expect in zip(turns, expectations, strict=True):
         step: dict[str, Any] = {"user": turn.patient}
         if expect:
             step["expect"] = dict(expect)

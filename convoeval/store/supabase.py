@@ -129,16 +129,17 @@ class SupabaseStore(Store):
     def select(self, table: str, where: Mapping[str, Any] | None = None, *, order_by: str | None = None) -> list[Row]:
         column, descending = schema.order_column(order_by)
         schema.check_columns(self.backend, table, [*(where or {}), *([column] if column else [])])
+
+        def page(start: int) -> Callable[[], Any]:
+            # The request for the rows from `start` on; `start` is bound here, not read later from the loop.
+            # A stable order (by id when none is asked for) keeps pages from overlapping.
+            return lambda: (_filtered(self._client.table(table).select("*"), where or {})
+                            .order(column or "id", desc=descending)
+                            .range(start, start + PAGE_SIZE - 1))
+
         rows: list[Row] = []
         while True:
-            start = len(rows)
-            # A stable order (by id when none is asked for) keeps pages from overlapping.
-            batch = self._execute(
-                f"select from {table}",
-                lambda: _filtered(self._client.table(table).select("*"), where or {})
-                .order(column or "id", desc=descending)
-                .range(start, start + PAGE_SIZE - 1),
-            )
+            batch = self._execute(f"select from {table}", page(len(rows)))
             rows.extend(batch)
             if len(batch) < PAGE_SIZE:
                 return rows
