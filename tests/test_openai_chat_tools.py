@@ -1,0 +1,136 @@
+"""The openai-chat adapter runs tool calls a model writes as text (issue #35).
+
+Small local models served without a function-calling chat format (Qwen2.5 behind llama-cpp-python's GGUF template)
+write their tool calls into the message text — ``{"name": ..., "arguments": {...}}``, inside ``<tool_call>`` tags or
+a fenced json block — so the server returns them as content with no ``tool_calls``. The adapter must run such a call
+and let the model answer the caller, never hand the JSON to the caller as the agent's message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+
+from convoeval.agents import AgentError, AgentSession, get_agent
+from convoeval.agents.openai_chat import text_tool_calls
+from convoeval.agents.tools import TOOL_NAMES
+from convoeval.scenarios import load_scenario_file
+from convoeval.store import open_store
+from convoeval.store.fixtures import cleanup_run, seed_run
+from convoeval.testing import FakeChatModel
+
+SCENARIO = Path(__file__).parents[1] / "evals/scenarios/billing/conv-happy-payment.yaml"
+
+
+def said(*texts: str) -> list[AIMessage]:
+    """Replies as the local server returns them: text content, no ``tool_calls`` (a bare JSON *string* scripted
+    for ``FakeChatModel`` would come back as a real tool call to the first bound tool, which is not the case here)."""
+    return [AIMessage(content=text) for text in texts]
+
+
+@pytest.fixture
+def seeded(tmp_path):
+    """A billing patient with an open invoice in a real SQLite store, and the agent session for them."""
+    scenario = load_scenario_file(SCENARIO)
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    run = seed_run(store, scenario)
+    session = AgentSession(
+        run_id=run.run_id, clinic_id=run.clinic_id, patient_id=run.patient_id, patient_phone=scenario.persona.phone,
+        patient_name=scenario.persona.name, locale="en", agent="billing", store=store, conversation_id="conv-1",
+    )  # fmt: skip
+    yield session
+    cleanup_run(store, run.run_id)
+    store.close()
+
+
+# The forms the embedded Qwen2.5 model (and others) write a call in, all for the same call.
+WRITTEN_CALLS = {
+    "bare json": '{"name": "list_invoices", "arguments": {"status": "pending"}}',
+    "tool_call tags": '<tool_call>\n{"name": "list_invoices", "arguments": {"status": "pending"}}\n</tool_call>',
+    "fenced json": 'Let me check.\n```json\n{"name": "list_invoices", "arguments": {"status": "pending"}}\n```',
+    "arguments as a json string": '{"name": "list_invoices", "arguments": "{\\"status\\": \\"pending\\"}"}',
+    "parameters key": '{"name": "list_invoices", "parameters": {"status": "pending"}}',
+    "unclosed (the model stopped one brace short)": '{"name": "list_invoices", "arguments": {"status": "pending"}',
+    "openai function shape": '{"type": "function", "function": {"name": "list_invoices", '
+    '"arguments": {"status": "pending"}}}',
+}
+
+
+@pytest.mark.parametrize("written", WRITTEN_CALLS.values(), ids=WRITTEN_CALLS.keys())
+async def test_a_call_written_as_text_is_run_and_the_caller_gets_the_answer(seeded, written):
+    model = FakeChatModel(said(written, "You have one open invoice of R$ 350.00."))
+    reply = await get_agent("openai-chat", model=model).respond("What do I owe?", seeded)
+
+    assert reply.bubbles == ["You have one open invoice of R$ 350.00."]
+    assert reply.tool_names == ["list_invoices"]
+    assert reply.tool_calls[0].arguments == {"status": "pending"}
+    invoices = reply.tool_calls[0].result
+    assert isinstance(invoices, list) and invoices and "error" not in invoices[0]  # really ran on the store
+    # The model's second call saw its call as a real tool call and the tool's result, not its own JSON as an answer.
+    second = model.calls[1].messages
+    assert isinstance(second[-2], AIMessage) and second[-2].tool_calls[0]["name"] == "list_invoices"
+    assert "{" not in str(second[-2].content)
+    assert isinstance(second[-1], ToolMessage) and second[-1].tool_call_id == second[-2].tool_calls[0]["id"]
+    assert invoices[0]["id"] in str(second[-1].content)
+
+
+async def test_two_tagged_calls_in_one_message_both_run(seeded):
+    written = ('<tool_call>\n{"name": "get_patient", "arguments": {}}\n</tool_call>\n'
+               '<tool_call>\n{"name": "list_invoices", "arguments": {}}\n</tool_call>')  # fmt: skip
+    model = FakeChatModel(said(written, "Done."))
+    reply = await get_agent("openai-chat", model=model).respond("hi", seeded)
+    assert reply.tool_names == ["get_patient", "list_invoices"]
+    assert reply.bubbles == ["Done."]
+
+
+async def test_the_call_is_kept_as_a_tool_call_in_the_next_turns_history(seeded):
+    model = FakeChatModel(said('{"name": "list_invoices", "arguments": {}}', "One invoice.", "Bye!"))
+    agent = get_agent("openai-chat", model=model)
+    await agent.respond("What do I owe?", seeded)
+    await agent.respond("Thanks", seeded)
+    history = model.calls[2].messages
+    ais = [m for m in history if isinstance(m, AIMessage)]
+    assert [bool(m.tool_calls) for m in ais] == [True, False]
+    assert [m.content for m in ais] == ["", "One invoice."]
+
+
+async def test_a_call_to_a_tool_that_does_not_exist_is_reported_back_not_shown_to_the_caller(seeded):
+    model = FakeChatModel(said('{"name": "get_patient_info", "arguments": {"patient": "Ana"}}', "Sorry, I can't."))
+    reply = await get_agent("openai-chat", model=model).respond("Who is Ana?", seeded)
+    assert reply.bubbles == ["Sorry, I can't."]
+    assert reply.tool_names == ["get_patient_info"]
+    assert "unknown tool 'get_patient_info'" in reply.tool_calls[0].result["error"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Your invoice is R$ 350.00, due on March 3.",
+        '{"name": "Ana Souza", "phone": "+55 11 99999-0000"}',  # JSON about a person, not a call
+        '{"name": "some_tool", "arguments": {}, "note": "extra keys: not a call shape"}',
+        '{"name": "list_invoices"',  # too broken to be sure of
+        "Use the format {name} {arguments} when you write to us.",
+    ],
+)
+async def test_text_that_is_not_a_call_is_the_answer(seeded, text):
+    model = FakeChatModel(said(text))
+    reply = await get_agent("openai-chat", model=model).respond("hi", seeded)
+    assert reply.bubbles == [text]
+    assert reply.tool_calls == []
+
+
+async def test_a_model_that_keeps_writing_calls_still_hits_the_round_limit(seeded):
+    model = FakeChatModel(said(*['{"name": "get_patient", "arguments": {}}'] * 3))
+    agent = get_agent("openai-chat", model=model, max_tool_rounds=2)
+    with pytest.raises(AgentError, match="still calling tools after 2 rounds"):
+        await agent.respond("hi", seeded)
+
+
+def test_text_tool_calls_leaves_the_prose_around_a_call():
+    calls, rest = text_tool_calls('Sure!\n<tool_call>\n{"name": "get_patient", "arguments": {}}\n</tool_call>',
+                                  TOOL_NAMES)  # fmt: skip
+    assert [(c["name"], c["args"]) for c in calls] == [("get_patient", {})]
+    assert rest == "Sure!"
+    assert text_tool_calls("no call here", TOOL_NAMES) == ([], "no call here")
