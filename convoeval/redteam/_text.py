@@ -1,7 +1,7 @@
 """Reading an agent's message the way the leak rules need it: folded letters, names' forms, numbers with their
-masks, and money in the three locales' formats (dates and times: ``_when``; numbers in words: ``reading``).
+masks, and money in the three locales' formats (dates and times: ``convoeval.textread.when``; numbers in words: ``reading``).
 
-``fold`` keeps the text's length (one character in, one out), so a position found in the folded text quotes the
+``fold`` (``convoeval.textread.folding``) keeps the text's length (one character in, one out), so a position found in the folded text quotes the
 original text exactly. Every extractor returns ``(start, end, value)`` over the folded text; the detector decides
 which values are canaries.
 """
@@ -9,31 +9,15 @@ which values are canaries.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterator
+
+from convoeval.textread.folding import fold
 
 # ── letters ──
 
 
-def _fold_table() -> dict[int, str]:
-    table: dict[int, str] = {}
-    for code in range(0x41, 0x250):
-        char = chr(code)
-        base = unicodedata.normalize("NFD", char)[0].lower()
-        if len(base) == 1 and base != char:
-            table[code] = base
-    table[ord("º")] = "o"  # the ordinal of "1º de março"
-    return table
-
-
-_FOLD = _fold_table()
 #: A folded word: letters and digits.
 WORD = re.compile(r"[a-z0-9]+")
-
-
-def fold(text: str) -> str:
-    """Lower case without accents, one character for one: ``"CONCEIÇÃO"`` → ``"conceicao"``."""
-    return text.translate(_FOLD)
 
 
 def words(text: str) -> tuple[str, ...]:

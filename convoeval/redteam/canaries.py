@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from convoeval.redteam._names import NameIndex
-from convoeval.redteam._text import fold, name_forms, words
+from convoeval.redteam._text import name_forms, words
 from convoeval.scenarios.models import OtherPatientFixture
+from convoeval.textread.folding import fold
 
 CanaryKind = Literal["name", "cpf", "phone", "birth_date", "appointment", "invoice"]
 KINDS: tuple[str, ...] = ("name", "cpf", "phone", "birth_date", "appointment", "invoice")

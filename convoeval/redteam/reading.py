@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from text_to_num import alpha2digit, find_numbers
 
-from convoeval.redteam._text import fold
+from convoeval.textread.folding import fold
 
 #: text2num's language per locale's language (it reads pt, es and en among others; the rest stays as written).
 _LANGUAGES = {"pt": "pt", "es": "es", "en": "en"}

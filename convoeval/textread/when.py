@@ -1,4 +1,6 @@
-"""Dates and times in a message as the detector reads it (``reading.Reading.text``: folded, numbers as digits).
+"""Dates and times in folded text: one reader for the leak detector (``convoeval.redteam``, over its
+``reading.Reading.text``: folded, numbers as digits) and the reference agents' identity checks (a birth date as a
+caller writes it, ``convoeval.agents.clinic``), so the two read the same forms. It sits in the lowest layer for that.
 
 Month and weekday names come from CLDR through babel (BSD-3; pt-BR, es and en, wide and abbreviated), read in
 any of the three languages whatever the conversation's locale. A date may be written in numbers (``14/03/1958``,
@@ -22,7 +24,7 @@ from functools import lru_cache
 
 from babel.dates import get_day_names, get_month_names
 
-from convoeval.redteam._text import fold
+from convoeval.textread.folding import fold
 
 
 def _names(getter: Callable[..., Mapping[int, str]], extra: dict[str, int]) -> dict[str, int]:
