@@ -71,7 +71,7 @@ scenarios_dir = None
 
 # %%
 from convoeval.agreement import study as agreement_study
-from convoeval.report import agreement_views as views
+from convoeval.agreement import views
 
 config = agreement_study.check_study_parameters(globals())
 config

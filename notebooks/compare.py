@@ -28,7 +28,7 @@
 #
 # The candidate is a results folder (`candidate`), a target run now on exactly the baseline's conversations
 # (`candidate_target`, with `replay` to replay the baseline's patient), or the baseline's own target again (`aa`,
-# the noise floor). Every cell calls `convoeval.compare` (to compare) or `convoeval.report.compare_views` (to show).
+# the noise floor). Every cell calls `convoeval.compare` (to compare) or `convoeval.compare.views` (to show).
 # See `docs/compare.md`.
 
 # %% tags=["parameters"]
@@ -48,7 +48,7 @@ labels = None
 
 # %%
 from convoeval import compare
-from convoeval.report import compare_views as views
+from convoeval.compare import views
 
 params = compare.notebook.compare_params(globals())
 params

@@ -63,7 +63,7 @@ def test_a_saved_study_reads_back_with_missing_json_cells_as_none(tmp_path):
 
 
 def test_bland_altman_of_one_conversation_is_a_one_line_note_not_empty_panels():
-    from convoeval.report.agreement_views import plot_bland_altman
+    from convoeval.agreement.views import plot_bland_altman
 
     one = _study({"a": [True, False], "b": [True, True]}, 1)
     one.meta = {"judges": {"a": None, "b": None}}
@@ -74,7 +74,7 @@ def test_bland_altman_of_one_conversation_is_a_one_line_note_not_empty_panels():
 
 
 def test_conversations_the_simulator_failure_gate_stopped_are_counted_apart_and_in_no_table():
-    from convoeval.report.agreement_views import fidelity_view, study_overview
+    from convoeval.agreement.views import fidelity_view, study_overview
 
     study = _study({"a": [True, False] * 3, "b": [True, True] * 3}, 3)
     runs = study.frames.runs
@@ -117,7 +117,7 @@ def test_agreement_views_interpret_is_the_function_even_after_its_submodule_was_
     """``convoeval.stats.interpret`` named both a function and its submodule: once the submodule was imported
     directly, ``from convoeval.stats import interpret`` handed out the module (mypy: "module not callable"; CI failed
     on it when test order changed). The submodule is ``stats/verdicts.py`` now."""
-    code = ("import convoeval.stats.verdicts\nimport convoeval.report.agreement_views as v\n"
+    code = ("import convoeval.stats.verdicts\nimport convoeval.agreement.views as v\n"
             "print(callable(v.interpret), v.interpret.__module__)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parents[1])

@@ -8,8 +8,8 @@ import pytest
 from test_compare_stats import frames
 
 from convoeval.compare import CompareError, compare
+from convoeval.compare.views import calibrated_changes, compare_sections
 from convoeval.frames import RUBRIC_SCHEMA, RunFrames, typed_frame
-from convoeval.report.compare_views import calibrated_changes, compare_sections
 from convoeval.stats.calibrated_change import CHANGE_COLUMNS, calibrated_rate_changes
 
 N = 60

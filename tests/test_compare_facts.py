@@ -16,9 +16,9 @@ from convoeval.cli import main
 from convoeval.compare import IMPROVED, NO_CHANGE, REGRESSED, Side, compare, load_side
 from convoeval.compare.advice import few_seeds_warning, next_seeds, rerun_command
 from convoeval.compare.notebook import compare_params, run_compare_params
+from convoeval.compare.views import render_compare_html
 from convoeval.frames import ASSERTION_SCHEMA, RUN_SCHEMA, SCORE_SCHEMA, TURN_SCHEMA, RunFrames, typed_frame
 from convoeval.pipeline import EvalConfig, run_eval
-from convoeval.report.compare_views import render_compare_html
 
 FAULTY = "clinic:billing?faults=invented_payment_url"
 #: A ``nan`` / ``NaN`` as a word (a base64 image may hold the letters, so images are removed first).

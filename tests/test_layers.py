@@ -69,6 +69,7 @@ GONE_MODULES = [
     "convoeval.agreement.binary", "convoeval.agreement.truth", "convoeval.agreement.probes.effects", "convoeval.pinning",
     "convoeval.models", "convoeval.cache", "convoeval.accounting", "convoeval.http_transport", "convoeval.local_llm",
     "convoeval.report._html", "convoeval.pipeline.sweep",
+    "convoeval.report.agreement_views", "convoeval.report.compare_views",
 ]
 GONE_NAMES = [
     ("convoeval.report", "score_frame"), ("convoeval.report", "execute"), ("convoeval.report", "check_parameters"),

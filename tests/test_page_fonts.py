@@ -88,7 +88,7 @@ def test_the_red_team_page_draws_its_icons_as_svg():
 
 def test_the_compare_page_names_roles_in_words_and_draws_its_icons_as_svg(tmp_path):
     from convoeval.compare import compare
-    from convoeval.report.compare_views import render_compare_html
+    from convoeval.compare.views import render_compare_html
 
     base = run_data(merge(conversation("a1", status="pass", score=9.0)), tmp_path / "a")
     worse = conversation("b1", status="fail", score=3.0, agent_text="Something else entirely.", assertion_ok=False)

@@ -72,7 +72,7 @@ def reexported(source: str) -> list[str]:
 #: ``views.calibrated_view(study)``), so they gather names defined beside them, and nothing else may.
 NOTEBOOK_NAMESPACES = {
     "convoeval/agreement/study.py": ["STUDY_PARAMETERS", "StudyConfig", "check_study_parameters"],
-    "convoeval/report/agreement_views.py": ["calibrated_view"],
+    "convoeval/agreement/views.py": ["calibrated_view"],
 }
 
 

@@ -18,11 +18,11 @@ from agreement_support import assertion_rows, holistic, rubric, runs
 from report_support import conversation, merge, run_data
 
 from convoeval import report
+from convoeval.agreement import views
 from convoeval.agreement.study import Study, compute_tables
 from convoeval.fidelity import FIDELITY_SCHEMA
 from convoeval.frames import RunFrames, typed_frame
 from convoeval.html_blocks import number_text
-from convoeval.report import agreement_views as views
 
 #: A number shown unrounded (0.6666666666666666, 6.66667). Only p-values keep three decimals (0.046): four or more
 #: is never meant.
@@ -107,7 +107,7 @@ def test_no_table_of_the_run_report_shows_an_unrounded_number():
 def test_the_compare_notebooks_details_read_in_the_unit_of_each_block():
     from types import SimpleNamespace
 
-    from convoeval.report.compare_views import details
+    from convoeval.compare.views import details
 
     def block(key, name, a, b, low, high):
         return pd.DataFrame([{key: name, "baseline": a, "candidate": b, "difference": b - a, "ci_low": low,

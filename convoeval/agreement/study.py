@@ -10,7 +10,7 @@ refused); ``run_study(config)`` then
 4. computes every agreement table with ``convoeval.agreement`` and saves the inputs (``data/*.parquet``) and the
    tables (``tables/*.csv``) to the output folder, so each number can be recomputed from the saved data.
 
-Nothing here draws: ``convoeval.report.agreement_views`` shows a ``Study``.
+Nothing here draws: ``convoeval.agreement.views`` shows a ``Study``.
 """
 
 from __future__ import annotations
@@ -269,7 +269,7 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
         ``labels``, ``calibrated``, ``calibrated_estimates`` (raw, labels-only and calibrated pass and goal rates
         on the free labels and the human ones: ``convoeval.agreement.calibration``).
         A table that the data cannot support (one judge, one sample, no known faults, no labels, no probes) is
-        empty or absent; ``convoeval.report.agreement_views`` says which and why.
+        empty or absent; ``convoeval.agreement.views`` says which and why.
     """
     from convoeval.agreement.faults import fault_confusion, fault_detection, fault_truth  # noqa: PLC0415 - pulls in a heavy dependency on first use (start-up budget, tests/test_startup.py)
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import textwrap
 import warnings
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from convoeval.agreement.study import Study
 from convoeval.html_blocks import HTML, box, cell, esc, shown_path, table, wrap
 from convoeval.report.calibration_views import calibrated_view  # noqa: F401 - the notebook's views, in one place
 from convoeval.report.overview import LOCAL_DEMO_WARNING
@@ -57,12 +57,12 @@ def _empty(text: str) -> HTML:
     return HTML(wrap(box(esc(text))), text=text)
 
 
-def _get(study: Any, name: str) -> pd.DataFrame:
+def _get(study: Study, name: str) -> pd.DataFrame:
     frame = study.tables.get(name)
     return frame if frame is not None else pd.DataFrame()
 
 
-def _no_fault_truth(study: Any) -> str:
+def _no_fault_truth(study: Study) -> str:
     """Why a study has no known-fault truth (saved runs are not a fault study), to follow "no known-fault truth: "."""
     if not study.meta.get("params", {}).get("fault_study", True):
         return ("fault_study = False, and the results folders read hold no reference-agent run with a known fault "
@@ -71,11 +71,11 @@ def _no_fault_truth(study: Any) -> str:
             "above and docs/fault-study.md).")
 
 
-def _n_judges(study: Any) -> int:
+def _n_judges(study: Study) -> int:
     return len(study.meta.get("judges", {}))
 
 
-def study_overview(study: Any) -> HTML:
+def study_overview(study: Study) -> HTML:
     """What was studied: conversations (healthy / with faults), judges, samples, probes, time, and the demo caveat."""
     runs = study.frames.runs
     targets = runs["target"].fillna("?") if len(runs) else pd.Series(dtype=str)
@@ -99,7 +99,7 @@ def study_overview(study: Any) -> HTML:
     return HTML(wrap(body), text=f"study of {len(runs)} conversations")
 
 
-def _stopped_text(study: Any) -> str:
+def _stopped_text(study: Study) -> str:
     """How many conversations the simulator-failure gate stopped (left out of every table but their own)."""
     stopped = _get(study, "simulator_failures")
     if stopped.empty:
@@ -108,7 +108,7 @@ def _stopped_text(study: Any) -> str:
             "the fidelity section's")
 
 
-def _judge_errors(study: Any) -> str:
+def _judge_errors(study: Study) -> str:
     """Per judge: how many verdicts are errors (left out of every statistic), with the first reason."""
     parts = []
     for kind in ("rubric", "holistic"):
@@ -126,7 +126,7 @@ def _judge_errors(study: Any) -> str:
     return box("<br>".join(parts), tone="danger")
 
 
-def judges_view(study: Any) -> HTML:
+def judges_view(study: Study) -> HTML:
     """Judge × judge agreement on pass/fail per criterion (and pooled), and on the 0–10 dimensions."""
     pairs, scores = _get(study, "judges"), _get(study, "scores")
     if pairs.empty:
@@ -141,7 +141,7 @@ def judges_view(study: Any) -> HTML:
     return HTML(wrap("".join(parts)), text=f"{len(wide)} judge-pair rows")
 
 
-def database_view(study: Any) -> HTML:
+def database_view(study: Study) -> HTML:
     """Each judge against the database: criteria with a declared assertion, and the goal."""
     frame = _get(study, "database")
     if frame.empty:
@@ -150,7 +150,7 @@ def database_view(study: Any) -> HTML:
     return HTML(wrap(_table(wide)), text=f"{len(wide)} database rows")
 
 
-def fault_view(study: Any) -> HTML:
+def fault_view(study: Study) -> HTML:
     """Each judge against the known faults: sensitivity (passes what the healthy agent does) and specificity."""
     frame = _get(study, "faults")
     if frame.empty:
@@ -164,7 +164,7 @@ def fault_view(study: Any) -> HTML:
                 text=f"{len(wide)} fault-detection rows")
 
 
-def labels_view(study: Any) -> HTML:
+def labels_view(study: Study) -> HTML:
     """Each judge against the human labels, and each judge's pass rate corrected for its measured errors."""
     scored, calibrated = _get(study, "labels"), _get(study, "calibrated")
     if scored.empty:
@@ -177,7 +177,7 @@ def labels_view(study: Any) -> HTML:
     return HTML(wrap("".join(parts)), text=f"{len(scored)} label rows")
 
 
-def plot_fault_confusion(study: Any) -> Chart | HTML:
+def plot_fault_confusion(study: Study) -> Chart | HTML:
     """Confusion matrices per criterion (judge verdict × known-fault truth), one row of panels per judge."""
     frame = _get(study, "fault_confusion")
     if frame.empty:
@@ -206,7 +206,7 @@ def plot_fault_confusion(study: Any) -> Chart | HTML:
     return Chart(fig, "fault confusion matrices")
 
 
-def plot_judge_heatmap(study: Any, statistic: str = "cohen_kappa") -> Chart | HTML:
+def plot_judge_heatmap(study: Study, statistic: str = "cohen_kappa") -> Chart | HTML:
     """Judge × judge heatmap of one statistic (default Cohen's kappa) per criterion, pooled in the last column."""
     pairs = _get(study, "judges")
     if pairs.empty:
@@ -231,7 +231,7 @@ def plot_judge_heatmap(study: Any, statistic: str = "cohen_kappa") -> Chart | HT
     return Chart(fig, "judge heatmap")
 
 
-def plot_bland_altman(study: Any, dimensions: tuple[str, ...] = ("overall", "goal_completion", "tone")
+def plot_bland_altman(study: Study, dimensions: tuple[str, ...] = ("overall", "goal_completion", "tone")
                       ) -> Chart | HTML:
     """Bland–Altman plots of the first two judges' 0–10 scores (mean vs difference, bias and 95% limits)."""
     holistic = study.judged.get("holistic", pd.DataFrame())
@@ -263,7 +263,7 @@ def plot_bland_altman(study: Any, dimensions: tuple[str, ...] = ("overall", "goa
     return Chart(fig, "Bland-Altman plots")
 
 
-def consistency_view(study: Any) -> HTML:
+def consistency_view(study: Study) -> HTML:
     """Flip rates: one judge against itself (samples), and verdicts across seeds and trials."""
     parts = []
     for name, title in (("self_consistency", "Same judge, same conversation, several samples"),
@@ -279,7 +279,7 @@ def consistency_view(study: Any) -> HTML:
     return HTML(wrap("".join(parts)), text="flip rates")
 
 
-def probe_view(study: Any) -> HTML:
+def probe_view(study: Study) -> HTML:
     """The bias probes' paired effects: after − before on the same transcripts, with CI and test."""
     frame = _get(study, "probes")
     if frame.empty:
@@ -289,7 +289,7 @@ def probe_view(study: Any) -> HTML:
     return HTML(wrap(_table(frame[keep])), text=f"{len(frame)} probe rows")
 
 
-def plot_probes(study: Any) -> Chart | HTML:
+def plot_probes(study: Study) -> Chart | HTML:
     """The probes' effects as a forest plot (``convoeval.stats.plot_probe_effects``)."""
     frame = _get(study, "probes")
     if frame.empty:
@@ -298,7 +298,7 @@ def plot_probes(study: Any) -> Chart | HTML:
     return Chart(plot_probe_effects(frame), "bias probe effects")
 
 
-def fidelity_view(study: Any) -> HTML:
+def fidelity_view(study: Study) -> HTML:
     """The simulated patient's fidelity: how many conversations each check flagged, and which."""
     summary = _get(study, "fidelity")
     flags = study.judged.get("fidelity", pd.DataFrame())
@@ -320,7 +320,7 @@ def fidelity_view(study: Any) -> HTML:
     return HTML(wrap("".join(parts)), text=f"{len(flagged)} flags")
 
 
-def study_conclusions(study: Any) -> HTML:
+def study_conclusions(study: Study) -> HTML:
     """What an analyst may and may not conclude at this sample size, in words."""
 
     n = len(study.frames.runs)

@@ -102,7 +102,7 @@ def _compare(args: argparse.Namespace) -> int:
     for line in result.lines(**result.rerun):
         print(line)
     if html is not None:
-        from convoeval.report.compare_views import save_compare_html
+        from convoeval.compare.views import save_compare_html
 
         print(f"report: {save_compare_html(result, html).text}")
     code = result.exit_code(args.fail_on_regression)

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval.compare.comparison import Comparison
 from convoeval.html_blocks import (
     FONT,
     HTML,
@@ -78,7 +79,7 @@ def _row_verdict(row: Any) -> str:
     return str(row["verdict"]) if row.get("testable", True) else "too few pairs"
 
 
-def verdict_summary(cmp: Any) -> HTML:
+def verdict_summary(cmp: Comparison) -> HTML:
     """The headline verdict and why in a coloured panel, the overall score, the noise floor, what a comparison too
     small to test the score should do next, and one row per scenario."""
     o = cmp.overall
@@ -112,10 +113,10 @@ def _advice_html(line: str) -> str:
     return f"<code>{esc(line.strip())}</code>" if line.startswith("  ") else esc(line)
 
 
-def flipped_checks(cmp: object) -> HTML:
+def flipped_checks(cmp: Comparison) -> HTML:
     """Every database or path assertion and scripted turn check that flipped within a pair, with the pair and what
     each side's check said; those that decide the headline (facts) first."""
-    flips: pd.DataFrame = getattr(cmp, "flips", pd.DataFrame())
+    flips = cmp.flips
     if flips.empty:
         text = "no database or path assertion and no scripted turn check flipped in any pair"
         return HTML(wrap(f"<div{css(color=MUTED)}>{esc(text)}</div>"), text=text)
@@ -135,7 +136,7 @@ def flipped_checks(cmp: object) -> HTML:
                 text=f"{len(flips)} flipped check(s), {facts} fact(s)")
 
 
-def plot_forest(cmp: Any) -> Chart:
+def plot_forest(cmp: Comparison) -> Chart:
     """Per-scenario score differences (candidate − baseline) with their CIs, and the overall one at the bottom."""
     import matplotlib  # noqa: PLC0415 - matplotlib loads on first plot, not at start-up
 
@@ -161,7 +162,7 @@ def plot_forest(cmp: Any) -> Chart:
     return Chart(fig, "forest plot of per-scenario score differences with confidence intervals")
 
 
-def changed_items(cmp: Any, *, only_changed: bool = True) -> HTML:
+def changed_items(cmp: Comparison, *, only_changed: bool = True) -> HTML:
     """Rubric criteria and database assertions whose pass rate changed (regressed first), with their flips."""
     parts = []
     for kind, frame in (("criterion", cmp.criteria), ("assertion", cmp.assertions)):
@@ -214,7 +215,7 @@ def _bubble(row: dict[str, Any] | None) -> str:
     return f"{who} {esc(row['text'])}{tools}"
 
 
-def flipped_conversations(cmp: Any, *, limit: int = 10) -> HTML:
+def flipped_conversations(cmp: Comparison, *, limit: int = 10) -> HTML:
     """Pairs whose outcome changed (pass ↔ not pass), worst first, side by side, the first divergent turn marked."""
     pairs = cmp.pairs[cmp.pairs["excluded"].isna()]
     flipped = pairs[(pairs["passed_a"] != pairs["passed_b"]) | (pairs["score_a"] != pairs["score_b"])]
@@ -247,7 +248,7 @@ def flipped_conversations(cmp: Any, *, limit: int = 10) -> HTML:
     return HTML(wrap("".join(parts)), text=f"{len(flipped)} flipped conversation(s)")
 
 
-def details(cmp: Any) -> HTML:
+def details(cmp: Comparison) -> HTML:
     """Pass rate, holistic dimensions, pass^k and usage: each side's value and the paired difference."""
     blocks = []
     # Each block in its own unit: rates as %, 0–10 scores to one decimal, usage as amounts; the difference and its
@@ -266,10 +267,10 @@ def details(cmp: Any) -> HTML:
     return HTML(wrap("".join(blocks)), text="pass rate, holistic, pass^k and usage")
 
 
-def calibrated_changes(cmp: object) -> HTML:
+def calibrated_changes(cmp: Comparison) -> HTML:
     """With labels: each criterion's pass rate calibrated on each side's labels (PPI++), and the change."""
-    frame = getattr(cmp, "calibrated", pd.DataFrame())
-    if frame is None or frame.empty:
+    frame = cmp.calibrated
+    if frame.empty:
         text = "No labels (parameter labels), so no calibrated pass rates."
         return HTML(wrap(f"<div{css(color=MUTED)}>{esc(text)}</div>"), text=text)
     pct, signed = "{:.0%}".format, "{:+.0%}".format
@@ -288,7 +289,7 @@ def calibrated_changes(cmp: object) -> HTML:
                                               "labelled (candidate)"])), text=f"{len(frame)} calibrated criteria")
 
 
-def unpaired(cmp: Any) -> HTML:
+def unpaired(cmp: Comparison) -> HTML:
     """Conversations without a partner, with the reason (never dropped silently)."""
     frame = cmp.unpaired
     if frame.empty:
@@ -300,20 +301,20 @@ def unpaired(cmp: Any) -> HTML:
                 text=f"{len(frame)} unpaired conversation(s)")
 
 
-def compare_sections(cmp: Any) -> list[tuple[str, list[Any]]]:
+def compare_sections(cmp: Comparison) -> list[tuple[str, list[Any]]]:
     """The comparison page's sections in reading order."""
     return [
         ("Verdict", [verdict_summary(cmp), plot_forest(cmp)]),
-        *([("Deterministic checks that flipped", [flipped_checks(cmp)])] if len(getattr(cmp, "flips", [])) else []),
+        *([("Deterministic checks that flipped", [flipped_checks(cmp)])] if len(cmp.flips) else []),
         ("Criteria and assertions that changed", [changed_items(cmp)]),
         ("Conversations that changed", [flipped_conversations(cmp)]),
         ("Other differences", [details(cmp)]),
-        *([("Calibrated pass rates", [calibrated_changes(cmp)])] if len(getattr(cmp, "calibrated", [])) else []),
+        *([("Calibrated pass rates", [calibrated_changes(cmp)])] if len(cmp.calibrated) else []),
         ("Unpaired conversations", [unpaired(cmp)]),
     ]
 
 
-def render_compare_html(cmp: Any, *, title: str | None = None) -> str:
+def render_compare_html(cmp: Comparison, *, title: str | None = None) -> str:
     """The comparison as one self-contained HTML document (plots inlined, no scripts)."""
     title = title or f"convoeval comparison: {cmp.candidate.label} vs {cmp.baseline.label}"
     stamp = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
@@ -328,7 +329,7 @@ def render_compare_html(cmp: Any, *, title: str | None = None) -> str:
             + "".join(body) + "</body></html>\n")
 
 
-def save_compare_html(cmp: Any, path: Path | str) -> HTML:
+def save_compare_html(cmp: Comparison, path: Path | str) -> HTML:
     """Write the comparison page to ``path`` (atomically) and return a link to it."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
