@@ -11,9 +11,6 @@ from typing import Any
 
 from convoeval.agents.base import AgentError, AgentReply, ToolCall
 
-#: Keys of the reply mapping (the webhook's JSON body, or a dict returned by a Python callable).
-REPLY_KEYS = ("bubbles", "text", "tool_calls", "conversation_id")
-
 
 def _type_name(value: Any) -> str:
     """A JSON-ish name for a value's type, as users of the webhook contract would say it."""

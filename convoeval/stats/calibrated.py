@@ -37,7 +37,7 @@ from convoeval.stats.isotonic import isotonic_items
 from convoeval.stats.ppi import judge_only_items, labels_only_items, ppi_items
 from convoeval.stats.rogan_gladen import rogan_gladen_items
 
-__all__ = ["ESTIMATORS", "MIN_PER_STRATUM", "calibrated_estimates", "effective_gain", "estimate", "stratified"]
+__all__ = ["ESTIMATORS", "MIN_PER_STRATUM", "calibrated_estimates", "estimate", "stratified"]
 
 
 def _ppi_plain(items: Items, **kw: Any) -> Estimate:
@@ -180,9 +180,3 @@ def calibrated_estimates(
     rows = [estimate(name, judge, labels, clusters=clusters, strata=strata, level=level, bounds=bounds,
                      min_labels=min_labels, **options).row(groups=groups, scale=scale) for name in estimators]
     return result_frame(rows, list(groups or {}))
-
-
-def effective_gain(estimates: pd.DataFrame) -> pd.Series:
-    """``n_effective / n_labelled - 1`` per row: the share of extra labels an estimator is worth (NaN if none)."""
-    return estimates["n_effective"] / estimates["n_labelled"].replace(0, np.nan) - 1
-

@@ -11,7 +11,7 @@ import random
 from collections.abc import Mapping, Sequence
 
 from convoeval.fidelity.claims import stated_times
-from convoeval.simulator.agenda.lexicon import PART_OF_DAY, WEEKDAYS, fold, words
+from convoeval.simulator.agenda.lexicon import PART_OF_DAY, WEEKDAYS, words
 
 __all__ = ["PERSONA_SLOTS", "best_options", "features", "matching_fact", "mentions"]
 
@@ -126,8 +126,3 @@ def matching_fact(question: str, knows: Mapping[str, str], persona: Mapping[str,
     top = max(s for s, _, _ in scored)
     best = [(k, v) for s, k, v in scored if s == top]
     return best[0] if len(best) == 1 else rng.choice(best)
-
-
-def folded_contains(text: str, phrase: str) -> bool:
-    """Whether ``phrase`` occurs in ``text``, both folded."""
-    return fold(phrase) in fold(text)
