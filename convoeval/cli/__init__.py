@@ -35,34 +35,14 @@ from convoeval.cli.config_flags import add_config_flags, given_settings
 from convoeval.cli.fork_pin import _add_fork_parser, _add_pin_parser
 from convoeval.cli.label_command import _add_label_parser
 from convoeval.cli.redteam_command import _add_redteam_parser
-from convoeval.scenarios import did_you_mean, json_schema, validate_paths
-
-
-@command("validate")
-def _validate(args: argparse.Namespace) -> int:
-    report = validate_paths(args.paths or ["evals/scenarios"])
-    for error in report.errors:
-        print(f"error: {error.one_line()}", file=sys.stderr)
-    if not args.quiet:
-        kinds = {"conversational": 0, "scripted": 0}
-        for s in report:
-            kinds[s.type] += 1
-        print(
-            f"{len(report)} scenario(s) valid ({kinds['conversational']} conversational, {kinds['scripted']} scripted); "
-            f"{len(report.errors)} invalid file(s)"
-        )
-    return 1 if report.errors else 0
+from convoeval.cli.validate_command import FILE_KINDS, _add_validate_parser
+from convoeval.scenarios import did_you_mean
 
 
 @command("schema")
 def _schema(args: argparse.Namespace) -> int:
-    if args.kind == "attack":
-        from convoeval.redteam.attacks import attack_json_schema
-
-        schema = attack_json_schema()
-    else:
-        schema = json_schema()
-    text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+    schema = {k.name: k.schema for k in FILE_KINDS if k.schema}[args.kind]  # the parser's choices are these names
+    text = json.dumps(schema(), indent=2, ensure_ascii=False) + "\n"
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
     else:
@@ -250,14 +230,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="convoeval", description="Conversational evaluation of chat agents.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("validate", help="check scenario files or folders; exit 1 on any error")
-    p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: evals/scenarios)")
-    p.add_argument("-q", "--quiet", action="store_true", help="print errors only")
+    _add_validate_parser(sub)
 
-    p = sub.add_parser("schema", help="print the JSON Schema of scenario (or attack) files")
+    with_schema = [k.name for k in FILE_KINDS if k.schema]
+    p = sub.add_parser("schema", help=f"print the JSON Schema of a kind of file ({', '.join(with_schema)})")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
-    p.add_argument("--kind", choices=("scenario", "attack"), default="scenario",
-                   help="which files: scenarios (default) or red-team attacks")
+    p.add_argument("--kind", choices=with_schema, default="scenario",
+                   help="which files: scenarios (default) or red-team attacks (label files are CSV: no schema)")
 
     p = sub.add_parser(
         "run", help="run scenarios against an agent, judge them and print the summary",

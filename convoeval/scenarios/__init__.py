@@ -35,6 +35,7 @@ from convoeval.scenarios.loader import (
     load_scenario_file,
     load_scenarios,
     parse_scenario,
+    read_yaml_file,
     scenarios_by_id,
     validate_paths,
 )
@@ -112,6 +113,7 @@ __all__ = [
     "load_scenario_file",
     "load_scenarios",
     "parse_scenario",
+    "read_yaml_file",
     "register_agent_name",
     "scenario_type",
     "scenarios_by_id",

@@ -63,6 +63,24 @@ def load_scenario_file(path: Path | str) -> Scenario:
     Raises:
         ScenarioError: for unreadable files, bad YAML syntax, or schema violations; never a bare traceback.
     """
+    return parse_scenario(read_yaml_file(path), path)
+
+
+def read_yaml_file(path: Path | str) -> object:
+    """The one YAML document of a file (``None`` when empty), read with the scenario loader's limits.
+
+    The reading every YAML file of ``evals/`` shares (``convoeval validate`` reads attacks with it before it knows
+    their kind): a size limit, UTF-8, no alias bomb or nesting that exhausts the parser, one document.
+
+    Args:
+        path: a YAML file of at most ``MAX_SCENARIO_BYTES``.
+
+    Returns:
+        The parsed document, not yet checked against any model.
+
+    Raises:
+        ScenarioError: an unreadable file, not UTF-8, bad YAML syntax (with its line and column), several documents.
+    """
     path = Path(path)
     try:
         if path.stat().st_size > MAX_SCENARIO_BYTES:
@@ -80,7 +98,7 @@ def load_scenario_file(path: Path | str) -> Scenario:
         raise ScenarioError(path, [("", "invalid YAML: nested too deeply")]) from None
     if len(docs) > 1:
         raise ScenarioError(path, [("", f"expected one YAML document, found {len(docs)}")])
-    return parse_scenario(docs[0] if docs else None, path)
+    return docs[0] if docs else None
 
 
 def _scenario_files(paths: Iterable[Path | str]) -> list[Path]:
