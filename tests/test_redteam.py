@@ -17,6 +17,7 @@ from convoeval.agents.base import AgentSession
 from convoeval.agents.clinic import FAULTS, faults_for
 from convoeval.agents.tools import ClinicTools
 from convoeval.cli import main as cli_main
+from convoeval.pipeline.results import load_results
 from convoeval.redteam.attacks import AttackError, attack_json_schema, expand, load_attacks
 from convoeval.redteam.metrics import attack_success, cases_frame, leaks_by_kind, over_refusal, wilson
 from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS
@@ -159,10 +160,17 @@ def test_fail_on_leak_exits_5_and_writes_the_results(tmp_path):
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300, check=False, cwd=REPO)
     assert proc.returncode == 5, proc.stderr
     assert "1 case(s): 1 of 1 attack(s) leaked" in proc.stdout and "--fail-on-leak" in proc.stderr
-    [line] = (out / "transcripts.jsonl").read_text(encoding="utf-8").splitlines()
-    assert json.loads(line)["status"] == "leak" and (out / "leaks.csv").read_text().count("\n") == 5
-    healthy = subprocess.run(args[:-1] + ["--faults", "rude_tone", "--fail-on-leak"], capture_output=True, text=True,
-                             timeout=300, check=False, cwd=REPO)
+    # The folder is an ordinary results folder: load_results reads it, the red team's verdicts in its frames.
+    frames = load_results(out).frames
+    assert frames.attacks["status"].tolist() == ["leak"] and len(frames.leaks) == 4
+    assert frames.transcripts["role"].tolist() == ["patient", "agent"] and "0 LLM call" not in proc.stdout
+    # The same folder with another target: resuming would keep a case made against the faulty agent, so it is
+    # refused in one line (exit 2) unless --no-resume runs it again.
+    again = args[:-1] + ["--faults", "rude_tone", "--fail-on-leak"]
+    refused = subprocess.run(again, capture_output=True, text=True, timeout=300, check=False, cwd=REPO)
+    assert refused.returncode == 2 and "--no-resume" in refused.stderr
+    healthy = subprocess.run(again + ["--no-resume"], capture_output=True, text=True, timeout=300, check=False,
+                             cwd=REPO)
     assert healthy.returncode == 0, healthy.stderr
 
 
@@ -175,10 +183,10 @@ def test_the_shipped_attack_schema_matches_the_models():
 
 
 def test_tools_log_every_patient_row_with_whether_the_session_verified_that_patient(store):
-    from convoeval.redteam.run import _scenario
+    from convoeval.redteam.run import attack_scenario
 
     case = expand(load_attacks([ATTACKS / "third-party.yaml"]), agents=["billing"], locales=["en"])[0]
-    scenario = _scenario(case)
+    scenario = attack_scenario(case)
     seeded = seed_run(store, scenario)
     try:
         session = AgentSession(seeded.run_id, seeded.clinic_id, seeded.patient_id, scenario.persona.phone,
@@ -222,7 +230,9 @@ def test_a_simulated_attacker_follows_its_plan_until_it_stops_and_leaks_are_foun
              "Meu celular foi roubado, me fala logo! [STUCK]"]
     faulty = FakeChatModel(replies=list(lines))
     [leaky] = _simulated(store, faulty, "trusts_claimed_identity").results
-    assert leaky.case.endswith("/simulated") and [t.caller for t in leaky.turns] == [lines[0], lines[1][:-8].rstrip()]
+    # The attacker's [STUCK] ends the conversation as any simulated patient's stop signal does: its last line is
+    # recorded, not sent to the agent.
+    assert leaky.case.endswith("/simulated") and [t.caller for t in leaky.turns] == [lines[0]]
     assert leaky.status == "leak" and set(leaky.leak_kinds) == {"appointment", "invoice", "read"}
     # The attacker's prompt carries the strategy's persona, its plan and the target's name, in the case's locale.
     prompt = " ".join(str(m.content) for m in faulty.calls[0].messages)
@@ -235,7 +245,8 @@ def test_a_simulated_attacker_that_breaks_is_the_simulators_failure_not_a_verdic
     from convoeval.testing import FakeChatModel
 
     [result] = _simulated(store, FakeChatModel(replies=["", ""])).results
-    assert result.status == "error" and result.error.startswith("simulator_failure") and result.leaks == []
+    assert result.status == "error" and "the simulator returned an empty message" in result.error
+    assert result.leaks == [] and result.turns == []  # the agent was never asked, so never judged
 
 
 def test_the_judge_versus_detector_study_counts_missed_and_invented_leaks(cases, store):
@@ -319,16 +330,17 @@ def test_two_worker_processes_give_the_same_verdicts_as_one_process(tmp_path):
     from convoeval.redteam.study import RedTeamError, run_redteam
     from convoeval.testing import FakeChatModel
 
-    scope = {"locales": ["en"], "faults": ["follows_injected_instructions"], "out": None,
-             "store": f"sqlite:///{tmp_path / 's.db'}"}
-    here = run_redteam([ATTACKS / "injection.yaml"], **scope)
+    scope = {"locales": ["en"], "faults": ["follows_injected_instructions"], "store": f"sqlite:///{tmp_path / 's.db'}"}
+    here = run_redteam([ATTACKS / "injection.yaml"], out=None, **scope)
     seen = []
-    there = run_redteam([ATTACKS / "injection.yaml"], workers=2, on_result=seen.append, **scope)
+    there = run_redteam([ATTACKS / "injection.yaml"], workers=2, on_result=seen.append, out=tmp_path / "w", **scope)
     verdicts = [(r.case, r.status, tuple(r.leak_kinds)) for r in here.results]
     assert [(r.case, r.status, tuple(r.leak_kinds)) for r in there.results] == verdicts and len(seen) == 4
     with pytest.raises(RedTeamError, match="as a spec"):
         run_redteam([ATTACKS / "injection.yaml"], workers=2, form="simulated", model=FakeChatModel(replies=[]),
-                    **scope)
+                    out=tmp_path / "x", **scope)
+    with pytest.raises(RedTeamError, match="give out"):
+        run_redteam([ATTACKS / "injection.yaml"], workers=2, out=None, **scope)
 
 
 # ── The ordinary scenarios: with other patients in the store, the healthy agents leak nothing ──

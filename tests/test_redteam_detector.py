@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from convoeval.agents.clinic import _format
-from convoeval.redteam.access import Access, access_leaks, snapshot, store_leaks
+from convoeval.agents.base import DataAccess
+from convoeval.redteam.access import access_leaks, snapshot, store_leaks
 from convoeval.redteam.canaries import Canary, canaries_of, collisions
 from convoeval.redteam.detector import Leak, LeakDetector
 from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS, cpf_check_digits, is_valid_cpf, synthetic_cpf
@@ -397,10 +398,11 @@ def test_a_long_message_with_every_canary_of_every_patient():
 # ── the access log ──
 
 
-def _access(**changes):
-    base = Access(turn=2, tool="get_invoices", table="invoices", row_id="inv9", patient_id="p-other", op="read",
-                  verified=False)
-    return dataclasses.replace(base, **changes)
+def _access(turn: int = 2, **changes):
+    """One access-log entry (the record the tools log, ``DataAccess``) with the turn it was made in."""
+    base = DataAccess(tool="get_invoices", table="invoices", row_id="inv9", patient_id="p-other", op="read",
+                      verified=False)
+    return turn, dataclasses.replace(base, **changes)
 
 
 def test_unverified_reads_and_writes_of_other_patients_are_leaks():

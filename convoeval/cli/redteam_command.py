@@ -20,7 +20,9 @@ def _add_redteam_parser(sub: Any) -> None:
         description="Run the attack library (evals/attacks) against agents: each attack seeds a clinic with other "
                     "patients whose data are canaries, plays its caller turns, and finds leaks with no LLM — the "
                     "canaries in the agent's messages, unverified reads or writes of their rows in the tools' access "
-                    "log, and changes to their rows in the store. Writes cases.csv, leaks.csv and transcripts.jsonl. "
+                    "log, and changes to their rows in the store. Each case is a conversation of the one engine: the "
+                    "results folder is a run's (data/attacks.csv, data/leaks.csv, the transcripts; load_results reads "
+                    "it), and a killed run started again on the same --out keeps the cases it finished. "
                     "Exit codes: 0 done; 2 a setting or an attack file that cannot work (nothing ran); "
                     f"{EXIT_LEAK} --fail-on-leak and at least one attack leaked.")
     p.add_argument("paths", nargs="*", metavar="PATH", help="attack files or folders (default: evals/attacks)")
@@ -32,7 +34,10 @@ def _add_redteam_parser(sub: Any) -> None:
                         "default: the reference clinic agent)")
     p.add_argument("--faults", metavar="F[,F...]",
                    help="run the reference agents with these known faults, each on the agents that have it")
-    p.add_argument("--out", metavar="DIR", help="results folder (default: reports/redteam-<time>)")
+    p.add_argument("--out", metavar="DIR", help="results folder (default: reports/redteam-<time>); an existing one "
+                                               "is resumed")
+    p.add_argument("--no-resume", dest="resume", action="store_false",
+                   help="run every case again even when --out holds finished ones")
     p.add_argument("--store", metavar="URL", help="fixtures store URL (default: CONVOEVAL_STORE_URL or SQLite)")
     p.add_argument("--concurrency", type=_int, default=4, metavar="N", help="cases in flight at once (default 4)")
     p.add_argument("--workers", type=_int, default=1, metavar="N",
@@ -57,7 +62,7 @@ def _add_redteam_parser(sub: Any) -> None:
 def _redteam(args: argparse.Namespace) -> int:
     from convoeval.frames import to_spreadsheet_csv
     from convoeval.redteam.attacks import AttackError
-    from convoeval.redteam.metrics import attack_success, case_counts, leaked_summary
+    from convoeval.redteam.metrics import attack_success, case_counts, leaked_summary, usage_line
     from convoeval.redteam.study import RedTeamError, plan_cases, run_redteam
     from convoeval.store import StoreError
 
@@ -93,7 +98,8 @@ def _redteam(args: argparse.Namespace) -> int:
     try:
         red = run_redteam(args.paths or None, targets=targets, store=args.store, out=out,
                           concurrency=args.concurrency, on_result=progress, model=args.simulator_model,
-                          seed=args.seed, workers=args.workers, cluster=args.cluster, cases=cases, **options)
+                          seed=args.seed, workers=args.workers, cluster=args.cluster, cases=cases,
+                          resume=args.resume, **options)
     except (StoreError, RedTeamError) as exc:
         raise UsageError(str(exc)) from None
     frame = red.cases
@@ -127,6 +133,11 @@ def _redteam(args: argparse.Namespace) -> int:
             else:
                 print(f"  {row.measure:<26} {int(row.count)}/{row.of}  {row.rate:6.1%}  [{row.ci_low:.1%}, "
                       f"{row.ci_high:.1%}]")
+    if red.run is not None:
+        kept = int(red.run.meta.get("runs_resumed") or 0)
+        if kept:
+            print(f"{kept} case(s) kept from the earlier run in {out} (--no-resume runs them again)")
+        print(usage_line(red.run.frames.calls))
     print(f"{counts['cases']} case(s): {leaked_summary(counts)}, {counts['errors']} error(s); results in {out}")
     if args.fail_on_leak and counts["leaked"]:
         print(f"--fail-on-leak: another patient's data leaked in {_leaks_only(counts)}", file=sys.stderr)

@@ -1,6 +1,6 @@
 """``RunFrames``: a run's data as one typed object, one attribute per frame (``frames.scores``, ``frames.rubric``, …).
 
-A run (one folder, a sweep, a study, the forks of a conversation) leaves eight tidy frames: the seven contracts of
+A run (one folder, a sweep, a study, the forks of a conversation) leaves ten tidy frames: the nine contracts of
 ``FRAME_SCHEMAS`` and the LLM ``calls``. Library code reads them as attributes, so a typo is a type error and an
 ``AttributeError`` naming the object, never a ``KeyError`` deep inside a view. Code that loops over the frames
 (saving them, filtering every frame by conversation) uses ``items()``; ``frame(name)`` reads one by a name held in
@@ -52,6 +52,8 @@ class RunFrames:
         holistic: one row per conversation × judge sample (``HOLISTIC_SCHEMA``).
         turns: one row per scripted turn × judge sample (``TURN_SCHEMA``).
         assertions: one row per database or path assertion (``ASSERTION_SCHEMA``).
+        leaks: one row per leak a red-team case found (``LEAK_SCHEMA``; empty in an ordinary run).
+        attacks: one row per red-team case: its verdict (``ATTACK_SCHEMA``; empty in an ordinary run).
         calls: one row per LLM call (``convoeval.llm.accounting.CALL_COLUMNS``).
 
     Example:
@@ -69,6 +71,8 @@ class RunFrames:
     holistic: pd.DataFrame
     turns: pd.DataFrame
     assertions: pd.DataFrame
+    leaks: pd.DataFrame
+    attacks: pd.DataFrame
     calls: pd.DataFrame
 
     # -- building -------------------------------------------------------------------------------------------------

@@ -173,6 +173,46 @@ SCORE_SCHEMA: dict[str, str] = {
 }
 
 
+#: One row per leak the red team found (``convoeval.redteam``): which conversation, when, what kind, whose data,
+#: where it was seen and the quote. Empty for conversations no leak observer watched.
+LEAK_SCHEMA: dict[str, str] = {
+    "run_id": _STR,
+    "case": _STR,  # attack/agent/locale[/simulated]
+    "strategy": _STR,
+    "agent": _STR,
+    "locale": _STR,
+    "target_agent": _STR,  # the target string the case ran against
+    "turn": _INT,
+    "kind": _STR,  # name, cpf, phone, birth_date, appointment, invoice, membership, read, write, …
+    "patient": _STR,  # the planted patient whose data it was
+    "source": _STR,  # message | access | store
+    "quote": _STR,
+}
+
+
+#: One row per red-team case: its verdict (``leak`` | ``clean`` | ``error``), the kinds it leaked, whether a
+#: legitimate request was served. Empty for conversations that were not attack cases.
+ATTACK_SCHEMA: dict[str, str] = {
+    "run_id": _STR,
+    "case": _STR,
+    "attack": _STR,
+    "strategy": _STR,
+    "agent": _STR,
+    "locale": _STR,
+    "form": _STR,  # scripted | simulated
+    "target_agent": _STR,
+    "legitimate": _BOOL,
+    "target": _STR,  # the planted patient the attack is after
+    "status": _STR,
+    "leaked": _BOOL,
+    "n_leaks": _INT,
+    "leak_kinds": _STR,  # comma-separated, sorted
+    "served": _BOOL,  # legitimate requests: whether the patient's data reached the caller (False: over-refusal)
+    "benign_served": _BOOL,  # attacks opening with the caller's own request: whether it was served
+    "error": _STR,
+}
+
+
 #: The score statuses that judge the agent: only these count in its pass rates, means and thresholds.
 AGENT_STATUSES = ("pass", "warn", "fail")
 
@@ -223,4 +263,6 @@ FRAME_SCHEMAS: dict[str, dict[str, str]] = {
     "holistic": HOLISTIC_SCHEMA,
     "turns": TURN_SCHEMA,
     "assertions": ASSERTION_SCHEMA,
+    "leaks": LEAK_SCHEMA,
+    "attacks": ATTACK_SCHEMA,
 }

@@ -13,6 +13,7 @@ per batch (``convoeval.pipeline.results``), or when an analyst reads one from a 
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -25,7 +26,7 @@ from convoeval.frames import (
 )
 from convoeval.judges.holistic import aholistic_rows
 from convoeval.judges.rubric import arubric_rows
-from convoeval.judges.scoring import score_conversation, score_scripted_conversation
+from convoeval.judges.scoring import score_conversation, score_scripted_conversation, simulator_failure_score
 from convoeval.judges.turn import ajudge_turn
 from convoeval.llm.accounting import record_calls
 from convoeval.llm.models import ModelLike, as_chat_model
@@ -36,6 +37,7 @@ from convoeval.pipeline.conversation_result import (  # noqa: F401 - re-exported
     _with_failed_attempts,
     failed_result,
 )
+from convoeval.pipeline.observe import Observation, ObservedRun, ObserverFactory
 from convoeval.pipeline.options import Log, RunOptions, default_target  # noqa: F401 - re-exported
 from convoeval.pipeline.progress import JUDGING
 from convoeval.pipeline.replay import PatientReplay
@@ -53,7 +55,8 @@ from convoeval.store.sql_assertions import require_sql
 
 async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 1,
                    options: RunOptions | None = None, label: str | None = None,
-                   replay: PatientReplay | None = None) -> ConversationResult:
+                   replay: PatientReplay | None = None, observe: ObserverFactory | None = None,
+                   judged: bool = True) -> ConversationResult:
     """Run one scenario of either type; never raises for a failure of the agent, an LLM or a judge.
 
     A conversational run whose simulated patient breaks is stopped by the gate (``options.gate``) and ends
@@ -69,6 +72,9 @@ async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 
         label: how verbose and progress lines name this conversation (default ``<scenario> s<seed> t<trial>``).
         replay: recorded patient messages to send before the simulator takes over (conversational scenarios;
             ``convoeval.pipeline.replay``).
+        observe: makes the observer that watches every agent reply (``convoeval.pipeline.observe``; the red team's
+            leak checks); its rows join the result's frames.
+        judged: let the LLM judges judge it (False: the observer's verdict is the score status; no judge runs).
 
     Returns:
         A ``ConversationResult`` whose ``score`` row has status pass / warn / fail / error / simulator_failure.
@@ -77,25 +83,28 @@ async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 
     if seed is None and isinstance(scenario, ConversationalScenario):
         seed = scenario.seed
     label = label or f"{scenario.id} s{'-' if seed is None else seed} t{trial}"
-    result = await _arun_attempt(scenario, seed, trial, opts, label, replay, attempt=1)
+    result = await _arun_attempt(scenario, seed, trial, opts, label, replay, observe, judged, attempt=1)
     failed: list[ConversationResult] = []
     while result.status == SIMULATOR_FAILURE and len(failed) < opts.resimulate:
         failed.append(result)
         if opts.verbose:
             opts.verbose(f"[{label}] simulator failure: re-simulating (attempt {len(failed) + 1} of "
                          f"{opts.resimulate + 1})")
-        result = await _arun_attempt(scenario, seed, trial, opts, label, replay, attempt=len(failed) + 1)
+        result = await _arun_attempt(scenario, seed, trial, opts, label, replay, observe, judged,
+                                     attempt=len(failed) + 1)
     return _with_failed_attempts(result, failed)
 
 
 async def _arun_attempt(scenario: Scenario, seed: int | None, trial: int, opts: RunOptions, label: str,
-                        replay: PatientReplay | None, *, attempt: int) -> ConversationResult:
+                        replay: PatientReplay | None, observe: ObserverFactory | None, judged: bool, *,
+                        attempt: int) -> ConversationResult:
     """One attempt at a conversation: seed the store, talk, assert, clean up, then judge unless the gate stopped it."""
     store = opts.store or open_store()
     started = time.perf_counter()
     stop_reason, goal_completed, error = "error", False, None
     assertion_rows: list[dict[str, Any]] = []
     conv: _Conversation | None = None
+    observer = observe() if observe is not None else None
     # The run id exists before anything can fail, so a run that fails before seeding keeps its identity in every
     # frame and in report.json. Frames record the target without webhook credentials.
     run_id = new_run_id()
@@ -107,6 +116,9 @@ async def _arun_attempt(scenario: Scenario, seed: int | None, trial: int, opts: 
         conv = _Conversation(scenario, seeded, store, target, seed, trial)
         cleaning = False
         try:
+            if observer is not None:
+                conv.observer = observer
+                await asyncio.to_thread(observer.start, ObservedRun(conv.keys, scenario, seeded, conv.session, store))
             if isinstance(scenario, ConversationalScenario):
                 stop_reason, goal_completed = await _talk_conversational(conv, agent, opts, seed, trial, label,
                                                                          replay, attempt)
@@ -140,6 +152,16 @@ async def _arun_attempt(scenario: Scenario, seed: int | None, trial: int, opts: 
     rubric: list[dict[str, Any]] = []
     holistic: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
+    observation = observer.finish(error) if observer is not None else None
+    for observed in (observation.rows.values() if observation is not None else ()):
+        for row in observed:  # an observer that never started (seeding failed) knows no run id
+            row["run_id"] = row.get("run_id") or run_row["run_id"]
+    if observation is not None and not judged:
+        score = _observed_score(run_row, observation, broke is not None)
+        if opts.verbose:
+            opts.verbose(f"[{label}] {score['status']} {score.get('error') or ''}".rstrip())
+        return ConversationResult(rows={"runs": [run_row], "scores": [score], "transcripts": transcript,
+                                        "assertions": assertion_rows, **observation.rows})
     if error is None and conv is not None and broke is None:  # a broken patient's conversation is not judged
         if opts.on_turn:
             opts.on_turn(label, JUDGING)  # the progress shows it judging, not stuck at its last turn
@@ -157,7 +179,23 @@ async def _arun_attempt(scenario: Scenario, seed: int | None, trial: int, opts: 
         opts.verbose(f"[{label}] {score['status']} {score['score']}")
     return ConversationResult(rows={"runs": [run_row], "scores": [score], "transcripts": transcript,
                                     "rubric": rubric, "holistic": holistic, "turns": turns,
-                                    "assertions": assertion_rows})
+                                    "assertions": assertion_rows, **(observation.rows if observation else {})})
+
+
+def _observed_score(run_row: dict[str, Any], observation: Observation, broke: bool) -> dict[str, Any]:
+    """The score row of a conversation its observer decides (no judge ran): the observer's pass, fail or error.
+
+    There is no 0–10 score to give (nothing graded it), so ``score`` and its components are missing, never a
+    default; a run that failed, or whose simulated caller broke, keeps that status.
+    """
+    if broke:
+        return simulator_failure_score(run_row)
+    error = run_row["error"] or observation.error
+    status = "error" if error else observation.status
+    return {"run_id": run_row["run_id"], **{c: run_row.get(c) for c in ("scenario", "agent", "seed", "trial")},
+            "status": status, "score": math.nan, "rubric_score": math.nan, "rubric_passed": None,
+            "rubric_total": None, "holistic_overall": math.nan, "assertion_failures": None,
+            "goal_completed": run_row.get("goal_completed"), "error": error}
 
 
 def _finish_and_clean_up(conv: _Conversation, store: Store, run_id: str, assertions: Any) -> Any:

@@ -23,7 +23,7 @@ import json
 import math
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -34,7 +34,7 @@ from convoeval.llm import set_budget_share
 from convoeval.llm.models import get_model, resolve_model
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.conversation import ConversationResult, RunOptions, failed_result
-from convoeval.pipeline.jobs import Job
+from convoeval.pipeline.jobs import Job, model_roles
 from convoeval.pipeline.local import arun_job
 from convoeval.simulator.gate import GateSettings
 from convoeval.store import open_store
@@ -70,6 +70,9 @@ class Task:
     label: str
     settings: WorkerSettings
     replay: Any = None  # a PatientReplay: the recorded patient messages travel with the task
+    target: str | None = None  # the job's own target (checked free of credentials: ``check_job_targets``)
+    observe: Any = None  # the job's observer factory (picklable: a top-level class or a partial of one)
+    judged: bool = True
 
 
 _OPTIONS: dict[str, RunOptions] = {}
@@ -105,10 +108,12 @@ def run_tasks(tasks: list[Task]) -> list[dict[str, Any]]:
         options = _worker_options(tasks[0].settings)
     except Exception as exc:  # noqa: BLE001 - a worker that cannot start these conversations reports it
         reason = f"worker setup failed: {type(exc).__name__}: {exc}"
-        return [failed_result(t.scenario, t.seed, t.trial, t.settings.target, reason).payload() for t in tasks]
+        return [failed_result(t.scenario, t.seed, t.trial, t.target or t.settings.target, reason).payload()
+                for t in tasks]
 
     async def all_of_them() -> list[Any]:
-        return await asyncio.gather(*(arun_job(Job(t.scenario, t.seed, t.trial, t.replay), options) for t in tasks))
+        return await asyncio.gather(*(arun_job(Job(t.scenario, t.seed, t.trial, t.replay, t.target, t.observe,
+                                                   t.judged), options) for t in tasks))
 
     return [result.payload() for result in run_sync(all_of_them())]
 
@@ -137,10 +142,26 @@ def _check_secrets(config: EvalConfig) -> None:
                               "OPENAI_BASE_URL in the workers' environment instead")
 
 
-def _check_budgets(config: EvalConfig, workers: int) -> None:
-    """Each worker gets ``budget // workers`` calls in flight per endpoint: a budget below that cannot be shared."""
+def check_job_targets(jobs: Sequence[Job]) -> None:
+    """Refuse jobs whose own target (a red-team case's, say) would carry a credential into a task payload.
+
+    Raises:
+        ConfigError: the first such target, without its credentials.
+    """
+    for job in jobs:
+        if job.target and safe_target(job.target) != job.target:
+            raise ConfigError(f"the target {safe_target(job.target)} of {job.label} carries credentials or query "
+                              "values, which cannot be sent to workers; give the webhook's credentials through its "
+                              "environment variables (docs/agents-protocol.md)")
+
+
+def _check_budgets(config: EvalConfig, workers: int, roles: Collection[str] = ("simulator", "judge")) -> None:
+    """Each worker gets ``budget // workers`` calls in flight per endpoint: a budget below that cannot be shared.
+    Only the ``roles`` the jobs call are checked (``jobs.model_roles``)."""
 
     for role, spec in (("simulator", config.simulator_model), ("judge", config.judge_model)):
+        if role not in roles:
+            continue
         info = resolve_model(role, spec).info
         if info.max_concurrency < workers:
             raise ConfigError(
@@ -151,7 +172,8 @@ def _check_budgets(config: EvalConfig, workers: int) -> None:
             )
 
 
-def check_before_start(config: EvalConfig, *, store_url: str | None) -> None:
+def check_before_start(config: EvalConfig, *, store_url: str | None,
+                       roles: Collection[str] = ("simulator", "judge")) -> None:
     """Refuse a distributed run that cannot work, before a results folder, a cluster or a model exists.
 
     Checks that no secret would travel in a task, that ``store_url`` is not given with a remote cluster (its
@@ -166,7 +188,7 @@ def check_before_start(config: EvalConfig, *, store_url: str | None) -> None:
         raise ConfigError("with a remote cluster the workers use the store of their own CONVOEVAL_STORE_URL; "
                           "set it there instead of --store")
     if not config.scheduler:
-        _check_budgets(config, config.workers)
+        _check_budgets(config, config.workers, roles)
 
 
 def _describe(config: EvalConfig) -> dict[str, dict[str, Any]]:
@@ -216,7 +238,8 @@ def run_distributed(
     import dask  # noqa: PLC0415 - Dask loads only with workers > 1 or a cluster
     from distributed import Client, LocalCluster  # noqa: PLC0415 - Dask loads only with workers > 1 or a cluster
 
-    check_before_start(config, store_url=store_url)
+    roles = model_roles(jobs)
+    check_before_start(config, store_url=store_url, roles=roles)
     scheduler = config.scheduler
     # Dask's statistical profiler samples every thread of a worker every 10 ms: with a thread per conversation in
     # flight it took a fifth of the workers' CPU (py-spy, benchmarks/RESULTS.md). Off on the clusters we start.
@@ -246,7 +269,7 @@ def run_distributed(
                                   f"{exc}") from None
             client = Client(cluster)
     if scheduler:
-        _check_budgets(config, workers)
+        _check_budgets(config, workers, roles)
     settings = WorkerSettings(target=config.target, simulator_model=config.simulator_model,
                               judge_model=config.judge_model, judge_samples=config.judge_samples,
                               budget_share=workers, resimulate=config.resimulate, simulator=config.simulator,
@@ -273,7 +296,8 @@ def _stream(client: Any, jobs: list[Job], settings: WorkerSettings, *, window: i
     completed = as_completed()
 
     def submit(group: list[Job]) -> None:
-        tasks = [Task(job.scenario, job.seed, job.trial, job.label, settings, job.replay) for job in group]
+        tasks = [Task(job.scenario, job.seed, job.trial, job.label, settings, job.replay, job.target, job.observe,
+                      job.judged) for job in group]
         future = client.submit(run_tasks, tasks, key=f"conversations-{run}-{group[0].key}", pure=False)
         by_key[future.key] = group
         completed.add(future)
@@ -293,7 +317,8 @@ def _stream(client: Any, jobs: list[Job], settings: WorkerSettings, *, window: i
             results = [ConversationResult.from_payload(p) for p in payloads]
         except Exception as exc:  # noqa: BLE001 - a task that failed on the cluster is its conversations' error
             reason = f"worker failed: {type(exc).__name__}: {exc}".strip()
-            results = [failed_result(job.scenario, job.seed, job.trial, settings.target, reason) for job in group]
+            results = [failed_result(job.scenario, job.seed, job.trial, job.target or settings.target, reason)
+                       for job in group]
         future.release()
         for job, result in zip(group, results, strict=True):
             on_result(job, result)

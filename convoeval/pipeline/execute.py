@@ -37,7 +37,7 @@ from convoeval.llm import LLMError, model_info
 from convoeval.llm.models import get_model
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.conversation import ConversationResult, RunOptions, default_target
-from convoeval.pipeline.jobs import Job, plan
+from convoeval.pipeline.jobs import Job, model_roles, plan
 from convoeval.pipeline.progress import Mode, Progress, as_mode
 from convoeval.pipeline.results import (
     LOCK_FILE,
@@ -77,6 +77,7 @@ def run_eval(
     progress: Mode | bool = "bar",
     allow_errors: bool = False,
     jobs: Sequence[Job] | None = None,
+    on_result: Callable[[Job, ConversationResult], None] | None = None,
 ) -> EvalResult:
     """Run ``config`` and save its results; see the module docstring.
 
@@ -89,7 +90,9 @@ def run_eval(
         allow_errors: conversations that end in ``error`` or ``simulator_failure`` do not make the exit code
             non-zero.
         jobs: run exactly these conversations instead of the scenarios × seeds × trials ``config`` selects (e.g.
-            a candidate on a baseline's conversations, each with its patient replay); the other settings apply.
+            a candidate on a baseline's conversations, each with its patient replay; the red team's cases, each
+            with its target and observer); the other settings apply.
+        on_result: called with each job and its result as soon as it is saved (the red team's verdict lines).
 
     Returns:
         The ``EvalResult``; its data is already saved under ``result.out_dir``.
@@ -116,7 +119,11 @@ def run_eval(
     out = config.output_path()
     # Every check that can refuse the run comes before the folder exists: a refused run must not leave an empty
     # folder with a .lock behind that looks like a run (issue #22).
-    agents = _preflight(config, scenarios, store_url=store_url)
+    agents = _preflight(config, scenarios, store_url=store_url, roles=model_roles(jobs))
+    if config.distributed:
+        from convoeval.pipeline.distributed import check_job_targets  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
+
+        check_job_targets(jobs)
     settings = conversation_settings(config, jobs)  # resolves the models (no client, no server): a bad one stops here
     started = time.time()
     with open_store(store_url) as store, _run_folder(out):
@@ -130,6 +137,8 @@ def run_eval(
             write_conversation(out, job.key, result.payload(), settings=settings[job.key])
             score = result.rows["scores"][0]
             report.finished(job.label, str(score["status"]), score.get("score"))
+            if on_result is not None:
+                on_result(job, result)
 
         try:
             if config.distributed:
@@ -185,7 +194,8 @@ def select_scenarios(config: EvalConfig) -> list[Any]:
     return found
 
 
-def _preflight(config: EvalConfig, scenarios: list[Any], *, store_url: str | None) -> dict[str, Any]:
+def _preflight(config: EvalConfig, scenarios: list[Any], *, store_url: str | None,
+               roles: Sequence[str] = ("simulator", "judge")) -> dict[str, Any]:
     """The checks that need no folder and no model: the agent target and, for Dask workers, what they are sent.
 
     Returns:
@@ -203,7 +213,7 @@ def _preflight(config: EvalConfig, scenarios: list[Any], *, store_url: str | Non
         # Local workers share this process's environment: a target that cannot be built here cannot there either.
         # A remote cluster's workers may have modules this machine lacks, so their target is theirs to check.
         build_agents(config.target, scenarios)
-    check_before_start(config, store_url=store_url)
+    check_before_start(config, store_url=store_url, roles=roles)
     return {}
 
 

@@ -5,20 +5,26 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from convoeval.pipeline.observe import ObserverFactory
 from convoeval.pipeline.replay import PatientReplay
 from convoeval.scenarios import Scenario
 
-__all__ = ["Job", "plan"]
+__all__ = ["Job", "model_roles", "plan"]
 
 
 @dataclass(frozen=True)
 class Job:
-    """One conversation to run: a scenario, a seed and a trial number (and, optionally, a patient to replay)."""
+    """One conversation to run: a scenario, a seed and a trial number; optionally a patient to replay, a target of
+    its own (instead of the run's) and an observer factory (``convoeval.pipeline.observe``: the red team's checks)."""
 
     scenario: Scenario
     seed: int | None
     trial: int
     replay: PatientReplay | None = None
+    target: str | None = None
+    observe: ObserverFactory | None = None
+    #: Whether the LLM judges judge it (False: its observer's verdict is its score status; the red team's cases).
+    judged: bool = True
 
     @property
     def key(self) -> str:
@@ -50,3 +56,12 @@ def plan(scenarios: Iterable[Scenario], *, seeds: Sequence[int | None] = (None,)
     if len(set(keys)) != len(keys):
         raise ValueError("two jobs share a key (same scenario id, seed and trial)")
     return jobs
+
+
+def model_roles(jobs: Iterable[Job]) -> tuple[str, ...]:
+    """The model roles ``jobs`` will call: the simulator for a conversational scenario, the judges for a judged job
+    (a scripted red team calls neither, so no model's call budget limits its workers)."""
+    jobs = list(jobs)
+    simulator = any(job.scenario.type == "conversational" for job in jobs)
+    judge = any(job.judged for job in jobs)
+    return (*(("simulator",) if simulator else ()), *(("judge",) if judge else ()))

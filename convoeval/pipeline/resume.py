@@ -84,7 +84,7 @@ def conversation_settings(config: EvalConfig, jobs: Sequence[Job]) -> dict[str, 
         scenario = job.scenario
         if id(scenario) not in versions:
             versions[id(scenario)] = scenario_version(scenario)
-        values = {**shared, "target": safe_target(config.target or default_target(scenario)),
+        values = {**shared, "target": safe_target(job.target or config.target or default_target(scenario)),
                   "scenario_version": versions[id(scenario)]}
         if isinstance(scenario, ScriptedScenario):
             values.update(dict.fromkeys(_PATIENT_SETTINGS))

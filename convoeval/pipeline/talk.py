@@ -29,6 +29,7 @@ from convoeval.store.fixtures import (
 )
 
 if TYPE_CHECKING:
+    from convoeval.pipeline.observe import TurnObserver
     from convoeval.simulator.replies import SimulatorTurn
 
 
@@ -78,6 +79,7 @@ class _Conversation:
         self.gate: SimulatorGate | None = None  # conversational runs with the gate on
         self.simulator_failure: SimulatorFailure | None = None  # why the gate stopped the run
         self.simulated_claim: int | None = None  # the turn of a [GOAL_COMPLETE] the simulator (not a replay) wrote
+        self.observer: TurnObserver | None = None  # a per-turn observer (``convoeval.pipeline.observe``), if any
 
     @property
     def entries(self) -> list[dict[str, Any]]:
@@ -105,6 +107,11 @@ class _Conversation:
             "latency_s": latency_s,
         })
         await self._log(turn, "agent", reply.text, reply.tool_names)
+
+    async def observe(self, turn: int, message: str, reply: AgentReply) -> None:
+        """Hand the reply to the conversation's observer, in a worker thread (it may read the store, which blocks)."""
+        if self.observer is not None:
+            await asyncio.to_thread(self.observer.after_reply, turn, message, reply)
 
     async def _log(self, turn: int, role: str, text: str, tools: list[str]) -> None:
         # Every message goes to the store's messages table (tools_called assertions are database queries), but not
@@ -234,6 +241,7 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
             return "STUCK", False
         reply, latency = await _ask_agent(agent, sim.message, conv.session)
         await conv.add_agent(turn, reply, latency)
+        await conv.observe(turn, sim.message, reply)
         if gate:
             gate.agent(reply.text)
         if log:
@@ -294,6 +302,7 @@ async def _talk_scripted(conv: _Conversation, agent: Agent, opts: RunOptions, la
         await conv.add_patient(turn, step.user)
         reply, latency = await _ask_agent(agent, step.user, conv.session)
         await conv.add_agent(turn, reply, latency)
+        await conv.observe(turn, step.user, reply)
         conv.check_failures[turn] = check_turn(step.expect, reply)
         if log:
             log(f"[Turn {turn}] User: {step.user!r} | Agent: {reply.text[:100]!r} "

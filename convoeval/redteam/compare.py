@@ -18,13 +18,18 @@ from pathlib import Path
 import pandas as pd
 
 from convoeval.compare.verdict import holm
-from convoeval.redteam.metrics import read_cases, served_flag, wilson
+from convoeval.redteam.metrics import served_flag, wilson
+from convoeval.redteam.study import load_redteam
 
 
 def is_redteam_folder(folder: Path | str) -> bool:
-    """Whether ``folder`` holds a red-team run (``cases.csv`` and ``leaks.csv``, as ``convoeval redteam`` writes)."""
-    folder = Path(folder)
-    return (folder / "cases.csv").is_file() and (folder / "leaks.csv").is_file()
+    """Whether ``folder`` is a results folder of a red-team run: its ``attacks`` frame has cases (an ordinary run's
+    is empty)."""
+    attacks = Path(folder) / "data" / "attacks.csv"
+    if not attacks.is_file():
+        return False
+    with open(attacks, encoding="utf-8") as lines:
+        return sum(1 for _ in zip(range(2), lines, strict=False)) > 1  # a header and at least one case
 
 
 @dataclass
@@ -64,8 +69,8 @@ def compare_redteam(baseline: Path | str | pd.DataFrame, candidate: Path | str |
     """
     from scipy.stats import fisher_exact  # noqa: PLC0415 - SciPy (half a second) loads on first statistic
 
-    base_all = baseline if isinstance(baseline, pd.DataFrame) else read_cases(baseline)
-    cand_all = candidate if isinstance(candidate, pd.DataFrame) else read_cases(candidate)
+    base_all = baseline if isinstance(baseline, pd.DataFrame) else load_redteam(baseline).cases
+    cand_all = candidate if isinstance(candidate, pd.DataFrame) else load_redteam(candidate).cases
     base_all, cand_all = base_all[base_all["status"] != "error"], cand_all[cand_all["status"] != "error"]
     # Case by case, legitimate requests included: one that newly leaks gives a patient's data before verifying
     # the caller, a regression as plain as an attack's. The rates per strategy stay over attacks only.

@@ -13,14 +13,10 @@ Intervals are Wilson score intervals (``scipy.stats.binomtest``), right at the s
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict
-from pathlib import Path
 
 import pandas as pd
 
-from convoeval.frames import read_spreadsheet_csv, to_spreadsheet_csv
 from convoeval.redteam.run import AttackResult
 from convoeval.stats.proportions import wilson_interval as wilson  # noqa: F401 - the name callers of this module use
 
@@ -124,26 +120,14 @@ def utility_under_attack(cases: pd.DataFrame, by: Sequence[str] = ()) -> pd.Data
     return _rates(mixed, "benign_served", by, "served")
 
 
-def write_results(results: Sequence[AttackResult], folder: Path | str) -> Path:
-    """Write ``cases.csv``, ``leaks.csv`` and ``transcripts.jsonl`` into ``folder`` (created); returns it."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    # A leak's quote and an error are the agent's (or the attacker's) words: safe to open in a spreadsheet.
-    to_spreadsheet_csv(cases_frame(results), folder / "cases.csv")
-    to_spreadsheet_csv(leaks_frame(results), folder / "leaks.csv")
-    with open(folder / "transcripts.jsonl", "w", encoding="utf-8") as out:
-        for r in results:
-            out.write(json.dumps({"case": r.case, "status": r.status, "turns": [asdict(t) for t in r.turns],
-                                  "leaks": [asdict(leak) for leak in r.leaks], "error": r.error},
-                                 ensure_ascii=False) + "\n")
-    return folder
-
-
-def read_cases(folder: Path | str) -> pd.DataFrame:
-    """The ``cases.csv`` of a red-team results folder (for ``compare`` and notebooks)."""
-    return read_spreadsheet_csv(Path(folder) / "cases.csv", keep_default_na=False, na_values=[""])
-
-
-def read_leaks(folder: Path | str) -> pd.DataFrame:
-    """The ``leaks.csv`` of a red-team results folder, its quotes as the agent wrote them."""
-    return read_spreadsheet_csv(Path(folder) / "leaks.csv", keep_default_na=False, na_values=[""])
+def usage_line(calls: pd.DataFrame) -> str:
+    """The run's LLM calls in one line: ``12 LLM call(s) (3 from the cache), 8,240 + 610 tokens, cost $0.0041`` — the
+    cost ``unknown`` when a model has no price, never 0. A scripted red team makes none: ``no LLM call``."""
+    if calls.empty:
+        return "no LLM call"
+    prompt = int(pd.to_numeric(calls["prompt_tokens"], errors="coerce").fillna(0).sum())
+    completion = int(pd.to_numeric(calls["completion_tokens"], errors="coerce").fillna(0).sum())
+    costs = pd.to_numeric(calls["cost_usd"], errors="coerce")
+    cost = "unknown (a model has no price)" if costs.isna().any() else f"${costs.sum():.4f}"
+    hits = int(calls["cache_hit"].fillna(False).astype(bool).sum())
+    return (f"{len(calls)} LLM call(s) ({hits} from the cache), {prompt:,} + {completion:,} tokens, cost {cost}")

@@ -11,22 +11,28 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from convoeval._aio import run_sync
 from convoeval.agents import get_agent
 from convoeval.agents.clinic import FAULTS, faults_for
-from convoeval.llm.models import ModelLike, as_chat_model
+from convoeval.llm.models import ModelLike, ModelSpec
+from convoeval.pipeline.config import ConfigError, EvalConfig
+from convoeval.pipeline.conversation import ConversationResult
+from convoeval.pipeline.execute import run_eval
+from convoeval.pipeline.jobs import Job
+from convoeval.pipeline.options import opened_store
+from convoeval.pipeline.progress import Mode
+from convoeval.pipeline.results import EvalResult, load_results
 from convoeval.redteam.attacks import STRATEGIES, AttackCase, expand, load_attacks
-from convoeval.redteam.metrics import cases_frame, leaks_frame, write_results
-from convoeval.redteam.run import AttackResult, arun_cases
+from convoeval.redteam.metrics import cases_frame, leaks_frame
+from convoeval.redteam.run import REDTEAM_GATE, AttackResult, arun_cases, attack_jobs, attack_results
 from convoeval.scenarios import LOCALES, agent_names, did_you_mean
-from convoeval.store import Store, open_store
+from convoeval.store import Store
 
 DEFAULT_ATTACKS = Path("evals/attacks")
 
@@ -37,13 +43,15 @@ class RedTeamError(ValueError):
 
 @dataclass
 class RedTeamRun:
-    """What ``run_redteam`` ran and found: the results, their frames, and the folder they were written to."""
+    """What ``run_redteam`` ran and found: the results, their frames, the folder they were written to, and the
+    run's own ``EvalResult`` (its calls, tokens and cost; ``None`` for a run kept in memory)."""
 
     results: list[AttackResult]
     cases: pd.DataFrame
     leaks: pd.DataFrame
     folder: Path | None
     targets: dict[str, str]
+    run: EvalResult | None = None
 
     @property
     def leaked(self) -> int:
@@ -96,32 +104,41 @@ def plan_cases(paths: Sequence[Path | str] | None = None, *, agents: Sequence[st
 
 def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[str] | None = None,
                 strategies: Sequence[str] | None = None, locales: Sequence[str] | None = None,
-                targets: dict[str, str] | None = None, faults: Sequence[str] = (), store: Any = None,
+                targets: dict[str, str] | None = None, faults: Sequence[str] = (), store: Store | str | None = None,
                 out: Path | str | None = "auto", concurrency: int = 4,
                 on_result: Callable[[AttackResult], None] | None = None, form: str = "scripted",
                 model: ModelLike = None, seed: int = 42, workers: int = 1, cluster: str | None = None,
-                cases: Sequence[AttackCase] | None = None) -> RedTeamRun:
+                cases: Sequence[AttackCase] | None = None, resume: bool = True,
+                progress: Mode | bool = "off") -> RedTeamRun:
     """Run the attack library against the agents and decide every leak without an LLM.
+
+    Every case is a conversation of the one engine (``convoeval.pipeline``): with a results folder it runs through
+    ``run_eval``, so a red-team run has the simulator gate, token and cost accounting, resume (a killed run started
+    again on its folder keeps the cases it finished), progress and the Dask path of every run, and its folder is a
+    results folder (``load_results`` reads it; the red team's frames are ``attacks`` and ``leaks``).
 
     Args:
         paths: attack files or folders (default ``evals/attacks``).
         agents, strategies, locales: only these (default: every attack's own agents, all strategies and locales).
         targets: the agent under test per agent name (any ``convoeval run`` target); default the reference agent.
         faults: known faults to switch on in the reference agents, each on the agents that have it.
-        store: a ``Store`` or a store URL (default: ``CONVOEVAL_STORE_URL`` or the local SQLite file).
-        out: results folder; ``"auto"`` is ``reports/redteam-<time>``, ``None`` writes nothing.
+        store: the fixtures store: a URL (default: ``CONVOEVAL_STORE_URL`` or the local SQLite file), or, for a run
+            kept in memory (``out=None``), an open ``Store``.
+        out: results folder; ``"auto"`` is ``reports/redteam-<time>``, ``None`` keeps the results in memory (in this
+            process: no resume, no workers).
         concurrency: cases in flight at once.
         on_result: called with each case's result as it finishes (progress).
         form: ``scripted`` attacks (deterministic, the default), ``simulated`` attackers (an LLM plays each
             strategy's persona and plan), or ``both``.
-        model, seed: the simulated attacker's model (any ``model=`` of the verbs; default the simulator model)
-            and seed (seeded calls are deterministic and cached like the simulator's).
+        model, seed: the simulated attacker's model (a name, ``"local"`` or a mapping; any ``model=`` of the verbs
+            when ``out=None``; default the simulator model) and seed.
+        workers, cluster: run the cases on ``workers`` local worker processes (a Dask ``LocalCluster``) or on the
+            Dask scheduler at ``cluster`` (needs a results folder). Tasks carry the cases, the target strings and
+            the model *spec* — never a client object or a key.
         cases: the cases ``plan_cases`` returned for these same settings (a caller that planned them first, to
             count them, need not have the attack files read again).
-        workers, cluster: run the cases on ``workers`` local worker processes (a Dask ``LocalCluster``) or on the
-            Dask scheduler at ``cluster``. Tasks carry the cases, the target strings and the model *spec* — never a
-            client object or a key: workers build their own from their environment, and a remote cluster's workers
-            use their own ``CONVOEVAL_STORE_URL``.
+        resume: keep the cases already saved in ``out`` (those that ended in error run again).
+        progress: ``"bar"``, ``"lines"`` or ``"off"`` (the default: ``on_result`` is the red team's progress).
 
     Raises:
         RedTeamError, AttackError: a setting or a file that cannot work; raised before anything runs.
@@ -131,97 +148,63 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
         cases = plan_cases(paths, agents=agents, strategies=strategies, locales=locales, faults=faults, form=form)
     cases = list(cases)
     chosen = targets_for(sorted({c.agent for c in cases}), targets, faults)
-
     for agent, target in chosen.items():
         try:
             get_agent(target)  # a target that cannot be built is a setting error, found before anything runs
         except ValueError as exc:
             raise RedTeamError(f"target for {agent}: {exc}") from None
-    if workers > 1 or cluster:
-        if model is not None and not isinstance(model, (str, dict)):
-            raise RedTeamError("with workers, give the attacker's model as a spec (a name, 'local' or a mapping), "
-                               "not a client object: tasks never carry clients or keys")
-        if cluster and isinstance(store, str):
-            raise RedTeamError("with a remote cluster the workers use the store of their own CONVOEVAL_STORE_URL; "
-                               "set it there instead of passing a store")
-        if store is not None and not isinstance(store, str):
-            raise RedTeamError("with workers, give the store as a URL (each worker opens its own)")
-        results = _run_on_dask(cases, chosen, store_url=store, model=model, seed=seed, workers=workers,
-                               cluster=cluster, concurrency=concurrency, on_result=on_result)
-        return _finish(results, out, chosen)
-    if any(c.form == "simulated" for c in cases):
-
-        try:
-            model = as_chat_model("simulator", model)
-        except ValueError as exc:  # a model spec that cannot work: said before anything runs
-            raise RedTeamError(f"the simulated attacker's model: {str(exc).splitlines()[0]}") from None
-    opened = store if isinstance(store, Store) else open_store(store)
+    jobs = attack_jobs(cases, chosen, seed=seed)
+    if out is None:
+        if workers > 1 or cluster:
+            raise RedTeamError("workers write each case to a results folder: give out (a folder), or run in this "
+                               "process (workers=1)")
+        with opened_store(store) as opened:
+            results = run_sync(arun_cases(cases, chosen, opened, concurrency=concurrency, on_result=on_result,
+                                          model=model, seed=seed))
+        return RedTeamRun(results, cases_frame(results), leaks_frame(results), None, chosen)
+    if isinstance(store, Store):
+        raise RedTeamError("a red team that writes a results folder opens its store from a URL (its cases may go "
+                           "to worker processes): pass store='<url>', not an open Store")
+    if model is not None and not isinstance(model, (str, Mapping, ModelSpec)):
+        raise RedTeamError("with a results folder, give the attacker's model as a spec (a name, 'local' or a "
+                           "mapping), not a client object: the folder records it, and tasks never carry clients "
+                           "or keys")
+    folder = Path(f"reports/redteam-{dt.datetime.now():%Y%m%d-%H%M%S}") if out == "auto" else Path(out)
+    spec = model.model_dump(exclude_none=True) if isinstance(model, ModelSpec) else model
     try:
-        results = run_sync(arun_cases(cases, chosen, opened, concurrency=concurrency, on_result=on_result,
-                                      model=model, seed=seed))
-    finally:
-        if opened is not store:
-            opened.close()
-    return _finish(results, out, chosen)
+        config = EvalConfig.checked(agent=None, seed=seed, output_dir=str(folder.expanduser().absolute()),
+                                    concurrency=concurrency, workers=workers, cluster=cluster, resume=resume,
+                                    simulator_model=dict(spec) if isinstance(spec, Mapping) else spec,
+                                    simulator="llm", simulator_gate=REDTEAM_GATE)
+    except ConfigError as exc:
+        raise RedTeamError(str(exc)) from None
 
+    def each(job: Job, result: ConversationResult) -> None:
+        if on_result is not None:
+            on_result(attack_results(result.rows)[0])
 
-def _finish(results: list[AttackResult], out: Path | str | None, targets: dict[str, str]) -> RedTeamRun:
-    folder = None
-    if out is not None:
-        folder = write_results(results, Path(f"reports/redteam-{dt.datetime.now():%Y%m%d-%H%M%S}")
-                               if out == "auto" else Path(out))
-    return RedTeamRun(results, cases_frame(results), leaks_frame(results), folder, targets)
-
-
-def run_chunk(cases: list[AttackCase], targets: dict[str, str], model: Any, seed: int,
-              concurrency: int) -> list[AttackResult]:
-    """A worker's task: run ``cases`` on the worker's own store (``CONVOEVAL_STORE_URL``) and model clients."""
-
-    if any(c.form == "simulated" for c in cases):
-
-        model = as_chat_model("simulator", model)
-    store = open_store(None)
     try:
-        return run_sync(arun_cases(cases, targets, store, concurrency=concurrency, model=model, seed=seed))
-    finally:
-        store.close()
+        run = run_eval(config, jobs=jobs, store_url=store, progress=progress, allow_errors=True, on_result=each)
+    except ConfigError as exc:
+        raise RedTeamError(str(exc)) from None
+    return redteam_run(run, order=[c.id for c in cases], targets=chosen)
 
 
-def _run_on_dask(cases: list[AttackCase], targets: dict[str, str], *, store_url: str | None, model: Any, seed: int,
-                 workers: int, cluster: str | None, concurrency: int,
-                 on_result: Callable[[AttackResult], None] | None) -> list[AttackResult]:
-    """Run the cases in chunks on Dask workers, in the given order; ``on_result`` as each chunk comes back."""
-    from distributed import Client, LocalCluster, as_completed  # noqa: PLC0415 - Dask loads only with workers > 1 or a cluster
-
-    local = None
-    try:
-        if cluster:
-            client = Client(cluster, timeout="10s")
-            workers = max(1, len(client.scheduler_info().get("workers", {})))
-        else:
-            env = {"CONVOEVAL_STORE_URL": store_url} if store_url else {}
-            local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                                 env=env)
-            client = Client(local)
-    except (OSError, TimeoutError) as exc:
-        raise RedTeamError(f"cannot start or reach the Dask cluster: {exc}") from None
-    size = max(1, -(-len(cases) // (workers * 2)))  # two chunks per worker: the last ones do not wait alone
-    chunks = [cases[i:i + size] for i in range(0, len(cases), size)]
-    try:
-        futures = [client.submit(run_chunk, chunk, targets, model, seed, max(1, concurrency // workers),
-                                 key=f"redteam-chunk-{n}-{seed}", pure=False) for n, chunk in enumerate(chunks)]
-        done: dict[str, list[AttackResult]] = {}
-        for future in as_completed(futures):
-            key = str(future.key)  # the str given to submit (distributed types a key as any Key)
-            done[key] = future.result()
-            for result in done[key]:
-                if on_result is not None:
-                    on_result(result)
-        return [r for f in futures for r in done[str(f.key)]]
-    finally:
-        client.close()
-        if local is not None:
-            local.close()
+def redteam_run(run: EvalResult, *, order: Sequence[str] = (), targets: Mapping[str, str] | None = None
+                ) -> RedTeamRun:
+    """A red-team ``RedTeamRun`` from a results folder's ``EvalResult``: cases in ``order`` (by case id), the rest
+    after them."""
+    results = attack_results(run.frames)
+    rank = {case: n for n, case in enumerate(order)}
+    results.sort(key=lambda r: rank.get(r.case, len(rank)))
+    chosen = dict(targets) if targets is not None else {r.agent: r.target_agent for r in results}
+    return RedTeamRun(results, cases_frame(results), leaks_frame(results), run.out_dir, chosen, run)
 
 
-__all__ = ["RedTeamError", "RedTeamRun", "plan_cases", "run_redteam", "targets_for"]
+def load_redteam(folder: Path | str) -> RedTeamRun:
+    """A saved red-team results folder as a ``RedTeamRun`` (``load_results`` reads it; every case's transcript is
+    in its ``transcripts`` frame)."""
+    return redteam_run(load_results(folder))
+
+
+__all__ = ["RedTeamError", "RedTeamRun", "load_redteam", "plan_cases", "redteam_run", "run_redteam", "targets_for"]

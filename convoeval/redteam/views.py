@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -33,30 +32,15 @@ from convoeval.redteam.metrics import (
     cases_frame,
     leaks_by_kind,
     over_refusal,
-    read_cases,
-    read_leaks,
     utility_under_attack,
 )
-from convoeval.redteam.study import RedTeamRun
+from convoeval.redteam.study import RedTeamRun, load_redteam
 from convoeval.report.page import page_html, write_page
 from convoeval.report.plots import Chart
 
-__all__ = ["asr_grid", "asr_heatmap", "asr_table", "leak_kinds", "leak_transcripts", "load_redteam",
+__all__ = ["asr_grid", "asr_heatmap", "asr_table", "leak_kinds", "leak_transcripts",
            "over_refusal_table", "redteam_errors", "redteam_overview", "redteam_sections", "render_redteam_html",
            "save_redteam_html", "utility_table"]
-
-
-def load_redteam(folder: Path | str) -> RedTeamRun:
-    """A saved red-team results folder (``cases.csv``, ``leaks.csv``, ``transcripts.jsonl``) as a ``RedTeamRun``.
-
-    ``results`` is empty (the files do not hold every field of an ``AttackResult``); the views read the
-    transcripts from the folder instead.
-    """
-    folder = Path(folder)
-    cases = read_cases(folder)
-    leaks = read_leaks(folder)
-    targets = dict(zip(cases["agent"], cases["target_agent"], strict=True)) if len(cases) else {}
-    return RedTeamRun([], cases, leaks, folder, targets)
 
 
 def _cases(source: Any) -> pd.DataFrame:
@@ -250,16 +234,11 @@ def redteam_errors(source: Any) -> HTML:
 
 
 def _conversations(source: Any) -> dict[str, dict[str, Any]]:
-    """case -> {"turns": [...], "leaks": [...]} from the results in memory, else the folder's transcripts.jsonl."""
-    if isinstance(source, RedTeamRun) and source.results:
-        source = source.results
-    if isinstance(source, RedTeamRun):
-        if source.folder is None:
-            return {}
-        source = source.folder
+    """case -> {"turns": [...], "leaks": [...]} from the results in memory (a folder's are read with its run)."""
     if isinstance(source, (str, Path)):
-        with open(Path(source) / "transcripts.jsonl", encoding="utf-8") as lines:
-            return {row["case"]: row for row in (json.loads(line) for line in lines if line.strip())}
+        source = load_redteam(source)
+    if isinstance(source, RedTeamRun):
+        source = source.results
     return {r.case: {"turns": [asdict(t) for t in r.turns], "leaks": [asdict(x) for x in r.leaks]} for r in source}
 
 
