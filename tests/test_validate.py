@@ -149,6 +149,13 @@ def test_a_rater_labelling_an_item_twice_across_files_is_named_at_the_later_file
     assert summary == "1 label file valid; 1 error (1 label file)"
 
 
+def test_the_example_label_file_is_checked_alone_as_load_labels_skips_it(tmp_path, capsys):
+    copy(LABELS, tmp_path, "example.csv")
+    copy(LABELS, tmp_path, "session.csv")  # the same labels by the same rater: a repeat only if example.csv counted
+    code, summary, errors = validate(capsys, tmp_path)
+    assert (code, errors, summary) == (0, [], "2 label files: all valid")
+
+
 def test_a_spreadsheets_byte_order_mark_does_not_hide_a_label_file(tmp_path, capsys):
     path = tmp_path / "excel.csv"
     path.write_bytes(b"\xef\xbb\xbf" + LABELS.read_bytes())
