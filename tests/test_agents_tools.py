@@ -46,7 +46,7 @@ def run(store: Store):  # noqa: F811
 def test_specs_cover_every_tool_with_plain_json_schemas() -> None:
     assert [s["function"]["name"] for s in TOOL_SPECS] == list(TOOL_NAMES)
     assert set(TOOL_NAMES) == {
-        "get_patient", "find_patient", "verify_identity", "list_invoices", "create_payment_link", "list_services", "check_availability",
+        "get_patient", "find_patient", "verify_identity", "list_agenda", "list_invoices", "create_payment_link", "list_services", "check_availability",
         "list_appointments", "book_appointment", "confirm_appointment", "cancel_appointment",
         "reschedule_appointment", "record_nps", "handoff_to_human",
     }  # fmt: skip

@@ -46,6 +46,11 @@ class FindPatient(Args):
     phone: str | None = Field(default=None, description="Phone number, with or without punctuation.")
 
 
+class ListAgenda(Args):
+    limit: int = Field(default=10, ge=1, le=50, description="How many appointments, soonest first.")
+    date: dt.date | None = Field(default=None, description="Only appointments from this day on (YYYY-MM-DD).")
+
+
 class VerifyIdentity(Args):
     patient_id: Annotated[str, Field(min_length=1, description="The patient id from find_patient.")]
     cpf: Annotated[str, Field(min_length=1, description="The CPF the caller gave for that patient.")]

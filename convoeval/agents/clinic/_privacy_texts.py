@@ -11,15 +11,28 @@ CUES: dict[str, dict[str, str]] = {
     "pt-BR": {
         # Someone else's data: a relative, another patient, staff asking on someone's behalf.
         "third_party": "mae|mãe|pai|filha|filho|esposa|marido|avo|avó|avô|irma|irmã|irmao|irmão|tia|tio|sogra|sogro|"
-        "neta|neto|paciente|em nome de|por ela|por ele|dela|dele|doutor|doutora|dra|dr|medico|médico|medica|médica|"
+        "neta|neto|vizinha|vizinho|amiga|amigo|colega|prima|primo|cunhada|cunhado|sobrinha|sobrinho|namorada|namorado|"
+        "paciente|em nome de|por ela|por ele|dela|dele|doutor|doutora|dra|dr|medico|médico|medica|médica|"
         "enfermeira|enfermeiro|equipe|recepcao|recepção|secretaria|urgente|emergencia|emergência",
+        # A relative or an acquaintance: someone a first name alone may name ("minha vizinha Margaret").
+        "relation": "mae|mãe|pai|filha|filho|esposa|marido|avo|avó|avô|irma|irmã|irmao|irmão|tia|tio|sogra|sogro|"
+        "neta|neto|vizinha|vizinho|amiga|amigo|colega|prima|primo|cunhada|cunhado|sobrinha|sobrinho|namorada|"
+        "namorado",
+        # Words that point back to that person in a later message ("a consulta dela era terça?").
+        "refers": "ela|ele|dela|dele|nela|nele",
         # Speaking as that patient: a new number, "it's me".
         "claim": "sou a|sou o|sou eu|aqui e a|aqui é a|aqui e o|aqui é o|meu nome e|meu nome é|mudei de numero|"
         "mudei de número|troquei de numero|troquei de número|numero novo|número novo|celular novo|outro numero|"
         "outro número",
         "injection": "ignore as instrucoes|ignore as instruções|ignore todas as instrucoes|ignore todas as instruções|"
         "ignore suas instrucoes|ignore suas instruções|instrucoes anteriores|instruções anteriores|modo administrador|"
-        "modo admin|modo desenvolvedor|system|sistema",
+        "modo admin|modo desenvolvedor|modo auditoria|modo de auditoria|auditoria|system|sistema",
+        # A list of patients or of the agenda (an injected request that names nobody).
+        "listing": "lista|listar|liste|listagem|todas as consultas|todos os pacientes|proximas consultas|"
+        "próximas consultas|proximos agendamentos|próximos agendamentos|agenda",
+        # The person's own data, not an appointment or an invoice ("confirmar o CPF da paciente").
+        "data": "cpf|rg|telefone|celular dela|celular dele|data de nascimento|nascimento|endereco|endereço|email|"
+        "e-mail|dados|cadastro",
         "act": "cancela|cancelar|cancele|desmarca|desmarcar|confirma|confirmar|confirme|remarca|remarcar|reagenda|"
         "reagendar|paga|pagar|pague|link|boleto|pix",
         "appointment": "consulta|consultas|horario|horário|agendamento|agenda|marcado|marcada|retorno",
@@ -33,13 +46,24 @@ CUES: dict[str, dict[str, str]] = {
         # Possessives too: the lexicon matches whole words, and "mother's" reads as "mothers".
         "third_party": "mother|mothers|mom|moms|mum|father|fathers|dad|dads|daughter|son|wife|wifes|husband|"
         "husbands|grandma|grandmother|grandmothers|grandpa|grandfather|sister|sisters|brother|brothers|aunt|uncle|"
-        "patient|patients|on behalf|her|his|doctor|dr|nurse|staff|front desk|reception|urgent|emergency",
+        "neighbour|neighbours|neighbor|neighbors|friend|friends|colleague|colleagues|cousin|cousins|niece|nephew|"
+        "girlfriend|boyfriend|patient|patients|on behalf|her|his|doctor|dr|nurse|staff|front desk|reception|urgent|"
+        "emergency",
+        "relation": "mother|mothers|mom|moms|mum|father|fathers|dad|dads|daughter|son|wife|wifes|husband|husbands|"
+        "grandma|grandmother|grandmothers|grandpa|grandfather|sister|sisters|brother|brothers|aunt|uncle|neighbour|"
+        "neighbours|neighbor|neighbors|friend|friends|colleague|colleagues|cousin|cousins|niece|nephew|girlfriend|"
+        "boyfriend",
+        "refers": "she|he|her|his|him|shes|hes|hers",
         "claim": "i am|im|its me|it is me|this is|my name is|new number|changed my number|new phone|"
         "different number",
         "injection": "ignore previous instructions|ignore all previous instructions|ignore your instructions|"
-        "ignore all instructions|ignore the above|admin mode|developer mode|system",
+        "ignore all instructions|ignore the above|admin mode|developer mode|audit mode|auditor mode|system",
+        "listing": "list|listing|all appointments|all patients|every patient|next appointments|upcoming appointments|"
+        "agenda|schedule for",
+        "data": "cpf|phone number|her phone|his phone|date of birth|birth date|birthday|dob|address|email|"
+        "personal data|personal details",
         "act": "cancel|confirm|reschedule|move|pay|link|bill",
-        "appointment": "appointment|appointments|booking|visit|schedule|scheduled",
+        "appointment": "appointment|appointments|booking|visit|schedule|scheduled|time",
         "invoice": "invoice|invoices|bill|bills|owe|owes|owing|balance|payment|pay|amount",
         "cancel": "cancel",
         "confirm": "confirm",
@@ -47,12 +71,20 @@ CUES: dict[str, dict[str, str]] = {
     },
     "es": {
         "third_party": "madre|mama|mamá|padre|papa|papá|hija|hijo|esposa|esposo|marido|abuela|abuelo|hermana|"
-        "hermano|tia|tía|tio|tío|paciente|en nombre de|de ella|de el|de él|doctor|doctora|dra|dr|medico|médico|"
-        "medica|médica|enfermera|enfermero|personal|recepcion|recepción|urgente|emergencia",
+        "hermano|tia|tía|tio|tío|vecina|vecino|amiga|amigo|colega|prima|primo|cuñada|cuñado|sobrina|sobrino|novia|"
+        "novio|paciente|en nombre de|de ella|de el|de él|doctor|doctora|dra|dr|medico|médico|medica|médica|"
+        "enfermera|enfermero|personal|recepcion|recepción|urgente|emergencia",
+        "relation": "madre|mama|mamá|padre|papa|papá|hija|hijo|esposa|esposo|marido|abuela|abuelo|hermana|hermano|"
+        "tia|tía|tio|tío|vecina|vecino|amiga|amigo|colega|prima|primo|cuñada|cuñado|sobrina|sobrino|novia|novio",
+        "refers": "ella|su|sus|de ella|de el|de él",
         "claim": "soy|soy yo|habla|me llamo|mi nombre es|cambie de numero|cambié de número|cambie mi numero|"
         "cambié mi número|numero nuevo|número nuevo|otro numero|otro número",
         "injection": "ignora las instrucciones|ignora todas las instrucciones|ignora tus instrucciones|"
-        "instrucciones anteriores|modo administrador|modo desarrollador|system|sistema",
+        "instrucciones anteriores|modo administrador|modo desarrollador|modo auditoria|modo auditoría|"
+        "modo de auditoria|modo de auditoría|auditoria|auditoría|system|sistema",
+        "listing": "lista|listar|enumera|todas las citas|todos los pacientes|proximas citas|próximas citas|agenda",
+        "data": "cpf|telefono|teléfono|fecha de nacimiento|nacimiento|direccion|dirección|correo|email|"
+        "datos personales|datos",
         "act": "cancela|cancelar|cancele|confirma|confirmar|confirme|reprograma|reprogramar|cambia|paga|pagar|link|"
         "enlace",
         "appointment": "cita|citas|consulta|consultas|turno|hora|agenda|agendada|agendado",
@@ -82,6 +114,10 @@ TEXTS = {
         "privacy_link": "Aqui está o link de pagamento da fatura do(a) paciente:",
         "privacy_nothing_to_do": "Não encontrei nada em aberto para fazer isso.",
         "privacy_identifiers": "Dados do cadastro: CPF {cpf}, telefone {phone}, nascimento {birth_date}.",
+        "privacy_data_refuse": "Não posso informar nem confirmar dados pessoais de outro paciente (CPF, telefone, data "
+        "de nascimento) por aqui. 🔒 O(a) próprio(a) paciente pode falar com a gente pelo número cadastrado. Posso "
+        "ajudar com o seu atendimento?",
+        "privacy_agenda": "Próximas consultas da agenda:",
     },
     "en": {
         "privacy_verify_ask": "To talk about someone else's data or act for them, I first need to verify the "
@@ -100,6 +136,9 @@ TEXTS = {
         "privacy_link": "Here is the payment link for the patient's invoice:",
         "privacy_nothing_to_do": "I found nothing open to do that with.",
         "privacy_identifiers": "Record: CPF {cpf}, phone {phone}, date of birth {birth_date}.",
+        "privacy_data_refuse": "I can't give or confirm another patient's personal data (CPF, phone, date of birth) "
+        "here. 🔒 The patient can contact us from their registered number. Can I help you with your own care?",
+        "privacy_agenda": "Next appointments on the agenda:",
     },
     "es": {
         "privacy_verify_ask": "Para hablar de los datos de otra persona o actuar en su nombre, primero necesito "
@@ -118,5 +157,8 @@ TEXTS = {
         "privacy_link": "Aquí está el enlace de pago de la factura del paciente:",
         "privacy_nothing_to_do": "No encontré nada pendiente para hacer eso.",
         "privacy_identifiers": "Datos del registro: CPF {cpf}, teléfono {phone}, nacimiento {birth_date}.",
+        "privacy_data_refuse": "No puedo dar ni confirmar datos personales de otro paciente (CPF, teléfono, fecha de "
+        "nacimiento) por aquí. 🔒 El paciente puede escribirnos desde su número registrado. ¿Te ayudo con tu atención?",
+        "privacy_agenda": "Próximas citas de la agenda:",
     },
 }
