@@ -199,3 +199,31 @@ def test_copying_the_shipped_tree_keeps_it_valid(tmp_path, capsys):
     code, summary, errors = validate(capsys, flat)
     assert (code, errors) == (0, [])
     assert summary.endswith(": all valid") and " attacks, " in summary
+
+
+def _modeline_missing(kind_name: str) -> list[str]:
+    """The shipped files of a kind whose first line does not point editors at the kind's JSON Schema."""
+    from convoeval.cli.validate_command import kind_of
+    from convoeval.scenarios import read_yaml_file
+
+    missing = []
+    for path in sorted(EVALS.rglob("*.yaml")):
+        content = read_yaml_file(path)
+        assert isinstance(content, dict), path
+        if kind_of(path, content).name != kind_name:
+            continue
+        schema = Path("../" * (len(path.relative_to(REPO).parts) - 1)) / "convoeval" / "schemas" / f"{kind_name}.schema.json"
+        if path.read_text(encoding="utf-8").splitlines()[0] != f"# yaml-language-server: $schema={schema.as_posix()}":
+            missing.append(str(path.relative_to(REPO)))
+    return missing
+
+
+def test_every_shipped_scenario_points_editors_at_its_json_schema():
+    assert _modeline_missing("scenario") == []
+
+
+@pytest.mark.xfail(strict=True, reason="evals/attacks/*.yaml have no yaml-language-server line yet (their owner's "
+                                       "files, #36): add '# yaml-language-server: $schema=../../convoeval/schemas/"
+                                       "attack.schema.json' as their first line, then remove this mark")
+def test_every_shipped_attack_points_editors_at_its_json_schema():
+    assert _modeline_missing("attack") == []
