@@ -125,7 +125,9 @@ class LoadReport(list):
 def validate_paths(paths: Iterable[Path | str]) -> LoadReport:
     """Load every scenario under ``paths`` and collect *all* errors instead of stopping at the first.
 
-    Duplicate scenario ids across files are errors too (naming both files).
+    Duplicate scenario ids across files are errors too (naming both files). Every file is read as a scenario;
+    ``convoeval validate`` (``convoeval.cli.validate_command.validate_files``) tells scenarios, attacks and label
+    files apart and checks each against its own model.
     """
     report = LoadReport()
     seen: dict[str, Path] = {}
