@@ -8,6 +8,7 @@ and let the model answer the caller, never hand the JSON to the caller as the ag
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,10 @@ WRITTEN_CALLS = {
 }
 
 
+#: How the adapter shows the model its call in the next request (Qwen's training format, arguments as an object).
+CANONICAL = '<tool_call>\n{"name": "list_invoices", "arguments": {"status": "pending"}}\n</tool_call>'
+
+
 @pytest.mark.parametrize("written", WRITTEN_CALLS.values(), ids=WRITTEN_CALLS.keys())
 async def test_a_call_written_as_text_is_run_and_the_caller_gets_the_answer(seeded, written):
     model = FakeChatModel(said(written, "You have one open invoice of R$ 350.00."))
@@ -68,12 +73,10 @@ async def test_a_call_written_as_text_is_run_and_the_caller_gets_the_answer(seed
     assert reply.tool_calls[0].arguments == {"status": "pending"}
     invoices = reply.tool_calls[0].result
     assert isinstance(invoices, list) and invoices and "error" not in invoices[0]  # really ran on the store
-    # The model's second call saw its call as a real tool call and the tool's result, not its own JSON as an answer.
+    # The model's second call saw its call in Qwen's own form, then the tool's result: not an answer to the caller.
     second = model.calls[1].messages
-    assert isinstance(second[-2], AIMessage) and second[-2].tool_calls[0]["name"] == "list_invoices"
-    assert "{" not in str(second[-2].content)
-    assert isinstance(second[-1], ToolMessage) and second[-1].tool_call_id == second[-2].tool_calls[0]["id"]
-    assert invoices[0]["id"] in str(second[-1].content)
+    assert isinstance(second[-2], AIMessage) and str(second[-2].content).endswith(CANONICAL)
+    assert isinstance(second[-1], ToolMessage) and invoices[0]["id"] in str(second[-1].content)
 
 
 async def test_two_tagged_calls_in_one_message_both_run(seeded):
@@ -85,15 +88,16 @@ async def test_two_tagged_calls_in_one_message_both_run(seeded):
     assert reply.bubbles == ["Done."]
 
 
-async def test_the_call_is_kept_as_a_tool_call_in_the_next_turns_history(seeded):
+async def test_the_call_and_its_result_stay_in_the_next_turns_history(seeded):
     model = FakeChatModel(said('{"name": "list_invoices", "arguments": {}}', "One invoice.", "Bye!"))
     agent = get_agent("openai-chat", model=model)
     await agent.respond("What do I owe?", seeded)
     await agent.respond("Thanks", seeded)
     history = model.calls[2].messages
     ais = [m for m in history if isinstance(m, AIMessage)]
-    assert [bool(m.tool_calls) for m in ais] == [True, False]
-    assert [m.content for m in ais] == ["", "One invoice."]
+    assert [m.content for m in ais] == ['<tool_call>\n{"name": "list_invoices", "arguments": {}}\n</tool_call>',
+                                        "One invoice."]  # fmt: skip
+    assert isinstance(history[history.index(ais[0]) + 1], ToolMessage)
 
 
 async def test_a_call_to_a_tool_that_does_not_exist_is_reported_back_not_shown_to_the_caller(seeded):
@@ -134,3 +138,30 @@ def test_text_tool_calls_leaves_the_prose_around_a_call():
     assert [(c["name"], c["args"]) for c in calls] == [("get_patient", {})]
     assert rest == "Sure!"
     assert text_tool_calls("no call here", TOOL_NAMES) == ([], "no call here")
+
+
+async def test_the_requests_after_a_written_call_pass_the_local_servers_validation(seeded):
+    """End to end over HTTP: what the adapter sends after a written call is a request llama-cpp-python's server
+    accepts (it refused ``"content": null`` on the assistant message with HTTP 500), and it shows the model its
+    call in Qwen's own ``<tool_call>`` form followed by the tool's result."""
+    server_types = pytest.importorskip("llama_cpp.server.types")
+    from langchain_openai import ChatOpenAI
+
+    from convoeval.testing import FakeOpenAIServer
+
+    with FakeOpenAIServer(['{"name": "list_invoices", "arguments": {"status": "pending"}}', "One open invoice.",
+                           "You're welcome!"]) as server:  # fmt: skip
+        model = ChatOpenAI(base_url=server.base_url, api_key="x", model=server.model, max_retries=0)
+        agent = get_agent("openai-chat", model=model)
+        first = await agent.respond("What do I owe?", seeded)
+        second = await agent.respond("Thanks", seeded)
+
+    assert first.bubbles == ["One open invoice."] and first.tool_names == ["list_invoices"]
+    assert second.bubbles == ["You're welcome!"]
+    for body in server.requests:
+        server_types.CreateChatCompletionRequest.model_validate(body)  # raises as the server's HTTP 500 did
+    roles = [m["role"] for m in server.requests[2]["messages"]]
+    assert roles == ["system", "user", "assistant", "tool", "assistant", "user"]
+    call = server.requests[2]["messages"][2]["content"]
+    assert call.startswith("<tool_call>\n") and call.endswith("\n</tool_call>")
+    assert json.loads(call.split("\n")[1]) == {"name": "list_invoices", "arguments": {"status": "pending"}}

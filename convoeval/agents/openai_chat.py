@@ -190,16 +190,17 @@ class OpenAIChatAgent:
                 raise AgentError(f"agent {self.name!r}: model call failed ({_describe(exc)})") from None
             if not isinstance(ai, AIMessage):
                 ai = AIMessage(content=_text_of(getattr(ai, "content", ai)))
-            if not ai.tool_calls:
-                ai = _with_written_calls(ai, self._tool_names())
+            requests: list[dict[str, Any]] = [dict(call) for call in ai.tool_calls]
+            if not requests:
+                requests, ai = _written_calls(ai, self._tool_names())
             turn.append(ai)
-            if not ai.tool_calls:
+            if not requests:
                 break
             if round_no == self.max_tool_rounds:
                 raise AgentError(
                     f"agent {self.name!r} still calling tools after {self.max_tool_rounds} rounds without answering"
                 )
-            for request in ai.tool_calls:
+            for request in requests:
                 call = await self._run_tool(tools, request["name"], request.get("args") or {})
                 calls.append(call)
                 call_id = request.get("id") or uuid.uuid4().hex
@@ -353,13 +354,17 @@ def _as_call(item: Any, names: Collection[str]) -> dict[str, Any] | None:
     return {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "tool_call"}
 
 
-def _with_written_calls(ai: AIMessage, names: Collection[str]) -> AIMessage:
-    """``ai`` with the calls written in its text made real tool calls (itself when it wrote none).
+def _written_calls(ai: AIMessage, names: Collection[str]) -> tuple[list[dict[str, Any]], AIMessage]:
+    """The calls ``ai`` wrote in its text, and the message to keep in the history for it (``ai`` when none).
 
-    The call leaves the content, so the next request renders it as the model's own call (through the chat
-    template's tool-call markup) followed by its result, not as a message the model said to the caller.
+    The kept message is text, not an ``AIMessage`` with ``tool_calls``: LangChain sends the latter with
+    ``"content": null``, which llama-cpp-python's server refuses (HTTP 500), and its text is the call in Qwen's own
+    ``<tool_call>`` form with the arguments as an object, which is what the model was trained to see before the
+    ``<tool_response>`` the chat template makes of the results.
     """
     calls, rest = text_tool_calls(_text_of(ai.content), names)
     if not calls:
-        return ai
-    return AIMessage(content=rest, tool_calls=calls, response_metadata=ai.response_metadata, id=ai.id)
+        return [], ai
+    blocks = [f"<tool_call>\n{_jsonable({'name': c['name'], 'arguments': c['args']})}\n</tool_call>" for c in calls]
+    text = "\n".join([rest, *blocks] if rest else blocks)
+    return calls, AIMessage(content=text, response_metadata=ai.response_metadata, id=ai.id)
