@@ -20,6 +20,10 @@ LEXICON = {
         "confirmada|vou estar la|vou estar lá|vou ir|eu vou|to dentro|tô dentro",
         "details": "que horas|qual horario|qual horário|quando e|quando é|que dia|qual dia|com quem|qual medico|"
         "qual médico|qual doutor|qual dentista|qual consulta",
+        # Whether something was done ("Pode confirmar que cancelou?"): a question, not a yes nor a request.
+        "done": "cancelou|cancelaram|foi cancelada|foi cancelado|ja cancelou|já cancelou|esta cancelada|está cancelada|"
+        "ficou cancelada|confirmou|confirmaram|foi confirmada|ja confirmou|já confirmou|ficou confirmada",
+        "confirm_that": "confirmar que|confirma que|confirme que|confirmar se|confirma se",
     },
     "en": {
         "cant": "cant make it|cannot make it|cant come|cannot come|cant go|wont be able|will not be able|"
@@ -31,6 +35,9 @@ LEXICON = {
         "i can make it|i can come|attending",
         "details": "what time|when is|which day|what day|with whom|who is|which doctor|which dentist|"
         "what appointment|which appointment",
+        "done": "cancelled|canceled|did you cancel|has it been cancelled|is it cancelled|did you confirm|"
+        "has it been confirmed|is it confirmed|was it confirmed",
+        "confirm_that": "confirm that|confirm you|confirm if|confirm whether",
     },
     "es": {
         "cant": "no puedo|no voy a poder|no podre|no podré|no voy a ir|no llego|no me es posible|imprevisto|"
@@ -43,6 +50,10 @@ LEXICON = {
         "sí voy|puedo ir|nos vemos",
         "details": "a que hora|a qué hora|que hora|qué hora|cuando es|cuándo es|que dia|qué día|con quien|"
         "con quién|que doctor|qué doctor|que cita|qué cita",
+        # "canceló" and "confirmó" fold to "cancelo" and "confirmo" (I cancel, I confirm): left out.
+        "done": "cancelaste|la cancelaste|cancelaron|fue cancelada|esta cancelada|está cancelada|quedo cancelada|"
+        "quedó cancelada|confirmaste|confirmaron|fue confirmada|quedo confirmada|quedó confirmada",
+        "confirm_that": "confirmar que|confirmas que|confirma que|confirmarme que|confirmar si|confirmas si",
     },
 }
 
@@ -90,6 +101,9 @@ TEXTS = {
         "no_appointment": "Não encontrei nenhuma consulta marcada no seu nome. Se quiser, posso passar você para "
         "a nossa equipe.",
         "done_help": "Se precisar remarcar ou cancelar, é só me dizer. 😊",
+        "status_scheduled": "Ainda não cancelei nem confirmei nada: sua consulta de {when} continua marcada.",
+        "status_cancelled": "Sim: sua consulta de {when} está cancelada.",
+        "status_confirmed": "Sim: sua consulta de {when} está confirmada. ✅",
     },
     "en": {
         "intro": "Hi {name}! This is the appointments assistant of {clinic}. 😊",
@@ -135,6 +149,9 @@ TEXTS = {
         "no_appointment": "I couldn't find any upcoming appointment in your name. If you like, I can pass you to "
         "our team.",
         "done_help": "If you need to reschedule or cancel, just tell me. 😊",
+        "status_scheduled": "I haven't cancelled or confirmed anything yet: your appointment on {when} is still booked.",
+        "status_cancelled": "Yes: your appointment on {when} is cancelled.",
+        "status_confirmed": "Yes: your appointment on {when} is confirmed. ✅",
     },
     "es": {
         "intro": "¡Hola, {name}! Soy el asistente de citas de {clinic}. 😊",
@@ -178,6 +195,9 @@ TEXTS = {
         "no_appointment": "No encontré ninguna cita programada a tu nombre. Si quieres, puedo pasarte con nuestro "
         "equipo.",
         "done_help": "Si necesitas reprogramar o cancelar, solo dime. 😊",
+        "status_scheduled": "Todavía no cancelé ni confirmé nada: tu cita del {when} sigue agendada.",
+        "status_cancelled": "Sí: tu cita del {when} está cancelada.",
+        "status_confirmed": "Sí: tu cita del {when} está confirmada. ✅",
     },
 }
 

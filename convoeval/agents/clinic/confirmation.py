@@ -123,6 +123,8 @@ class ConfirmationAgent(ClinicAgent):
 
     def on_confirm(self, turn: Turn) -> None:
         said = turn.said
+        if self._says_status(turn, then="ask_confirm"):
+            return
         if self._change(turn, cant=True):
             return
         if said.has("yes", "attend") and not said.has("no"):
@@ -141,6 +143,8 @@ class ConfirmationAgent(ClinicAgent):
 
     def on_cant_attend(self, turn: Turn) -> None:
         said = turn.said
+        if self._says_status(turn, then="choose_cant"):
+            return
         if self._change(turn, cant=False):
             return
         if self._names_time(turn):
@@ -175,6 +179,8 @@ class ConfirmationAgent(ClinicAgent):
 
     def on_confirm_cancel(self, turn: Turn) -> None:
         said = turn.said
+        if self._says_status(turn, then="cancel_ask"):
+            return  # "Pode confirmar que cancelou?" is no yes: nothing is cancelled yet, and the question stands
         if said.has("reschedule"):
             self._offer_slots(turn)
         elif (said.has("yes") or said.has("cancel")) and not said.has("no"):
@@ -193,7 +199,9 @@ class ConfirmationAgent(ClinicAgent):
         said, appointment = turn.said, turn.data.get("appointment")
         is_open = appointment is not None and appointment["status"] in OPEN_STATUSES
         open_appointment: dict[str, Any] = appointment if appointment is not None and is_open else {}  # is_open reads
-        if is_open and said.has("cant", "reschedule", "cancel"):
+        if appointment is not None and self._says_status(turn):
+            pass
+        elif is_open and said.has("cant", "reschedule", "cancel"):
             self._change(turn, cant=True)
         elif said.has("thanks", "bye") or (said.has("no") and not said.has("yes")):
             turn.say("goodbye")
@@ -207,6 +215,19 @@ class ConfirmationAgent(ClinicAgent):
             turn.say("done_help")
 
     # ── Steps ──
+
+    def _says_status(self, turn: Turn, then: str = "") -> bool:
+        """Answer a question about what was done ("Pode confirmar que cancelou?", "did you cancel it?") with the
+        appointment's status, acting on nothing (read as a yes, it confirmed or cancelled it: #35); then ``then``."""
+        said = turn.said
+        if not said.has("done") or not ("?" in said.text or said.has("confirm_that")):
+            return False
+        status = turn.data["appointment"]["status"]
+        key = {"cancelled": "status_cancelled", "confirmed": "status_confirmed"}.get(status, "status_scheduled")
+        turn.say(key, when=self._when(turn))
+        if then:
+            turn.say(then, when=self._when(turn))
+        return True
 
     def _change(self, turn: Turn, *, cant: bool) -> bool:
         """Handle a wish to reschedule or cancel (and, with ``cant``, a plain "I can't make it"); whether it did."""
