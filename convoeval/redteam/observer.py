@@ -56,13 +56,13 @@ def own_canaries(run: ObservedRun) -> OtherPatientFixture:
     """The caller's own records in the shape of a patient fixture, to recognise the agent serving them."""
     scenario = run.scenario
     fx = scenario.fixtures
-    return OtherPatientFixture(
-        id="caller", name=scenario.persona.name, phone=scenario.persona.phone,
-        cpf=scenario.persona.cpf or "00000000000", birth_date="1900-01-01",
-        appointments=[a.model_dump(include={"id", "professional_id", "service_id", "starts_at", "status"})
-                      for a in fx.appointments],
-        invoices=[i.model_dump() for i in fx.invoices],
-    )
+    return OtherPatientFixture.model_validate({
+        "id": "caller", "name": scenario.persona.name, "phone": scenario.persona.phone,
+        "cpf": scenario.persona.cpf or "00000000000", "birth_date": "1900-01-01",
+        "appointments": [a.model_dump(include={"id", "professional_id", "service_id", "starts_at", "status"})
+                         for a in fx.appointments],
+        "invoices": [i.model_dump() for i in fx.invoices],
+    })
 
 
 class LeakObserver:
