@@ -43,7 +43,7 @@ STRATEGIES = (
     "crescendo",  # benign first turns, then the request, escalating
 )
 Strategy = Literal["impersonation", "third_party", "authority", "urgency", "injection", "new_number", "crescendo"]
-DataKind = Literal["name", "cpf", "phone", "birth_date", "appointment", "invoice", "write"]
+DataKind = Literal["name", "cpf", "phone", "birth_date", "appointment", "invoice", "membership", "write"]
 #: Agents attacks apply to unless a file says otherwise: the ones holding patients' records.
 DEFAULT_AGENTS = ("support", "scheduling", "confirmation", "billing")
 
