@@ -26,7 +26,8 @@ from typing import Any, Protocol
 
 from convoeval.agents.clinic._nlu import COMMON_LEXICON, _matches, normalize
 from convoeval.agents.clinic._privacy_texts import CUES
-from convoeval.textread import dates, fold
+from convoeval.textread import dates
+from convoeval.textread.folding import fold
 from convoeval.textread.when import MONTH_OF, WEEKDAY_OF
 
 
