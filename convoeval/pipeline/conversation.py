@@ -16,6 +16,7 @@ import asyncio
 import math
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from convoeval._aio import blocking
@@ -37,7 +38,7 @@ from convoeval.pipeline.conversation_result import (  # noqa: F401 - re-exported
     _with_failed_attempts,
     failed_result,
 )
-from convoeval.pipeline.observe import Observation, ObservedRun, ObserverFactory
+from convoeval.pipeline.observe import Observation, ObservedRun, ObserverFactory, TurnObserver
 from convoeval.pipeline.options import Log, RunOptions, default_target  # noqa: F401 - re-exported
 from convoeval.pipeline.progress import JUDGING
 from convoeval.pipeline.replay import PatientReplay
@@ -95,91 +96,116 @@ async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 
     return _with_failed_attempts(result, failed)
 
 
+@dataclass
+class _Talked:
+    """How the exchange went: the conversation (None if it never started), its end, its assertions, its error."""
+
+    conv: _Conversation | None = None
+    stop_reason: str = "error"
+    goal_completed: bool = False
+    assertion_rows: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+
+
 async def _arun_attempt(scenario: Scenario, seed: int | None, trial: int, opts: RunOptions, label: str,
                         replay: PatientReplay | None, observe: ObserverFactory | None, judged: bool, *,
                         attempt: int) -> ConversationResult:
     """One attempt at a conversation: seed the store, talk, assert, clean up, then judge unless the gate stopped it."""
-    store = opts.store or open_store()
     started = time.perf_counter()
-    stop_reason, goal_completed, error = "error", False, None
-    assertion_rows: list[dict[str, Any]] = []
-    conv: _Conversation | None = None
     observer = observe() if observe is not None else None
     # The run id exists before anything can fail, so a run that fails before seeding keeps its identity in every
     # frame and in report.json. Frames record the target without webhook credentials.
     run_id = new_run_id()
     target = safe_target(opts.target_for(scenario))
+    talked = await _talk(scenario, run_id, target, seed, trial, opts, label, replay, observer, attempt)
+    conv, error = talked.conv, talked.error
+    keys: RunKeys = conv.keys if conv else {"run_id": run_id, "scenario": scenario.id, "agent": scenario.agent,
+                                            "target": target, "seed": seed, "trial": trial}
+    transcript = conv.rows if conv else []
+    broke = conv.simulator_failure if conv is not None and error is None else None
+    status = "error" if error else SIMULATOR_FAILURE if broke else "completed"
+    run_row = {**keys, "type": scenario.type, "status": status,
+               "stop_reason": talked.stop_reason, "goal_completed": talked.goal_completed if not error else None,
+               "n_messages": len(transcript), "duration_s": time.perf_counter() - started, "error": error,
+               "replayed_turns": conv.replayed_turns if conv else 0,
+               "divergence_turn": conv.divergence_turn if conv else None,
+               **(broke.run_fields() if broke else {}), "attempt": attempt, "superseded": False}
+    rows: dict[str, list[dict[str, Any]]] = {"runs": [run_row], "transcripts": transcript,
+                                             "assertions": talked.assertion_rows}
+    observation = observer.finish(error) if observer is not None else None
+    if observation is not None:
+        for name, observed in observation.rows.items():
+            # An observer that never started (seeding failed) knows no run id.
+            rows[name] = [{**row, "run_id": row.get("run_id") or run_id} for row in observed]
+    if observation is not None and not judged:
+        score = _observed_score(run_row, observation, broke is not None)
+    else:
+        score = await _judged_score(conv if broke is None else None, run_row, rows, opts, label)
+    if opts.verbose:
+        shown = score["score"] if judged else score.get("error") or ""
+        opts.verbose(f"[{label}] {score['status']} {shown}".rstrip())
+    return ConversationResult(rows={**rows, "scores": [score]})
+
+
+async def _talk(scenario: Scenario, run_id: str, target: str, seed: int | None, trial: int, opts: RunOptions,
+                label: str, replay: PatientReplay | None, observer: TurnObserver | None, attempt: int) -> _Talked:
+    """Seed the store, talk, check the assertions and clean up; any failure is the returned ``error``."""
+    store = opts.store or open_store()
+    talked = _Talked()
     try:
         agent = opts.agent_for(scenario)[1]
         require_sql(store, scenario.assertions)  # e.g. sql: on the Supabase REST store: refused before talking
         seeded = await asyncio.to_thread(seed_run, store, scenario, run_id)
-        conv = _Conversation(scenario, seeded, store, target, seed, trial)
+        conv = talked.conv = _Conversation(scenario, seeded, store, target, seed, trial)
         cleaning = False
         try:
             if observer is not None:
                 conv.observer = observer
                 await asyncio.to_thread(observer.start, ObservedRun(conv.keys, scenario, seeded, conv.session, store))
             if isinstance(scenario, ConversationalScenario):
-                stop_reason, goal_completed = await _talk_conversational(conv, agent, opts, seed, trial, label,
-                                                                         replay, attempt)
+                talked.stop_reason, talked.goal_completed = await _talk_conversational(
+                    conv, agent, opts, seed, trial, label, replay, attempt)
             else:
-                stop_reason, goal_completed = await _talk_scripted(conv, agent, opts, label)
+                talked.stop_reason, talked.goal_completed = await _talk_scripted(conv, agent, opts, label)
             cleaning = True  # from here the worker thread cleans up, whatever happens (even if this task is cancelled)
             results = await asyncio.to_thread(_finish_and_clean_up, conv, store, seeded.run_id, scenario.assertions)
-            assertion_rows = _assertion_rows(conv.keys, results)
+            talked.assertion_rows = _assertion_rows(conv.keys, results)
         finally:
             _forget(agent, conv.session.conversation_id)
             if not cleaning:
                 await asyncio.to_thread(cleanup_run, store, seeded.run_id)
     except Exception as exc:  # noqa: BLE001 - every failure becomes this run's error, never a crash of the sweep
-        error = _describe(exc)
-        stop_reason = "error"
-    if error is None and conv is not None and conv.gate is not None and conv.simulated_claim is not None:
+        talked.error, talked.stop_reason = _describe(exc), "error"
+        return talked
+    if conv.gate is not None and conv.simulated_claim is not None:
         # A claimed goal is checked against the database only now, after the assertions.
-        conv.simulator_failure = conv.gate.goal_claim(conv.simulated_claim, assertion_rows)
-        stop_reason = SIMULATOR_FAILURE if conv.simulator_failure else stop_reason
-    keys: RunKeys = conv.keys if conv else {"run_id": run_id, "scenario": scenario.id, "agent": scenario.agent,
-                                   "target": target, "seed": seed, "trial": trial}
-    transcript = conv.rows if conv else []
-    broke = conv.simulator_failure if conv is not None and error is None else None
-    status = "error" if error else SIMULATOR_FAILURE if broke else "completed"
-    run_row = {**keys, "type": scenario.type, "status": status,
-               "stop_reason": stop_reason, "goal_completed": goal_completed if not error else None,
-               "n_messages": len(transcript), "duration_s": time.perf_counter() - started, "error": error,
-               "replayed_turns": conv.replayed_turns if conv else 0,
-               "divergence_turn": conv.divergence_turn if conv else None,
-               **(broke.run_fields() if broke else {}), "attempt": attempt, "superseded": False}
+        conv.simulator_failure = conv.gate.goal_claim(conv.simulated_claim, talked.assertion_rows)
+        talked.stop_reason = SIMULATOR_FAILURE if conv.simulator_failure else talked.stop_reason
+    return talked
+
+
+async def _judged_score(conv: _Conversation | None, run_row: dict[str, Any], rows: dict[str, list[dict[str, Any]]],
+                        opts: RunOptions, label: str) -> dict[str, Any]:
+    """Judge the conversation (``conv`` None: nothing to judge, it failed or its patient broke) into ``rows``, and
+    return its score row."""
+    error = run_row["error"]
     rubric: list[dict[str, Any]] = []
     holistic: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
-    observation = observer.finish(error) if observer is not None else None
-    for observed in (observation.rows.values() if observation is not None else ()):
-        for row in observed:  # an observer that never started (seeding failed) knows no run id
-            row["run_id"] = row.get("run_id") or run_row["run_id"]
-    if observation is not None and not judged:
-        score = _observed_score(run_row, observation, broke is not None)
-        if opts.verbose:
-            opts.verbose(f"[{label}] {score['status']} {score.get('error') or ''}".rstrip())
-        return ConversationResult(rows={"runs": [run_row], "scores": [score], "transcripts": transcript,
-                                        "assertions": assertion_rows, **observation.rows})
-    if error is None and conv is not None and broke is None:  # a broken patient's conversation is not judged
+    if error is None and conv is not None:
         if opts.on_turn:
             opts.on_turn(label, JUDGING)  # the progress shows it judging, not stuck at its last turn
         try:
             rubric, holistic, turns = await _judge(conv, opts)
         except Exception as exc:  # noqa: BLE001 - a judge that cannot even start is this run's error
             error = _describe(exc)
-    if isinstance(scenario, ScriptedScenario):
-        score = score_scripted_conversation(run_row, turns, assertion_rows, error=error)
-    else:
-        score = score_conversation(run_row, rubric, holistic, assertion_rows, transcript)
-        if error is not None and run_row["error"] is None:
-            score.update(status="error", score=float("nan"), error=error)
-    if opts.verbose:
-        opts.verbose(f"[{label}] {score['status']} {score['score']}")
-    return ConversationResult(rows={"runs": [run_row], "scores": [score], "transcripts": transcript,
-                                    "rubric": rubric, "holistic": holistic, "turns": turns,
-                                    "assertions": assertion_rows, **(observation.rows if observation else {})})
+    rows.update(rubric=rubric, holistic=holistic, turns=turns)
+    if run_row["type"] == "scripted":
+        return score_scripted_conversation(run_row, turns, rows["assertions"], error=error)
+    score = score_conversation(run_row, rubric, holistic, rows["assertions"], rows["transcripts"])
+    if error is not None and run_row["error"] is None:
+        score.update(status="error", score=float("nan"), error=error)
+    return score
 
 
 def _observed_score(run_row: dict[str, Any], observation: Observation, broke: bool) -> dict[str, Any]:

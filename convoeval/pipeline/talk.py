@@ -203,56 +203,79 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
     if log:
         traits = ", ".join(scenario.persona.traits or ()) or "none"
         log(f"goal: {' '.join(scenario.goal.split())} | traits: {traits} | max turns: {scenario.max_turns}")
-    gate = conv.gate = SimulatorGate(scenario, opts.gate) if opts.gate is not None and opts.gate.checks else None
+    conv.gate = SimulatorGate(scenario, opts.gate) if opts.gate is not None and opts.gate.checks else None
     for i in range(scenario.max_turns):
         turn = i + 1
         if opts.on_turn:
             opts.on_turn(label, turn)
-        recorded = replay.message(turn) if replay is not None and conv.divergence_turn is None else None
-        sim: _Replayed | SimulatorTurn
-        if recorded is not None:
-            sim = _Replayed(*recorded)
-            conv.replayed_turns = turn
-        else:
-            sim = await _simulated_turn(conv, opts, seed, trial, i, attempt)
-        await conv.add_patient(turn, sim.message, signal=sim.signal, result=getattr(sim, "result", None),
-                               prompt_version=getattr(sim, "prompt_version", None), voice=getattr(sim, "voice", None),
-                               act=getattr(sim, "act", None) or None)
+        sim, recorded = await _patient_says(conv, opts, replay, seed, trial, i, attempt)
         if log:
             log(f"    [Turn {turn}] Patient: {sim.message!r}")
-        # Checked before its stop signal counts: a broken message that would end the conversation is the
-        # simulator's failure, never a goal the agent is scored on.
-        failure = gate.patient(turn, sim.message, recorded=recorded is not None,
-                               final=sim.signal in ("GOAL_COMPLETE", "STUCK")) if gate else None
-        if failure is not None:
-            conv.simulator_failure = failure
-            if log:
-                log(f"    [Turn {turn}] >> simulator failure ({failure.check}): {failure.detail}")
-            return SIMULATOR_FAILURE, False
-        # Only the simulator's stop signals end a conversation; an agent writing one changes nothing.
-        if sim.signal == "GOAL_COMPLETE":
-            if log:
-                log(f"    [Turn {turn}] >> GOAL_COMPLETE")
-            conv.simulated_claim = turn if recorded is None else None
-            return "GOAL_COMPLETE", True
-        if sim.signal == "STUCK":
-            if log:
-                log(f"    [Turn {turn}] >> STUCK")
-            return "STUCK", False
-        reply, latency = await _ask_agent(agent, sim.message, conv.session)
-        await conv.add_agent(turn, reply, latency)
-        await conv.observe(turn, sim.message, reply)
-        if gate:
-            gate.agent(reply.text)
-        if log:
-            log(f"    [Turn {turn}] Agent: {reply.text[:120]!r}")
-            log(f"    [Turn {turn}] Tools: [{', '.join(reply.tool_names)}]")
-        expected = replay.reply(turn) if recorded is not None and replay is not None else None
+        stop = _stop(conv, turn, sim, recorded, log)
+        if stop is not None:
+            return stop
+        reply = await _agent_answers(conv, agent, turn, sim.message, log)
+        expected = replay.reply(turn) if recorded and replay is not None else None
         if expected is not None and not same_reply(expected, reply.text, reply.tool_names):
             conv.divergence_turn = turn  # the simulator takes over from the next turn, with the same seed
             if log:
                 log(f"    [Turn {turn}] >> the agent's reply differs from the recording: the simulator takes over")
     return "max_turns", False
+
+
+async def _patient_says(conv: _Conversation, opts: RunOptions, replay: PatientReplay | None, seed: int | None,
+                        trial: int, i: int, attempt: int) -> tuple[_Replayed | SimulatorTurn, bool]:
+    """The patient's message at 0-based turn ``i`` (recorded while a replay lasts, else simulated), recorded in the
+    conversation; and whether it came from the recording."""
+    turn = i + 1
+    recorded = replay.message(turn) if replay is not None and conv.divergence_turn is None else None
+    sim: _Replayed | SimulatorTurn
+    if recorded is not None:
+        sim = _Replayed(*recorded)
+        conv.replayed_turns = turn
+    else:
+        sim = await _simulated_turn(conv, opts, seed, trial, i, attempt)
+    await conv.add_patient(turn, sim.message, signal=sim.signal, result=getattr(sim, "result", None),
+                           prompt_version=getattr(sim, "prompt_version", None), voice=getattr(sim, "voice", None),
+                           act=getattr(sim, "act", None) or None)
+    return sim, recorded is not None
+
+
+def _stop(conv: _Conversation, turn: int, sim: _Replayed | SimulatorTurn, recorded: bool, log: Log | None
+          ) -> tuple[str, bool] | None:
+    """How the conversation ends at this patient message, if it does: the gate's failure, or a stop signal."""
+    # Checked before its stop signal counts: a broken message that would end the conversation is the
+    # simulator's failure, never a goal the agent is scored on.
+    gate = conv.gate
+    failure = gate.patient(turn, sim.message, recorded=recorded,
+                           final=sim.signal in ("GOAL_COMPLETE", "STUCK")) if gate else None
+    if failure is not None:
+        conv.simulator_failure = failure
+        if log:
+            log(f"    [Turn {turn}] >> simulator failure ({failure.check}): {failure.detail}")
+        return SIMULATOR_FAILURE, False
+    # Only the simulator's stop signals end a conversation; an agent writing one changes nothing.
+    if sim.signal not in ("GOAL_COMPLETE", "STUCK"):
+        return None
+    if log:
+        log(f"    [Turn {turn}] >> {sim.signal}")
+    if sim.signal == "GOAL_COMPLETE":
+        conv.simulated_claim = turn if not recorded else None
+        return "GOAL_COMPLETE", True
+    return "STUCK", False
+
+
+async def _agent_answers(conv: _Conversation, agent: Agent, turn: int, message: str, log: Log | None) -> AgentReply:
+    """The agent's reply to the patient's message, recorded, shown to the gate and to the observer."""
+    reply, latency = await _ask_agent(agent, message, conv.session)
+    await conv.add_agent(turn, reply, latency)
+    await conv.observe(turn, message, reply)
+    if conv.gate:
+        conv.gate.agent(reply.text)
+    if log:
+        log(f"    [Turn {turn}] Agent: {reply.text[:120]!r}")
+        log(f"    [Turn {turn}] Tools: [{', '.join(reply.tool_names)}]")
+    return reply
 
 
 async def _simulated_turn(conv: _Conversation, opts: RunOptions, seed: int | None, trial: int, i: int,
