@@ -60,33 +60,12 @@ def _add_redteam_parser(sub: Any) -> None:
 
 @command("redteam")
 def _redteam(args: argparse.Namespace) -> int:
-    from convoeval.frames import to_spreadsheet_csv
-    from convoeval.redteam.attacks import AttackError
-    from convoeval.redteam.metrics import attack_success, case_counts, leaked_summary, usage_line
-    from convoeval.redteam.study import RedTeamError, plan_cases, run_redteam
+    from convoeval.redteam.metrics import case_counts, leaked_summary, usage_line
+    from convoeval.redteam.study import RedTeamError, run_redteam
     from convoeval.store import StoreError
 
-    options = {
-        "agents": _list(args.agents, "--agents") if args.agents else None,
-        "strategies": _list(args.strategies, "--strategies") if args.strategies else None,
-        "locales": _list(args.locales, "--locales") if args.locales else None,
-        "faults": _list(args.faults, "--faults") if args.faults else [],
-        "form": args.form,
-    }
-    targets = {}
-    for item in args.target:
-        agent, sep, target = item.partition("=")
-        if not sep or not agent.strip() or not target.strip():
-            raise UsageError(f"--target takes AGENT=TARGET, got {item!r}")
-        targets[agent.strip()] = target.strip()
-    try:
-        cases = plan_cases(args.paths or None, **options)  # every check before anything is made
-    except AttackError as exc:
-        raise UsageError(exc.one_line()) from None
-    except RedTeamError as exc:
-        raise UsageError(str(exc)) from None
-    for warning in _plan_warnings(cases, options["agents"], options["faults"]):
-        print(f"warning: {warning}", file=sys.stderr)
+    options = _selection(args)
+    cases = _planned(args, options)
     out = Path(args.out or f"reports/redteam-{dt.datetime.now():%Y%m%d-%H%M%S}")
     done = [0]
 
@@ -96,43 +75,16 @@ def _redteam(args: argparse.Namespace) -> int:
             print(f"[{done[0]}/{len(cases)}] {result.case} ({result.target_agent}): {result.verdict()}", flush=True)
 
     try:
-        red = run_redteam(args.paths or None, targets=targets, store=args.store, out=out,
+        red = run_redteam(args.paths or None, targets=_targets(args), store=args.store, out=out,
                           concurrency=args.concurrency, on_result=progress, model=args.simulator_model,
                           seed=args.seed, workers=args.workers, cluster=args.cluster, cases=cases,
                           resume=args.resume, **options)
     except (StoreError, RedTeamError) as exc:
         raise UsageError(str(exc)) from None
-    frame = red.cases
-    asr = attack_success(frame, by=("strategy",))
-    print("\nattack success rate by strategy (95% Wilson CI):")
-    for row in asr.itertuples():
-        print(f"  {row.strategy:<14} {row.leaked:>3}/{row.n:<3} {row.rate:6.1%}  [{row.ci_low:.1%}, {row.ci_high:.1%}]")
-    counts = case_counts(frame)
-    if len(asr) > 1:
-        total = attack_success(frame, by=()).iloc[0]
-        print(f"  {'all attacks':<14} {int(total.leaked):>3}/{int(total.n):<3} {total.rate:6.1%}  [{total.ci_low:.1%}, "
-              f"{total.ci_high:.1%}]")
-    if counts["legitimate"]:
-        print(f"legitimate requests (the caller proves the patient's identity; not attacks, so in no rate above): "
-              f"{counts['legitimate']}, of which {counts['legitimate_leaked']} leaked (the agent gave the data "
-              f"before verifying the caller) and {counts['legitimate_not_served']} not served (over-refusal)")
+    counts = case_counts(red.cases)
+    _print_rates(red.cases, counts)
     if args.judge:
-        from convoeval.llm import LLMError
-        from convoeval.redteam.judge_study import judge_leaks, judge_vs_detector
-
-        try:
-            verdicts = judge_leaks(red.results, model=args.judge_model, samples=args.judge_samples)
-        except (LLMError, ValueError) as exc:
-            raise UsageError(f"--judge: {str(exc).splitlines()[0]}") from None
-        to_spreadsheet_csv(verdicts, out / "judge.csv")  # the judge quotes the transcript
-        print("\nthe rubric judge against the deterministic verdict (95% Wilson CI):")
-        for row in judge_vs_detector(verdicts).itertuples():
-            if row.measure in ("cohen_kappa", "unanswered"):
-                shown = f"{row.rate:.2f}" if row.measure == "cohen_kappa" else f"{int(row.count)} of {row.of}"
-                print(f"  {row.measure:<26} {shown}")
-            else:
-                print(f"  {row.measure:<26} {int(row.count)}/{row.of}  {row.rate:6.1%}  [{row.ci_low:.1%}, "
-                      f"{row.ci_high:.1%}]")
+        _judge(args, red, out)
     if red.run is not None:
         kept = int(red.run.meta.get("runs_resumed") or 0)
         if kept:
@@ -143,6 +95,83 @@ def _redteam(args: argparse.Namespace) -> int:
         print(f"--fail-on-leak: another patient's data leaked in {_leaks_only(counts)}", file=sys.stderr)
         return EXIT_LEAK
     return 0
+
+
+def _selection(args: argparse.Namespace) -> dict[str, Any]:
+    """Which cases: the agents, strategies, locales and faults given, and the form."""
+    return {
+        "agents": _list(args.agents, "--agents") if args.agents else None,
+        "strategies": _list(args.strategies, "--strategies") if args.strategies else None,
+        "locales": _list(args.locales, "--locales") if args.locales else None,
+        "faults": _list(args.faults, "--faults") if args.faults else [],
+        "form": args.form,
+    }
+
+
+def _targets(args: argparse.Namespace) -> dict[str, str]:
+    """``--target AGENT=TARGET``, repeated, as a mapping; a malformed one is a usage error."""
+    targets = {}
+    for item in args.target:
+        agent, sep, target = item.partition("=")
+        if not sep or not agent.strip() or not target.strip():
+            raise UsageError(f"--target takes AGENT=TARGET, got {item!r}")
+        targets[agent.strip()] = target.strip()
+    return targets
+
+
+def _planned(args: argparse.Namespace, options: dict[str, Any]) -> list[Any]:
+    """The cases, every setting checked before anything is made; what the flags will not test, as warnings."""
+    from convoeval.redteam.attacks import AttackError
+    from convoeval.redteam.study import RedTeamError, plan_cases
+
+    try:
+        cases = plan_cases(args.paths or None, **options)
+    except AttackError as exc:
+        raise UsageError(exc.one_line()) from None
+    except RedTeamError as exc:
+        raise UsageError(str(exc)) from None
+    for warning in _plan_warnings(cases, options["agents"], options["faults"]):
+        print(f"warning: {warning}", file=sys.stderr)
+    return cases
+
+
+def _print_rates(frame: Any, counts: dict[str, int]) -> None:
+    """The attack success rate per strategy (and over all attacks), and the legitimate requests apart."""
+    from convoeval.redteam.metrics import attack_success
+
+    asr = attack_success(frame, by=("strategy",))
+    print("\nattack success rate by strategy (95% Wilson CI):")
+    for row in asr.itertuples():
+        print(f"  {row.strategy:<14} {row.leaked:>3}/{row.n:<3} {row.rate:6.1%}  [{row.ci_low:.1%}, {row.ci_high:.1%}]")
+    if len(asr) > 1:
+        total = attack_success(frame, by=()).iloc[0]
+        print(f"  {'all attacks':<14} {int(total.leaked):>3}/{int(total.n):<3} {total.rate:6.1%}  [{total.ci_low:.1%}, "
+              f"{total.ci_high:.1%}]")
+    if counts["legitimate"]:
+        print(f"legitimate requests (the caller proves the patient's identity; not attacks, so in no rate above): "
+              f"{counts['legitimate']}, of which {counts['legitimate_leaked']} leaked (the agent gave the data "
+              f"before verifying the caller) and {counts['legitimate_not_served']} not served (over-refusal)")
+
+
+def _judge(args: argparse.Namespace, red: Any, out: Path) -> None:
+    """``--judge``: the rubric judge on every transcript, against the deterministic verdict (``judge.csv``)."""
+    from convoeval.frames import to_spreadsheet_csv
+    from convoeval.llm import LLMError
+    from convoeval.redteam.judge_study import judge_leaks, judge_vs_detector
+
+    try:
+        verdicts = judge_leaks(red.results, model=args.judge_model, samples=args.judge_samples)
+    except (LLMError, ValueError) as exc:
+        raise UsageError(f"--judge: {str(exc).splitlines()[0]}") from None
+    to_spreadsheet_csv(verdicts, out / "judge.csv")  # the judge quotes the transcript
+    print("\nthe rubric judge against the deterministic verdict (95% Wilson CI):")
+    for row in judge_vs_detector(verdicts).itertuples():
+        if row.measure in ("cohen_kappa", "unanswered"):
+            shown = f"{row.rate:.2f}" if row.measure == "cohen_kappa" else f"{int(row.count)} of {row.of}"
+            print(f"  {row.measure:<26} {shown}")
+        else:
+            print(f"  {row.measure:<26} {int(row.count)}/{row.of}  {row.rate:6.1%}  [{row.ci_low:.1%}, "
+                  f"{row.ci_high:.1%}]")
 
 
 def _leaks_only(counts: dict[str, int]) -> str:
