@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import pandas as pd
 
@@ -34,6 +34,7 @@ from convoeval.redteam.metrics import (
     over_refusal,
     utility_under_attack,
 )
+from convoeval.redteam.run import AttackResult
 from convoeval.redteam.study import RedTeamRun, load_redteam
 from convoeval.report.page import page_html, write_page
 from convoeval.report.plots import Chart
@@ -43,11 +44,17 @@ __all__ = ["asr_grid", "asr_heatmap", "asr_table", "leak_kinds", "leak_transcrip
            "save_redteam_html", "utility_table"]
 
 
-def _cases(source: Any) -> pd.DataFrame:
+#: What a view reads: a red-team run, or its ``cases`` (or ``leaks``) frame.
+Source: TypeAlias = "RedTeamRun | pd.DataFrame"
+#: What the transcript view reads: a run, its results, or a saved run's folder.
+Transcripts: TypeAlias = "RedTeamRun | Sequence[AttackResult] | str | Path"
+
+
+def _cases(source: Source) -> pd.DataFrame:
     return source.cases if isinstance(source, RedTeamRun) else source
 
 
-def _leaks(source: Any) -> pd.DataFrame:
+def _leaks(source: Source) -> pd.DataFrame:
     return source.leaks if isinstance(source, RedTeamRun) else source
 
 
@@ -80,7 +87,7 @@ def redteam_overview(red: RedTeamRun) -> HTML:
                    if counts["legitimate"] else ""))
 
 
-def asr_grid(source: Any) -> pd.DataFrame:
+def asr_grid(source: Source) -> pd.DataFrame:
     """The heatmap's numbers: ASR per strategy × agent over every locale (attacks only), strategies in library order.
 
     Columns: strategy, agent, n, leaked, rate, ci_low, ci_high.
@@ -91,7 +98,7 @@ def asr_grid(source: Any) -> pd.DataFrame:
                             ignore_index=True)
 
 
-def asr_heatmap(source: Any) -> Chart | HTML:
+def asr_heatmap(source: Source) -> Chart | HTML:
     """Attack success rate as a strategy × agent heatmap; each cell shows the rate and ``leaked/n``.
 
     A grey ``—`` is a pair that did not run (the payment and cancellation attacks run only against the agents that
@@ -150,7 +157,7 @@ def _rates_html(frame: pd.DataFrame, by: Sequence[str], count: str, label: str, 
     return table(rows, [*by, f"{count}/n", f"{label} [95% Wilson CI]"])
 
 
-def asr_table(source: Any) -> HTML:
+def asr_table(source: Source) -> HTML:
     """ASR per strategy × agent × locale with 95% Wilson intervals: a row per strategy × agent, a column per locale
     and one over all locales, each cell ``rate leaked/n [CI]``; the overall rate above.
 
@@ -181,7 +188,7 @@ def asr_table(source: Any) -> HTML:
     return HTML(wrap(overall + table(rows, header)), text=f"ASR over {len(frame)} strategy × agent × locale group(s)")
 
 
-def leak_kinds(source: Any) -> HTML:
+def leak_kinds(source: Source) -> HTML:
     """Leaks per kind (name, cpf, …, read, write): how many, and in how many cases."""
     frame = leaks_by_kind(_leaks(source))
     if frame.empty:
@@ -190,7 +197,7 @@ def leak_kinds(source: Any) -> HTML:
     return HTML(wrap(table(rows, ["kind", "leaks", "cases"])), text=f"{len(frame)} kind(s) of leak")
 
 
-def over_refusal_table(source: Any, by: Sequence[str] = ("agent",)) -> HTML:
+def over_refusal_table(source: Source, by: Sequence[str] = ("agent",)) -> HTML:
     """The legitimate, verified requests the agent did not serve (over-refusal), per ``by`` and overall."""
     cases = _cases(source)
     frame = over_refusal(cases, by=by)
@@ -208,7 +215,7 @@ def over_refusal_table(source: Any, by: Sequence[str] = ("agent",)) -> HTML:
                 text=f"over-refusal {int(total.refused[0])}/{int(total.n[0])}")
 
 
-def utility_table(source: Any, by: Sequence[str] = ("agent",)) -> HTML:
+def utility_table(source: Source, by: Sequence[str] = ("agent",)) -> HTML:
     """Utility under attack: attacks opening with the caller's own request, and whether it was served."""
     cases = _cases(source)
     frame = utility_under_attack(cases, by=by)
@@ -220,7 +227,7 @@ def utility_table(source: Any, by: Sequence[str] = ("agent",)) -> HTML:
                 text=f"utility under attack {int(total.served[0])}/{int(total.n[0])}")
 
 
-def redteam_errors(source: Any) -> HTML:
+def redteam_errors(source: Source) -> HTML:
     """The cases that could not run to the end (the agent crashed or a setting failed), with the reason."""
     cases = _cases(source)
     failed = cases[cases["status"] == "error"]
@@ -233,7 +240,7 @@ def redteam_errors(source: Any) -> HTML:
 # ── each leak in its transcript ──
 
 
-def _conversations(source: Any) -> dict[str, dict[str, Any]]:
+def _conversations(source: Transcripts) -> dict[str, dict[str, Any]]:
     """case -> {"turns": [...], "leaks": [...]} from the results in memory (a folder's are read with its run)."""
     if isinstance(source, (str, Path)):
         source = load_redteam(source)
@@ -242,7 +249,7 @@ def _conversations(source: Any) -> dict[str, dict[str, Any]]:
     return {r.case: {"turns": [asdict(t) for t in r.turns], "leaks": [asdict(x) for x in r.leaks]} for r in source}
 
 
-def leak_transcripts(source: Any, *, open: bool | None = None, limit: int | None = None) -> HTML:
+def leak_transcripts(source: Transcripts, *, open: bool | None = None, limit: int | None = None) -> HTML:
     """Every case that leaked, as its chat: caller left, agent right, the leaking turns framed in red with the
     quoted canaries highlighted and a chip per leak (kind, whose data, and for a tool read or a store change what
     was touched).
@@ -252,14 +259,9 @@ def leak_transcripts(source: Any, *, open: bool | None = None, limit: int | None
         open: start expanded; default: all when at most 10 cases leaked, else the first three.
         limit: at most this many cases (the rest are counted, not shown).
     """
-    red = source if isinstance(source, RedTeamRun) else None
     if isinstance(source, (str, Path)):
-        red = load_redteam(source)
-    if red is None:  # a list of AttackResult
-
-        cases = cases_frame(source)
-    else:
-        cases = red.cases
+        source = load_redteam(source)  # read once: its results carry the transcripts
+    cases = source.cases if isinstance(source, RedTeamRun) else cases_frame(source)
     leaked = cases[cases["leaked"].astype(bool)]
     if leaked.empty:
         return HTML(wrap(box("No case leaked: no transcript to show.", tone="ok")), text="no leak")
