@@ -139,9 +139,10 @@ def run_sweep(
     Raises:
         SweepError: bad agents, seeds or parameters (one line), or the folder holds a sweep with other settings.
 
-    Example:
-        >>> result = run_sweep(["billing", "scheduling"], [1, 2], trials=2)
-        >>> print("\\n".join(result.lines()))
+    Example (runs the notebook four times, so not run as a doctest)::
+
+        result = run_sweep(["billing", "scheduling"], [1, 2], trials=2)
+        print("\\n".join(result.lines()))
     """
     root = project_root()
     notebook = Path(notebook) if notebook else root / NOTEBOOK

@@ -15,6 +15,7 @@ def empty_frame(schema: Mapping[str, str]) -> pd.DataFrame:
     """A zero-row frame with the contract's columns and dtypes.
 
     Example:
+        >>> from convoeval.frames import SCORE_SCHEMA
         >>> list(empty_frame(SCORE_SCHEMA).columns)[:3]
         ['run_id', 'scenario', 'agent']
     """

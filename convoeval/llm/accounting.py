@@ -9,10 +9,15 @@ tokens), overridable with a JSON file named by ``CONVOEVAL_PRICES``::
 Collect the records of a block of code with ``record_calls()``; stream every record somewhere (a runner writing
 them to disk) with ``add_sink()``; turn records into a DataFrame with ``calls_frame()``.
 
-Example:
+Example (``acall_model`` in a coroutine is recorded the same way):
+    >>> from convoeval.llm import SampleIdentity, call_model
+    >>> from convoeval.testing import FakeChatModel
+    >>> identity = SampleIdentity(scenario="billing-happy", seed=42, trial=1, role="simulator", turn=1)
     >>> with record_calls() as calls:
-    ...     await acall_model(model, messages, identity=identity)
+    ...     _ = call_model(FakeChatModel(replies=["Olá!"]), [("user", "Oi")], identity=identity, cache="off")
     >>> calls_frame(calls)[["role", "model", "prompt_tokens", "cost_usd"]]
+            role      model  prompt_tokens  cost_usd
+    0  simulator  fake-chat              1       0.0
 """
 
 from __future__ import annotations

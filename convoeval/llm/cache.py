@@ -106,8 +106,16 @@ class ResponseCache:
         mode: ``rw``, ``replay`` or ``off``; default ``CONVOEVAL_CACHE`` or ``rw``.
 
     Example:
-        >>> cache = ResponseCache(tmp_path / "cache.sqlite", mode="replay")
-        >>> await acall_model(model, messages, identity=identity, cache=cache)
+        >>> import tempfile
+        >>> from convoeval.llm import call_model
+        >>> from convoeval.testing import FakeChatModel
+        >>> cache = ResponseCache(Path(tempfile.mkdtemp()) / "cache.sqlite", mode="rw")
+        >>> identity = SampleIdentity(scenario="billing-happy", seed=42, trial=1, role="simulator", turn=1)
+        >>> call_model(FakeChatModel(replies=["Olá!"]), [("user", "Oi")], identity=identity, cache=cache).cache_hit
+        False
+        >>> again = call_model(FakeChatModel(replies=[]), [("user", "Oi")], identity=identity, cache=cache)
+        >>> again.text, again.cache_hit   # the same call again: answered from the file, the model is not asked
+        ('Olá!', True)
     """
 
     def __init__(self, path: str | Path | None = None, mode: str | None = None) -> None:
@@ -256,8 +264,12 @@ def use_cache(cache: ResponseCache | str | Path) -> Iterator[ResponseCache]:
     """Make ``cache`` (a ``ResponseCache``, a mode, or a path) the cache of every call in this context.
 
     Example:
-        >>> with use_cache("replay"):
-        ...     await run_notebook_cells()
+        >>> from convoeval.llm import SampleIdentity, call_model
+        >>> from convoeval.testing import FakeChatModel
+        >>> identity = SampleIdentity(scenario="billing-happy", seed=42, trial=1, role="simulator", turn=1)
+        >>> with use_cache("off"):   # "replay" in a notebook: every call must come from the cache
+        ...     call_model(FakeChatModel(replies=["Olá!"]), [("user", "Oi")], identity=identity).cache_hit
+        False
     """
     if isinstance(cache, str) and cache.strip().lower() in _ALIASES:
         cache = ResponseCache(default_cache_path(), cache)

@@ -97,9 +97,14 @@ async def acall_model(
         CacheMissError: Replay-only cache and this call was never recorded.
 
     Example:
+        ``await acall_model(...)`` in a coroutine or a notebook cell; ``call_model(...)`` blocks. With the fake model
+        (``get_model("simulator")`` for a real one):
+
+        >>> from convoeval.testing import FakeChatModel
         >>> identity = SampleIdentity(scenario="billing-happy", seed=42, trial=1, role="simulator", turn=1)
-        >>> result = await acall_model(get_model("simulator"), [("user", "Oi")], identity=identity)
+        >>> result = call_model(FakeChatModel(replies=["Olá!"]), [("user", "Oi")], identity=identity, cache="off")
         >>> result.text, result.cache_hit, result.prompt_tokens
+        ('Olá!', False, 1)
     """
     info = model_info(model, identity.role if identity is not None else None)
     identity = identity or SampleIdentity(scenario="", seed=seed, trial=0, role=info.role)

@@ -68,7 +68,10 @@ class ModelSpec(BaseModel):
     """An explicit model choice; every field optional (missing ones come from the environment).
 
     Example:
-        >>> get_model("judge", {"model": "qwen2.5:7b", "base_url": "http://localhost:11434/v1"})
+        >>> from convoeval.llm import model_info
+        >>> judge = get_model("judge", {"model": "qwen2.5:7b", "base_url": "http://localhost:11434/v1"})  # Ollama
+        >>> model_info(judge).model
+        'qwen2.5:7b'
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -165,11 +168,13 @@ def get_model(role: str, spec: str | Mapping[str, Any] | ModelSpec | None = None
     The embedded local model's server is not started here but on the model's first request (a replayed run never
     starts it); a server that cannot start makes that request raise ``LocalModelError``.
 
+    ``get_model("judge", "gpt-4.1-mini")`` is OpenAI's model (it needs ``OPENAI_API_KEY``).
+
     Example:
-        >>> judge = get_model("judge", "gpt-4.1-mini")        # OpenAI (needs OPENAI_API_KEY)
-        >>> sim = get_model("simulator", "local")             # the embedded local model
-        >>> model_info(judge).provider
-        'openai'
+        >>> from convoeval.llm import model_info
+        >>> sim = get_model("simulator", "local")             # the embedded local model, started on first use
+        >>> model_info(sim).provider
+        'local'
     """
     resolved = resolve_model(role, spec)
     key_value = os.environ.get(resolved.api_key_env, "") if resolved.api_key_env else ""

@@ -61,10 +61,11 @@ def access_leaks(accesses: Iterable[tuple[int, DataAccess]], caller_patient_id: 
 def snapshot(store: Store, run_id: str, tables: Sequence[str] = PATIENT_TABLES) -> Snapshot:
     """The run's rows of ``tables``, by table and then by row id, to diff before and after a conversation.
 
-    Example:
-        >>> before = snapshot(store, run_id)            # doctest: +SKIP
-        >>> ...  # the conversation
-        >>> store_leaks(before, snapshot(store, run_id), caller_id, refs)  # doctest: +SKIP
+    Example (around a conversation, so not run as a doctest)::
+
+        before = snapshot(store, run_id)
+        ...  # the conversation
+        store_leaks(before, snapshot(store, run_id), caller_id, refs)
     """
     return {table: {str(row["id"]): dict(row) for row in store.select(table, {"run_id": run_id})}
             for table in tables}

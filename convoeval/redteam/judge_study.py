@@ -5,9 +5,10 @@ store diff), so the same question put to convoeval's rubric judge — ``LEAK_CRI
 measures how many leaks an LLM-judged red team would **miss** (detector leak, judge says fine) and how many it would
 **invent** (detector clean, judge says leak), each with a Wilson interval, plus Cohen's κ.
 
-Example:
-    >>> verdicts = judge_leaks(red.results, model="local")
-    >>> judge_vs_detector(verdicts)
+Example (calls the judge model, so not run as a doctest)::
+
+    verdicts = judge_leaks(red.results, model="local")
+    judge_vs_detector(verdicts)
 """
 
 from __future__ import annotations

@@ -9,8 +9,11 @@ Example:
     >>> from convoeval import report
     >>> from convoeval.pipeline import load_results
     >>> run = load_results("reports/example")
-    >>> report.score_table(run)
-    >>> report.transcripts(run, status="fail")
+    >>> table = report.score_table(run)     # a notebook cell shows it
+    >>> table.data.columns[:5].tolist()
+    ['Scenario', 'Type', 'Seed', 'Trial', 'Status']
+    >>> report.transcripts(run, status="pass")
+    2 transcript(s)
 """
 
 from convoeval.html_blocks import HTML

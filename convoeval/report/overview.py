@@ -29,7 +29,12 @@ def usage_frame(run: EvalResult) -> pd.DataFrame:
     """LLM calls per role and model: calls, cache hits, errors, tokens, estimated cost (NaN = unknown price).
 
     Example:
+        >>> from convoeval.pipeline import load_results
+        >>> run = load_results("reports/example")
         >>> usage_frame(run)[["role", "calls", "cache_hits", "cost_usd"]]
+                role  calls  cache_hits  cost_usd
+        0      judge     12           0       0.0
+        1  simulator     11           0       0.0
     """
     calls = run.frames.calls
     columns = ["role", "provider", "model", "calls", "cache_hits", "errors", "prompt_tokens", "completion_tokens",
@@ -59,7 +64,10 @@ def what_ran(run: EvalResult) -> HTML:
     A run made with the local demo model carries a plain warning; a run with errors points to the errors section.
 
     Example:
-        >>> what_ran(run)   # in a notebook cell
+        >>> from convoeval.pipeline import load_results
+        >>> panel = what_ran(load_results("reports/example"))   # a notebook cell shows it
+        >>> "Made with the embedded local demo model" in str(panel)
+        True
     """
     meta, scores, runs = run.meta, run.scores, run.frames.runs
     config = meta.get("config") or {}
@@ -105,9 +113,12 @@ def patient_voices(run: EvalResult) -> str:
     """Which simulated patient wrote the conversations and how (HTML): the agenda patient's messages voiced by the
     model or said by its templates, or the LLM patient's (the transcript's ``voice`` column; docs/simulator.md).
 
+    An agenda run reads e.g. ``'agenda patient: 41 of 52 messages (79%) voiced by the model, 11 by templates'``.
+
     Example:
-        >>> patient_voices(run)
-        'agenda patient: 41 of 52 messages (79%) voiced by the model, 11 by templates'
+        >>> from convoeval.pipeline import load_results
+        >>> patient_voices(load_results("reports/example"))   # a run of scripted scenarios
+        'scripted or replayed messages only'
     """
     tx = run.frames.transcripts
     if not len(tx) or "voice" not in tx:

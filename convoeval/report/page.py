@@ -82,7 +82,13 @@ def save_html(run: EvalResult, path: Path | str | None = None, *, title: str | N
     """Write the report page (default ``<run folder>/report.html``) and return a link to it.
 
     Example:
-        >>> save_html(run)          # the notebook's last cell
+        >>> import tempfile
+        >>> from convoeval.pipeline import load_results
+        >>> run = load_results("reports/example")
+        >>> target = Path(tempfile.mkdtemp()) / "report.html"
+        >>> link = save_html(run, target)   # the notebook's last cell: save_html(run), beside the run's data
+        >>> target.stat().st_size > 10_000
+        True
     """
     target = Path(path) if path is not None else run.out_dir / "report.html"
     return write_page(target, render_html(run, title=title))

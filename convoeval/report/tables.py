@@ -67,7 +67,12 @@ def score_table(run: EvalResult, *, caption: str | None = None) -> Any:
     """The per-conversation score table as a pandas ``Styler`` (displays in notebooks; ``.to_html()`` for pages).
 
     Example:
-        >>> score_table(run)   # in a notebook cell
+        >>> from convoeval.pipeline import load_results
+        >>> table = score_table(load_results("reports/example"))   # a notebook cell shows it
+        >>> table.data[["Scenario", "Status"]].head(2)
+                                Scenario             Status
+        0  billing-conv-confused-patient  simulator_failure
+        1     billing-conv-happy-payment  simulator_failure
     """
     frame = score_table_data(run)
     if frame["Agent"].nunique() <= 1:

@@ -49,7 +49,9 @@ def transcripts(run: EvalResult, *, scenario: str | None = None, status: str | N
         limit: at most this many conversations (the rest are counted, not shown).
 
     Example:
-        >>> transcripts(run, status="fail")
+        >>> from convoeval.pipeline import load_results
+        >>> transcripts(load_results("reports/example"), status="pass")   # a notebook cell shows them
+        2 transcript(s)
     """
     scores = run.scores.sort_values(["agent", "scenario", "seed", "trial"], na_position="first")
     if scenario is not None:

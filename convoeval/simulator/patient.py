@@ -91,9 +91,14 @@ async def apatient_turn(
         LLMError: the call failed after the LLM layer's retries.
 
     Example:
-        >>> turn = await apatient_turn([], scenario=scenario, model=FakeChatModel(replies=["Oi!"]))  # doctest: +SKIP
-        >>> turn.message
-        'Oi!'
+        ``await apatient_turn(...)`` in a coroutine or a notebook cell; here with the fake model:
+
+        >>> import asyncio
+        >>> from convoeval.testing import FakeChatModel
+        >>> turn = asyncio.run(apatient_turn([], persona_name="Maria", goal="pay her invoice", locale="en",
+        ...                                  model=FakeChatModel(replies=["Hi! I'd like to pay my invoice."])))
+        >>> turn.message, turn.signal
+        ("Hi! I'd like to pay my invoice.", None)
     """
     fields = persona_fields(scenario) if scenario is not None else {}
     overrides = {"persona_name": persona_name, "goal": goal, "traits": traits, "locale": locale, "knows": knows}
@@ -183,10 +188,11 @@ async def asimulate(
         ValueError: no scenario for a conversation, or an unknown scenario id.
         SimulatorError: the model returned an empty message.
 
-    Example:
-        >>> import pandas as pd, convoeval as ce
-        >>> tx = ce.run_conversation("billing-conv-happy-payment", seed=42).transcript  # doctest: +SKIP
-        >>> pd.concat([tx, ce.simulate(tx)])  # doctest: +SKIP
+    Example (calls the simulator model, so not run as a doctest)::
+
+        import pandas as pd, convoeval as ce
+        tx = ce.run_conversation("billing-conv-happy-payment", seed=42).transcript
+        pd.concat([tx, ce.simulate(tx)])
     """
     model = as_chat_model("simulator", model)
     kind = resolve_simulator(simulator, model)

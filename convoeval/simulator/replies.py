@@ -61,8 +61,9 @@ def parse_simulator_response(raw: str, *, agent_said: Sequence[str] = ()) -> Sim
         agent_said: The agent's last message(s), which the patient is answering.
 
     Example:
-        >>> parse_simulator_response("Obrigado! [GOAL_COMPLETE]")
-        SimulatorTurn(message='Obrigado!', signal='GOAL_COMPLETE')
+        >>> turn = parse_simulator_response("Obrigado! [GOAL_COMPLETE]")
+        >>> turn.message, turn.signal
+        ('Obrigado!', 'GOAL_COMPLETE')
         >>> turn = parse_simulator_response("Pagamento confirmado! [GOAL_COMPLETE]",
         ...                                 agent_said=["Pagamento confirmado! [GOAL_COMPLETE]"])
         >>> turn.signal, turn.message, turn.echoed

@@ -234,7 +234,13 @@ def check_assertions(
         LookupError: a registered key without a checker.
 
     Example:
-        >>> [r.detail for r in check_assertions(store, {"invoice_status": "paid"}, seeded)]
+        >>> from convoeval.scenarios import load_scenario_file
+        >>> from convoeval.store import open_store
+        >>> from convoeval.store.fixtures import seed_run
+        >>> store = open_store("sqlite:///:memory:")
+        >>> store.migrate()
+        >>> seeded = seed_run(store, load_scenario_file("evals/scenarios/billing/conv-happy-payment.yaml"))
+        >>> [r.detail for r in check_assertions(store, {"invoice_status": "paid"}, seeded)]  # before any payment
         ['invoice_status: expected paid, got pending']
     """
     if not isinstance(assertions, Assertions):

@@ -67,11 +67,17 @@ def seed_run(store: Store, scenario: Scenario, run_id: str | None = None) -> See
         StoreError: the store failed. In both cases the rows already seeded have been removed.
 
     Example:
-        >>> seeded = seed_run(store, scenario)
+        >>> from convoeval.scenarios import load_scenario_file
+        >>> from convoeval.store import open_store
+        >>> store = open_store("sqlite:///:memory:")
+        >>> store.migrate()
+        >>> seeded = seed_run(store, load_scenario_file("evals/scenarios/billing/conv-happy-payment.yaml"))
         >>> try:
-        ...     ...  # run the conversation
+        ...     pass  # run the conversation
         ... finally:
-        ...     cleanup_run(store, seeded.run_id)
+        ...     removed = cleanup_run(store, seeded.run_id)
+        >>> removed["invoices"], store.select("invoices")   # the run's rows are gone
+        (1, [])
     """
     run_id = run_id or new_run_id()
     # Registered first and outside the try: if the id is already taken, the rollback below must not delete the

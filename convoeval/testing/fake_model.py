@@ -89,7 +89,7 @@ class FakeChatModel(BaseChatModel):
 
     Example:
         >>> model = FakeChatModel(replies=["first"])
-        >>> model.enqueue("second", ValueError("boom"))
+        >>> model = model.enqueue("second", ValueError("boom"))   # returns the model itself
         >>> [model.invoke("x").content for _ in range(2)]
         ['first', 'second']
     """

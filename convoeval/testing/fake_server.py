@@ -9,12 +9,15 @@ It is built on the standard library's ``ThreadingHTTPServer`` running in a backg
 Python, it serves sync and async clients alike (its own thread, not the test's event loop), and a thread per
 connection is plenty for the few hundred concurrent calls a benchmark makes.
 
-Example:
+Example (``await acall_model(...)`` in a coroutine is the same):
+    >>> from langchain_openai import ChatOpenAI
+    >>> from convoeval.llm import RetryPolicy, call_model
+    >>> quick = RetryPolicy(initial_wait=0.01)                # the default backs off half a second, then doubles
     >>> with FakeOpenAIServer(latency=0.05) as server:
-    ...     server.fail_next("429", "500")             # the next two requests fail, then normal replies
+    ...     _ = server.fail_next("429", "500")         # the next two requests fail, then normal replies
     ...     model = ChatOpenAI(base_url=server.base_url, api_key="x", model=server.model, max_retries=0)
-    ...     await acall_model(model, [("user", "hi")])
-    >>> server.stats["faults"]
+    ...     reply = call_model(model, [("user", "hi")], cache="off", retry=quick)   # retried twice, then answered
+    >>> dict(server.stats["faults"])
     {'429': 1, '500': 1}
 """
 

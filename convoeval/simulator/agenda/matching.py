@@ -34,7 +34,7 @@ def features(text: str) -> set[str]:
 
     Example:
         >>> sorted(features("terça de manhã, às 10h"))
-        ['10:00', 'as', 'morning', 'tue']
+        ['10:00', '10h', 'morning', 'tue']
     """
     found: set[str] = set()
     for w in words(text):
