@@ -26,9 +26,6 @@ from typing import Any, Protocol
 
 from convoeval.agents.clinic._nlu import COMMON_LEXICON, _matches, normalize
 from convoeval.agents.clinic._privacy_texts import CUES
-from convoeval.textread import dates
-from convoeval.textread.folding import fold
-from convoeval.textread.when import MONTH_OF, WEEKDAY_OF
 
 
 class Turn(Protocol):
@@ -229,6 +226,8 @@ _COMMON: dict[str, frozenset[str]] = {}
 
 def _first_name_words(turn: Turn, skip: set[str]) -> list[str]:
     """Single words that may be a first name: capitalised ones, and the word after a relationship word."""
+    from convoeval.textread.when import MONTH_OF, WEEKDAY_OF  # noqa: PLC0415 - loads babel, which a conversation's start does not
+
     common = _COMMON.get(turn.locale) or _COMMON.setdefault(turn.locale, _common_words(turn.locale))
     relations = {w for p in CUES[turn.locale]["relation"].split("|") for w in normalize(p).split()}
     tokens = turn.said.norm.split()
@@ -250,6 +249,9 @@ def birth_dates(text: str, locale: str) -> list[dt.date]:
     ``14/03/1958``, ``1958-03-14``, ``14-03-1958``, ``14/mar/1958``, ``March 14th, 1958``, ``the 14th of March,
     1958``, ``14 de marzo de 1958``. An English numeric date is read both ways (``03/04/1958``); each reading is kept.
     """
+    from convoeval.textread.folding import fold  # noqa: PLC0415 - textread loads babel: only when a date is read
+    from convoeval.textread.when import dates  # noqa: PLC0415 - the same
+
     found: list[dt.date] = []
     for _, _, readings in dates(fold(text), month_first=locale.startswith("en")):
         for year, month, day, _weekday in readings:
