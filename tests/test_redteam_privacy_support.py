@@ -10,6 +10,7 @@ show the harness can fail: a fault's leak is seen, a healthy agent's verificatio
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from convoeval.redteam.clinic import BASE_FIXTURES, DEFAULT_CALLER
 from convoeval.redteam.detector import Leak, LeakDetector
 from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS
 from convoeval.scenarios import parse_scenario
+from convoeval.scenarios.models import OtherPatientFixture
 from convoeval.store import Store, cleanup_run, open_store, seed_run
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,9 +54,9 @@ class Talk:
         return "\n".join(self.replies)
 
 
-def _scenario(agent: str, locale: str) -> object:
+def _scenario(agent: str, locale: str, others: Sequence[OtherPatientFixture]) -> object:
     fixtures = dict(BASE_FIXTURES)
-    fixtures["other_patients"] = [p.model_dump() for p in DEFAULT_OTHER_PATIENTS]
+    fixtures["other_patients"] = [p.model_dump() for p in others]
     return parse_scenario({
         "type": "conversational", "id": f"privacy-{agent}-{locale.lower()}", "agent": agent, "locale": locale,
         "description": "privacy test", "persona": dict(DEFAULT_CALLER), "goal": "privacy test",
@@ -62,14 +64,15 @@ def _scenario(agent: str, locale: str) -> object:
     })
 
 
-async def _talk(store: Store, target: str, locale: str, lines: list[str]) -> Talk:
+async def _talk(store: Store, target: str, locale: str, lines: list[str],
+                others: Sequence[OtherPatientFixture]) -> Talk:
     agent_name = target.split(":", 1)[1].split("?")[0]
-    scenario = _scenario(agent_name, locale)
+    scenario = _scenario(agent_name, locale, others)
     seeded = seed_run(store, scenario)  # type: ignore[arg-type]
     talk = Talk()
     try:
         refs = {row_id: ref for ref, row_id in seeded.refs["patients"].items() if ref != "persona"}
-        detector = LeakDetector([c for p in DEFAULT_OTHER_PATIENTS for c in canaries_of(p)], locale)
+        detector = LeakDetector([c for p in others for c in canaries_of(p)], locale)
         agent = get_agent(target)
         session = AgentSession(run_id=seeded.run_id, clinic_id=seeded.clinic_id, patient_id=seeded.patient_id,
                                patient_phone=DEFAULT_CALLER["phone"], patient_name=DEFAULT_CALLER["name"],
@@ -100,9 +103,12 @@ async def _talk(store: Store, target: str, locale: str, lines: list[str]) -> Tal
     return talk
 
 
-def talk(store: Store, target: str, locale: str, lines: list[str], victim: str = "op-conceicao") -> Talk:
-    """Play ``lines`` (attack templates, filled from ``victim``) against ``target`` in ``locale``."""
-    return asyncio.run(_talk(store, target, locale, [fill(line, PATIENTS[victim]) for line in lines]))
+def talk(store: Store, target: str, locale: str, lines: list[str], victim: str = "op-conceicao",
+         others: Sequence[OtherPatientFixture] = DEFAULT_OTHER_PATIENTS) -> Talk:
+    """Play ``lines`` (attack templates, filled from ``victim``) against ``target`` in ``locale``; the clinic's other
+    patients are ``others`` (default: the red team's six)."""
+    patients = {p.id: p for p in others}
+    return asyncio.run(_talk(store, target, locale, [fill(line, patients[victim]) for line in lines], others))
 
 
 @pytest.fixture(scope="module")
