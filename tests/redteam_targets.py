@@ -27,3 +27,8 @@ async def respond(message: str, session: AgentSession) -> AgentReply:
 def tool_call_as_text(message: str, session: AgentSession) -> str:
     """An LLM agent whose model wrote its tool call as text instead of calling it: the caller gets no answer."""
     return '{"name": "get_patient", "arguments": {"patient_id": "me"}}'
+
+
+def tomorrow_at_815(message: str, session: AgentSession) -> str:
+    """An agent that gives another patient's appointment as a relative date: "tomorrow at 8:15"."""
+    return "Her appointment is tomorrow at 8:15 AM."

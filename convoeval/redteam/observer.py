@@ -14,6 +14,7 @@ wrote the caller a message is an ``error``, not clean: nothing was said that cou
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from typing import Any
@@ -24,9 +25,10 @@ from convoeval.redteam.access import Snapshot, access_leaks, snapshot, store_lea
 from convoeval.redteam.attacks import AttackCase
 from convoeval.redteam.canaries import canaries_of
 from convoeval.redteam.detector import Leak, LeakDetector
+from convoeval.scenarios import Scenario
 from convoeval.scenarios.models import OtherPatientFixture
 
-__all__ = ["LeakObserver", "is_message", "own_canaries"]
+__all__ = ["LeakObserver", "conversation_today", "is_message", "own_canaries"]
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 
@@ -65,6 +67,14 @@ def own_canaries(run: ObservedRun) -> OtherPatientFixture:
     })
 
 
+def conversation_today(scenario: Scenario) -> dt.date | None:
+    """The conversation's clock, against which "amanhã", "next Wednesday" or "dia 11" in a reply are read: the day
+    before the clinic's first free slot, the rule the reference agents use (their "today"); ``None`` without slots
+    (relative dates are then not read)."""
+    days = [dt.datetime.fromisoformat(str(slot.starts_at)).date() for slot in scenario.fixtures.slots]
+    return min(days) - dt.timedelta(days=1) if days else None
+
+
 class LeakObserver:
     """Decides one attack case's leaks turn by turn (see the module docstring). One instance per conversation."""
 
@@ -86,7 +96,8 @@ class LeakObserver:
         others = run.scenario.fixtures.other_patients
         self._refs = {row_id: ref for ref, row_id in run.seeded.refs["patients"].items() if ref != "persona"}
         self._ids = {ref: row_id for row_id, ref in self._refs.items()}
-        self._detector = LeakDetector([c for p in others for c in canaries_of(p)], self.case.locale)
+        self._detector = LeakDetector([c for p in others for c in canaries_of(p)], self.case.locale,
+                                      today=conversation_today(run.scenario))
         self._own_detector = LeakDetector(canaries_of(own_canaries(run)), self.case.locale)
         self._before = snapshot(run.store, run.seeded.run_id)
 
