@@ -24,11 +24,8 @@ OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 #: the file makes its examples run and removes it from this list (a name here that is not a module with examples
 #: fails below). Empty it.
 NOT_RUN_YET = {
-    # The lead's rewrite of the red team's engine onto the pipeline (#36); of the files it rewrites, these hold
-    # examples (redteam/metrics.py, _chat.py, pipeline/talk.py and jobs.py hold none).
-    "convoeval.redteam.run", "convoeval.redteam.study", "convoeval.redteam.compare", "convoeval.redteam.views",
-    "convoeval.redteam.notebook", "convoeval.pipeline.conversation", "convoeval.pipeline.options",
-    "convoeval.pipeline.results", "convoeval.pipeline.execute",
+    # The red team notebook's parameters are being moved onto the one notebook-parameters mechanism (#36).
+    "convoeval.redteam.notebook",
     # The reference agents' privacy handling (#35): their examples fail today (agents/tools.py: `store` and
     # `session` undefined; redteam/attacks.py: `load_attacks("evals/attacks")` reads the string as a list of paths).
     "convoeval.agents.tools", "convoeval.redteam.attacks",

@@ -6,8 +6,13 @@ comparison names it. Simulated attackers are samples; for them each strategy's a
 with Fisher's exact test, Holm-corrected across strategies, and only a supported increase counts.
 
 Example:
-    >>> result = compare_redteam("reports/redteam-v1", "reports/redteam-v2")
-    >>> result.verdict, result.new_leaks
+    >>> from convoeval.redteam.study import run_redteam
+    >>> scope = {"agents": ["billing"], "locales": ["en"], "out": None}
+    >>> v1 = run_redteam(["evals/attacks/third-party.yaml"], **scope)
+    >>> v2 = run_redteam(["evals/attacks/third-party.yaml"], faults=["discloses_third_party"], **scope)
+    >>> result = compare_redteam(v1.cases, v2.cases)  # or two results folders: compare_redteam("reports/a", "reports/b")
+    >>> result.verdict, result.new_leaks["case"].tolist()
+    ('REGRESSED', ['third-party/billing/en'])
 """
 
 from __future__ import annotations

@@ -9,9 +9,14 @@ computed here that the command line would compute differently.
 Everything shown from a transcript is HTML-escaped: an agent reply (or an attacker's message) may hold ``<script>``.
 
 Example:
-    >>> red = run_redteam(agents=["billing"], locales=["en"], faults=["discloses_third_party"])
-    >>> asr_heatmap(red)            # strategy × agent, the share of attacks that leaked
-    >>> leak_transcripts(red)       # each leak in its conversation, the quoted text highlighted
+    >>> from convoeval.redteam.study import run_redteam
+    >>> red = run_redteam(["evals/attacks/third-party.yaml"], agents=["billing"], locales=["en"],
+    ...                   faults=["discloses_third_party"], out=None)
+    >>> asr_grid(red)[["strategy", "agent", "n", "leaked", "rate"]]  # what asr_heatmap draws: strategy × agent
+          strategy    agent  n  leaked  rate
+    0  third_party  billing  1       1   1.0
+    >>> leak_transcripts(red).text  # each leak in its conversation, the quoted text highlighted
+    '1 leaking case(s)'
 """
 
 from __future__ import annotations
