@@ -28,5 +28,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "convoeval.llm.models": ("get_model",),
     "convoeval.agents": ("get_agent",),
     "convoeval.store": ("open_store",),
+    "convoeval.errors": ("ConvoevalError",),
 })
 __all__ += ["__version__"]

@@ -32,6 +32,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
+from convoeval.errors import ConvoevalError
 from convoeval.local_idle import IDLE_TIMEOUT_ENV, IdleWatchdog, parse_idle_timeout, start_line, stop_this_server
 
 __all__ = ["GenerationCancelled", "PromptCache", "patch_llama", "serve", "wrap_app"]
@@ -42,7 +43,7 @@ __all__ = ["GenerationCancelled", "PromptCache", "patch_llama", "serve", "wrap_a
 _CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("convoeval_cancel", default=None)
 
 
-class GenerationCancelled(Exception):
+class GenerationCancelled(ConvoevalError):
     """The client of the request being generated went away; the server stops instead of finishing for no one."""
 
 

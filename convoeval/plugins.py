@@ -23,6 +23,8 @@ from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from convoeval.errors import ConvoevalError
+
 __all__ = ["AGENT_GROUP", "PROVIDER_GROUP", "STORE_GROUP", "PluginError", "clear_plugin_cache", "load_plugin", "plugin_names",
            "plugin_for"]
 
@@ -31,7 +33,7 @@ STORE_GROUP = "convoeval.stores"
 PROVIDER_GROUP = "convoeval.providers"
 
 
-class PluginError(ValueError):
+class PluginError(ConvoevalError, ValueError):
     """An entry point that names something that cannot be imported, or a name two packages both declare."""
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from convoeval.errors import ConvoevalError
 from convoeval.paths import project_root
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.report.index import CombinationRow, write_index
@@ -48,7 +49,7 @@ _PER_COMBINATION = ("agent", "seed", "output_dir")
 Executor = Callable[[Path, Path, dict[str, Any], Path], None]
 
 
-class SweepError(ValueError):
+class SweepError(ConvoevalError, ValueError):
     """A sweep that cannot start (bad agents, seeds, parameters, or a folder holding another sweep)."""
 
 

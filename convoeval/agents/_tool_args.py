@@ -14,8 +14,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from convoeval.errors import ConvoevalError
 
-class ToolError(ValueError):
+
+class ToolError(ConvoevalError, ValueError):
     """A tool was called with bad arguments, or with an id outside the session's clinic and patient."""
 
 

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
+from convoeval.errors import ConvoevalError
+
 if TYPE_CHECKING:
     from convoeval.store.base import Store
 
@@ -27,7 +29,7 @@ TIMEOUT_ENV = "CONVOEVAL_AGENT_TIMEOUT"
 DEFAULT_TIMEOUT = 60.0
 
 
-class AgentError(RuntimeError):
+class AgentError(ConvoevalError, RuntimeError):
     """The agent under test failed (down, timed out, broke the protocol). The runner marks the conversation
     ``error`` with this message as the reason."""
 

@@ -6,10 +6,12 @@ import argparse
 from collections.abc import Callable
 from typing import NoReturn
 
+from convoeval.errors import ConvoevalError
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
 
-class UsageError(Exception):
+class UsageError(ConvoevalError):
     """A mistake in what the user asked for; printed as one line."""
 
 

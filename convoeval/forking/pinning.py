@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from convoeval.errors import ConvoevalError
 from convoeval.forking._source import ConversationSource, load_conversation, scenario_of
 from convoeval.paths import project_root
 from convoeval.pipeline.conversation import ConversationResult
@@ -35,7 +36,7 @@ __all__ = ["Pinned", "PinError", "default_pin_path", "pin"]
 SCHEMA = Path(__file__).resolve().parent / "schemas" / "scenario.schema.json"
 
 
-class PinError(ValueError):
+class PinError(ConvoevalError, ValueError):
     """A conversation that cannot be pinned, or a file that would be overwritten; one line."""
 
 

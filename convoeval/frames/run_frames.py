@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from convoeval.errors import ConvoevalError
 from convoeval.frames.schemas import FRAME_SCHEMAS
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 FRAME_NAMES: tuple[str, ...] = (*FRAME_SCHEMAS, "calls")
 
 
-class UnknownFrameError(KeyError):
+class UnknownFrameError(ConvoevalError, KeyError):
     """A frame name that a run does not have (a ``KeyError``, so ``except KeyError`` callers still catch it)."""
 
     def __str__(self) -> str:  # KeyError's own str() would quote the whole message

@@ -7,11 +7,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from convoeval.errors import ConvoevalError
 from convoeval.llm import CacheMissError, LLMError, LLMResult, SampleIdentity, model_info
 from convoeval.llm.models import as_chat_model
 
 
-class JudgeParseError(ValueError):
+class JudgeParseError(ConvoevalError, ValueError):
     """A judge's reply could not be turned into verdicts or scores. Never replaced by a default."""
 
 

@@ -10,8 +10,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from convoeval.errors import ConvoevalError
 
-class LLMError(RuntimeError):
+
+class LLMError(ConvoevalError, RuntimeError):
     """Base of every LLM-layer failure; runners turn it into a conversation marked ``error`` with ``str(exc)``."""
 
 

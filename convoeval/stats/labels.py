@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from convoeval.errors import ConvoevalError
 from convoeval.stats._result import result_frame
 from convoeval.stats._wide import as_tuple, iter_groups
 from convoeval.stats.binary import binary_agreement
@@ -51,7 +52,7 @@ LABEL_SOURCES = ("human", "database", "fault")
 _KEY = re.compile(r"^(?P<scenario>[^/]+)/(?P<seed>-?\d+)/(?P<trial>-?\d+)$")
 
 
-class LabelError(ValueError):
+class LabelError(ConvoevalError, ValueError):
     """A human-label file is malformed or does not match the runs; the message names the file and line."""
 
 

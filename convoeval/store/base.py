@@ -24,6 +24,8 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from convoeval.errors import ConvoevalError
+
 Row = dict[str, Any]
 
 # Tables of the reference schema in dependency order (parents first). Cleanup deletes in reverse order.
@@ -45,7 +47,7 @@ TABLES: tuple[str, ...] = (
 )
 
 
-class StoreError(RuntimeError):
+class StoreError(ConvoevalError, RuntimeError):
     """A store operation failed (connection, constraint, bad table or column). The message names the backend."""
 
 

@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from convoeval.errors import ConvoevalError
 from convoeval.scenarios import Scenario
 from convoeval.store.base import TABLES, Row, Store, StoreError
 
 DEFAULT_STALE_AFTER_S = 24 * 3600
 
 
-class FixtureError(ValueError):
+class FixtureError(ConvoevalError, ValueError):
     """A scenario's fixtures cannot be seeded as written (e.g. a slot naming an unknown professional)."""
 
 

@@ -29,6 +29,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
+from convoeval.errors import ConvoevalError
 from convoeval.llm import ModelInfo
 
 __all__ = ["FakeCall", "FakeChatModel", "ScriptExhaustedError"]
@@ -40,7 +41,7 @@ Reply = str | dict | BaseModel | AIMessage | BaseException
 Responder = Callable[[list[BaseMessage], dict[str, Any]], Reply]
 
 
-class ScriptExhaustedError(AssertionError):
+class ScriptExhaustedError(ConvoevalError, AssertionError):
     """The fake model was called more times than replies were scripted.
 
     An ``AssertionError`` on purpose: it is a bug in the test, so the LLM layer never retries it or turns it into a
