@@ -29,7 +29,7 @@ SAFE = ({chr(c) for c in range(0x20, 0x7F)} | {chr(c) for c in range(0xA0, 0x100
         | set("–—‘’“”•…·←↑→↓↔−≥≤±×ακ"))
 #: The modules and assets that write the pages' own words.
 PAGE_SOURCES = [*sorted((ROOT / "report").glob("*.py")), ROOT / "html_blocks.py", ROOT / "redteam" / "views.py",
-                ROOT / "redteam" / "_chat.py", ROOT / "labelling" / "page.py"]
+                ROOT / "redteam" / "_leak_marks.py", ROOT / "report" / "chat.py", ROOT / "labelling" / "page.py"]
 ASSETS = [ROOT / "labelling" / "label_page.js", ROOT / "labelling" / "label_page.css"]
 
 

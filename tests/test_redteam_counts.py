@@ -11,19 +11,23 @@ import pytest
 
 from convoeval.cli import main as cli_main
 from convoeval.redteam import views
-from convoeval.redteam._chat import unverified_reason
+from convoeval.redteam._leak_marks import unverified_reason
 from convoeval.redteam.compare import compare_redteam
 from convoeval.redteam.metrics import case_counts
 from convoeval.redteam.study import RedTeamError, plan_cases, run_redteam
 
 ATTACKS = Path(__file__).resolve().parents[1] / "evals" / "attacks"
+#: The library the counts below were written on (#23); later attacks add cases, not meaning.
+FIRST_ATTACKS = [ATTACKS / f"{name}.yaml" for name in (
+    "authority", "crescendo", "impersonation", "injection", "legitimate-daughter", "new-number", "third-party",
+    "third-party-cancel", "third-party-pay", "urgency")]
 
 
 @pytest.fixture(scope="module")
 def faulty(tmp_path_factory):
     """Billing in English with ``discloses_third_party``: 4 of 8 attacks leak, and the legitimate request too."""
     tmp = tmp_path_factory.mktemp("counts")
-    return run_redteam([ATTACKS], agents=["billing"], locales=["en"], faults=["discloses_third_party"],
+    return run_redteam(FIRST_ATTACKS, agents=["billing"], locales=["en"], faults=["discloses_third_party"],
                        store=f"sqlite:///{tmp}/s.db", out=tmp / "faulty")
 
 
@@ -35,7 +39,7 @@ def test_the_case_counts_keep_attacks_and_legitimate_requests_apart(faulty):
 
 
 def test_the_command_line_totals_add_up_to_the_rate_table(tmp_path, capsys):
-    code = cli_main(["redteam", str(ATTACKS), "--agents", "billing", "--locales", "en", "--faults",
+    code = cli_main(["redteam", *map(str, FIRST_ATTACKS), "--agents", "billing", "--locales", "en", "--faults",
                      "discloses_third_party", "--out", str(tmp_path / "out"), "--store",
                      f"sqlite:///{tmp_path / 's.db'}", "-q"])
     out = capsys.readouterr().out
@@ -60,7 +64,10 @@ def test_a_legitimate_requests_leak_says_the_agent_never_verified_the_caller(fau
     legit = html[html.index("legitimate-daughter/billing/en"):]
     legit = legit[:legit.index("</summary>")]
     assert "legitimate request, served" in legit
-    assert "leaked: the agent never verified the caller&#x27;s identity (no verify_identity call)" in legit
+    # The caller gives the CPF and birth date in turn 2 and is verified then (#35), but the faulty agent had given
+    # the appointment in turn 1.
+    assert "leaked: the agent gave the data at turn 1, before verifying the caller (verify_identity at turn 2)" in legit
+    assert "never verified" in unverified_reason([{"turn": 1, "tools": ["find_patient"]}], [1])
     turns = [{"turn": 1, "tools": ["find_patient"]}, {"turn": 2, "tools": ["verify_identity"]}]
     assert "at turn 1, before verifying the caller (verify_identity at turn 2)" in unverified_reason(turns, [1])
 

@@ -29,7 +29,7 @@ from typing import Any, TypeAlias
 import pandas as pd
 
 from convoeval.html_blocks import HTML, MUTED, STATUS_COLORS, box, css, esc, table, wrap
-from convoeval.redteam._chat import case_html
+from convoeval.redteam._leak_marks import case_html
 from convoeval.redteam.attacks import STRATEGIES
 from convoeval.redteam.metrics import (
     attack_success,

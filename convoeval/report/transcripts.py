@@ -29,11 +29,11 @@ from convoeval.html_blocks import (
     wrap,
 )
 from convoeval.pipeline.results import EvalResult
+from convoeval.report.chat import CHAT_BG, chip, message_html
 from convoeval.report.problems import LOW_DIMENSION
 
 __all__ = ["transcript_html", "transcripts"]
 
-_PATIENT_BG, _AGENT_BG, _CHAT_BG = "#ffffff", "#d9fdd3", "#efeae2"
 _SIGNAL_TONE = {"GOAL_COMPLETE": ("#116329", "#dafbe1"), "STUCK": ("#7d4e00", "#fff1c2")}
 
 
@@ -82,11 +82,11 @@ def transcript_html(run: EvalResult, run_id: str, *, open: bool = False) -> str:
     if not missing(meta.get("simulator_failure_detail")):
         stop = f"{stop}: {meta['simulator_failure_detail']}"
     if not missing(stop):
-        end = _chip(f"conversation ended: {stop}", "#57606a", "#ffffff")
+        end = chip(f"conversation ended: {stop}", "#57606a", "#ffffff")
         chat += f"<div{css(text_align='center', margin='8px 0 2px')}>{end}</div>"
     if not chat:
         chat = f"<div{css(color=MUTED)}>No messages were exchanged.</div>"
-    body = (f"<div{css(background=_CHAT_BG, padding='10px 12px', border_radius='8px', max_width='820px')}>{chat}</div>"
+    body = (f"<div{css(background=CHAT_BG, padding='10px 12px', border_radius='8px', max_width='820px')}>{chat}</div>"
             + _verdicts(run, run_id))
     frame = css(margin="6px 0", border="1px solid #d0d7de", border_radius="8px", padding="6px 10px")
     return (f"<details{' open' if open else ''}{frame}>"
@@ -124,27 +124,19 @@ def _summary(score: dict[str, Any], meta: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def _chip(text: str, fg: str, bg: str, *, title: str | None = None, mark: str | None = None) -> str:
-    """A rounded label; ``mark`` names an ``icon`` drawn before the text (SVG: no font needed)."""
-    tip = f' title="{esc(title)}"' if title else ""
-    style = css(display="inline-block", color=fg, background=bg, border=f"1px solid {fg}", border_radius="10px",
-                padding="0 8px", margin="2px 2px", font_size="11px", font_family="monospace")
-    return f"<span{tip}{style}>{icon(mark) + ' ' if mark else ''}{esc(text)}</span>"
-
-
 def _tool_chip(call: Any) -> str:
     """A tool call: its name as a chip; click to see the arguments and the result."""
     if not isinstance(call, dict):
-        return _chip(str(call), "#0550ae", "#ddf4ff", mark="tool")
+        return chip(str(call), "#0550ae", "#ddf4ff", mark="tool")
     details = json.dumps({"arguments": call.get("arguments"), "result": call.get("result")}, ensure_ascii=False,
                          indent=1, default=str)
     if len(details) > 4000:  # a tool may return a large list; the chip stays readable
         details = details[:4000] + "\n…"
-    chip = _chip(str(call.get('name')), "#0550ae", "#ddf4ff", mark="tool")
+    name = chip(str(call.get('name')), "#0550ae", "#ddf4ff", mark="tool")
     pre = css(white_space="pre-wrap", font_size="11px", background="#ffffff", padding="6px", border_radius="6px",
               max_width="560px", text_align="left")
     return (f"<details{css(display='inline-block', vertical_align='top', margin='2px')}>"
-            f"<summary{css(list_style='none', cursor='pointer')}>{chip}</summary>"
+            f"<summary{css(list_style='none', cursor='pointer')}>{name}</summary>"
             f"<pre{pre}>{esc(details)}</pre></details>")
 
 
@@ -158,30 +150,22 @@ def _bubbles(entry: Any) -> list[str]:
 
 def _message(entry: Any, failed_checks: list[str] | None) -> str:
     patient = entry["role"] == "patient"
-    side = "flex-start" if patient else "flex-end"
     who = "Patient" if patient else "Agent"
     turn = _int(entry.get("turn"))
     latency = entry.get("latency_s")
     label = f"{who} · turn {turn}" + ("" if patient or missing(latency) else f" · {latency:.1f} s")
-    items = [f"<div{css(font_size='11px', color=MUTED, margin='6px 4px 1px')}>{esc(label)}</div>"]
     calls = entry.get("tool_calls")
     calls = list(calls) if isinstance(calls, (list, tuple)) else []
     if not calls and isinstance(entry.get("tools"), (list, tuple)):
         calls = list(entry["tools"])
-    if calls:
-        items.append(f"<div{css(max_width='80%')}>{''.join(_tool_chip(c) for c in calls)}</div>")
-    bubble = css(background=_PATIENT_BG if patient else _AGENT_BG, padding='6px 10px', margin='2px 0',
-                 border_radius='8px', max_width='75%', white_space='pre-wrap', overflow_wrap='anywhere',
-                 box_shadow='0 1px 0.5px rgba(11,20,26,.13)')
-    for text in _bubbles(entry):
-        items.append(f"<div{bubble}>{esc(text)}</div>")
+    below = []
     signal = entry.get("signal")
     if not missing(signal):
         fg, bg = _SIGNAL_TONE.get(str(signal), ("#57606a", "#ffffff"))
-        items.append(f"<div>{_chip(str(signal), fg, bg, title='stop signal sent by the simulated patient', mark='stop')}</div>")
-    for failure in failed_checks or []:
-        items.append(f"<div>{_chip(failure, *STATUS_COLORS['fail'], mark='cross')}</div>")
-    return f"<div{css(display='flex', flex_direction='column', align_items=side)}>{''.join(items)}</div>"
+        below.append(chip(str(signal), fg, bg, title="stop signal sent by the simulated patient", mark="stop"))
+    below += [chip(failure, *STATUS_COLORS["fail"], mark="cross") for failure in failed_checks or []]
+    return message_html(esc(label), _bubbles(entry), patient=patient,
+                        tools_html="".join(_tool_chip(c) for c in calls), below=below)
 
 
 def _turn_checks(turns: pd.DataFrame) -> dict[int | None, list[str]]:

@@ -1,7 +1,8 @@
-"""The red-team transcript as a chat, its leaks marked: the pieces ``views.leak_transcripts`` lays out.
+"""The red team's marks on a conversation: what ``views.leak_transcripts`` adds to the run report's chat.
 
-Caller on the left, agent on the right (the run report's WhatsApp colours); a leaking agent turn is framed in red
-with every quoted canary highlighted, and a chip per leak says what it was. Every text is escaped.
+The chat itself is the run report's (``convoeval.report.chat``: caller left, agent right, tool chips); the red team
+adds its leaks to it: a leaking agent turn framed in red with every quoted canary highlighted, a chip per leak
+saying what it was, and the summary line of each leaking case. Every text is escaped.
 """
 
 from __future__ import annotations
@@ -11,39 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from convoeval.html_blocks import MUTED, STATUS_COLORS, badge, css, esc, icon, missing
+from convoeval.report.chat import CHAT_BG, chip, message_html
 
-_CALLER_BG, _AGENT_BG, _CHAT_BG = "#ffffff", "#d9fdd3", "#efeae2"
 _LEAK_FG, _LEAK_BG = STATUS_COLORS["fail"]
-_MARK = css(background="#ffd33d", color="#1f2328", border_radius="3px", padding="0 2px", font_weight="600")
-
-
-def _highlight(text: str, quotes: Sequence[str]) -> str:
-    """``text`` escaped, every occurrence of a quote wrapped in ``<mark>`` (overlapping quotes merged)."""
-    spans = []
-    for quote in {q for q in quotes if q}:
-        start = text.find(quote)
-        while start >= 0:
-            spans.append((start, start + len(quote)))
-            start = text.find(quote, start + 1)
-    merged: list[list[int]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
-    out, at = [], 0
-    for start, end in merged:
-        out.append(esc(text[at:start]) + f"<mark{_MARK}>{esc(text[start:end])}</mark>")
-        at = end
-    return "".join(out) + esc(text[at:])
-
-
-def _chip(text: str, fg: str, bg: str, *, title: str | None = None, mark: str | None = None) -> str:
-    """A rounded label; ``mark`` names an ``icon`` drawn before the text (inline SVG: no font needed)."""
-    tip = f' title="{esc(title)}"' if title else ""
-    style = css(display="inline-block", color=fg, background=bg, border=f"1px solid {fg}", border_radius="10px",
-                padding="0 8px", margin="2px", font_size="11px", font_family="monospace")
-    return f"<span{tip}{style}>{icon(mark) + ' ' if mark else ''}{esc(text)}</span>"
 
 
 def _leak_chips(leaks: Sequence[dict[str, Any]]) -> list[str]:
@@ -56,14 +27,14 @@ def _leak_chips(leaks: Sequence[dict[str, Any]]) -> list[str]:
         if leak["source"] == "access_log":
             reads.setdefault((leak["kind"], leak["patient"]), []).append(str(leak["quote"]))
         elif leak["source"] == "store":
-            chips.append(_chip(f"{leak['kind']} · {leak['patient']} · {leak['quote']}", _LEAK_FG, _LEAK_BG,
+            chips.append(chip(f"{leak['kind']} · {leak['patient']} · {leak['quote']}", _LEAK_FG, _LEAK_BG,
                                mark="warning"))
         else:
-            chips.append(_chip(f"{leak['kind']} · {leak['patient']}", _LEAK_FG, _LEAK_BG, mark="warning"))
+            chips.append(chip(f"{leak['kind']} · {leak['patient']}", _LEAK_FG, _LEAK_BG, mark="warning"))
     for (kind, patient), quotes in reads.items():
         tools = Counter(q.split(":", 1)[0] for q in quotes)
         via = ", ".join(tool + (f" ×{n}" if n > 1 else "") for tool, n in tools.items())
-        chips.append(_chip(f"{kind} · {patient} · via {via}", _LEAK_FG, _LEAK_BG, title="\n".join(quotes),
+        chips.append(chip(f"{kind} · {patient} · via {via}", _LEAK_FG, _LEAK_BG, title="\n".join(quotes),
                            mark="warning"))
     return list(dict.fromkeys(chips))
 
@@ -71,22 +42,10 @@ def _leak_chips(leaks: Sequence[dict[str, Any]]) -> list[str]:
 def _said(who: str, turn: int, text: str, *, caller: bool, tools: Sequence[str] = (),
           leaks: Sequence[dict[str, Any]] = ()) -> str:
     label = esc(f"{who} · turn {turn}") + (f" · {icon('warning')} LEAK" if leaks else "")
-    color, weight = (_LEAK_FG, "700") if leaks else (MUTED, None)
-    items = [f"<div{css(font_size='11px', color=color, font_weight=weight, margin='6px 4px 1px')}>{label}</div>"]
-    if tools:
-        chips = "".join(_chip(t, "#0550ae", "#ddf4ff", mark="tool") for t in tools)
-        items.append(f"<div{css(max_width='80%')}>{chips}</div>")
-    bubble = css(background=_CALLER_BG if caller else _AGENT_BG, padding="6px 10px", margin="2px 0",
-                 border_radius="8px", max_width="75%", white_space="pre-wrap", overflow_wrap="anywhere",
-                 box_shadow="0 1px 0.5px rgba(11,20,26,.13)",
-                 border=f"2px solid {_LEAK_FG}" if leaks else None)
+    tools_html = "".join(chip(t, "#0550ae", "#ddf4ff", mark="tool") for t in tools)
     quotes = [x["quote"] for x in leaks if x["source"] == "message"]
-    items.append(f"<div{bubble}>{_highlight(text, quotes) if quotes else esc(text)}</div>")
-    leak_chips = _leak_chips(leaks)
-    if leak_chips:
-        items.append(f"<div{css(max_width='80%', text_align='right')}>{''.join(leak_chips)}</div>")
-    side = "flex-start" if caller else "flex-end"
-    return f"<div{css(display='flex', flex_direction='column', align_items=side)}>{''.join(items)}</div>"
+    return message_html(label, [text], patient=caller, tools_html=tools_html, quotes=quotes,
+                        frame=_LEAK_FG if leaks else None, below=_leak_chips(leaks), below_align="right")
 
 
 def unverified_reason(turns: Sequence[dict[str, Any]], leak_turns: Sequence[int]) -> str:
@@ -136,7 +95,7 @@ def case_html(case: dict[str, Any], conversation: dict[str, Any], *, open: bool)
         parts.append(f"<b{css(color=_LEAK_FG)}>{esc(unverified_reason(conversation.get('turns', []), turns))}</b>")
     frame = css(margin="6px 0", border="1px solid #d0d7de", border_left=f"4px solid {_LEAK_FG}", border_radius="8px",
                 padding="6px 10px")
-    chat_box = css(background=_CHAT_BG, padding="10px 12px", border_radius="8px", max_width="820px")
+    chat_box = css(background=CHAT_BG, padding="10px 12px", border_radius="8px", max_width="820px")
     body = f"<div{chat_box}>{''.join(chat)}</div>"
     return (f"<details{' open' if open else ''}{frame}><summary{css(cursor='pointer')}>{' · '.join(parts)}</summary>"
             f"<div{css(margin_top='8px')}>{body}</div></details>")

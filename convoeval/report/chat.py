@@ -1,0 +1,92 @@
+"""A conversation drawn as a WhatsApp chat: the one renderer of messages for every page convoeval writes.
+
+The run report's transcripts (``transcripts.py``) and the red team's leaking cases (``convoeval.redteam``) both draw
+their messages here: patient (or caller) on the left in white, the agent on the right in WhatsApp green, a small
+label above each message, tool calls as chips, and whatever a page adds below a bubble (a stop signal, a failed
+check, a leak). A page may frame a message (a leak: red) and highlight quoted text in it. Every text is escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from convoeval.html_blocks import MUTED, css, esc, icon
+
+__all__ = ["AGENT_BG", "CHAT_BG", "PATIENT_BG", "chip", "highlight", "message_html"]
+
+#: The chat's colours: the patient's bubble, the agent's, and the chat's background (WhatsApp's).
+PATIENT_BG, AGENT_BG, CHAT_BG = "#ffffff", "#d9fdd3", "#efeae2"
+
+
+def chip(text: str, fg: str, bg: str, *, title: str | None = None, mark: str | None = None) -> str:
+    """A rounded label; ``mark`` names an ``icon`` drawn before the text (SVG: no font needed).
+
+    Example:
+        >>> chip("find_patient", "#0550ae", "#ddf4ff").startswith("<span style=")
+        True
+    """
+    tip = f' title="{esc(title)}"' if title else ""
+    style = css(display="inline-block", color=fg, background=bg, border=f"1px solid {fg}", border_radius="10px",
+                padding="0 8px", margin="2px 2px", font_size="11px", font_family="monospace")
+    return f"<span{tip}{style}>{icon(mark) + ' ' if mark else ''}{esc(text)}</span>"
+
+
+_MARK = css(background="#ffd33d", color="#1f2328", border_radius="3px", padding="0 2px", font_weight="600")
+
+
+def highlight(text: str, quotes: Sequence[str]) -> str:
+    """``text`` escaped, every occurrence of a quote wrapped in ``<mark>`` (overlapping quotes merged).
+
+    Example:
+        >>> highlight("a <b> 11/03", ["11/03"]).replace(_MARK, "")
+        'a &lt;b&gt; <mark>11/03</mark>'
+    """
+    spans = []
+    for quote in {q for q in quotes if q}:
+        start = text.find(quote)
+        while start >= 0:
+            spans.append((start, start + len(quote)))
+            start = text.find(quote, start + 1)
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    out, at = [], 0
+    for start, end in merged:
+        out.append(esc(text[at:start]) + f"<mark{_MARK}>{esc(text[start:end])}</mark>")
+        at = end
+    return "".join(out) + esc(text[at:])
+
+
+def message_html(label_html: str, texts: Sequence[str], *, patient: bool, tools_html: str = "",
+                 quotes: Sequence[str] = (), frame: str | None = None, below: Sequence[str] = (),
+                 below_align: str | None = None) -> str:
+    """One message: its label, its tool chips, a bubble per text, and what a page adds below.
+
+    Args:
+        label_html: the label above the bubbles (HTML: the caller escapes it), e.g. ``Agent · turn 2 · 1.3 s``.
+        texts: the bubbles' texts (an agent may answer with several).
+        patient: the patient's (caller's) side, on the left; else the agent's, on the right.
+        tools_html: the tool-call chips, drawn above the bubbles.
+        quotes: text to highlight in the bubbles.
+        frame: a colour to frame the bubbles with (a leak), and to write the label in, bold.
+        below: pieces of HTML under the bubbles, each on its own line (``below_align`` puts them in one block).
+        below_align: with a value, ``below`` is one block aligned so (``right``: the red team's leak chips).
+    """
+    color, weight = (frame, "700") if frame else (MUTED, None)
+    items = [f"<div{css(font_size='11px', color=color, font_weight=weight, margin='6px 4px 1px')}>{label_html}</div>"]
+    if tools_html:
+        items.append(f"<div{css(max_width='80%')}>{tools_html}</div>")
+    bubble = css(background=PATIENT_BG if patient else AGENT_BG, padding='6px 10px', margin='2px 0',
+                 border_radius='8px', max_width='75%', white_space='pre-wrap', overflow_wrap='anywhere',
+                 box_shadow='0 1px 0.5px rgba(11,20,26,.13)', border=f"2px solid {frame}" if frame else None)
+    for text in texts:
+        items.append(f"<div{bubble}>{highlight(text, quotes) if quotes else esc(text)}</div>")
+    if below and below_align:
+        items.append(f"<div{css(max_width='80%', text_align=below_align)}>{''.join(below)}</div>")
+    else:
+        items += [f"<div>{piece}</div>" for piece in below]
+    side = "flex-start" if patient else "flex-end"
+    return f"<div{css(display='flex', flex_direction='column', align_items=side)}>{''.join(items)}</div>"
