@@ -18,20 +18,13 @@ from convoeval.errors import ConvoevalError
 #: by others in issues #35 and #36; whoever owns the file rebases the class (keeping its built-in parent) and removes
 #: it here (a listed class that descends, or no longer exists, fails below). Empty it.
 NOT_YET = {
-    # The notebook parameters' one-line error (pipeline/notebook_params.py, being written): `class
-    # OneLineError(ConvoevalError)` takes every line of this group off the list.
-    "convoeval.pipeline.notebook_params.OneLineError",
-    "convoeval.pipeline.config.ConfigError", "convoeval.pipeline.config.ParameterError",
-    "convoeval.pipeline.notebook.RunError", "convoeval.pipeline.notebook.ReplayMissError",
-    "convoeval.pipeline.notebook.ThresholdError", "convoeval.compare.notebook.RegressionError",
-    "convoeval.compare.pairing.CompareError", "convoeval.forking._run.ForkCostError",
-    "convoeval.labelling.selection.LabelPageError", "convoeval.labelling.importing.LabelImportError",
-    "convoeval.redteam.notebook.LeakError",
     # The lead's rewrite of the red team's engine and of the pipeline's results (#36).
     "convoeval.redteam.study.RedTeamError", "convoeval.pipeline.results.FolderInUseError",
     # `convoeval validate` (scenarios/errors.py, cli/validate_command.py): AttackError descends from ScenarioError.
     "convoeval.scenarios.errors.ScenarioError", "convoeval.redteam.attacks.AttackError",
     "convoeval.cli.validate_command.FileError",
+    # The pytest plugin (convoeval/pytest_plugin/, being written).
+    "convoeval.pytest_plugin.items.ConversationFailed",
 }
 
 
