@@ -222,8 +222,5 @@ def test_every_shipped_scenario_points_editors_at_its_json_schema():
     assert _modeline_missing("scenario") == []
 
 
-@pytest.mark.xfail(strict=True, reason="evals/attacks/*.yaml have no yaml-language-server line yet (their owner's "
-                                       "files, #36): add '# yaml-language-server: $schema=../../convoeval/schemas/"
-                                       "attack.schema.json' as their first line, then remove this mark")
 def test_every_shipped_attack_points_editors_at_its_json_schema():
     assert _modeline_missing("attack") == []
