@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from convoeval.cli._base import command
+from convoeval.errors import ConvoevalError
 from convoeval.paths import project_root
 from convoeval.scenarios import (
     ConversationalScenario,
@@ -200,7 +201,7 @@ def _counted_with_variants(kind: FileKind, checked: list[Checked]) -> str:
     return kind.counted(len(checked)) + (f" ({detail})" if detail else "")
 
 
-class FileError(ValueError):
+class FileError(ConvoevalError, ValueError):
     """A file that cannot be used (or whose kind is unknown); ``str()`` is one line that names the file."""
 
 

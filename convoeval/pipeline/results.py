@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from convoeval.frames import RunFrames
 
 from convoeval import frames as F
+from convoeval.errors import ConvoevalError
 from convoeval.llm.accounting import CALL_COLUMNS
 
 __all__ = ["EvalResult", "FolderInUseError", "finished", "kept_conversations", "load_folders", "load_results",
@@ -42,7 +43,7 @@ LOCK_FILE = ".lock"
 _MADE: set[Path] = set()
 
 
-class FolderInUseError(RuntimeError):
+class FolderInUseError(ConvoevalError, RuntimeError):
     """Another live run writes into the same results folder."""
 
 

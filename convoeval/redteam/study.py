@@ -22,6 +22,7 @@ import pandas as pd
 from convoeval._aio import run_sync
 from convoeval.agents import get_agent
 from convoeval.agents.clinic import FAULTS, faults_for
+from convoeval.errors import ConvoevalError
 from convoeval.llm.models import ModelLike, ModelSpec
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.conversation import ConversationResult
@@ -39,7 +40,7 @@ from convoeval.store import Store
 DEFAULT_ATTACKS = Path("evals/attacks")
 
 
-class RedTeamError(ValueError):
+class RedTeamError(ConvoevalError, ValueError):
     """A red-team setting that cannot work (an unknown agent, strategy, locale or fault, a bad target, no case)."""
 
 

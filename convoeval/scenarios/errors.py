@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from convoeval.errors import ConvoevalError
+
 #: Problems one ``ScenarioError`` lists; the rest are counted ("… and N more problems"), so a file with 20,000 bad
 #: items still gives a readable message.
 MAX_PROBLEMS = 20
@@ -17,7 +19,7 @@ _MESSAGE_MAX = 500  # characters of one problem's message
 _KEY_MAX = 60  # characters of one mapping key in a field path
 
 
-class ScenarioError(ValueError):
+class ScenarioError(ConvoevalError, ValueError):
     """A scenario file that cannot be used. ``str()`` names the file, the field path and the problem.
 
     Attributes:
