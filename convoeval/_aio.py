@@ -84,8 +84,13 @@ def blocking(afn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
     docstring and its signature (``help()``, notebooks' completion and type checkers see the real parameters), so
     the parameters are declared once, on the coroutine.
 
-    Example:
-        >>> judge_rubric = blocking(ajudge_rubric)  # doctest: +SKIP
+    Example (as ``judge_rubric = blocking(ajudge_rubric)``):
+        >>> async def agreet(name: str) -> str:
+        ...     '''Greet ``name``.'''
+        ...     return f"Oi, {name}"
+        >>> greet = blocking(agreet)
+        >>> greet("Maria"), greet.__name__, greet.__doc__
+        ('Oi, Maria', 'greet', 'Greet ``name``.')
     """
 
     @functools.wraps(afn)

@@ -5,9 +5,9 @@ SciPy or the simulator's model client must not load because a light sibling modu
 its public names by the module that defines them; the first access imports that module and caches the value in the
 package, so later accesses are plain attribute look-ups.
 
-Example:
-    >>> __all__, __getattr__, __dir__ = lazy_exports(__name__, {"convoeval.stats.binary": ("cohen_kappa",)})
-    ... # doctest: +SKIP
+Example (a package's ``__init__.py``, so not run as a doctest)::
+
+    __all__, __getattr__, __dir__ = lazy_exports(__name__, {"convoeval.stats.binary": ("cohen_kappa",)})
 """
 
 from __future__ import annotations

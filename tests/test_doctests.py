@@ -1,9 +1,10 @@
 """Every ``>>>`` example in convoeval's docstrings runs, as part of the suite: an example that goes stale fails here.
 
-An example that would call a real model, run notebooks or a whole evaluation is not a ``>>>`` example: it is a plain
-code block (``Example (...)::``), or it runs with the fake model (``convoeval.testing.FakeChatModel``). Examples run
-from the repository's root (they may read ``reports/example`` and ``evals/``), with convoeval's state in a temporary
-folder, the response cache off and no OpenAI settings from the environment.
+An example that would call a real model, run notebooks or a whole evaluation is not a ``>>>`` example (nor a
+skipped one, ``# doctest: +SKIP``): it is a plain code block (``Example (...)::``), or it runs with the fake model
+(``convoeval.testing.FakeChatModel``). Examples run from the repository's root (they may read ``reports/example`` and
+``evals/``), with convoeval's state in a temporary folder, the response cache off and no OpenAI settings from the
+environment.
 """
 
 from __future__ import annotations
@@ -29,6 +30,17 @@ NOT_RUN_YET = {
     # The reference agents' privacy handling (#35): their examples fail today (agents/tools.py: `store` and
     # `session` undefined; redteam/attacks.py: `load_attacks("evals/attacks")` reads the string as a list of paths).
     "convoeval.agents.tools", "convoeval.redteam.attacks",
+}
+
+
+#: Modules that still mark examples ``# doctest: +SKIP`` (a ``>>>`` that does not run). Their files are being edited
+#: by others; the example becomes a plain code block or runs, and the module leaves this list. Empty it.
+SKIPS_LEFT = {
+    "convoeval.forking._run", "convoeval.labelling.selection", "convoeval.compare.pairing",  # their errors' base moves
+    "convoeval.agents.openai_chat",  # the openai-chat adapter (#35)
+    "convoeval.pytest_plugin",  # the pytest plugin, being written
+    # The lead's rewrite (#36): a whole run or conversation with a real model, to become plain code blocks.
+    "convoeval.pipeline.conversation", "convoeval.pipeline.execute", "convoeval.pipeline.results", "convoeval.redteam.run",
 }
 
 
@@ -65,6 +77,13 @@ def example_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
 def test_the_examples_run(name: str) -> None:
     results, report = run_examples(importlib.import_module(name))
     assert results.failed == 0, report
+
+
+def test_no_example_is_skipped() -> None:
+    """A ``>>>`` line is an example that runs: one that cannot is a plain code block (``Example (...)::``)."""
+    skipping = {_module_name(p) for p in PACKAGE.rglob("*.py") if "doctest: +SKIP" in p.read_text(encoding="utf-8")}
+    assert skipping - NOT_RUN_YET - SKIPS_LEFT == set()
+    assert SKIPS_LEFT - skipping == set(), "no SKIP left there: remove from SKIPS_LEFT"
 
 
 def test_the_list_of_modules_not_run_yet_names_modules_with_examples() -> None:

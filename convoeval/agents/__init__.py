@@ -199,9 +199,10 @@ def get_agent(target: str, **options: Any) -> Agent:
             a function that cannot take ``(message, session)``, a malformed URL, ...). Failures *during* a
             conversation are ``AgentError``.
 
-    Example:
-        >>> agent = get_agent("clinic:billing?faults=invented_url")  # doctest: +SKIP
-        >>> reply = await agent.respond("Oi, quero pagar", session)  # doctest: +SKIP
+    Example (the agent answers inside a coroutine, so not run as a doctest)::
+
+        agent = get_agent("clinic:billing?faults=invented_url")
+        reply = await agent.respond("Oi, quero pagar", session)
     """
     from convoeval.agents.python_callable import TARGET_RE  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 

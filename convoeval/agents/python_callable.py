@@ -93,9 +93,10 @@ class PythonCallableAgent:
     Sync callables run in a thread of their own so a slow one does not stall the other conversations running on
     the event loop, and so one stuck past its deadline can be abandoned (see the module docstring).
 
-    Example:
-        >>> agent = PythonCallableAgent("my_bot.agent:respond")  # doctest: +SKIP
-        >>> reply = await agent.respond("Oi, quero pagar minha fatura", session)  # doctest: +SKIP
+    Example (your own module; inside a coroutine, so not run as a doctest)::
+
+        agent = PythonCallableAgent("my_bot.agent:respond")
+        reply = await agent.respond("Oi, quero pagar minha fatura", session)
     """
 
     def __init__(self, target: str, fn: Callable[..., Any] | None = None, *, timeout: float | None = None):

@@ -82,9 +82,10 @@ class WebhookAgent:
     One ``httpx.AsyncClient`` per adapter, reused across calls (connection pooling); a new one is made if the
     adapter is used from another event loop (e.g. a notebook calling ``asyncio.run`` twice).
 
-    Example:
-        >>> agent = WebhookAgent("https://bot.example.com/convoeval", timeout=30)  # doctest: +SKIP
-        >>> reply = await agent.respond("Hi, I need my invoice", session)  # doctest: +SKIP
+    Example (calls your webhook, so not run as a doctest)::
+
+        agent = WebhookAgent("https://bot.example.com/convoeval", timeout=30)
+        reply = await agent.respond("Hi, I need my invoice", session)
     """
 
     def __init__(

@@ -7,13 +7,14 @@ Every statistic function there takes tidy frames (the runs' frames, or the long 
 returns a tidy table: grouping columns (criterion, rater_a, rater_b, dimension, ...) then
 ``statistic, value, ci_low, ci_high, n, n_items, method, ci_too_wide``. See ``docs/agreement.md``.
 
-Example:
-    >>> from convoeval import stats
-    >>> from convoeval.pipeline import load_results
-    >>> frames = load_results("reports/sweep").frames                               # doctest: +SKIP
-    >>> stats.database_agreement(frames)                                            # doctest: +SKIP
-    >>> ratings = stats.rubric_ratings(frames.rubric, rater=("judge_model", "prompt_version"))  # doctest: +SKIP
-    >>> stats.binary_agreement(ratings)                                             # doctest: +SKIP
+Example (needs a sweep's judged frames, so not run as a doctest)::
+
+    from convoeval import stats
+    from convoeval.pipeline import load_results
+    frames = load_results("reports/sweep").frames
+    stats.database_agreement(frames)
+    ratings = stats.rubric_ratings(frames.rubric, rater=("judge_model", "prompt_version"))
+    stats.binary_agreement(ratings)
 """
 
 from convoeval.agreement.calibration import calibration_table, free_labels

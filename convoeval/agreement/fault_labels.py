@@ -29,8 +29,9 @@ def fault_labels(frames: RunFrames, *, database_check: bool = True) -> pd.DataFr
     Returns:
         A labels frame (``read_labels`` columns); empty when the frames hold no known-fault run.
 
-    Example:
-        >>> labels = fault_labels(run_fault_study(scenarios, "reports/faults"))   # doctest: +SKIP
+    Example (runs the fault study, so not run as a doctest)::
+
+        labels = fault_labels(run_fault_study(scenarios, "reports/faults"))
     """
     truth = fault_truth(frames, database_check=database_check)
     return ratings_to_labels(truth.assign(rater=KNOWN_FAULTS), source="fault", origin="(known faults)",

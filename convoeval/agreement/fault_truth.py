@@ -144,9 +144,10 @@ def fault_truth(frames: RunFrames, *, database_check: bool = True) -> pd.DataFra
         ``"faulted"``), ``faults`` (comma-joined; empty for the healthy arm) and ``reason``. Only criteria the run's
         rubric frame holds are rated.
 
-    Example:
-        >>> truth = fault_truth(run_fault_study(load_scenarios(agent="support"), "reports/faults"))  # doctest: +SKIP
-        >>> truth.groupby(["arm", "passed"], dropna=False).size()                                    # doctest: +SKIP
+    Example (runs the fault study, so not run as a doctest)::
+
+        truth = fault_truth(run_fault_study(load_scenarios(agent="support"), "reports/faults"))
+        truth.groupby(["arm", "passed"], dropna=False).size()
     """
     runs = frames.runs
     done = runs[(runs["status"].eq("completed") & runs["type"].eq("conversational")).fillna(False).astype(bool)]
@@ -216,9 +217,10 @@ def fault_detection(
         ValueError: the frames hold no known-fault truth (``fault_truth`` is empty: not a fault study), or a judge is
             named ``"known_faults"``.
 
-    Example:
-        >>> table = fault_detection(frames)                                                   # doctest: +SKIP
-        >>> table[table["statistic"] == "specificity"][["criterion", "value", "ci_low", "n"]]  # doctest: +SKIP
+    Example (needs a fault study's frames, so not run as a doctest)::
+
+        table = fault_detection(frames)
+        table[table["statistic"] == "specificity"][["criterion", "value", "ci_low", "n"]]
     """
     ratings = _ratings(frames, rater, samples, database_check)
     table = binary_agreement(ratings, reference=KNOWN_FAULTS, by=by, n_boot=n_boot, level=level, seed=seed)
@@ -245,9 +247,10 @@ def fault_confusion(
     Raises:
         ValueError: as ``fault_detection``.
 
-    Example:
-        >>> cm = fault_confusion(frames)                                                        # doctest: +SKIP
-        >>> cm.pivot_table(index="a_passed", columns="b_passed", values="count", aggfunc="sum")  # doctest: +SKIP
+    Example (needs a fault study's frames, so not run as a doctest)::
+
+        cm = fault_confusion(frames)
+        cm.pivot_table(index="a_passed", columns="b_passed", values="count", aggfunc="sum")
     """
     ratings = _ratings(frames, rater, samples, database_check)
     counts = confusion_counts(ratings, reference=KNOWN_FAULTS, by=by)

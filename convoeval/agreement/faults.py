@@ -235,9 +235,10 @@ async def arun_fault_study(
         ValueError: an unknown agent or fault key.
         TypeError: an option the study does not take, named.
 
-    Example:
-        >>> frames = run_fault_study(load_scenarios(agent="billing"), "reports/faults")   # doctest: +SKIP
-        >>> fault_detection(frames)                                                        # doctest: +SKIP
+    Example (runs the fault study, so not run as a doctest)::
+
+        frames = run_fault_study(load_scenarios(agent="billing"), "reports/faults")
+        fault_detection(frames)
     """
 
     opts = settle("run_fault_study", options, SHARED_DEFAULTS)

@@ -87,11 +87,12 @@ def rejudge(
     Raises:
         ValueError: no judge configuration, or two with the same name.
 
-    Example:
-        >>> out = rejudge(frames, {"fc": {"provider": "local"},                             # doctest: +SKIP
-        ...                        "json": {"provider": "local", "structured_method": "json_mode"}},
-        ...               scenarios=load_scenarios())
-        >>> binary_agreement(rubric_ratings(out["rubric"], rater="judge"))                  # doctest: +SKIP
+    Example (calls the judge models, so not run as a doctest)::
+
+        out = rejudge(frames, {"fc": {"provider": "local"},
+                               "json": {"provider": "local", "structured_method": "json_mode"}},
+                      scenarios=load_scenarios())
+        binary_agreement(rubric_ratings(out["rubric"], rater="judge"))
     """
     named = _named(judges)
     return run_sync(_arejudge(frames, named, scenarios=scenarios, samples=samples, rubric=rubric,

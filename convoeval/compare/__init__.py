@@ -6,11 +6,12 @@ the whole comparison get a verdict — improved, regressed or no detectable chan
 difference at this sample size (``verdict``). ``run_candidate`` runs a candidate now on exactly the baseline's
 conversations, optionally replaying the baseline's patient. See ``docs/compare.md``.
 
-Example:
-    >>> from convoeval.compare import compare, run_candidate                                   # doctest: +SKIP
-    >>> candidate = run_candidate("reports/v1", "clinic:billing?faults=wrong_amount", replay=True)  # doctest: +SKIP
-    >>> result = compare("reports/v1", candidate)                                              # doctest: +SKIP
-    >>> result.verdict, result.regressions()                                                   # doctest: +SKIP
+Example (runs the candidate, so not run as a doctest)::
+
+    from convoeval.compare import compare, run_candidate
+    candidate = run_candidate("reports/v1", "clinic:billing?faults=wrong_amount", replay=True)
+    result = compare("reports/v1", candidate)
+    result.verdict, result.regressions()
 """
 
 from convoeval.compare import notebook  # noqa: E402 - the notebook's steps, after what they use

@@ -35,7 +35,8 @@ def next_seeds(side: Side, *, alpha: float = 0.05) -> list[int]:
     (six at 0.05), counting the side's trials; one more seed than it has when it already had that many.
 
     Example:
-        >>> next_seeds(side)  # a side of one seed, one trial          # doctest: +SKIP
+        >>> from convoeval.compare.pairing import load_side
+        >>> next_seeds(load_side("reports/example"))   # a side of one seed, one trial
         [1, 2, 3, 4, 5, 6]
     """
     trials = max(1, int(_config(side).get("trials") or 1))

@@ -126,8 +126,9 @@ def run_candidate(
         CompareError: the baseline cannot be read, names unknown scenarios, or ``out`` holds another target.
         TypeError: an option ``run_candidate`` does not take, or a shared option passed in ``settings``, named.
 
-    Example:
-        >>> candidate = run_candidate("reports/v1", "clinic:billing?faults=wrong_amount", replay=True)  # doctest: +SKIP
+    Example (runs the candidate, so not run as a doctest)::
+
+        candidate = run_candidate("reports/v1", "clinic:billing?faults=wrong_amount", replay=True)
     """
     opts = settle("run_candidate", options, SHARED_DEFAULTS)
     if shared := sorted(set(settings or {}) & set(SHARED_DEFAULTS)):

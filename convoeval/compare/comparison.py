@@ -278,9 +278,10 @@ def compare(
     Raises:
         CompareError: a side with no finished conversation, or no pair at all.
 
-    Example:
-        >>> result = compare("reports/v1", "reports/v2")          # doctest: +SKIP
-        >>> print("\\n".join(result.lines()))                      # doctest: +SKIP
+    Example (needs two saved runs, so not run as a doctest)::
+
+        result = compare("reports/v1", "reports/v2")
+        print("\\n".join(result.lines()))
     """
     sides = [load_side(baseline, label=None).select(agent=agent, scenario=scenario, type=type),
              load_side(candidate, label=None).select(agent=agent, scenario=scenario, type=type)]

@@ -86,10 +86,17 @@ def fidelity_flags(
         TypeError: an unknown threshold name.
 
     Example:
-        >>> frames = load_results("reports/example").frames                  # doctest: +SKIP
-        >>> flags = fidelity_flags(frames)                                    # doctest: +SKIP
-        >>> fidelity_summary(flags)                                           # doctest: +SKIP
-        >>> clean = exclude_flagged(frames, flags)                            # doctest: +SKIP
+        >>> from convoeval.pipeline import load_results
+        >>> frames = load_results("reports/example").frames
+        >>> flags = fidelity_flags(frames)
+        >>> fidelity_summary(flags)[["check", "conversations", "flagged"]]
+                         check  conversations  flagged
+        0        invented_fact              3        0
+        1       wrong_language              3        1
+        2  false_goal_complete              3        0
+        3            parroting              3        1
+        >>> len(exclude_flagged(frames, flags).scores)   # 6 conversations, 2 flagged
+        4
     """
     checks = _valid_checks(checks)
     limits = _valid_thresholds(thresholds)
@@ -149,8 +156,11 @@ def exclude_flagged(
         A new ``RunFrames``.
 
     Example:
-        >>> clean = exclude_flagged(frames, flags, checks=["parroting"])   # doctest: +SKIP
-        >>> clean.scores["score"].mean()                                    # doctest: +SKIP
+        >>> from convoeval.pipeline import load_results
+        >>> frames = load_results("reports/example").frames
+        >>> clean = exclude_flagged(frames, fidelity_flags(frames), checks=["parroting"])
+        >>> len(frames.scores), len(clean.scores)
+        (6, 5)
     """
     return frames.without(flagged_runs(flags, checks))
 

@@ -5,11 +5,12 @@ freshly seeded store, then lets the simulator continue n times with new seeds; e
 asserted as any run. ``fork_profile(run, n=5)`` does it at every turn and gives the failure rate of the continuations
 per fork point; ``locate_failure`` names the turn after which failure becomes likely. See ``docs/fork.md``.
 
-Example:
-    >>> from convoeval.forking import fork_profile                                   # doctest: +SKIP
-    >>> profile = fork_profile("reports/run", conversation="billing-conv-happy-payment__s42__t1")  # doctest: +SKIP
-    >>> profile.summary()                                                             # doctest: +SKIP
-    'it went wrong at turn 3: forked after it, 100% of the continuations fail; forked before it, 40%'
+Example (runs the forks, so not run as a doctest)::
+
+    from convoeval.forking import fork_profile
+    profile = fork_profile("reports/run", conversation="billing-conv-happy-payment__s42__t1")
+    profile.summary()
+    # 'it went wrong at turn 3: forked after it, 100% of the continuations fail; forked before it, 40%'
 """
 
 from convoeval.forking._profile import (

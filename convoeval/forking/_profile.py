@@ -144,9 +144,10 @@ async def afork_profile(run: ConversationSource, *, n: int = 5, turns: Iterable[
         ForkCostError: above ``max_calls`` LLM calls without ``confirm``.
         TypeError: an option ``fork_profile`` does not take, named.
 
-    Example:
-        >>> profile = fork_profile("reports/run", conversation="billing-conv-happy-payment__s42__t1", n=5)  # doctest: +SKIP
-        >>> profile.located, profile.summary()  # doctest: +SKIP
+    Example (runs the forks, so not run as a doctest)::
+
+        profile = fork_profile("reports/run", conversation="billing-conv-happy-payment__s42__t1", n=5)
+        profile.located, profile.summary()
     """
     settle("fork_profile", options, FORK_DEFAULTS)
     original = load_conversation(run, options.pop("conversation", None))

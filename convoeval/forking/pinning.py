@@ -201,10 +201,11 @@ def pin(conversation: ConversationSource, *, out: Path | str | None = None,
         PinError: no turn the agent answered, a reference of another scenario, or ``out`` exists.
 
     Example:
-        >>> pinned = pin("reports/run/runs/billing-conv-happy-payment__s42__t1.json",
-        ...              out="evals/scenarios/billing/pinned-happy.yaml")  # doctest: +SKIP
-        >>> [t.expect.tools_called for t in pinned.scenario.turns]  # doctest: +SKIP
-        [['list_invoices'], [], ['create_payment_link']]
+        >>> import tempfile
+        >>> pinned = pin("reports/example/runs/billing-scripted-pix-en__s42__t1.json",
+        ...              out=Path(tempfile.mkdtemp()) / "pinned-pix.yaml")   # e.g. evals/scenarios/billing/...
+        >>> [t.expect.tools_called for t in pinned.scenario.turns]
+        [['list_invoices'], [], ['create_payment_link'], []]
     """
     result = load_conversation(conversation, conversation_id)
     original = scenario_of(result, scenario=scenario, scenarios_dir=scenarios_dir)

@@ -202,8 +202,9 @@ async def ajudge_holistic(
         ValueError: a conversation without a goal (before any call is made).
         CacheMissError: replay-only cache mode and a judge call was never recorded.
 
-    Example:
-        >>> judge_holistic(transcripts, scenarios=scenarios)  # doctest: +SKIP
+    Example (calls the judge model, so not run as a doctest)::
+
+        judge_holistic(transcripts, scenarios=scenarios)
     """
     frame = F.as_transcripts(transcripts)
     conversations = [(keys, F.transcript_to_entries(rows)) for keys, rows in F.iter_conversations(frame)]

@@ -202,8 +202,9 @@ async def ajudge_rubric(
         ValueError: a conversation whose scenario has no rubric (before any call is made).
         CacheMissError: replay-only cache mode and a judge call was never recorded.
 
-    Example:
-        >>> judge_rubric(transcripts, scenarios=scenarios, samples=3)  # doctest: +SKIP
+    Example (calls the judge model, so not run as a doctest)::
+
+        judge_rubric(transcripts, scenarios=scenarios, samples=3)
     """
     frame = F.as_transcripts(transcripts)
     conversations = [(keys, F.transcript_to_entries(rows)) for keys, rows in F.iter_conversations(frame)]

@@ -318,8 +318,9 @@ def score_frame(
     Returns:
         A frame with ``SCORE_COLUMNS``, one row per ``run_id`` seen in any input, in first-seen order.
 
-    Example:
-        >>> scores = score_frame(judge_rubric(t, scenarios=s), judge_holistic(t, scenarios=s), checks)  # doctest: +SKIP
+    Example (calls the judge model, so not run as a doctest)::
+
+        scores = score_frame(judge_rubric(t, scenarios=s), judge_holistic(t, scenarios=s), checks)
     """
     parts = [_by_run(f) for f in (runs, transcripts, rubric, holistic, assertions)]
     by_run, by_talk, by_rubric, by_holistic, by_assertion = parts

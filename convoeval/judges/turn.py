@@ -142,8 +142,9 @@ async def ajudge_turn(
         One row per sample with ``TURN_COLUMNS`` keys (``check_failures`` is left to the caller, from
         ``check_turn``); a failed judge call gives NaN scores and an ``error``.
 
-    Example:
-        >>> rows = judge_turn(entries, agent_type="billing", scenario="billing-pix")  # doctest: +SKIP
+    Example (calls the judge model, so not run as a doctest)::
+
+        rows = judge_turn(entries, agent_type="billing", scenario="billing-pix")
     """
     entries = F.as_entries(transcript)
     if not entries or entries[-1]["role"] != "agent":

@@ -5,10 +5,11 @@
 keyboard; ``check_labels`` / ``import_labels`` validate the exported CSV against the run, every error naming its
 line, and file it in ``evals/labels/``. The command line is ``convoeval label`` (``docs/agreement.md``).
 
-Example:
-    >>> frames = load_folder("reports/billing")                                       # doctest: +SKIP
-    >>> chosen = choose_conversations(frames, sample=30, stratify="scenario")         # doctest: +SKIP
-    >>> write_label_page(page_data(frames, chosen, source="billing"), "label.html")   # doctest: +SKIP
+Example (needs a judged run, so not run as a doctest)::
+
+    frames = load_folder("reports/billing")
+    chosen = choose_conversations(frames, sample=30, stratify="scenario")
+    write_label_page(page_data(frames, chosen, source="billing"), "label.html")
 """
 
 from convoeval.labelling.importing import LabelCheck, LabelImportError, check_labels, import_labels

@@ -7,9 +7,12 @@ of every call; ``models`` builds chat models by role (``get_model``); ``http_tra
 share; ``local`` the embedded local model (its weights and its server process).
 
 Example:
-    >>> from convoeval.llm import SampleIdentity, acall_model
-    >>> from convoeval.llm.models import get_model
-    >>> result = await acall_model(get_model("judge"), [("user", "hi")], identity=SampleIdentity(role="judge"))  # doctest: +SKIP
+    >>> from convoeval.llm import SampleIdentity, call_model
+    >>> from convoeval.testing import FakeChatModel   # get_model("judge") for a real one
+    >>> result = call_model(FakeChatModel(replies=["pass"]), [("user", "hi")], cache="off",
+    ...                     identity=SampleIdentity(scenario="demo", seed=1, trial=1, role="judge"))  # or await acall_model
+    >>> result.text
+    'pass'
 """
 
 from convoeval.llm.call import acall_model, call_model, set_budget_share

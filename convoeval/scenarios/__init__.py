@@ -7,8 +7,8 @@ assertion keys (``builtin_assertions`` registers the clinic keys and ``sql``, ``
 
 Example:
     >>> from convoeval.scenarios import load_scenarios
-    >>> [s.id for s in load_scenarios(agent="billing")][:1]  # doctest: +SKIP
-    ['billing-overdue-pix']
+    >>> [s.id for s in load_scenarios(agent="billing")][:2]   # from the project's evals/scenarios/
+    ['billing-conv-confused-patient', 'billing-conv-happy-payment']
 """
 
 from convoeval.scenarios._yaml import MAX_NESTING

@@ -148,10 +148,14 @@ class SimulatorGate:
         settings: the checks and thresholds.
 
     Example:
-        >>> gate = SimulatorGate(scenario, GateSettings())                       # doctest: +SKIP
-        >>> gate.agent("Olá! Você pode pagar por Pix ou boleto.")                # doctest: +SKIP
-        >>> gate.patient(2, "Olá! Você pode pagar por Pix ou boleto.")           # doctest: +SKIP
-        >>> # None: one copy is not yet a failure; with final=True (a stop signal on it), it is one
+        >>> from convoeval.scenarios import load_scenario_file
+        >>> gate = SimulatorGate(load_scenario_file("evals/scenarios/billing/conv-happy-payment.yaml"), GateSettings())
+        >>> gate.agent("Olá! Você pode pagar por Pix ou boleto.")
+        >>> gate.patient(2, "Olá! Você pode pagar por Pix ou boleto.") is None   # one copy is not yet a failure...
+        True
+        >>> gate.patient(3, "Olá! Você pode pagar por Pix ou boleto.").check     # ... two in a row are (or one with
+        'parroting'
+        >>> # final=True: a stop signal on it)
     """
 
     def __init__(self, scenario: Any, settings: GateSettings):
@@ -361,7 +365,12 @@ def simulator_failures(frames: RunFrames) -> pd.DataFrame:
     that ended ``simulator_failure``.
 
     Example:
-        >>> simulator_failures(load_results("reports/example").frames)[["scenario", "check", "turn"]]   # doctest: +SKIP
+        >>> from convoeval.pipeline import load_results
+        >>> simulator_failures(load_results("reports/example").frames)[["scenario", "check", "turn"]]
+                                 scenario      check  turn
+        0   billing-conv-confused-patient       loop     4
+        1      billing-conv-happy-payment  parroting     3
+        2  billing-conv-impatient-patient       loop     4
     """
     runs = frames.runs
     if runs.empty or "simulator_failure" not in runs:

@@ -7,9 +7,10 @@ study, re-judging, probes, the agreement study) re-exports these names. See ``do
 Every statistic function returns a table of grouping columns (criterion, rater_a, rater_b, dimension, ...) then
 ``statistic, value, ci_low, ci_high, n, n_items, method, ci_too_wide``.
 
-Example:
-    >>> from convoeval.stats import binary_agreement, rubric_ratings
-    >>> binary_agreement(rubric_ratings(frames.rubric, rater="judge_model"))  # doctest: +SKIP
+Example (needs a judged run's frames, so not run as a doctest; each statistic's own example runs)::
+
+    from convoeval.stats import binary_agreement, rubric_ratings
+    binary_agreement(rubric_ratings(frames.rubric, rater="judge_model"))
 """
 
 from convoeval._lazy import lazy_exports

@@ -139,9 +139,10 @@ def binary_agreement(
         One row per group × pair × statistic: ``*by, rater_a, rater_b, statistic, value, ci_low, ci_high, n,
         n_items, method, ci_too_wide`` (``n`` = conversations, ``n_items`` = items).
 
-    Example:
-        >>> table = binary_agreement(pd.concat([rubric_ratings(rubric), truth_ratings(rubric, assertions)]),
-        ...                          reference="database")   # doctest: +SKIP
+    Example (needs a judged run's frames, so not run as a doctest)::
+
+        table = binary_agreement(pd.concat([rubric_ratings(rubric), truth_ratings(rubric, assertions)]),
+                                 reference="database")
     """
     by = as_tuple(by)
     rows = []

@@ -111,8 +111,9 @@ def pass_rate_estimates(
         ``rater, *by, estimator, n_labelled, n_unlabelled, n_effective, lam, se, refused, labels`` (the sources
         used) then ``statistic, value, ci_low, ci_high, n, n_items, method, ci_too_wide``.
 
-    Example:
-        >>> pass_rate_estimates(frames.rubric, load_labels(), sources="human")   # doctest: +SKIP
+    Example (needs human labels, so not run as a doctest)::
+
+        pass_rate_estimates(frames.rubric, load_labels(), sources="human")
     """
     by = as_tuple(by)
     used = "+".join(_sources(labels, sources))

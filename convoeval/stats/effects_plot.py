@@ -33,9 +33,10 @@ def plot_probe_effects(effects: pd.DataFrame, *, items: Sequence[str] = (ALL,), 
     Returns:
         A ``matplotlib.figure.Figure`` (object API, no pyplot state; notebooks display it).
 
-    Example:
-        >>> fig = plot_probe_effects(result.effects)               # doctest: +SKIP
-        >>> fig.savefig("probes.png")                              # doctest: +SKIP
+    Example (needs a probe study's effects, so not run as a doctest)::
+
+        fig = plot_probe_effects(result.effects)
+        fig.savefig("probes.png")
     """
     from matplotlib.figure import Figure  # noqa: PLC0415 - matplotlib loads on first plot, not at start-up
 

@@ -59,9 +59,10 @@ def database_labels(rubric: pd.DataFrame, assertions: pd.DataFrame) -> pd.DataFr
     Returns:
         A labels frame; ``rater`` is ``"database"``, ``note`` names the assertion.
 
-    Example:
-        >>> labels = database_labels(frames.rubric, frames.assertions)   # doctest: +SKIP
-        >>> pass_rate_estimates(frames.rubric, labels)                      # doctest: +SKIP
+    Example (needs a judged run, so not run as a doctest)::
+
+        labels = database_labels(frames.rubric, frames.assertions)
+        pass_rate_estimates(frames.rubric, labels)
     """
     truth = truth_ratings(rubric, assertions)
     return ratings_to_labels(truth.assign(rater=DATABASE), source="database", origin="(database)",

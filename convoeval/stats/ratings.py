@@ -84,8 +84,9 @@ def rubric_ratings(
     Returns:
         ``RATING_COLUMNS`` (plus ``judge`` with ``"each"``); ``passed`` is NA where the judge erred on every sample.
 
-    Example:
-        >>> ratings = rubric_ratings(rubric_frame, samples="first")   # doctest: +SKIP
+    Example (needs a judged run, so not run as a doctest)::
+
+        ratings = rubric_ratings(rubric_frame, samples="first")
     """
     _require(rubric, ("run_id", "criterion", "passed"), "rubric_ratings")
     _check_samples(samples)

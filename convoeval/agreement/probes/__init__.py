@@ -4,12 +4,13 @@ Each probe judges the same conversations twice — as they are (``before``) and 
 same judge, samples and seeds, and reports the effect (after − before) with a conversation-bootstrap CI and a paired
 test (McNemar for pass/fail, Wilcoxon for scores). See ``docs/probes.md``.
 
-Example:
-    >>> from convoeval.agreement.probes import run_probes                         # doctest: +SKIP
-    >>> from convoeval.stats import plot_probe_effects                             # doctest: +SKIP
-    >>> result = run_probes(transcripts, scenarios=scenarios)                      # doctest: +SKIP
-    >>> result.effects                                                             # doctest: +SKIP
-    >>> plot_probe_effects(result.effects)                                         # doctest: +SKIP
+Example (calls the judge model, so not run as a doctest)::
+
+    from convoeval.agreement.probes import run_probes
+    from convoeval.stats import plot_probe_effects
+    result = run_probes(transcripts, scenarios=scenarios)
+    result.effects
+    plot_probe_effects(result.effects)
 """
 
 from convoeval.agreement.probes.perturb import (

@@ -123,10 +123,11 @@ async def arun_probes(
         ValueError: an unknown probe, an empty frame, or a conversation whose scenario has no rubric or goal —
             before any call is made.
 
-    Example:
-        >>> result = run_probes(transcripts, scenarios=scenarios, probes=["verbosity", "injection_agent_pt"])  # doctest: +SKIP
-        >>> result.effects[result.effects["item"] == "(all)"]                                      # doctest: +SKIP
-        >>> result.plot()                                                                           # doctest: +SKIP
+    Example (calls the judge model, so not run as a doctest)::
+
+        result = run_probes(transcripts, scenarios=scenarios, probes=["verbosity", "injection_agent_pt"])
+        result.effects[result.effects["item"] == "(all)"]
+        result.plot()
     """
     probes = _check_probes(probes)
     if transcripts.empty:

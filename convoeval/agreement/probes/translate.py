@@ -108,9 +108,10 @@ async def atranslate_transcripts(
         ValueError: an unknown target language or a frame without run_id/text.
         CacheMissError: replay-only cache mode and a translation was never recorded.
 
-    Example:
-        >>> english = translate_transcripts(transcripts, to="en")          # doctest: +SKIP
-        >>> english[english["translation_error"].notna()]                  # doctest: +SKIP
+    Example (calls a model, so not run as a doctest)::
+
+        english = translate_transcripts(transcripts, to="en")
+        english[english["translation_error"].notna()]
     """
     if to not in LANGUAGES:
         raise ValueError(f"to must be one of {list(LANGUAGES)}, got {to!r}")
