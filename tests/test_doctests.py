@@ -39,8 +39,6 @@ SKIPS_LEFT = {
     "convoeval.forking._run", "convoeval.labelling.selection", "convoeval.compare.pairing",  # their errors' base moves
     "convoeval.agents.openai_chat",  # the openai-chat adapter (#35)
     "convoeval.pytest_plugin",  # the pytest plugin, being written
-    # The lead's rewrite (#36): a whole run or conversation with a real model, to become plain code blocks.
-    "convoeval.pipeline.conversation", "convoeval.pipeline.execute", "convoeval.pipeline.results", "convoeval.redteam.run",
 }
 
 

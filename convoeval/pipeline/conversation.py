@@ -327,9 +327,10 @@ async def arun_conversation(
         A ``ConversationResult``: ``.transcript``, ``.rubric``, ``.holistic``, ``.assertions``, ``.score`` (DataFrames
         built when read) and ``.calls`` (one record per LLM call).
 
-    Example:
-        >>> result = run_conversation("billing-conv-happy-payment", seed=42)  # doctest: +SKIP
-        >>> result.score[["status", "score", "rubric_score", "holistic_overall"]]  # doctest: +SKIP
+    Example (a conversation with the simulator's and the judges' model)::
+
+        result = run_conversation("billing-conv-happy-payment", seed=42)
+        result.score[["status", "score", "rubric_score", "holistic_overall"]]
     """
 
     resolved = _scenario(scenario)

@@ -102,9 +102,10 @@ def run_eval(
             a resumed folder holding a conversation made with other settings (``convoeval.pipeline.resume``).
         StoreError: the store cannot be opened.
 
-    Example:
-        >>> result = run_eval(EvalConfig.checked(agent="billing", seed=42))  # doctest: +SKIP
-        >>> print("\\n".join(result.lines))  # doctest: +SKIP
+    Example (a whole evaluation: it calls the simulator's and the judges' model)::
+
+        result = run_eval(EvalConfig.checked(agent="billing", seed=42))
+        print("\\n".join(result.lines))
     """
 
     mode = as_mode(progress)

@@ -167,8 +167,9 @@ def load_results(out_dir: Path | str) -> EvalResult:
         FileNotFoundError: the folder holds no finished conversation (no ``runs/*.json``).
 
     Example:
-        >>> run = load_results("reports/example")          # doctest: +SKIP
-        >>> run.frames.scores["status"].value_counts()     # doctest: +SKIP
+        >>> run = load_results("reports/example")
+        >>> run.frames.scores["status"].value_counts().to_dict()
+        {'simulator_failure': 3, 'pass': 2, 'warn': 1}
     """
     out = Path(out_dir)
     if not (out / "runs").is_dir() or not any((out / "runs").glob("*.json")):

@@ -8,8 +8,14 @@ token and cost accounting, resume and the Dask path; the leak checks ride on it 
 those frames, for the views and the judge study.
 
 Example:
-    >>> results = run_cases(cases, targets={"billing": "clinic:billing"}, store=store)  # doctest: +SKIP
-    >>> [r.status for r in results]  # doctest: +SKIP
+    >>> from pathlib import Path
+    >>> from convoeval.redteam.attacks import expand, load_attacks
+    >>> from convoeval.store import open_store
+    >>> cases = expand(load_attacks([Path("evals/attacks/third-party.yaml")]), agents=["billing"], locales=["en"])
+    >>> results = run_cases(cases, {"billing": "clinic:billing?faults=discloses_third_party"},
+    ...                     open_store("sqlite:///:memory:"))
+    >>> [(r.case, r.status) for r in results]
+    [('third-party/billing/en', 'leak')]
 """
 
 from __future__ import annotations
