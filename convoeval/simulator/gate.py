@@ -151,11 +151,8 @@ class SimulatorGate:
         >>> from convoeval.scenarios import load_scenario_file
         >>> gate = SimulatorGate(load_scenario_file("evals/scenarios/billing/conv-happy-payment.yaml"), GateSettings())
         >>> gate.agent("Olá! Você pode pagar por Pix ou boleto.")
-        >>> gate.patient(2, "Olá! Você pode pagar por Pix ou boleto.") is None   # one copy is not yet a failure...
-        True
-        >>> gate.patient(3, "Olá! Você pode pagar por Pix ou boleto.").check     # ... two in a row are (or one with
-        'parroting'
-        >>> # final=True: a stop signal on it)
+        >>> [gate.patient(t, "Olá! Você pode pagar por Pix ou boleto.") for t in (2, 3)]  # one copy, then two in a row
+        [None, SimulatorFailure(check='parroting', turn=3, detail=...)]
     """
 
     def __init__(self, scenario: Any, settings: GateSettings):
@@ -366,11 +363,8 @@ def simulator_failures(frames: RunFrames) -> pd.DataFrame:
 
     Example:
         >>> from convoeval.pipeline import load_results
-        >>> simulator_failures(load_results("reports/example").frames)[["scenario", "check", "turn"]]
-                                 scenario      check  turn
-        0   billing-conv-confused-patient       loop     4
-        1      billing-conv-happy-payment  parroting     3
-        2  billing-conv-impatient-patient       loop     4
+        >>> simulator_failures(load_results("reports/example").frames)[["check", "turn"]].values.tolist()
+        [['loop', 4], ['parroting', 3], ['loop', 4]]
     """
     runs = frames.runs
     if runs.empty or "simulator_failure" not in runs:
