@@ -1,5 +1,5 @@
 """convoeval.agreement.study.compute_tables on studies that lack a kind of data: each missing table is empty; the
-study's parameters checked into a typed ``StudyParams``."""
+study's parameters checked into a ``StudyConfig``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from agreement_support import assertion_rows, holistic, rubric, runs
 
 from convoeval.agreement.study import Study, compute_tables
-from convoeval.agreement.study_params import STUDY_PARAMETERS, StudyParams, check_study_parameters
+from convoeval.agreement.study_params import StudyConfig, check_study_parameters
 from convoeval.fidelity import FIDELITY_SCHEMA
 from convoeval.frames import RunFrames, typed_frame
 from convoeval.pipeline.config import ParameterError
@@ -102,13 +102,13 @@ VALID = {"runs": [], "fault_study": True, "agents": ["support"], "scenario": Non
          "concurrency": 1, "n_boot": 100, "scenarios_dir": None}
 
 
-def test_study_params_types_exactly_the_parameters_the_notebook_may_set():
-    assert list(StudyParams.__annotations__) == list(STUDY_PARAMETERS) == list(VALID)
+def test_study_config_types_exactly_the_parameters_the_notebook_may_set():
+    assert StudyConfig.parameter_names() == list(VALID)
 
 
 def test_checked_parameters_come_back_as_given_and_a_bad_one_is_named(tmp_path):
     config = check_study_parameters({}, defaults={**VALID, "output_dir": str(tmp_path)})
-    assert config.params == {**VALID, "output_dir": str(tmp_path)} and config.output_dir == tmp_path
+    assert config.params == {**VALID, "output_dir": str(tmp_path)} and config.out_dir == tmp_path
     with pytest.raises(ParameterError, match=r"seeds must be a non-empty list of integers, got \[\]"):
         check_study_parameters({"seeds": []}, defaults=VALID)
 

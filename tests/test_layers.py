@@ -75,6 +75,11 @@ GONE_NAMES = [
     ("convoeval.report", "score_frame"), ("convoeval.report", "execute"), ("convoeval.report", "check_parameters"),
     ("convoeval.agents.clinic", "register_agent"), ("convoeval.scenarios", "AGENTS"), ("convoeval.testing", "Fault"),
     ("convoeval.agreement", "binary_agreement"),
+    # One notebook-parameters mechanism (issue #36): each notebook's parameters are a model now.
+    ("convoeval.agreement.study_params", "STUDY_PARAMETERS"), ("convoeval.agreement.study_params", "StudyParams"),
+    ("convoeval.agreement.study_params", "study_defaults"), ("convoeval.compare.notebook", "COMPARE_PARAMETERS"),
+    ("convoeval.redteam.notebook", "REDTEAM_PARAMETERS"), ("convoeval.forking.views", "DEBUG_PARAMETERS"),
+    ("convoeval.forking.views", "DebugParameters"), ("convoeval.pipeline.config", "is_parameter_like"),
 ]
 
 

@@ -78,7 +78,7 @@ def test_a_mistyped_parameter_or_a_folder_without_results_is_one_line(tmp_path):
     from convoeval.pipeline.config import ConfigError
 
     (tmp_path / "runs").mkdir()
-    assert check_debug_parameters({"results_dir": str(tmp_path), "n": 3})["n"] == 3
+    assert check_debug_parameters({"results_dir": str(tmp_path), "n": 3}).n == 3
     with pytest.raises(ConfigError, match="unknown debug-notebook parameter.*forks"):
         check_debug_parameters({"results_dir": str(tmp_path), "forks": 3})
     with pytest.raises(ConfigError, match="is not a results folder"):

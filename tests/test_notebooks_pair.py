@@ -11,11 +11,11 @@ import nbformat
 import papermill
 import pytest
 
-from convoeval.agreement.study_params import STUDY_PARAMETERS
-from convoeval.compare.notebook import COMPARE_PARAMETERS
-from convoeval.forking.views import DEBUG_PARAMETERS
-from convoeval.pipeline.notebook import NOTEBOOK_PARAMETERS
-from convoeval.redteam.notebook import REDTEAM_PARAMETERS
+from convoeval.agreement.study_params import StudyConfig
+from convoeval.compare.notebook import CompareParams
+from convoeval.forking.views import DebugParams
+from convoeval.pipeline import EvalConfig
+from convoeval.redteam.notebook import RedTeamParams
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -25,13 +25,13 @@ DEBUG = ROOT / "notebooks" / "debug.ipynb"
 COMPARE = ROOT / "notebooks" / "compare.ipynb"
 REDTEAM = ROOT / "notebooks" / "redteam.ipynb"
 ALLOWED_METADATA = {"kernelspec", "jupytext"}
-#: notebook -> (its declared parameters, the library modules its cells may call, by the name they are imported as)
+#: notebook -> (its parameters' model, the library modules its cells may call, by the name they are imported as)
 CONTRACTS = {
-    RUN: (NOTEBOOK_PARAMETERS, {"report", "pipeline"}),
-    AGREEMENT: (STUDY_PARAMETERS, {"agreement_study", "views"}),
-    DEBUG: (DEBUG_PARAMETERS, {"debug"}),
-    COMPARE: (COMPARE_PARAMETERS, {"compare", "views"}),
-    REDTEAM: (REDTEAM_PARAMETERS, {"redteam", "views"}),
+    RUN: (EvalConfig, {"report", "pipeline"}),
+    AGREEMENT: (StudyConfig, {"agreement_study", "views"}),
+    DEBUG: (DebugParams, {"debug"}),
+    COMPARE: (CompareParams, {"compare", "views"}),
+    REDTEAM: (RedTeamParams, {"redteam", "views"}),
 }
 
 
@@ -68,7 +68,7 @@ def test_committed_notebooks_are_output_free_with_stripped_metadata(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_declares_exactly_the_library_parameters(path):
     declared = papermill.inspect_notebook(str(path))
-    assert list(declared) == list(CONTRACTS[path][0])
+    assert list(declared) == CONTRACTS[path][0].parameter_names()
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -102,19 +102,14 @@ def test_other_cells_only_call_the_library(path):
             assert all(isinstance(a, (ast.Name, ast.Call)) for a in value.args), ast.unparse(node)
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_defaults_are_its_models_defaults(path):
+    """One model per notebook: the parameters cell's defaults are its model's, nothing else."""
+    declared = {name: ast.literal_eval(p["default"]) for name, p in papermill.inspect_notebook(str(path)).items()}
+    assert declared == CONTRACTS[path][0].defaults()
+
+
 def test_run_notebook_defaults_are_the_configuration_defaults():
     """One configuration object: the notebook's parameters and their defaults are EvalConfig's, nothing else."""
-    from convoeval.pipeline import EvalConfig
-
     declared = {name: ast.literal_eval(p["default"]) for name, p in papermill.inspect_notebook(str(RUN)).items()}
     assert declared == EvalConfig().model_dump()
-
-
-def test_compare_notebook_defaults_are_the_library_defaults():
-    declared = {name: ast.literal_eval(p["default"]) for name, p in papermill.inspect_notebook(str(COMPARE)).items()}
-    assert declared == {name: spec[0] for name, spec in COMPARE_PARAMETERS.items()}
-
-
-def test_redteam_notebook_defaults_are_the_library_defaults():
-    declared = {name: ast.literal_eval(p["default"]) for name, p in papermill.inspect_notebook(str(REDTEAM)).items()}
-    assert declared == {name: spec[0] for name, spec in REDTEAM_PARAMETERS.items()}

@@ -41,7 +41,7 @@ def test_default_output_folders_are_unique_per_run():
 
 
 @pytest.mark.parametrize(("values", "message"), [
-    ({"agnet": "billing"}, "unknown setting(s) agnet; known: agent, seed"),
+    ({"agnet": "billing"}, "unknown setting(s) agnet (did you mean 'agent'?); known: agent, seed"),
     ({"seed": "x"}, "seed must be integers from 0 to 1,000,000,000"),
     ({"seed": 99999999999999999999999}, "seed must be integers from 0 to 1,000,000,000"),
     ({"seed": [1, 1]}, "seed must not repeat a seed"),

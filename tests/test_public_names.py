@@ -71,7 +71,7 @@ def reexported(source: str) -> list[str]:
 #: Modules a notebook imports as its one namespace (``agreement_study.check_study_parameters(globals())``,
 #: ``views.calibrated_view(study)``), so they gather names defined beside them, and nothing else may.
 NOTEBOOK_NAMESPACES = {
-    "convoeval/agreement/study.py": ["STUDY_PARAMETERS", "StudyConfig", "check_study_parameters"],
+    "convoeval/agreement/study.py": ["StudyConfig", "check_study_parameters"],
     "convoeval/agreement/views.py": ["calibrated_view"],
 }
 

@@ -18,7 +18,7 @@ from convoeval.redteam import views
 from convoeval.redteam.attacks import STRATEGIES
 from convoeval.redteam.detector import Leak
 from convoeval.redteam.metrics import leaks_by_kind
-from convoeval.redteam.notebook import REDTEAM_PARAMETERS, LeakError, check_leaks, redteam_params, run_redteam_params
+from convoeval.redteam.notebook import LeakError, RedTeamParams, check_leaks, redteam_params, run_redteam_params
 from convoeval.redteam.run import AttackResult, AttackTurn
 from convoeval.redteam.study import run_redteam
 
@@ -192,7 +192,7 @@ def test_the_notebook_parameters_are_checked_in_one_line(tmp_path):
     assert params.folder == tmp_path / "o" and params.planned == 18  # 9 attacks of billing, in two locales
     beside = redteam_params({"PAPERMILL_OUTPUT_PATH": str(tmp_path / "nb" / "red.ipynb")})
     assert beside.folder == tmp_path / "nb" / "red"  # the data beside the executed notebook
-    assert set(REDTEAM_PARAMETERS) == set(params.values)
+    assert RedTeamParams.parameter_names() == list(params.model_dump())
 
 
 def test_the_leak_gate_fails_in_one_line_naming_the_cases_and_exits_5(red, tmp_path):

@@ -29,12 +29,7 @@ import pandas as pd
 from convoeval import stats
 from convoeval.agreement.calibration import calibration_table
 from convoeval.agreement.rejudge import judged_transcripts, rejudge
-from convoeval.agreement.study_params import (  # noqa: F401 - the study's parameters, re-exported
-    STUDY_PARAMETERS,
-    StudyConfig,
-    check_study_parameters,
-    study_defaults,
-)
+from convoeval.agreement.study_params import StudyConfig, check_study_parameters  # the notebook's one namespace
 from convoeval.fidelity import exclude_flagged, fidelity_flags, fidelity_summary, flagged_runs
 from convoeval.frames import SIMULATOR_FAILURE, RunFrames, from_parquet, to_parquet
 from convoeval.llm import CacheMissError
@@ -50,7 +45,6 @@ from convoeval.simulator.gate import exclude_simulator_failures, simulator_failu
 from convoeval.stats import probe_effects
 
 __all__ = [
-    "STUDY_PARAMETERS",
     "Study",
     "StudyConfig",
     "check_study_parameters",
@@ -119,7 +113,7 @@ def run_study(config: StudyConfig, *, progress: Mode | bool = "lines") -> Study:
             ``"bar"`` (a progress bar for the conversations) or ``"off"``.
 
     Returns:
-        The ``Study``; its data and tables are already saved under ``config.output_dir``.
+        The ``Study``; its data and tables are already saved under ``config.out_dir``.
 
     Raises:
         ReplayMissError: a call missing from a replay-only cache.
@@ -130,9 +124,9 @@ def run_study(config: StudyConfig, *, progress: Mode | bool = "lines") -> Study:
     p = config.params
     mode = as_mode(progress, on="lines")
     started = time.time()
-    out = config.output_dir
+    out = config.out_dir
     out.mkdir(parents=True, exist_ok=True)
-    scenarios = load_scenarios(config.scenarios_dir)
+    scenarios = load_scenarios(config.scenarios_path())
     first_judge = next(iter(p["judges"].values()))
     stages = StageProgress(bool(p["fault_study"]) + len(p["judges"]) + bool(p["probes"]), mode=mode)
     parts = []

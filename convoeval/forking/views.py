@@ -9,70 +9,76 @@ from __future__ import annotations
 from collections.abc import Mapping
 from html import escape as esc
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Self
 
 import pandas as pd
+from pydantic import Field, StrictInt, model_validator
 
 from convoeval.forking._profile import FAILING, FailureProfile, fork_profile, plot_profile  # noqa: F401 - a step of the notebook
 from convoeval.forking._run import DEFAULT_MAX_CALLS, ForkCost, fork_cost
 from convoeval.forking._source import load_conversation, patient_turns, scenario_of
 from convoeval.forking.pinning import pin
 from convoeval.frames import RunFrames
-from convoeval.pipeline.config import ConfigError, is_parameter_like
+from convoeval.pipeline.config import ConfigError
 from convoeval.pipeline.conversation import ConversationResult
+from convoeval.pipeline.notebook_params import NotebookParams
 from convoeval.pipeline.options import SHARED_DEFAULTS
 from convoeval.pipeline.results import EvalResult
 from convoeval.report import HTML
 from convoeval.report.transcripts import transcript_html
 
-__all__ = ["DEBUG_PARAMETERS", "DebugParameters", "check_debug_parameters", "continuations", "contrast", "load",
-           "pin_preview", "profile_cost", "run_profile", "show_transcript", "summary"]
+__all__ = ["DebugParams", "check_debug_parameters", "continuations", "contrast", "load", "pin_preview", "profile_cost",
+           "run_profile", "show_transcript", "summary"]
 
-#: The debug notebook's parameters and their defaults (a test checks the notebook declares exactly these).
-DEBUG_PARAMETERS: dict[str, Any] = {
-    "results_dir": "reports/example",
-    "conversation": None,
-    "n": 5,
-    "turns": None,
-    "target": None,
-    "simulator_model": SHARED_DEFAULTS["simulator_model"],
-    "judge_model": SHARED_DEFAULTS["judge_model"],
-    "judge_samples": SHARED_DEFAULTS["judge_samples"],
-    "scenarios_dir": None,
-    "concurrency": SHARED_DEFAULTS["concurrency"],
-    "max_calls": DEFAULT_MAX_CALLS,
-    "confirm": False,
-}
+#: A whole number of at least 1 (a bool is not one).
+_Count = Annotated[StrictInt, Field(ge=1)]
 
 
-class DebugParameters(dict):
-    """The notebook's parameters, checked; ``profile_options()`` are the ``fork_profile`` keywords."""
+class DebugParams(NotebookParams):
+    """The debug notebook's parameters, in its parameters cell's order, with its defaults; checked.
+
+    ``profile_options()`` are the ``fork_profile`` keywords.
+    """
+
+    error = ConfigError
+    noun = "debug-notebook parameter"
+    expects = {name: "must be a whole number of at least 1" for name in ("n", "judge_samples", "concurrency",
+                                                                         "max_calls")}
+
+    results_dir: str = Field("reports/example", description="the results folder the conversation is in")
+    conversation: str | None = Field(None, description="its file name or run_id (None: the folder's only one)")
+    n: _Count = Field(5, description="continuations per fork point")
+    turns: list[int] | None = Field(None, description="the fork points (None: every turn)")
+    target: str | None = Field(None, description="the agent under test (None: the conversation's own)")
+    # SHARED_DEFAULTS' model defaults are None (the environment decides), as the parameters cell's.
+    simulator_model: str | dict[str, Any] | None = Field(None, description="the simulated patient's model")
+    judge_model: str | dict[str, Any] | None = Field(None, description="the judges' model")
+    judge_samples: _Count = Field(SHARED_DEFAULTS["judge_samples"],
+                                  description="independent samples per judge and conversation")
+    scenarios_dir: str | None = Field(None, description="the scenario files (None: the project's evals/scenarios)")
+    concurrency: _Count = Field(SHARED_DEFAULTS["concurrency"], description="conversations in flight at once")
+    max_calls: _Count = Field(DEFAULT_MAX_CALLS, description="the most LLM calls the profile may make without confirm")
+    confirm: bool = Field(False, description="run a profile above max_calls")
+
+    @model_validator(mode="after")
+    def _a_results_folder(self) -> Self:
+        if not (Path(self.results_dir).expanduser() / "runs").is_dir():
+            raise ValueError(f"results_dir {self.results_dir!r} is not a results folder (no runs/ in it)")
+        return self
 
     def profile_options(self) -> dict[str, Any]:
-        return {k: v for k, v in self.items() if k not in ("results_dir", "conversation")}
+        """The ``fork_profile`` keywords: every parameter but the conversation's folder and name."""
+        return self.model_dump(exclude={"results_dir", "conversation"})
 
 
-def check_debug_parameters(namespace: Mapping[str, Any]) -> DebugParameters:
+def check_debug_parameters(namespace: Mapping[str, Any]) -> DebugParams:
     """Pick the debug notebook's parameters out of its globals and check them (one clear line on a bad one).
 
     Raises:
         ConfigError: an unknown parameter (a mistyped ``papermill -p``), a ``results_dir`` that is not a results
             folder, or ``n``/``max_calls``/``judge_samples``/``concurrency`` that are not whole numbers ≥ 1.
     """
-    given = {k for k, v in namespace.items()
-             if is_parameter_like(k, v) and k not in ("PAPERMILL_INPUT_PATH", "PAPERMILL_OUTPUT_PATH")}
-    unknown = sorted(given - set(DEBUG_PARAMETERS))
-    if unknown:
-        raise ConfigError(f"unknown debug-notebook parameter(s) {', '.join(unknown)}; "
-                          f"known: {', '.join(DEBUG_PARAMETERS)}")
-    params = DebugParameters({name: namespace.get(name, default) for name, default in DEBUG_PARAMETERS.items()})
-    if not (Path(str(params["results_dir"])).expanduser() / "runs").is_dir():
-        raise ConfigError(f"results_dir {params['results_dir']!r} is not a results folder (no runs/ in it)")
-    for name in ("n", "max_calls", "judge_samples", "concurrency"):
-        value = params[name]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}")
-    return params
+    return DebugParams.from_notebook(namespace)
 
 
 def show_transcript(conversation: ConversationResult) -> HTML:
@@ -82,22 +88,20 @@ def show_transcript(conversation: ConversationResult) -> HTML:
     return HTML(transcript_html(run, conversation.run_id, open=True), text=f"transcript {conversation.run_id}")
 
 
-def profile_cost(conversation: ConversationResult, params: Mapping[str, Any]) -> ForkCost:
+def profile_cost(conversation: ConversationResult, params: DebugParams) -> ForkCost:
     """The most a failure profile of ``conversation`` with these parameters can cost (shown before it runs)."""
-    scenario = scenario_of(conversation, scenarios_dir=params.get("scenarios_dir"))
+    scenario = scenario_of(conversation, scenarios_dir=params.scenarios_dir)
     turns = patient_turns(conversation)
-    points = params.get("turns")
-    points = list(range(turns + 1)) if points is None else list(points)
-    return fork_cost(scenario, turns, points, n=int(params.get("n", 5)),
-                     judge_samples=int(params.get("judge_samples", 1)))
+    points = list(range(turns + 1)) if params.turns is None else list(params.turns)
+    return fork_cost(scenario, turns, points, n=params.n, judge_samples=params.judge_samples)
 
 
-def load(params: Mapping[str, Any]) -> ConversationResult:
+def load(params: DebugParams) -> ConversationResult:
     """The conversation the parameters name (``load_conversation(results_dir, conversation)``)."""
-    return load_conversation(params["results_dir"], params.get("conversation"))
+    return load_conversation(params.results_dir, params.conversation)
 
 
-def run_profile(conversation: ConversationResult, params: DebugParameters) -> FailureProfile:
+def run_profile(conversation: ConversationResult, params: DebugParams) -> FailureProfile:
     """``fork_profile`` of the conversation with the notebook's parameters (refused above ``max_calls`` unless
     ``confirm``); progress as plain lines, which an executed notebook keeps."""
     return fork_profile(conversation, progress="lines", **params.profile_options())
@@ -140,11 +144,11 @@ def _first(profile: FailureProfile, turn: int, *, failed: bool) -> ConversationR
     return None
 
 
-def pin_preview(conversation: ConversationResult, params: Mapping[str, Any]) -> HTML:
+def pin_preview(conversation: ConversationResult, params: DebugParams) -> HTML:
     """The scripted regression test ``convoeval pin`` would write for this conversation, and the command."""
 
-    pinned = pin(conversation, scenarios_dir=params.get("scenarios_dir"))
-    command = f"convoeval pin {params['results_dir']}/runs/<this conversation>.json"
+    pinned = pin(conversation, scenarios_dir=params.scenarios_dir)
+    command = f"convoeval pin {params.results_dir}/runs/<this conversation>.json"
     body = (f"<p>Pin it as a regression test with <code>{esc(command)}</code> "
             f"(<code>--expected-from</code> a passing run to expect what the agent should have done):</p>"
             f"<pre>{esc(pinned.text)}</pre>")

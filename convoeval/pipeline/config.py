@@ -18,14 +18,20 @@ import secrets
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from types import FunctionType, ModuleType
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from convoeval.agents import safe_target
 from convoeval.llm.models import ModelSpec
 from convoeval.paths import default_scenarios_dir, project_root, under
+from convoeval.pipeline.notebook_params import (
+    NotebookParams,
+    OneLineError,
+    executed_folder,
+    notebook_values,
+    parameter_table,
+)
 from convoeval.scenarios import agent_names, did_you_mean
 from convoeval.simulator.gate import GateSettings, gate_settings
 
@@ -38,19 +44,15 @@ MAX_CONVERSATIONS = 1_000_000
 SCHEDULER_ENV = "CONVOEVAL_DASK_SCHEDULER"
 
 
-class ConfigError(ValueError):
+class ConfigError(OneLineError, ValueError):
     """A setting that cannot work; the message names it and says what would, in one line."""
-
-    def _render_traceback_(self) -> list[str]:
-        # IPython calls this instead of printing a traceback: a notebook user needs the reason, not our stack.
-        return [f"ConfigError: {self}"]
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-class EvalConfig(BaseModel):
+class EvalConfig(NotebookParams):
     """What to run. Every field has a working default: the billing agent's scenarios, offline, on the local model.
 
     Each field's ``description`` says what it means; ``convoeval run`` builds its flags and their help from these
@@ -62,6 +64,24 @@ class EvalConfig(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+
+    error = ConfigError
+    noun = "setting"
+    expects = {
+        "agent": "must be an agent name, or None for all",
+        "scenario": "must be a scenario id, or None",
+        "type": "must be 'scripted', 'conversational' or None",
+        "target": "must be a target such as clinic:billing, module:function or https://…, or None",
+        "simulator_model": "must be a model name, 'local', a mapping of model settings, or None",
+        "judge_model": "must be a model name, 'local', a mapping of model settings, or None",
+        "fail_threshold": "must be a number from 0 to 10",
+        "output_dir": "must be a folder path, or None",
+        "scenarios_dir": "must be a folder path, or None",
+        "cluster": "must be a Dask scheduler address such as tcp://host:8786, or None",
+        "labels": "must be a label CSV file or a folder of them, or None",
+        "resume": "must be True or False",
+        "simulator_gate": "must be True, False or a mapping of gate settings (docs/fidelity.md)",
+    }
 
     agent: str | None = Field("billing", description="which agent's scenarios (None: every agent)")
     seed: int | list[int] | None = Field(
@@ -216,23 +236,6 @@ class EvalConfig(BaseModel):
     # ── construction ──
 
     @classmethod
-    def checked(cls, values: Mapping[str, Any] | None = None, **more: Any) -> EvalConfig:
-        """Build and check a configuration; every mistake is one ``ConfigError`` line.
-
-        Args:
-            values: settings by name (e.g. a notebook's parameters); unknown names are errors.
-            **more: more settings, overriding ``values``.
-
-        Raises:
-            ConfigError: the first unknown name or bad value, with what a valid one is.
-        """
-        given = {**(values or {}), **more}
-        try:
-            return cls(**given)
-        except ValidationError as exc:
-            raise ConfigError(_one_line(exc, given)) from None
-
-    @classmethod
     def from_notebook(cls, namespace: Mapping[str, Any]) -> EvalConfig:
         """The configuration a notebook's parameters cell made (pass ``globals()``).
 
@@ -241,20 +244,14 @@ class EvalConfig(BaseModel):
         With no ``output_dir``, the data goes beside the executed notebook (``reports/x.ipynb`` -> ``reports/x/``)
         when papermill ran with ``--inject-output-path``.
         """
-        values = {k: v for k, v in namespace.items() if is_parameter_like(k, v) and k not in _PAPERMILL_PATHS}
+        values = notebook_values(namespace)
         if values.get("scenario") is not None and values.get("agent") == cls.model_fields["agent"].default:
             values.pop("agent")  # the parameters cell's default agent must not hide the scenario asked for
         config = cls.checked(values)
-        executed = namespace.get("PAPERMILL_OUTPUT_PATH")
-        if config.output_dir is None and isinstance(executed, str) and "://" not in executed:
-            path = Path(executed).expanduser()
-            config.output_dir = str((Path.cwd() / path.parent / path.stem).resolve())
+        beside = executed_folder(namespace)
+        if config.output_dir is None and beside is not None:
+            config.output_dir = str(beside)
         return config
-
-    @classmethod
-    def parameter_names(cls) -> list[str]:
-        """The settings' names, in the notebook's order."""
-        return list(cls.model_fields)
 
     # ── what the settings resolve to ──
 
@@ -308,74 +305,8 @@ class EvalConfig(BaseModel):
         return {**self.model_dump(), "target": safe_target(self.target)}
 
     def _repr_html_(self) -> str:
-        from convoeval.html_blocks import esc, table, wrap  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
-
-        rows = [[f"<code>{esc(k)}</code>", f"<code>{esc(repr(v))}</code>"] for k, v in self.recorded().items()]
-        return wrap(table(rows, ["setting", "value"]))
-
-
-# Names IPython puts in a kernel's namespace; they are not settings.
-_KERNEL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
-# What papermill injects with --inject-output-path / --inject-paths: the executed notebook's location.
-_PAPERMILL_PATHS = ("PAPERMILL_INPUT_PATH", "PAPERMILL_OUTPUT_PATH")
-
-
-def is_parameter_like(name: str, value: Any) -> bool:
-    """True for a notebook global that can be a parameter: not private, not the kernel's, not a module or function."""
-    if name.startswith("_") or name in _KERNEL_NAMES:
-        return False
-    if isinstance(value, (ModuleType, FunctionType, type)) or callable(value):
-        return False
-    return value is None or isinstance(value, (str, int, float, bool, list, dict, tuple))
-
-
-def _one_line(exc: ValidationError, given: Mapping[str, Any]) -> str:
-    """The first pydantic error as ``name must …, got value`` (unknown names listed with the known ones)."""
-    errors = exc.errors()
-    unknown = sorted(str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden" and len(e["loc"]) == 1)
-    if unknown:
-        return f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(EvalConfig.model_fields)}"
-    first = errors[0]
-    name = str(first["loc"][0]) if first["loc"] else "configuration"
-    # A validator's own ValueError is convoeval's wording: take it from pydantic's context, not by trimming the
-    # "Value error, " that pydantic puts before it.
-    raised = (first.get("ctx") or {}).get("error") if first["type"] == "value_error" else None
-    message = str(raised) if raised is not None else str(first["msg"])
-    if first["type"] in ("greater_than_equal", "less_than_equal"):
-        low, high = _bounds(name)
-        message = f"must be from {low:,} to {high:,}" if name != "fail_threshold" else "must be a number from 0 to 10"
-    elif first["type"].startswith(("int_", "string_", "literal_", "list_", "dict_", "float_")) or \
-            first["type"] in ("model_type",):
-        message = _WHAT.get(name, message)
-    value = given.get(name, "…")
-    return f"{name} {message}, got {value!r}" if name in given else f"{message}"
-
-
-def _bounds(name: str) -> tuple[Any, Any]:
-    field = EvalConfig.model_fields[name]
-    low = next((m.ge for m in field.metadata if hasattr(m, "ge")), None)
-    high = next((m.le for m in field.metadata if hasattr(m, "le")), None)
-    return low, high
-
-
-_WHAT = {
-    "agent": "must be an agent name, or None for all",
-    "scenario": "must be a scenario id, or None",
-    "type": "must be 'scripted', 'conversational' or None",
-    "target": "must be a target such as clinic:billing, module:function or https://…, or None",
-    "simulator_model": "must be a model name, 'local', a mapping of model settings, or None",
-    "judge_model": "must be a model name, 'local', a mapping of model settings, or None",
-    "output_dir": "must be a folder path, or None",
-    "scenarios_dir": "must be a folder path, or None",
-    "cluster": "must be a Dask scheduler address such as tcp://host:8786, or None",
-    "labels": "must be a label CSV file or a folder of them, or None",
-    "resume": "must be True or False",
-    "simulator_gate": "must be True, False or a mapping of gate settings (docs/fidelity.md)",
-}
+        return parameter_table(self.recorded(), name="setting")
 
 
 class ParameterError(ConfigError):
     """A notebook parameter that cannot work (the agreement notebook's); one line, like any configuration mistake."""
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"ParameterError: {self}"]

@@ -9,6 +9,7 @@ traceback.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -19,6 +20,7 @@ from convoeval.llm import LLMError
 from convoeval.llm.cache import default_cache_path
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.execute import run_eval, select_scenarios
+from convoeval.pipeline.notebook_params import OneLineError
 from convoeval.pipeline.results import EvalResult
 from convoeval.store import StoreError
 
@@ -33,25 +35,19 @@ RERECORD_HINT = ("re-record the calls: run once with CONVOEVAL_CACHE=rw (for the
                  "bash scripts/record-nbval-cache.sh)")
 
 
-class _OneLine(RuntimeError):
-    def _render_traceback_(self) -> list[str]:
-        # IPython shows this line instead of a traceback: the reason is the message, not our call stack.
-        return [f"{type(self).__name__}: {self}"]
-
-
-class RunError(_OneLine):
+class RunError(OneLineError, RuntimeError):
     """The run could not start or finish (bad configuration, no model endpoint, local model not installed)."""
 
 
-class ReplayMissError(_OneLine):
+class ReplayMissError(OneLineError, RuntimeError):
     """Replay-only cache mode and some LLM calls were never recorded."""
 
 
-class ThresholdError(_OneLine):
+class ThresholdError(OneLineError, RuntimeError):
     """``fail_threshold`` is set and a conversation scored below it or ended in error."""
 
 
-def notebook_config(namespace: Any) -> EvalConfig:
+def notebook_config(namespace: Mapping[str, Any]) -> EvalConfig:
     """The notebook's parameters (pass ``globals()``) as a checked ``EvalConfig``; a mistake is one line.
 
     Raises:
