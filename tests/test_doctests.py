@@ -25,8 +25,6 @@ OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 #: the file makes its examples run and removes it from this list (a name here that is not a module with examples
 #: fails below). Empty it.
 NOT_RUN_YET = {
-    # The red team notebook's parameters are being moved onto the one notebook-parameters mechanism (#36).
-    "convoeval.redteam.notebook",
     # The reference agents' privacy handling (#35): their examples fail today (agents/tools.py: `store` and
     # `session` undefined; redteam/attacks.py: `load_attacks("evals/attacks")` reads the string as a list of paths).
     "convoeval.agents.tools", "convoeval.redteam.attacks",
@@ -36,7 +34,6 @@ NOT_RUN_YET = {
 #: Modules that still mark examples ``# doctest: +SKIP`` (a ``>>>`` that does not run). Their files are being edited
 #: by others; the example becomes a plain code block or runs, and the module leaves this list. Empty it.
 SKIPS_LEFT = {
-    "convoeval.forking._run", "convoeval.labelling.selection", "convoeval.compare.pairing",  # their errors' base moves
     "convoeval.agents.openai_chat",  # the openai-chat adapter (#35)
     "convoeval.pytest_plugin",  # the pytest plugin, being written
 }

@@ -18,7 +18,6 @@ from typing import Any, TypeAlias
 import pandas as pd
 
 from convoeval.frames import RunFrames
-from convoeval.pipeline.notebook_params import OneLineError
 from convoeval.pipeline.results import EvalResult, load_folders, result_folders
 
 __all__ = ["KEY", "CompareError", "Pairing", "Side", "SideSource", "find_result_folders", "load_side", "pair_sides"]
@@ -34,8 +33,11 @@ UNPAIRED_COLUMNS = ("side", "scenario", "seed", "trial", "run_id", "target", "re
 SideSource: TypeAlias = "Path | str | EvalResult | Side | RunFrames"
 
 
-class CompareError(OneLineError, ValueError):
+class CompareError(ValueError):
     """A comparison that cannot be made (a folder without results, nothing paired); one line."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"CompareError: {self}"]
 
 
 @dataclass
@@ -105,7 +107,9 @@ def load_side(source: SideSource, *, label: str | None = None) -> Side:
         CompareError: a folder that holds no finished conversation.
 
     Example:
-        >>> side = load_side("reports/run-billing-s42")     # doctest: +SKIP
+        >>> side = load_side("reports/example")
+        >>> side.label, len(side.runs)
+        ('example', 6)
     """
     if isinstance(source, Side):
         return source if label is None else Side(label, source.frames, source.folders, source.meta)

@@ -20,7 +20,6 @@ from convoeval.llm.accounting import CALL_COLUMNS
 from convoeval.pipeline.conversation import ConversationResult
 from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.local import arun_jobs
-from convoeval.pipeline.notebook_params import OneLineError
 from convoeval.pipeline.options import SHARED_DEFAULTS, RunOptions, SharedOptions, opened_store, settle
 from convoeval.pipeline.progress import Progress, as_mode
 from convoeval.pipeline.replay import replay_from_transcript
@@ -34,8 +33,11 @@ __all__ = ["DEFAULT_MAX_CALLS", "FORK_DEFAULTS", "ForkCost", "ForkCostError", "F
 DEFAULT_MAX_CALLS = 200
 
 
-class ForkCostError(OneLineError, ValueError):
+class ForkCostError(ValueError):
     """A fork job larger than its bound was asked for without ``confirm=True``."""
+
+    def _render_traceback_(self) -> list[str]:  # a notebook cell shows the one line, not a traceback
+        return [f"ForkCostError: {self}"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -272,9 +274,10 @@ async def afork(run: ConversationSource, *, at_turn: int, n: int = 5, **options:
         ValueError: a fork point outside 0..turns, a scripted scenario, or a conversation that cannot be found.
         TypeError: an option ``fork`` does not take, named.
 
-    Example:
-        >>> forks = fork("reports/run/runs/billing-conv-happy-payment__s42__t1.json", at_turn=2, n=5)  # doctest: +SKIP
-        >>> forks.frames.scores["status"].value_counts()  # doctest: +SKIP
+    Example (runs the forks, so not run as a doctest)::
+
+        forks = fork("reports/run/runs/billing-conv-happy-payment__s42__t1.json", at_turn=2, n=5)
+        forks.frames.scores["status"].value_counts()
     """
     settle("fork", options, FORK_DEFAULTS)  # an unknown option is named as fork's, not afork_turns'
     return await afork_turns(run, [at_turn], n=n, **options)

@@ -29,7 +29,6 @@ import pandas as pd
 
 from convoeval.frames import RunFrames
 from convoeval.judges.scoring import FAIL_BELOW, WARN_BELOW
-from convoeval.pipeline.notebook_params import OneLineError
 from convoeval.pipeline.results import load_folders, result_folders
 
 __all__ = ["SELECTION_COLUMNS", "LabelPageError", "choose_conversations", "conversation_priority", "load_folder"]
@@ -41,8 +40,11 @@ SELECTION_COLUMNS = ("run_id", "conversation", "scenario", "stratum", "n_criteri
 NEAR_BAND = 2.0
 
 
-class LabelPageError(OneLineError, ValueError):
+class LabelPageError(ValueError):
     """A labelling page that cannot be made or labels that cannot be imported; one line naming what is wrong."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"LabelPageError: {self}"]
 
 
 def load_folder(path: Path | str) -> RunFrames:
@@ -113,8 +115,9 @@ def choose_conversations(
     Raises:
         LabelPageError: ``sample`` < 1, an unknown ``stratify`` column, or no conversation with a rubric.
 
-    Example:
-        >>> chosen = choose_conversations(load_folder("reports/billing"), sample=30, stratify="scenario")  # doctest: +SKIP
+    Example (needs a judged run, so not run as a doctest)::
+
+        chosen = choose_conversations(load_folder("reports/billing"), sample=30, stratify="scenario")
     """
     if sample < 1:
         raise LabelPageError(f"--sample must be at least 1, got {sample}")
