@@ -18,6 +18,7 @@ from typing import Any, TypeAlias
 import pandas as pd
 
 from convoeval.frames import RunFrames
+from convoeval.pipeline.notebook_params import OneLineError
 from convoeval.pipeline.results import EvalResult, load_folders, result_folders
 
 __all__ = ["KEY", "CompareError", "Pairing", "Side", "SideSource", "find_result_folders", "load_side", "pair_sides"]
@@ -33,11 +34,8 @@ UNPAIRED_COLUMNS = ("side", "scenario", "seed", "trial", "run_id", "target", "re
 SideSource: TypeAlias = "Path | str | EvalResult | Side | RunFrames"
 
 
-class CompareError(ValueError):
+class CompareError(OneLineError, ValueError):
     """A comparison that cannot be made (a folder without results, nothing paired); one line."""
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"CompareError: {self}"]
 
 
 @dataclass

@@ -20,6 +20,7 @@ from convoeval.llm.accounting import CALL_COLUMNS
 from convoeval.pipeline.conversation import ConversationResult
 from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.local import arun_jobs
+from convoeval.pipeline.notebook_params import OneLineError
 from convoeval.pipeline.options import SHARED_DEFAULTS, RunOptions, SharedOptions, opened_store, settle
 from convoeval.pipeline.progress import Progress, as_mode
 from convoeval.pipeline.replay import replay_from_transcript
@@ -33,11 +34,8 @@ __all__ = ["DEFAULT_MAX_CALLS", "FORK_DEFAULTS", "ForkCost", "ForkCostError", "F
 DEFAULT_MAX_CALLS = 200
 
 
-class ForkCostError(ValueError):
+class ForkCostError(OneLineError, ValueError):
     """A fork job larger than its bound was asked for without ``confirm=True``."""
-
-    def _render_traceback_(self) -> list[str]:  # a notebook cell shows the one line, not a traceback
-        return [f"ForkCostError: {self}"]
 
 
 @dataclass(frozen=True, repr=False)

@@ -29,6 +29,7 @@ import pandas as pd
 
 from convoeval.frames import RunFrames
 from convoeval.judges.scoring import FAIL_BELOW, WARN_BELOW
+from convoeval.pipeline.notebook_params import OneLineError
 from convoeval.pipeline.results import load_folders, result_folders
 
 __all__ = ["SELECTION_COLUMNS", "LabelPageError", "choose_conversations", "conversation_priority", "load_folder"]
@@ -40,11 +41,8 @@ SELECTION_COLUMNS = ("run_id", "conversation", "scenario", "stratum", "n_criteri
 NEAR_BAND = 2.0
 
 
-class LabelPageError(ValueError):
+class LabelPageError(OneLineError, ValueError):
     """A labelling page that cannot be made or labels that cannot be imported; one line naming what is wrong."""
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"LabelPageError: {self}"]
 
 
 def load_folder(path: Path | str) -> RunFrames:
