@@ -5,10 +5,11 @@ one line in the notebook, not a traceback: a ``ConfigError`` for a setting (exit
 ``LeakError`` from the last cell when ``fail_on_leak`` is set and an attack leaked (exit 5, as ``convoeval redteam
 --fail-on-leak``).
 
-Example:
+Example (the parameters checked; ``red = run_redteam_params(params)`` would then run the cases and
+``check_leaks(red, params)`` gate them):
     >>> params = redteam_params({"agents": ["billing"], "locales": ["en"], "output_dir": "reports/rt"})
-    >>> red = run_redteam_params(params)
-    >>> check_leaks(red, params)
+    >>> params.agents, params.form, params.folder.name
+    (['billing'], 'scripted', 'rt')
 """
 
 from __future__ import annotations
