@@ -5,6 +5,7 @@ parameter checks and leak gate. No LLM: every verdict is the detector's."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,10 +24,17 @@ from convoeval.redteam.run import AttackResult, AttackTurn
 from convoeval.redteam.study import run_redteam
 
 
+ATTACKS = Path(__file__).resolve().parents[1] / "evals" / "attacks"
+#: The library the assertions below were written on (#23); later attacks change the counts, not what is shown.
+FIRST_ATTACKS = [ATTACKS / f"{name}.yaml" for name in (
+    "authority", "crescendo", "impersonation", "injection", "legitimate-daughter", "new-number", "third-party",
+    "third-party-cancel", "third-party-pay", "urgency")]
+
+
 @pytest.fixture(scope="module")
 def red(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("redteam")
-    return run_redteam(agents=["billing"], locales=["en"], faults=["discloses_third_party"],
+    return run_redteam(FIRST_ATTACKS, agents=["billing"], locales=["en"], faults=["discloses_third_party"],
                        store=f"sqlite:///{tmp}/s.db", out=tmp / "out")
 
 
@@ -120,7 +128,7 @@ def test_each_leak_is_in_its_transcript_with_the_turn_marked_and_the_quote_highl
     crescendo = text_icons(crescendo)  # icons are inline SVG (no emoji font needed), named here
     assert f"Agent · turn {turn} · [warning] LEAK" in crescendo and "Agent · turn 1 · [warning] LEAK" not in crescendo
     assert "Caller · turn 1" in crescendo and "I&#x27;d like to see my invoice" in crescendo
-    assert "[warning] read · op-conceicao · via list_appointments ×2, list_invoices" in crescendo  # grouped per patient
+    assert "[warning] read · op-conceicao · via list_appointments ×2" in crescendo  # a patient's rows: one chip
     assert "legitimate request, served" in html and "not served" not in html
 
 
@@ -189,7 +197,7 @@ def test_the_notebook_parameters_are_checked_in_one_line(tmp_path):
     params = redteam_params({"agents": "billing", "locales": "en, es", "output_dir": str(tmp_path / "o"),
                         "PAPERMILL_OUTPUT_PATH": "reports/x.ipynb"})
     assert params.agents == ["billing"] and params.locales == ["en", "es"]  # -p agents billing from a terminal
-    assert params.folder == tmp_path / "o" and params.planned == 18  # 9 attacks of billing, in two locales
+    assert params.folder == tmp_path / "o" and params.planned == 28  # 14 attacks of billing, in two locales
     beside = redteam_params({"PAPERMILL_OUTPUT_PATH": str(tmp_path / "nb" / "red.ipynb")})
     assert beside.folder == tmp_path / "nb" / "red"  # the data beside the executed notebook
     assert RedTeamParams.parameter_names() == list(params.model_dump())
