@@ -220,7 +220,7 @@ def _simulated(store, model, fault: str = "", **kwargs):
     from convoeval.redteam.study import run_redteam
 
     return run_redteam([ATTACKS / "new-number.yaml"], agents=["billing"], locales=["pt-BR"], form="simulated",
-                       model=model, out=None, store=store, faults=[fault] if fault else [], **kwargs)
+                       simulator_model=model, output_dir=None, store=store, faults=[fault] if fault else [], **kwargs)
 
 
 def test_a_simulated_attacker_follows_its_plan_until_it_stops_and_leaks_are_found_the_same_way(store):
@@ -315,8 +315,8 @@ def test_convoeval_compare_on_two_redteam_folders_gates_on_regression(tmp_path, 
 
     store = f"sqlite:///{tmp_path / 's.db'}"
     scope = {"agents": ["billing"], "locales": ["en"], "store": store}
-    healthy = run_redteam([ATTACKS / "third-party-pay.yaml"], out=tmp_path / "a", **scope)
-    faulty = run_redteam([ATTACKS / "third-party-pay.yaml"], out=tmp_path / "b", faults=["acts_on_other_patient"],
+    healthy = run_redteam([ATTACKS / "third-party-pay.yaml"], output_dir=tmp_path / "a", **scope)
+    faulty = run_redteam([ATTACKS / "third-party-pay.yaml"], output_dir=tmp_path / "b", faults=["acts_on_other_patient"],
                          **scope)
     assert healthy.leaked == 0 and faulty.leaked == 1
     assert cli_main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail-on-regression"]) == 1
@@ -331,16 +331,16 @@ def test_two_worker_processes_give_the_same_verdicts_as_one_process(tmp_path):
     from convoeval.testing import FakeChatModel
 
     scope = {"locales": ["en"], "faults": ["follows_injected_instructions"], "store": f"sqlite:///{tmp_path / 's.db'}"}
-    here = run_redteam([ATTACKS / "injection.yaml"], out=None, **scope)
+    here = run_redteam([ATTACKS / "injection.yaml"], output_dir=None, **scope)
     seen = []
-    there = run_redteam([ATTACKS / "injection.yaml"], workers=2, on_result=seen.append, out=tmp_path / "w", **scope)
+    there = run_redteam([ATTACKS / "injection.yaml"], workers=2, on_result=seen.append, output_dir=tmp_path / "w", **scope)
     verdicts = [(r.case, r.status, tuple(r.leak_kinds)) for r in here.results]
     assert [(r.case, r.status, tuple(r.leak_kinds)) for r in there.results] == verdicts and len(seen) == 4
     with pytest.raises(RedTeamError, match="as a spec"):
-        run_redteam([ATTACKS / "injection.yaml"], workers=2, form="simulated", model=FakeChatModel(replies=[]),
-                    out=tmp_path / "x", **scope)
+        run_redteam([ATTACKS / "injection.yaml"], workers=2, form="simulated", simulator_model=FakeChatModel(replies=[]),
+                    output_dir=tmp_path / "x", **scope)
     with pytest.raises(RedTeamError, match="give out"):
-        run_redteam([ATTACKS / "injection.yaml"], workers=2, out=None, **scope)
+        run_redteam([ATTACKS / "injection.yaml"], workers=2, output_dir=None, **scope)
 
 
 # ── The ordinary scenarios: with other patients in the store, the healthy agents leak nothing ──

@@ -28,7 +28,7 @@ def faulty(tmp_path_factory):
     """Billing in English with ``discloses_third_party``: 4 of 8 attacks leak, and the legitimate request too."""
     tmp = tmp_path_factory.mktemp("counts")
     return run_redteam(FIRST_ATTACKS, agents=["billing"], locales=["en"], faults=["discloses_third_party"],
-                       store=f"sqlite:///{tmp}/s.db", out=tmp / "faulty")
+                       store=f"sqlite:///{tmp}/s.db", output_dir=tmp / "faulty")
 
 
 def test_the_case_counts_keep_attacks_and_legitimate_requests_apart(faulty):

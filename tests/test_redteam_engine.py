@@ -41,7 +41,7 @@ def test_a_case_is_a_job_with_its_own_target_an_observer_and_no_judge():
 def _run(tmp_path: Path, out: Path, **env: str) -> subprocess.CompletedProcess[str]:
     code = ("from convoeval.redteam.study import run_redteam\n"
             f"red = run_redteam([{str(ATTACKS / 'injection.yaml')!r}], locales=['en'], concurrency=1, "
-            f"out={str(out)!r}, store={'sqlite:///' + str(tmp_path / 's.db')!r}, "
+            f"output_dir={str(out)!r}, store={'sqlite:///' + str(tmp_path / 's.db')!r}, "
             "targets={a: 'redteam_targets:respond' for a in ('support', 'scheduling', 'confirmation', 'billing')})\n"
             "print('resumed', red.run.meta['runs_resumed'], 'now', red.run.meta['runs_now'])\n")
     environ = {**os.environ, "PYTHONPATH": f"{REPO / 'tests'}{os.pathsep}{REPO}", "CONVOEVAL_HOME": str(tmp_path),
@@ -71,9 +71,9 @@ def test_a_simulated_attackers_calls_are_in_the_folder_with_their_tokens(tmp_pat
                   "Obrigada [GOAL_COMPLETE]"])
     with FakeOpenAIServer(responder=lambda request: next(lines), usage=(120, 15)) as server:
         red = run_redteam([ATTACKS / "new-number.yaml"], agents=["billing"], locales=["pt-BR"], form="simulated",
-                          faults=["trusts_claimed_identity"], out=tmp_path / "out",
+                          faults=["trusts_claimed_identity"], output_dir=tmp_path / "out",
                           store=f"sqlite:///{tmp_path / 's.db'}",
-                          model={"provider": "openai-compatible", "model": "fake-model", "base_url": server.base_url})
+                          simulator_model={"provider": "openai-compatible", "model": "fake-model", "base_url": server.base_url})
     [result] = red.results
     assert result.status == "leak" and len(result.turns) == 1
     calls = load_results(tmp_path / "out").frames.calls

@@ -23,7 +23,6 @@ from convoeval.redteam.notebook import LeakError, RedTeamParams, check_leaks, re
 from convoeval.redteam.run import AttackResult, AttackTurn
 from convoeval.redteam.study import run_redteam
 
-
 ATTACKS = Path(__file__).resolve().parents[1] / "evals" / "attacks"
 #: The library the assertions below were written on (#23); later attacks change the counts, not what is shown.
 FIRST_ATTACKS = [ATTACKS / f"{name}.yaml" for name in (
@@ -35,7 +34,7 @@ FIRST_ATTACKS = [ATTACKS / f"{name}.yaml" for name in (
 def red(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("redteam")
     return run_redteam(FIRST_ATTACKS, agents=["billing"], locales=["en"], faults=["discloses_third_party"],
-                       store=f"sqlite:///{tmp}/s.db", out=tmp / "out")
+                       store=f"sqlite:///{tmp}/s.db", output_dir=tmp / "out")
 
 
 def _case(red, case):
@@ -165,7 +164,7 @@ def test_the_report_page_has_every_section_one_image_and_the_highlighted_leaks(r
 
 def test_a_clean_run_says_so_and_a_run_without_folder_needs_a_path(tmp_path):
     clean = run_redteam(agents=["billing"], locales=["en"], strategies=["impersonation"],
-                        store=f"sqlite:///{tmp_path}/s.db", out=None)
+                        store=f"sqlite:///{tmp_path}/s.db", output_dir=None)
     assert clean.leaked == 0
     assert "No case leaked" in str(views.leak_transcripts(clean))
     assert "No leak of any kind" in str(views.leak_kinds(clean))

@@ -19,6 +19,7 @@ from convoeval.llm.models import ModelSpec
 from convoeval.pipeline.config import EvalConfig
 from convoeval.pipeline.conversation import run_conversation
 from convoeval.pipeline.options import OPTION_HELP, SHARED_DEFAULTS, SharedOptions, settle
+from convoeval.redteam import study as redteam_study
 
 SHARED = set(SHARED_DEFAULTS)
 
@@ -47,6 +48,7 @@ VERBS = {
     "fork_profile": (_profile, lambda: fork_profile("unused")),
     "run_fault_study": (faults, lambda: faults.run_fault_study([], "unused")),
     "run_candidate": (candidate, lambda: candidate.run_candidate("unused", "clinic:billing")),
+    "run_redteam": (redteam_study, lambda: redteam_study.run_redteam([])),
 }
 
 
@@ -63,9 +65,11 @@ def test_an_unknown_option_is_a_type_error_naming_it(verb):
     calls = {"fork": lambda: fork("unused", at_turn=1, concurency=2),
              "fork_profile": lambda: fork_profile("unused", judge_sample=2),
              "run_fault_study": lambda: faults.run_fault_study([], "unused", simulator_gates=False),
-             "run_candidate": lambda: candidate.run_candidate("unused", "clinic:billing", store_url="sqlite://")}
+             "run_candidate": lambda: candidate.run_candidate("unused", "clinic:billing", store_url="sqlite://"),
+             "run_redteam": lambda: redteam_study.run_redteam([], simulator_modle="local")}
     wrong = {"fork": ("concurency", "concurrency"), "fork_profile": ("judge_sample", "judge_samples"),
-             "run_fault_study": ("simulator_gates", "simulator_gate"), "run_candidate": ("store_url", "store")}[verb]
+             "run_fault_study": ("simulator_gates", "simulator_gate"), "run_candidate": ("store_url", "store"),
+             "run_redteam": ("simulator_modle", "simulator_model")}[verb]
     with pytest.raises(TypeError) as caught:
         calls[verb]()
     assert str(caught.value) == (f"{verb}() got an unexpected keyword argument {wrong[0]!r} "
@@ -86,7 +90,7 @@ def test_the_verbs_signatures_unpack_the_one_declaration():
     """mypy sees every option's type: each verb's ``**options`` is ``Unpack`` of ``SharedOptions`` (or of
     ``ForkOptions``, which extends it); the fork verbs' coroutines and their blocking twins alike."""
     for verb in (fork, afork, fork_profile, afork_profile, faults.run_fault_study, faults.arun_fault_study,
-                 candidate.run_candidate):
+                 candidate.run_candidate, redteam_study.run_redteam):
         kwargs = [p for p in inspect.signature(verb).parameters.values() if p.kind is p.VAR_KEYWORD]
         assert [str(p.annotation) for p in kwargs] in (["Unpack[SharedOptions]"], ["Unpack[ForkOptions]"]), verb
     assert SharedOptions.__optional_keys__ == SHARED == set(OPTION_HELP) and not SharedOptions.__required_keys__

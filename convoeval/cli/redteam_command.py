@@ -75,10 +75,10 @@ def _redteam(args: argparse.Namespace) -> int:
             print(f"[{done[0]}/{len(cases)}] {result.case} ({result.target_agent}): {result.verdict()}", flush=True)
 
     try:
-        red = run_redteam(args.paths or None, targets=_targets(args), store=args.store, out=out,
-                          concurrency=args.concurrency, on_result=progress, model=args.simulator_model,
+        red = run_redteam(args.paths or None, targets=_targets(args), store=args.store, output_dir=out,
+                          concurrency=args.concurrency, on_result=progress, simulator_model=args.simulator_model,
                           seed=args.seed, workers=args.workers, cluster=args.cluster, cases=cases,
-                          resume=args.resume, **options)
+                          resume=args.resume, progress=False, **options)
     except (StoreError, RedTeamError) as exc:
         raise UsageError(str(exc)) from None
     counts = case_counts(red.cases)

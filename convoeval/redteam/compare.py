@@ -7,7 +7,7 @@ with Fisher's exact test, Holm-corrected across strategies, and only a supported
 
 Example:
     >>> from convoeval.redteam.study import run_redteam
-    >>> scope = {"agents": ["billing"], "locales": ["en"], "out": None}
+    >>> scope = {"agents": ["billing"], "locales": ["en"], "output_dir": None}
     >>> v1 = run_redteam(["evals/attacks/third-party.yaml"], **scope)
     >>> v2 = run_redteam(["evals/attacks/third-party.yaml"], faults=["discloses_third_party"], **scope)
     >>> result = compare_redteam(v1.cases, v2.cases)  # or two results folders: compare_redteam("reports/a", "reports/b")

@@ -159,9 +159,10 @@ def run_redteam_params(params: RedTeamParams, *, progress: bool = True) -> RedTe
     try:
         return run_redteam(v["attacks"] or [project_root() / "evals" / "attacks"], agents=v["agents"],
                            strategies=v["strategies"], locales=v["locales"], targets=v["targets"], faults=v["faults"],
-                           store=v["store"], out=params.folder, concurrency=v["concurrency"],
-                           on_result=line if progress else None, form=v["form"], model=v["simulator_model"],
-                           seed=v["seed"], workers=v["workers"], cluster=v["cluster"], cases=params.cases)
+                           store=v["store"], output_dir=params.folder, concurrency=v["concurrency"],
+                           on_result=line if progress else None, form=v["form"], simulator_model=v["simulator_model"],
+                           seed=v["seed"], workers=v["workers"], cluster=v["cluster"], cases=params.cases,
+                           progress=False)  # a line per case (above) is the notebook's progress
     except (RedTeamError, StoreError) as exc:
         raise ConfigError(str(exc)) from None
 

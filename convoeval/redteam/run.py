@@ -39,7 +39,7 @@ from convoeval.redteam.observer import LeakObserver
 from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS
 from convoeval.scenarios import Scenario, parse_scenario
 from convoeval.scenarios.models import OtherPatientFixture
-from convoeval.simulator.gate import DEFAULT_GATE_CHECKS, gate_settings
+from convoeval.simulator.gate import DEFAULT_GATE_CHECKS, GateSettings, gate_settings
 from convoeval.store import Store
 
 
@@ -171,14 +171,17 @@ REDTEAM_GATE: dict[str, Any] = {"checks": [c for c in DEFAULT_GATE_CHECKS if c !
 
 async def arun_cases(cases: Sequence[AttackCase], targets: Mapping[str, str], store: Store, *,
                      concurrency: int = 4, on_result: Callable[[AttackResult], None] | None = None,
-                     model: ModelLike = None, seed: int = 42) -> list[AttackResult]:
+                     model: ModelLike = None, seed: int = 42,
+                     simulator_gate: bool | Mapping[str, Any] | GateSettings = True) -> list[AttackResult]:
     """Run every case in this process, through the one conversation engine, with nothing written to disk (a
     results folder, resume and workers: ``run_redteam``); in the order given. ``on_result`` as each one ends.
 
-    ``model`` and ``seed`` drive a simulated attacker (default: the simulator model of ``get_model``)."""
+    ``model`` and ``seed`` drive a simulated attacker (default: the simulator model of ``get_model``),
+    ``simulator_gate`` the simulator-failure gate on it (``True``: ``REDTEAM_GATE``; ``False``: off)."""
     jobs = attack_jobs(cases, targets, seed=seed)
     simulated = any(c.form == "simulated" for c in cases)
-    options = RunOptions(store=store, simulator="llm", gate=gate_settings(REDTEAM_GATE),
+    options = RunOptions(store=store, simulator="llm",
+                         gate=gate_settings(REDTEAM_GATE if simulator_gate is True else simulator_gate),
                          simulator_model=as_chat_model("simulator", model) if simulated else model)
     done: dict[str, ConversationResult] = {}
 

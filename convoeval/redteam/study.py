@@ -5,7 +5,7 @@ the same numbers for the same arguments.
 
 Example:
     >>> red = run_redteam(["evals/attacks/third-party.yaml"], locales=["en"], faults=["discloses_third_party"],
-    ...                   out=None)  # out=None: in memory; a folder resumes, accounts and can use workers
+    ...                   output_dir=None)  # output_dir=None: in memory; a folder resumes, accounts and can use workers
     >>> red.cases.groupby("agent")["leaked"].mean().to_dict()
     {'billing': 1.0, 'confirmation': 1.0, 'scheduling': 1.0, 'support': 1.0}
 """
@@ -16,6 +16,7 @@ import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Unpack
 
 import pandas as pd
 
@@ -23,18 +24,18 @@ from convoeval._aio import run_sync
 from convoeval.agents import get_agent
 from convoeval.agents.clinic import FAULTS, faults_for
 from convoeval.errors import ConvoevalError
-from convoeval.llm.models import ModelLike, ModelSpec
+from convoeval.llm.models import ModelSpec
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.conversation import ConversationResult
 from convoeval.pipeline.execute import run_eval
 from convoeval.pipeline.jobs import Job
-from convoeval.pipeline.options import opened_store
-from convoeval.pipeline.progress import Mode
+from convoeval.pipeline.options import SHARED_DEFAULTS, SharedOptions, opened_store, settle
 from convoeval.pipeline.results import EvalResult, load_results
 from convoeval.redteam.attacks import STRATEGIES, AttackCase, expand, load_attacks
 from convoeval.redteam.metrics import cases_frame, leaks_frame
 from convoeval.redteam.run import REDTEAM_GATE, AttackResult, arun_cases, attack_jobs, attack_results
 from convoeval.scenarios import LOCALES, agent_names, did_you_mean
+from convoeval.simulator.gate import GateSettings
 from convoeval.store import Store
 
 DEFAULT_ATTACKS = Path("evals/attacks")
@@ -107,12 +108,11 @@ def plan_cases(paths: Sequence[Path | str] | None = None, *, agents: Sequence[st
 
 def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[str] | None = None,
                 strategies: Sequence[str] | None = None, locales: Sequence[str] | None = None,
-                targets: dict[str, str] | None = None, faults: Sequence[str] = (), store: Store | str | None = None,
-                out: Path | str | None = "auto", concurrency: int = 4,
-                on_result: Callable[[AttackResult], None] | None = None, form: str = "scripted",
-                model: ModelLike = None, seed: int = 42, workers: int = 1, cluster: str | None = None,
+                targets: dict[str, str] | None = None, faults: Sequence[str] = (),
+                output_dir: Path | str | None = "auto", on_result: Callable[[AttackResult], None] | None = None,
+                form: str = "scripted", seed: int = 42, workers: int = 1, cluster: str | None = None,
                 cases: Sequence[AttackCase] | None = None, resume: bool = True,
-                progress: Mode | bool = "off") -> RedTeamRun:
+                **options: Unpack[SharedOptions]) -> RedTeamRun:
     """Run the attack library against the agents and decide every leak without an LLM.
 
     Every case is a conversation of the one engine (``convoeval.pipeline``): with a results folder it runs through
@@ -125,28 +125,35 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
         agents, strategies, locales: only these (default: every attack's own agents, all strategies and locales).
         targets: the agent under test per agent name (any ``convoeval run`` target); default the reference agent.
         faults: known faults to switch on in the reference agents, each on the agents that have it.
-        store: the fixtures store: a URL (default: ``CONVOEVAL_STORE_URL`` or the local SQLite file), or, for a run
-            kept in memory (``out=None``), an open ``Store``.
-        out: results folder; ``"auto"`` is ``reports/redteam-<time>``, ``None`` keeps the results in memory (in this
-            process: no resume, no workers).
-        concurrency: cases in flight at once.
-        on_result: called with each case's result as it finishes (progress).
+        output_dir: the results folder (``--out``); ``"auto"`` is ``reports/redteam-<time>``, ``None`` keeps the
+            results in memory (in this process: no resume, no workers).
+        on_result: called with each case's result as it finishes (the command's line per case).
         form: ``scripted`` attacks (deterministic, the default), ``simulated`` attackers (an LLM plays each
             strategy's persona and plan), or ``both``.
-        model, seed: the simulated attacker's model (a name, ``"local"`` or a mapping; any ``model=`` of the verbs
-            when ``out=None``; default the simulator model) and seed.
+        seed: the simulated attacker's seed.
         workers, cluster: run the cases on ``workers`` local worker processes (a Dask ``LocalCluster``) or on the
             Dask scheduler at ``cluster`` (needs a results folder). Tasks carry the cases, the target strings and
             the model *spec* — never a client object or a key.
         cases: the cases ``plan_cases`` returned for these same settings (a caller that planned them first, to
             count them, need not have the attack files read again).
-        resume: keep the cases already saved in ``out`` (those that ended in error run again).
-        progress: ``"bar"``, ``"lines"`` or ``"off"`` (the default: ``on_result`` is the red team's progress).
+        resume: keep the cases already saved in ``output_dir`` (those that ended in error run again).
+        **options: the ``SharedOptions`` of every verb that runs conversations (``convoeval.pipeline.options``), with
+            the same names and defaults: ``simulator_model`` (the simulated attacker's model; with a folder a name,
+            ``"local"`` or a mapping), ``concurrency``, ``store`` (a URL; an open ``Store`` only in memory),
+            ``progress``, ``simulator_gate`` (``True``: the red team's gate, ``REDTEAM_GATE``), ``simulator``
+            (``None`` or ``"llm"``: an attacker is the LLM patient). ``judge_model`` and ``judge_samples`` change
+            nothing: no judge runs on a case (``convoeval redteam --judge`` is a study of its own).
 
     Raises:
         RedTeamError, AttackError: a setting or a file that cannot work; raised before anything runs.
+        TypeError: an option ``run_redteam`` does not take, named with the closest one.
     """
 
+    opts = settle("run_redteam", options, SHARED_DEFAULTS)
+    if opts["simulator"] not in (None, "llm"):
+        raise RedTeamError(f"simulator={opts['simulator']!r}: a simulated attacker is the LLM patient (its plan is "
+                           "the attack's); use None or 'llm'")
+    gate = REDTEAM_GATE if opts["simulator_gate"] is True else opts["simulator_gate"]
     if cases is None:
         cases = plan_cases(paths, agents=agents, strategies=strategies, locales=locales, faults=faults, form=form)
     cases = list(cases)
@@ -156,14 +163,14 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
             get_agent(target)  # a target that cannot be built is a setting error, found before anything runs
         except ValueError as exc:
             raise RedTeamError(f"target for {agent}: {exc}") from None
-    jobs = attack_jobs(cases, chosen, seed=seed)
-    if out is None:
+    model, store = opts["simulator_model"], opts["store"]
+    if output_dir is None:
         if workers > 1 or cluster:
-            raise RedTeamError("workers write each case to a results folder: give out (a folder), or run in this "
-                               "process (workers=1)")
+            raise RedTeamError("workers write each case to a results folder: give output_dir (a folder), or run in "
+                               "this process (workers=1)")
         with opened_store(store) as opened:
-            results = run_sync(arun_cases(cases, chosen, opened, concurrency=concurrency, on_result=on_result,
-                                          model=model, seed=seed))
+            results = run_sync(arun_cases(cases, chosen, opened, concurrency=opts["concurrency"], on_result=on_result,
+                                          model=model, seed=seed, simulator_gate=gate))
         return RedTeamRun(results, cases_frame(results), leaks_frame(results), None, chosen)
     if isinstance(store, Store):
         raise RedTeamError("a red team that writes a results folder opens its store from a URL (its cases may go "
@@ -172,13 +179,13 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
         raise RedTeamError("with a results folder, give the attacker's model as a spec (a name, 'local' or a "
                            "mapping), not a client object: the folder records it, and tasks never carry clients "
                            "or keys")
-    folder = Path(f"reports/redteam-{dt.datetime.now():%Y%m%d-%H%M%S}") if out == "auto" else Path(out)
+    folder = Path(f"reports/redteam-{dt.datetime.now():%Y%m%d-%H%M%S}") if output_dir == "auto" else Path(output_dir)
     spec = model.model_dump(exclude_none=True) if isinstance(model, ModelSpec) else model
     try:
         config = EvalConfig.checked(agent=None, seed=seed, output_dir=str(folder.expanduser().absolute()),
-                                    concurrency=concurrency, workers=workers, cluster=cluster, resume=resume,
+                                    concurrency=opts["concurrency"], workers=workers, cluster=cluster, resume=resume,
                                     simulator_model=dict(spec) if isinstance(spec, Mapping) else spec,
-                                    simulator="llm", simulator_gate=REDTEAM_GATE)
+                                    simulator="llm", simulator_gate=_recordable_gate(gate))
     except ConfigError as exc:
         raise RedTeamError(str(exc)) from None
 
@@ -187,10 +194,18 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
             on_result(attack_results(result.rows)[0])
 
     try:
-        run = run_eval(config, jobs=jobs, store_url=store, progress=progress, allow_errors=True, on_result=each)
+        run = run_eval(config, jobs=attack_jobs(cases, chosen, seed=seed), store_url=store, progress=opts["progress"],
+                       allow_errors=True, on_result=each)
     except ConfigError as exc:
         raise RedTeamError(str(exc)) from None
     return redteam_run(run, order=[c.id for c in cases], targets=chosen)
+
+
+def _recordable_gate(gate: object) -> bool | dict[str, Any]:
+    """The gate as a results folder records it: True, False or a mapping of its settings."""
+    if isinstance(gate, GateSettings):
+        return gate.model_dump(mode="json")
+    return dict(gate) if isinstance(gate, Mapping) else bool(gate)
 
 
 def redteam_run(run: EvalResult, *, order: Sequence[str] = (), targets: Mapping[str, str] | None = None

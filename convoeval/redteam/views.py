@@ -11,7 +11,7 @@ Everything shown from a transcript is HTML-escaped: an agent reply (or an attack
 Example:
     >>> from convoeval.redteam.study import run_redteam
     >>> red = run_redteam(["evals/attacks/third-party.yaml"], agents=["billing"], locales=["en"],
-    ...                   faults=["discloses_third_party"], out=None)
+    ...                   faults=["discloses_third_party"], output_dir=None)
     >>> asr_grid(red)[["strategy", "agent", "n", "leaked", "rate"]]  # what asr_heatmap draws: strategy × agent
           strategy    agent  n  leaked  rate
     0  third_party  billing  1       1   1.0
@@ -309,9 +309,9 @@ def save_redteam_html(red: RedTeamRun, path: Path | str | None = None, *, title:
     """Write the report page (default ``<results folder>/report.html``) and return a link to it.
 
     Raises:
-        ValueError: no ``path`` and the run wrote no folder (``out=None``).
+        ValueError: no ``path`` and the run wrote no folder (``output_dir=None``).
     """
     if path is None and red.folder is None:
-        raise ValueError("the run has no results folder (out=None): give save_redteam_html a path")
+        raise ValueError("the run has no results folder (output_dir=None): give save_redteam_html a path")
     target = Path(path) if path is not None else Path(red.folder) / "report.html"  # type: ignore[arg-type]
     return write_page(target, render_redteam_html(red, title=title), what="Red-team report")
