@@ -71,8 +71,13 @@ def _run(args: argparse.Namespace) -> int:
     except (ConfigError, LLMError, StoreError) as exc:
         # A StoreError (unknown scheme, unreachable server) names the store by its redacted URL: safe to print.
         raise UsageError(str(exc)) from None
-    for line in result.lines:
-        print(line)
+    if args.format == "markdown":
+        from convoeval.report.markdown import run_markdown
+
+        sys.stdout.write(run_markdown(result, report_url=args.report_url))
+    else:
+        for line in result.lines:
+            print(line)
     return result.exit_code
 
 
@@ -251,6 +256,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--allow-errors", action="store_true",
                    help="conversations that ended in error (or simulator_failure) do not make the exit code 3 (or 4)")
+    p.add_argument("--format", choices=("text", "markdown"), default="text",
+                   help="text: the console summary (default); markdown: a compact GitHub-flavoured summary, the "
+                        "headline first, for a pull-request comment or $GITHUB_STEP_SUMMARY")
+    p.add_argument("--report-url", metavar="URL", help="with --format markdown: where the full report can be read")
 
     p = sub.add_parser(
         "notebook", help="execute a notebook with papermill, its progress in this terminal, errors in one line",

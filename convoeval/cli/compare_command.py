@@ -42,6 +42,11 @@ def _add_compare_parser(sub: Any) -> None:
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when the headline is regressed (a statistically supported regression of the "
                         "overall score, a scenario, a criterion or an assertion), naming them")
+    p.add_argument("--format", choices=("text", "markdown"), default="text",
+                   help="text: the console lines (default); markdown: a compact GitHub-flavoured summary, the verdict "
+                        "first, for a pull-request comment or $GITHUB_STEP_SUMMARY (other lines go to stderr)")
+    p.add_argument("--report-url", metavar="URL",
+                   help="with --format markdown: where the full report can be read (e.g. the CI run's artifacts)")
     p.add_argument("--alpha", type=float, default=0.05, metavar="P", help="significance level (default 0.05)")
     p.add_argument("--detect", type=float, default=1.0, metavar="POINTS",
                    help="a score difference to size the sample for (default 1 point)")
@@ -91,7 +96,8 @@ def _compare(args: argparse.Namespace) -> int:
         if target is not None:
             candidate = run_candidate(baseline, target, out=args.out, replay=args.replay, **given_options(args))
             html = html or candidate.out_dir / "compare.html"
-            print(f"candidate: {target} ran {len(candidate.scores)} conversation(s) into {candidate.out_dir}")
+            print(f"candidate: {target} ran {len(candidate.scores)} conversation(s) into {candidate.out_dir}",
+                  file=sys.stderr if args.format == "markdown" else sys.stdout)
         labels = Path(args.labels).expanduser() if args.labels else None
         if labels is not None and not labels.exists():
             raise UsageError(f"--labels: {labels} does not exist (a label CSV or a folder of them)")
@@ -99,12 +105,18 @@ def _compare(args: argparse.Namespace) -> int:
     except (CompareError, ConfigError, LLMError, StoreError, LabelError) as exc:
         raise UsageError(str(exc)) from None
     result.rerun = {"compare_args": options, "candidate_runs_now": args.candidate is None}
-    for line in result.lines(**result.rerun):
-        print(line)
+    if args.format == "text":
+        for line in result.lines(**result.rerun):
+            print(line)
     if html is not None:
         from convoeval.compare.views import save_compare_html
 
-        print(f"report: {save_compare_html(result, html).text}")
+        saved = save_compare_html(result, html).text
+        print(f"report: {saved}", file=sys.stderr if args.format == "markdown" else sys.stdout)
+    if args.format == "markdown":
+        from convoeval.compare.markdown import comparison_markdown
+
+        sys.stdout.write(comparison_markdown(result, report_url=args.report_url, report_path=html))
     code = result.exit_code(args.fail_on_regression)
     if code:
         print(f"convoeval: {result.regression_summary()}", file=sys.stderr)
