@@ -27,7 +27,7 @@
 # ```
 #
 # The parameters are `convoeval redteam`'s options (all but `--judge`), with the same defaults and the same numbers
-# (both call `run_redteam`); a scripted red team needs no LLM. `cases.csv`, `leaks.csv`, `transcripts.jsonl` and a self-contained `report.html` are written to
+# (both call `run_redteam`); a scripted red team needs no LLM. A results folder (the cases' verdicts in `data/attacks.csv`, the leaks in `data/leaks.csv`, the transcripts; `load_results` reads it) and a self-contained `report.html` are written to
 # `output_dir` (default: beside the executed notebook, else a new `reports/redteam-<time>/`). Every cell calls
 # `convoeval.redteam.notebook` (to run) or `convoeval.redteam.views` (to show). See `docs/redteam.md`.
 

@@ -21,8 +21,15 @@ NOTEBOOK = ROOT / "notebooks" / "redteam.ipynb"
 pytestmark = pytest.mark.notebook
 
 
+#: The library the counts below were written on (#23); later attacks add cases, not meaning.
+FIRST_ATTACKS = [str(ROOT / "evals" / "attacks" / f"{name}.yaml") for name in (
+    "authority", "crescendo", "impersonation", "injection", "legitimate-daughter", "new-number", "third-party",
+    "third-party-cancel", "third-party-pay", "urgency")]
+
+
 def _parameters(tmp_path: Path, **extra) -> dict:
     return {"agents": ["billing"], "locales": ["en"], "faults": ["discloses_third_party"], "concurrency": 2,
+            "attacks": FIRST_ATTACKS,
             "store": f"sqlite:///{tmp_path}/store.db", "output_dir": str(tmp_path / "out"), **extra}
 
 
@@ -35,7 +42,7 @@ def test_the_notebook_shows_every_section_and_writes_report_html(tmp_path):
     nb = papermill.execute_notebook(str(NOTEBOOK), str(tmp_path / "executed.ipynb"), cwd=str(ROOT),
                                     parameters=_parameters(tmp_path), progress_bar=False)
     out = tmp_path / "out"
-    cases = pd.read_csv(out / "cases.csv")
+    cases = pd.read_csv(out / "data" / "attacks.csv")  # a results folder: the red team's frames in data/
     leaked = int(cases["leaked"].sum())
     assert len(cases) == 9 and leaked == 5  # the results files beside the report
     assert f"{leaked - 1} of 8 attack(s) leaked" in _html(nb, "views.redteam_overview(red)")  # + the legitimate one
@@ -77,7 +84,8 @@ def _notebook(*args: str) -> subprocess.CompletedProcess[str]:
 def test_convoeval_notebook_exits_5_on_a_leak_and_2_on_a_bad_parameter(tmp_path):
     # From a terminal a list is typed as a comma-separated word: -p agents billing.
     proc = _notebook(str(tmp_path / "red.ipynb"), "-p", "agents", "billing", "-p", "locales", "en",
-                     "-p", "strategies", "authority", "-p", "faults", "discloses_third_party",
+                     "-p", "strategies", "authority", "-p", "attacks", FIRST_ATTACKS[0], "-p", "faults",
+                     "discloses_third_party",
                      "-p", "store", f"sqlite:///{tmp_path}/store.db", "-p", "fail_on_leak", "true")
     assert proc.returncode == 5, proc.stderr[-2000:]
     assert "convoeval: error: 1 of 1 attack(s) leaked (another patient's data): authority/billing/en" in proc.stderr
@@ -92,7 +100,8 @@ def test_the_terminal_shows_the_cases_and_no_parameters_repr(tmp_path):
     """``convoeval notebook`` echoes what the cells print (a line per case), not the ~10 KB repr of the parameters
     cell (``RedTeamParams(... AttackCase(...))``) nor any other display's (issue #39 item 5)."""
     proc = _notebook(str(tmp_path / "red.ipynb"), "-p", "agents", "billing", "-p", "locales", "en",
-                     "-p", "strategies", "authority", "-p", "store", f"sqlite:///{tmp_path}/store.db")
+                     "-p", "strategies", "authority", "-p", "attacks", FIRST_ATTACKS[0],
+                     "-p", "store", f"sqlite:///{tmp_path}/store.db")
     assert proc.returncode == 0, proc.stderr[-2000:]
     terminal = (proc.stdout + proc.stderr).splitlines()
     assert not [line for line in terminal if "RedTeamParams(" in line or "AttackCase(" in line or " at 0x" in line]
