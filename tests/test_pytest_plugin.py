@@ -22,7 +22,8 @@ from convoeval.testing import FakeOpenAIServer
 pytest_plugins = ["pytester"]
 
 REPO = Path(__file__).resolve().parents[1]
-BILLING = REPO / "evals" / "scenarios" / "billing"
+SCENARIOS = REPO / "evals" / "scenarios"
+BILLING = SCENARIOS / "billing"
 FAULTY = "--convoeval-target=clinic:billing?faults=invented_payment_url"
 
 
@@ -109,7 +110,7 @@ def test_healthy_reference_agents_pass_and_a_fault_fails_exactly_the_items_it_br
     folder = copy_scenarios(pytester, "scripted-pix-en.yaml", "scripted-human-pt.yaml", "conv-happy-payment.yaml")
     healthy = pytester.runpytest("--convoeval", str(folder), "-p", "no:cacheprovider", "-v")
     healthy.assert_outcomes(passed=3)
-    healthy.stdout.fnmatch_lines(["convoeval: target each scenario reference agent*",
+    healthy.stdout.fnmatch_lines(["convoeval: target each scenario's reference agent (clinic:<agent>), seeds each scenario's*",
                                   "*billing-conv-happy-payment*PASSED*"])
 
     xml = pytester.path / "junit.xml"
@@ -171,7 +172,8 @@ def test_a_broken_simulated_patient_is_skipped_with_the_gates_reason(pytester, e
         "tools") else llm_responder(request))
     result = pytester.runpytest("--convoeval", str(folder), "-rs", "-p", "no:cacheprovider")
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["SKIPPED*simulator_failure (the simulated patient broke, not the agent*premature_goal*"])
+    result.stdout.fnmatch_lines(["SKIPPED [[]1[]] scenarios/conv-happy-payment.yaml:1: simulator_failure (the simulated "
+                                 "patient broke, not the agent*premature_goal*"])  # at the scenario, not the plugin
 
 
 def test_an_agent_that_fails_is_an_error_not_a_failure(pytester, env):
@@ -238,3 +240,19 @@ def test_the_convoeval_run_fixture_runs_a_scenario_in_a_users_own_test(pytester,
     """)
     result = pytester.runpytest("test_mine.py", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
+
+
+def test_every_shipped_scenario_passes_with_the_reference_agents_and_the_fault_fails_exactly_its_items(pytester, env):
+    """The issue's "done when", on the fake models: the agenda patient (rules decide what the patient does; the fake
+    model's voice fails its checks, so the templates speak) against every reference agent; the judges pass all."""
+    every = pytester.runpytest("--convoeval", str(SCENARIOS), "--convoeval-simulator=agenda", "-p", "no:cacheprovider")
+    every.assert_outcomes(passed=len(list(SCENARIOS.rglob("*.yaml"))))
+    xml = pytester.path / "fault.xml"
+    faulty = pytester.runpytest("--convoeval", str(BILLING), "--convoeval-simulator=agenda", FAULTY,
+                                f"--junitxml={xml}", "-p", "no:cacheprovider")
+    faulty.assert_outcomes(passed=1, failed=5)
+    failed = {c.get("name"): (c.find("failure").get("message", "") + (c.find("failure").text or ""))
+              for c in ET.parse(xml).getroot().iter("testcase") if c.find("failure") is not None}
+    assert "billing-scripted-human-pt[t1]" not in failed  # no payment link asked for: the fault cannot show
+    assert len(failed) == 5
+    assert all("payment_link_created: expected true, got false" in message for message in failed.values())

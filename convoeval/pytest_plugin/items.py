@@ -95,7 +95,8 @@ class ScenarioItem(pytest.Item):
         if score["status"] == "error":
             pytest.fail(error_message(self.job, result.rows), pytrace=False)
         if score["status"] == "simulator_failure":
-            pytest.skip(skip_reason(result.rows))
+            # Reported at the scenario file (-rs), as a skip mark is, not at this line of the plugin.
+            raise pytest.skip.Exception(skip_reason(result.rows), _use_item_location=True)
 
     def runtest(self) -> None:
         """The verdict: ``fail``, a score under ``--convoeval-threshold``, or ``warn`` with
@@ -117,4 +118,5 @@ class ScenarioItem(pytest.Item):
     def reportinfo(self) -> tuple[Path, int | None, str]:
         """What pytest's headers name: the file, and the scenario with its seed and trial."""
         seed = "" if self.job.seed is None else f" seed {self.job.seed}"
-        return self.path, None, f"{self.job.scenario.id}{seed} trial {self.job.trial}"
+        # Line 0 (shown as 1): a skip reported at the item's location needs a line (pytest's reports assert one).
+        return self.path, 0, f"{self.job.scenario.id}{seed} trial {self.job.trial}"

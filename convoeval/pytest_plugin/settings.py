@@ -40,6 +40,9 @@ def add_options(parser: pytest.Parser) -> None:
                     help="the simulated patient's model: a name or 'local' (default: the environment's)")
     group.addoption("--convoeval-judge-model", metavar="SPEC", default=None,
                     help="the judges' model: a name or 'local' (default: the environment's)")
+    group.addoption("--convoeval-simulator", choices=("agenda", "llm"), default=None,
+                    help="the simulated patient: agenda (rules decide, the model voices) or llm (the model plays it); "
+                         "default: agenda on the embedded local model, llm on any other (docs/simulator.md)")
     group.addoption("--convoeval-threshold", metavar="SCORE", type=float, default=None,
                     help="also fail an item whose score (0-10) is under SCORE (a 'fail' status always fails)")
     group.addoption("--convoeval-fail-on-warn", action="store_true", default=False,
@@ -55,6 +58,7 @@ class PluginSettings:
     trials: int = 1
     simulator_model: str | None = None
     judge_model: str | None = None
+    simulator: str | None = None
     threshold: float | None = None
     fail_on_warn: bool = False
     _options: RunOptions | None = field(default=None, repr=False)
@@ -89,9 +93,12 @@ class PluginSettings:
     def header(self) -> str:
         """What pytest prints under its header: target, seeds, trials, models and threshold."""
         seeds = "each scenario's" if self.seeds == [None] else ",".join(map(str, self.seeds))
-        parts = [f"target {self.target or 'each scenario reference agent (clinic:<agent>)'}", f"seeds {seeds}",
+        target = self.target or "each scenario's reference agent (clinic:<agent>)"
+        parts = [f"target {target}", f"seeds {seeds}",
                  f"trials {self.trials}", f"simulator model {self.simulator_model or 'from the environment'}",
                  f"judge model {self.judge_model or 'from the environment'}"]
+        if self.simulator is not None:
+            parts.append(f"simulator {self.simulator}")
         if self.threshold is not None:
             parts.append(f"threshold {self.threshold:g}")
         return "convoeval: " + ", ".join(parts)
@@ -113,7 +120,7 @@ class PluginSettings:
             judge = as_chat_model("judge", self.judge_model)
             self._store = open_store()
             self._options = RunOptions(target=self.target, simulator_model=simulator, judge_model=judge,
-                                       store=self._store)
+                                       store=self._store, simulator=self.simulator)
         return self._options
 
     def run_job(self, job: Job) -> ConversationResult:
@@ -168,7 +175,7 @@ def settings_from(config: pytest.Config) -> PluginSettings:
     settings = PluginSettings(
         target=config.getoption("convoeval_target"), seeds=seeds, trials=config.getoption("convoeval_trials"),
         simulator_model=config.getoption("convoeval_simulator_model"),
-        judge_model=config.getoption("convoeval_judge_model"),
+        judge_model=config.getoption("convoeval_judge_model"), simulator=config.getoption("convoeval_simulator"),
         threshold=config.getoption("convoeval_threshold"), fail_on_warn=config.getoption("convoeval_fail_on_warn"))
     try:
         settings.check()
