@@ -18,19 +18,16 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-__all__ = ["ANSWER_KINDS", "OUTCOME_KINDS", "AgendaAsk", "AnswerKind", "OutcomeKind", "PatientAgenda"]
+__all__ = ["AgendaAsk", "AnswerKind", "OutcomeKind", "PatientAgenda"]
 
 #: What kind of agent message answers one of the patient's questions (``AgendaAsk.answer``).
 AnswerKind = Literal["amount", "date", "time", "url", "place", "yes_no", "any"]
-ANSWER_KINDS: tuple[AnswerKind, ...] = ("amount", "date", "time", "url", "place", "yes_no", "any")
 
 #: What the agent must have stated for the goal to be reached: the claim kinds of ``convoeval.fidelity.claims`` (a
 #: test holds the two lists together), ``answered`` (every question of the agenda answered) and ``closed`` (the agent
 #: acknowledged the patient's decision or said goodbye).
 OutcomeKind = Literal["payment_link", "url", "paid", "amount", "booked", "moved", "cancelled", "confirmed",
                       "recorded", "handoff", "answered", "closed"]
-OUTCOME_KINDS: tuple[OutcomeKind, ...] = ("payment_link", "url", "paid", "amount", "booked", "moved", "cancelled",
-                                          "confirmed", "recorded", "handoff", "answered", "closed")
 
 _Text = Annotated[str, Field(min_length=1)]
 
