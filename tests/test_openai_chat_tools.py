@@ -165,3 +165,31 @@ async def test_the_requests_after_a_written_call_pass_the_local_servers_validati
     call = server.requests[2]["messages"][2]["content"]
     assert call.startswith("<tool_call>\n") and call.endswith("\n</tool_call>")
     assert json.loads(call.split("\n")[1]) == {"name": "list_invoices", "arguments": {"status": "pending"}}
+
+
+async def test_at_the_round_limit_the_model_is_asked_to_answer_without_tools(seeded):
+    """A small model that keeps writing calls is asked once more with no tools bound, and that answer is the reply."""
+    model = FakeChatModel(said('{"name": "get_patient", "arguments": {}}', '{"name": "list_invoices", "arguments": {}}',
+                               "You have one open invoice."))  # fmt: skip
+    reply = await get_agent("openai-chat", model=model, max_tool_rounds=2).respond("hi", seeded)
+    assert reply.bubbles == ["You have one open invoice."]
+    assert reply.tool_names == ["get_patient", "list_invoices"]
+    assert [bool(call.kwargs.get("tools")) for call in model.calls] == [True, True, False]
+
+
+async def test_a_call_repeated_with_the_same_arguments_is_not_run_again(seeded):
+    """The result is already in front of the model: it is asked to answer, without tools, instead."""
+    call = '{"name": "list_invoices", "arguments": {"status": "pending"}}'
+    model = FakeChatModel(said(call, call, "One open invoice."))
+    reply = await get_agent("openai-chat", model=model).respond("What do I owe?", seeded)
+    assert reply.tool_names == ["list_invoices"]
+    assert reply.bubbles == ["One open invoice."]
+    assert [bool(c.kwargs.get("tools")) for c in model.calls] == [True, True, False]
+    assert str(model.calls[2].messages[-1].content) != call  # the repeat is not shown to the model as its last word
+
+
+def test_the_prompt_tells_the_model_the_tools_act_for_the_caller(seeded):
+    """Qwen2.5-0.5B invented a patient_id for the caller and every call failed (#35)."""
+    from convoeval.agents.openai_chat import system_prompt
+
+    assert "leave patient_id out" in system_prompt(seeded)

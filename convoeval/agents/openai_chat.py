@@ -7,9 +7,9 @@ The final text is the reply (one bubble) together with every tool call made.
 
 A model served without a function-calling chat format writes its tool calls into the message text instead (the
 embedded Qwen2.5 behind llama-cpp-python's GGUF template writes ``<tool_call>{"name": ..., "arguments": ...}``, and
-the server hands it back as content, usually with the tags already stripped). ``text_tool_calls`` reads such a call
-(bare JSON, ``<tool_call>`` tags, a fenced json block, one brace short) and the loop runs it like a real one, so the
-caller gets an answer rather than the JSON.
+the server hands it back as content). ``text_tool_calls`` reads such a call (bare JSON, ``<tool_call>`` tags, a
+fenced json block, one brace short) and the loop runs it like a real one, so the caller gets an answer rather than
+the JSON. A model that keeps calling (or repeats a call it made) is asked once more with no tool to call.
 
 The chat model comes from ``convoeval.llm.models.get_model("agent", spec)``, the one place models are built; pass
 ``model=`` to inject one (``convoeval.testing.FakeChatModel`` in tests). History is kept per conversation id inside
@@ -34,11 +34,13 @@ from convoeval.agents.tools import TOOL_NAMES, TOOL_SPECS, ClinicTools
 from convoeval.llm import describe_error
 from convoeval.llm.models import get_model
 
-AGENT_PROMPT_VERSION = "agent-system-v1"
+# v2 (#35): the tools act for the caller when patient_id is left out (Qwen2.5-0.5B invented one and every call failed).
+AGENT_PROMPT_VERSION = "agent-system-v2"
 
 AGENT_SYSTEM_PROMPT = """\
 You are the WhatsApp assistant of a medical clinic, working as its {agent_role} assistant: {role_description}
 The patient writing to you is {patient_name} (phone {patient_phone}). Clinic id: {clinic_id}.
+The tools act for this patient when you leave patient_id out: give a patient_id only for someone else.
 
 Rules:
 - Always answer in {language}, in short, friendly WhatsApp-style messages.
@@ -61,8 +63,6 @@ ROLE_DESCRIPTIONS: dict[str, str] = {
 LANGUAGES: dict[str, str] = {"pt-BR": "Brazilian Portuguese", "en": "English", "es": "Spanish"}
 
 DEFAULT_MAX_TOOL_ROUNDS = 6
-
-# Provider errors can quote part of an API key ("Incorrect API key provided: sk-abc***xyz").
 
 
 def system_prompt(session: AgentSession) -> str:
@@ -119,7 +119,8 @@ class OpenAIChatAgent:
             spec: Model name or ``{"model", "base_url", ...}`` for ``convoeval.llm.models.get_model("agent", spec)``;
                 ``None`` = the configured agent model.
             model: A LangChain chat model to use as is (skips ``get_model``).
-            max_tool_rounds: Most model turns that may end in tool calls before the agent must answer.
+            max_tool_rounds: Most model turns that may end in tool calls; the next one is asked to answer with no
+                tool to call (also as soon as the model repeats calls it already made in the turn).
         """
         if max_tool_rounds < 1:
             raise ValueError("max_tool_rounds must be at least 1")
@@ -138,9 +139,7 @@ class OpenAIChatAgent:
     def _chat_model(self) -> Any:
         if self._bound is None:
             if self._model is None:
-
                 self._model = get_model("agent", self.spec)
-
             try:
                 self._bound = self._model.bind_tools(list(TOOL_SPECS))
             except NotImplementedError:
@@ -169,7 +168,6 @@ class OpenAIChatAgent:
         Raises:
             AgentError: the model failed, no store was given, or the model kept calling tools past the limit.
         """
-
         if session.store is None:
             raise AgentError(f"agent {self.name!r} needs session.store to run its clinic tools")
 
@@ -180,27 +178,36 @@ class OpenAIChatAgent:
         calls: list[ToolCall] = []
         model = self._chat_model()
 
-        for round_no in range(self.max_tool_rounds + 1):
-            messages = [SystemMessage(content=system_prompt(session)), *history, *turn]
-            try:
-                ai = await model.ainvoke(messages)
-            except AssertionError:
-                raise  # a broken test script (FakeChatModel ran out), not a failure of the agent under test
-            except Exception as exc:  # the provider client's own retries are exhausted by now
-                raise AgentError(f"agent {self.name!r}: model call failed ({_describe(exc)})") from None
-            if not isinstance(ai, AIMessage):
-                ai = AIMessage(content=_text_of(getattr(ai, "content", ai)))
+        names = self._tool_names()
+        done: set[str] = set()  # the calls run in this turn, as (name, arguments) keys
+        rounds = 0  # model turns that ended in tool calls
+        answer_now = written = False
+        while True:
+            # The last round asks for the answer. With calls written as text the server does no function calling
+            # (the tools are only words in the prompt), so they are dropped; a real tool-calling API keeps them
+            # defined but forbids their use.
+            final = answer_now or rounds == self.max_tool_rounds
+            asked = self._answer_model(written) if final else model
+            ai = await self._ask(asked, [SystemMessage(content=system_prompt(session)), *history, *turn])
             requests: list[dict[str, Any]] = [dict(call) for call in ai.tool_calls]
             if not requests:
-                requests, ai = _written_calls(ai, self._tool_names())
-            turn.append(ai)
+                requests, ai = _written_calls(ai, names)
+                written = written or bool(requests)
             if not requests:
+                turn.append(ai)
                 break
-            if round_no == self.max_tool_rounds:
-                raise AgentError(
-                    f"agent {self.name!r} still calling tools after {self.max_tool_rounds} rounds without answering"
-                )
-            for request in requests:
+            rounds += 1
+            if final:
+                raise AgentError(f"agent {self.name!r} still calling tools after {rounds - 1} rounds without answering")
+            keys = [_jsonable([r["name"], r.get("args") or {}]) for r in requests]
+            if all(key in done for key in keys):
+                # The same calls again: their results are already in front of the model, and running a write twice
+                # would act twice (two payment links). Ask for the answer instead.
+                answer_now = True
+                continue
+            turn.append(ai)
+            for request, key in zip(requests, keys, strict=True):
+                done.add(key)
                 call = await self._run_tool(tools, request["name"], request.get("args") or {})
                 calls.append(call)
                 call_id = request.get("id") or uuid.uuid4().hex
@@ -210,6 +217,24 @@ class OpenAIChatAgent:
         # Commit the turn only once it succeeded: a failed turn ends the conversation as ``error`` anyway.
         self._histories[conv_id] = [*history, *turn]
         return AgentReply(bubbles=reply.bubbles, tool_calls=calls, conversation_id=conv_id)
+
+    async def _ask(self, model: Any, messages: list[Any]) -> AIMessage:
+        """One model call, its failure an ``AgentError`` (secret-free), its answer an ``AIMessage``."""
+        try:
+            ai = await model.ainvoke(messages)
+        except AssertionError:
+            raise  # a broken test script (FakeChatModel ran out), not a failure of the agent under test
+        except Exception as exc:  # the provider client's own retries are exhausted by now
+            raise AgentError(f"agent {self.name!r}: model call failed ({_describe(exc)})") from None
+        return ai if isinstance(ai, AIMessage) else AIMessage(content=_text_of(getattr(ai, "content", ai)))
+
+    def _answer_model(self, written: bool) -> Any:
+        """The model for the round that must answer: no tools when the calls were written as text, else tools
+        defined but ``tool_choice="none"``."""
+        self._chat_model()
+        if written or self._bound is self._model:
+            return self._model
+        return self._model.bind_tools(list(TOOL_SPECS), tool_choice="none")
 
     async def _run_tool(self, tools: Any, name: str, args: dict[str, Any]) -> ToolCall:
         try:
