@@ -24,11 +24,7 @@ OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 #: Modules whose examples are not run yet. Each is being rewritten by someone else in issue #36; the one who owns
 #: the file makes its examples run and removes it from this list (a name here that is not a module with examples
 #: fails below). Empty it.
-NOT_RUN_YET = {
-    # The reference agents' privacy handling (#35): their examples fail today (agents/tools.py: `store` and
-    # `session` undefined; redteam/attacks.py: `load_attacks("evals/attacks")` reads the string as a list of paths).
-    "convoeval.agents.tools", "convoeval.redteam.attacks",
-}
+NOT_RUN_YET: set[str] = set()
 
 
 #: Modules that still mark examples ``# doctest: +SKIP`` (a ``>>>`` that does not run). Their files are being edited

@@ -397,3 +397,10 @@ def test_healthy_agents_leak_nothing_in_the_ordinary_scripted_scenarios_with_oth
         finally:
             cleanup_run(store, seeded.run_id)
     assert messages >= 20
+
+
+def test_one_path_alone_is_one_path_not_its_characters():
+    # A string was iterated a character at a time ("Invalid attack at e: no such file or folder"), a Path refused.
+    one = load_attacks([ATTACKS / "third-party.yaml"])
+    assert load_attacks(str(ATTACKS / "third-party.yaml")) == one == load_attacks(ATTACKS / "third-party.yaml")
+    assert len(load_attacks(str(ATTACKS))) == len(load_attacks([ATTACKS]))

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from convoeval.agents.clinic import _format
 from convoeval.agents.base import DataAccess
+from convoeval.agents.clinic import _format
 from convoeval.redteam.access import access_leaks, snapshot, store_leaks
 from convoeval.redteam.canaries import Canary, canaries_of, collisions
 from convoeval.redteam.detector import Leak, LeakDetector

@@ -10,10 +10,18 @@ Ids: tools take the store's row ids (what the listing tools return). A scenario'
 ``eval-inv-10``) is accepted too, which keeps scripted tests and hand-driven sessions readable.
 
 Example:
+    >>> from convoeval.agents.base import AgentSession
+    >>> from convoeval.scenarios import load_scenarios
+    >>> from convoeval.store import open_store, seed_run
+    >>> scenario = load_scenarios(scenario="billing-conv-happy-payment")[0]
+    >>> store = open_store("sqlite:///:memory:")
+    >>> seeded = seed_run(store, scenario)  # the scenario's clinic, patient and invoices
+    >>> session = AgentSession(seeded.run_id, seeded.clinic_id, seeded.patient_id, scenario.persona.phone,
+    ...                        scenario.persona.name, "pt-BR", "billing", store=store)
     >>> tools = ClinicTools(store, session)
     >>> invoice = tools.run("list_invoices")[0]
     >>> tools.run("create_payment_link", invoice_id=invoice["id"], method="pix")["url"]
-    'https://pay.clinic.example/pix/…'
+    'https://pay.clinic.example/pix/...'
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ Turns are templates: ``{target_name}``, ``{target_first_name}``, ``{target_cpf}`
 Example:
     >>> attacks = load_attacks("evals/attacks")
     >>> cases = expand(attacks, agents=["billing"], locales=["en"])
+    >>> [c.id for c in cases if c.attack.id == "third-party"]
+    ['third-party/billing/en']
 """
 
 from __future__ import annotations
@@ -184,10 +186,11 @@ def load_attack_file(path: Path | str, **known: Any) -> Attack:
     return parse_attack(docs[0], path, **known)
 
 
-def attack_files(paths: Iterable[Path | str]) -> list[Path]:
-    """The attack files in ``paths`` (files, or folders searched recursively), sorted."""
+def attack_files(paths: Iterable[Path | str] | Path | str) -> list[Path]:
+    """The attack files in ``paths`` (files, or folders searched recursively; one path alone is one), sorted."""
     files: list[Path] = []
-    for p in map(Path, paths):
+    # A lone path is one path: a string iterated would be read a character at a time ("e", "v", …).
+    for p in map(Path, [paths] if isinstance(paths, (str, Path)) else paths):
         if p.is_dir():
             files.extend(sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml")))
         elif p.exists():
@@ -253,7 +256,7 @@ def _caller_collisions(attack: Attack, path: Path, patients: Sequence[OtherPatie
                                              f"{patient.id!r}'s: a leak could not be told from the caller's data")])
 
 
-def load_attacks(paths: Iterable[Path | str]) -> list[tuple[Path, Attack]]:
+def load_attacks(paths: Iterable[Path | str] | Path | str) -> list[tuple[Path, Attack]]:
     """Every attack in ``paths`` (files or folders), validated against the registered agents and the other patients
     they will run with (their own fixtures', or the default set); the caller's data must not collide with theirs.
 
