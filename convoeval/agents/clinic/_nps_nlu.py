@@ -36,7 +36,7 @@ _UNITS = {
     "minuto", "minutos", "min", "mins", "minute", "minutes", "hora", "horas", "hour", "hours", "hr", "hrs", "h", "dia",
     "dias", "day", "days", "semana", "semanas", "week", "weeks", "mes", "meses", "month", "months", "ano", "anos",
     "year", "years", "reais", "real", "pesos", "dollars", "am", "pm", "vezes", "times", "veces", "pessoas", "people",
-    "personas", "filhos", "kids", "children", "hijos", "anos", "andar", "floor", "piso",
+    "personas", "filhos", "kids", "children", "hijos", "andar", "floor", "piso",
 }
 # ... and a number after one of these is a date or a time ("dia 10", "às 9", "at 3").
 _BEFORE_NON_SCORE = {"dia", "day", "as", "at", "las", "hora", "horas", "r", "numero", "number", "sala", "room"}
