@@ -13,7 +13,7 @@ setup: ## install convoeval, its dev tools, the local LLM server and the local m
 	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r requirements/uv.txt
 # --compile-bytecode: uv writes no .pyc by default, and where PYTHONDONTWRITEBYTECODE is set Python never does,
 # so every run would compile its ~2,000 imported modules again (~3 s of CPU; benchmarks/RESULTS.md, #28)
-	$(UV) sync --locked --inexact --extra dev --extra local --compile-bytecode
+	$(UV) sync --locked --inexact --extra dev --extra local --extra otel --compile-bytecode
 	@echo "convoeval is set up. Activate with: . $(BIN)/activate"
 
 run: ## the main job: the billing notebook, offline on the local model (data and report.html in reports/billing/)
@@ -31,7 +31,7 @@ lock-upgrade: ## move every pin to the newest allowed version (run `make test-la
 test-latest: ## the suite in a throw-away venv with the newest allowed versions: tomorrow's breakage, today
 	rm -rf .venv-latest
 	$(UV) venv --quiet --python $(BIN)/python .venv-latest
-	VIRTUAL_ENV=.venv-latest $(UV) pip install --upgrade -e ".[dev,local]"
+	VIRTUAL_ENV=.venv-latest $(UV) pip install --upgrade -e ".[dev,local,otel]"
 	VIRTUAL_ENV=.venv-latest $(UV) pip freeze > .venv-latest/versions.txt
 	VENV=.venv-latest bash scripts/test.sh
 

@@ -50,6 +50,7 @@ resume = True
 simulator_gate = True
 resimulate = 0
 labels = None
+otel = False
 
 # %%
 from convoeval import pipeline, report

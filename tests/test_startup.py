@@ -96,7 +96,9 @@ FIRST_CONVERSATION_PACKAGES = {
     "xxhash", "yaml", "yarl", "zstandard"
 }
 #: Most modules loaded when the first conversation starts (stdlib, third-party and convoeval's own).
-FIRST_CONVERSATION_MODULES = 1800  # 1,756 when SQLite moved to sqlite3 (1,900 with SQLAlchemy)
+FIRST_CONVERSATION_MODULES = 1870  # 1,756 when SQLite moved to sqlite3 (1,900 with SQLAlchemy); + 65 (#38): where
+# the OpenTelemetry SDK is installed (the otel extra, which make setup installs), langsmith imports it in every run,
+# export on or off; a plain `pip install convoeval` has no SDK and does not pay them
 
 #: Runs in the `convoeval run` process before the CLI: when ``convoeval.pipeline.conversation`` is loaded, its
 #: ``arun_any`` is wrapped to write ``sys.modules`` as the first conversation starts and as it ends; the background

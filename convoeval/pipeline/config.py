@@ -18,7 +18,7 @@ import secrets
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -34,6 +34,9 @@ from convoeval.pipeline.notebook_params import (
 )
 from convoeval.scenarios import agent_names, did_you_mean
 from convoeval.simulator.gate import GateSettings, gate_settings
+
+if TYPE_CHECKING:
+    from convoeval.telemetry import Traces
 
 __all__ = ["MAX_SEED", "ConfigError", "EvalConfig"]
 
@@ -81,6 +84,7 @@ class EvalConfig(NotebookParams):
         "labels": "must be a label CSV file or a folder of them, or None",
         "resume": "must be True or False",
         "simulator_gate": "must be True, False or a mapping of gate settings (docs/fidelity.md)",
+        "otel": "must be True or False",
     }
 
     agent: str | None = Field("billing", description="which agent's scenarios (None: every agent)")
@@ -125,6 +129,10 @@ class EvalConfig(NotebookParams):
     labels: str | None = Field(
         None, description="human labels (a CSV file or a folder of them, evals/labels format), relative to the "
                           "project: the report then shows each judge's pass rates calibrated on them (None: none)")
+    otel: bool = Field(
+        False, description="send every conversation as an OpenTelemetry trace (OTLP/HTTP) to "
+                           "OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318); on by itself when that "
+                           "variable is set (docs/integrations.md)")
 
     # ── checks (one line each; pydantic's own messages are folded by ``checked``) ──
 
@@ -274,6 +282,21 @@ class EvalConfig(NotebookParams):
         """The simulator-failure gate's ``GateSettings``, or ``None`` when ``simulator_gate`` is ``False``."""
 
         return gate_settings(self.simulator_gate)
+
+    def traces(self) -> Traces:
+        """The run's OpenTelemetry export (``convoeval.telemetry``): on with ``otel`` or the standard
+        ``OTEL_EXPORTER_OTLP_ENDPOINT``, else one that does nothing and imports nothing.
+
+        Raises:
+            ConfigError: an endpoint or protocol that cannot work, or export asked for without the SDK
+                (one line), before anything runs.
+        """
+        from convoeval.telemetry import TelemetryError, start_traces  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
+
+        try:
+            return start_traces(self.otel)
+        except TelemetryError as exc:
+            raise ConfigError(str(exc)) from None
 
     def scenarios_path(self) -> Path:
         """The scenario folder: ``scenarios_dir`` (relative to the project), else the project's ``evals/scenarios``."""

@@ -126,6 +126,7 @@ def run_eval(
 
         check_job_targets(jobs)
     settings = conversation_settings(config, jobs)  # resolves the models (no client, no server): a bad one stops here
+    traces = config.traces()  # does nothing, imports nothing, unless OTEL_EXPORTER_OTLP_ENDPOINT or otel is set
     started = time.time()
     with open_store(store_url) as store, _run_folder(out):
         todo, skipped = _todo(jobs, out, config.resume, config.resimulate, settings)
@@ -138,6 +139,7 @@ def run_eval(
             write_conversation(out, job.key, result.payload(), settings=settings[job.key])
             score = result.rows["scores"][0]
             report.finished(job.label, str(score["status"]), score.get("score"))
+            traces.conversation(result.rows, result.calls)  # built from the saved rows, after the conversation
             if on_result is not None:
                 on_result(job, result)
 
@@ -152,6 +154,7 @@ def run_eval(
                                             on_turn=report.turn), 1
         finally:
             report.close()
+            traced = traces.close()  # what was sent where, in one line ("" when off)
         store_shown = store.url  # redacted: no password
     frames = read_frames(out, settings.keys())  # this run's selection (--type, --scenario), not the whole folder
     meta = {
@@ -173,6 +176,7 @@ def run_eval(
     lines = summary_lines(frames, fail_threshold=config.fail_threshold)
     if meta["local_demo"]:
         lines.append(LOCAL_MODEL_NOTE)
+    lines.extend([traced] if traced else [])
     lines.append(f"results: {out}")
     return EvalResult(out_dir=out, frames=frames, meta=meta, lines=lines,
                       exit_code=exit_code(frames.scores, config.fail_threshold, allow_errors=allow_errors))
