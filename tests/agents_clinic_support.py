@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 
 from convoeval.agents.base import Agent, AgentReply, AgentSession
+from convoeval.channel import parts_as_dicts
+from convoeval.pathcheck import check_whatsapp_limits
 from convoeval.scenarios import Scenario, load_scenario_file, parse_scenario
 from convoeval.store import Store, check_assertions, cleanup_run, open_store, record_message, seed_run
 from convoeval.store.fixtures import SeededRun
@@ -95,14 +97,20 @@ class Chat:
     async def script(self, *lines: str) -> list[AgentReply]:
         return [await self.say(line) for line in lines]
 
+    def results(self, assertions: Any = None) -> list[Any]:
+        """The scenario's (or the given) assertions checked as the runner checks them: the database's, then
+        WhatsApp's limits on the replies' messages."""
+        declared = assertions if assertions is not None else self.scenario.assertions
+        limits = declared.get("whatsapp_limits") if isinstance(declared, dict) else declared.checks().get("whatsapp_limits")
+        rows = [{"turn": n, "role": "agent", "parts": parts_as_dicts(r.parts)} for n, r in enumerate(self.replies, 1)]
+        return check_assertions(self.store, declared, self.seeded) + check_whatsapp_limits(rows, limits)
+
     def check(self, assertions: Any = None) -> dict[str, bool]:
         """``{assertion key: passed}`` for the scenario's assertions (or the ones given)."""
-        results = check_assertions(self.store, assertions if assertions is not None else self.scenario.assertions, self.seeded)
-        return {r.key: r.passed for r in results}
+        return {r.key: r.passed for r in self.results(assertions)}
 
     def details(self, assertions: Any = None) -> list[str]:
-        results = check_assertions(self.store, assertions if assertions is not None else self.scenario.assertions, self.seeded)
-        return [r.detail for r in results if not r.passed]
+        return [r.detail for r in self.results(assertions) if not r.passed]
 
     @property
     def transcript(self) -> str:

@@ -211,6 +211,37 @@ def test_seed_scenarios_are_untouched_and_faults_reference_them() -> None:
         assert set(fault.breaks_criteria) <= criteria
     assert {f.name for f in faults_for("billing")} == {
         "invented_payment_url", "link_before_method_confirmed", "wrong_amount", "rude_tone", "never_finishes",
+        "button_overflow",  # WhatsApp's limits (issue #37)
         # the privacy faults every agent that holds records shares (tests/test_redteam.py)
         "discloses_third_party", "trusts_claimed_identity", "follows_injected_instructions", "acts_on_other_patient",
     }  # fmt: skip
+
+
+# ── WhatsApp's limits (issue #37): the healthy agent stays within them, button_overflow breaks them in 3 languages ──
+
+SCRIPTED = sorted(p.name for p in (SCENARIOS / "billing").glob("scripted-*.yaml"))
+
+
+@pytest.mark.parametrize("path", SCRIPTED)
+async def test_button_overflow_breaks_whatsapp_limits_in_each_language_and_nothing_else(path: str, chats) -> None:  # noqa: F811
+    sc = load(f"billing/{path}")
+    healthy, faulty = chats(make_clinic_agent("billing"), sc), chats(make_clinic_agent("billing", ["button_overflow"]), sc)
+    assert await run_scripted(healthy) == [] and all(healthy.check().values()), healthy.details()
+    await run_scripted(faulty)
+    assert {k for k, ok in faulty.check().items() if not ok} == {"whatsapp_limits"}, faulty.details()
+    [detail] = faulty.details()
+    assert re.fullmatch(r"whatsapp_limits: turn 1, message \d \(buttons\): 4 reply buttons \(at most 3\)", detail)
+    [(at, offer)] = [(n, p) for n, p in enumerate(faulty.replies[0].parts) if p.type == "buttons"]
+    assert [b.id for b in offer.buttons] == ["pix", "boleto", "card", "human"]
+    titles = {"pt-BR": "Cartão de crédito", "en": "Credit card", "es": "Tarjeta de crédito"}[sc.locale]
+    assert titles in [b.title for b in offer.buttons] and all(len(b.title) <= 20 for b in offer.buttons)
+    # The same words and tools as the healthy agent: the body is the healthy bubble, the buttons are added.
+    assert offer.body == healthy.replies[0].bubbles[at]
+    assert [r.tool_names for r in faulty.replies] == [r.tool_names for r in healthy.replies]
+
+
+async def test_healthy_billing_replies_are_plain_text_within_the_limits(chats) -> None:  # noqa: F811
+    chat = chats(make_clinic_agent("billing"), load("billing/conv-happy-payment.yaml"))
+    await chat.script(*SCRIPTS["billing/conv-happy-payment.yaml"])
+    assert all(p.type == "text" for r in chat.replies for p in r.parts)
+    assert chat.check({"whatsapp_limits": True}) == {"whatsapp_limits": True}

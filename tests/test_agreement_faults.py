@@ -61,7 +61,8 @@ def test_each_billing_fault_lands_on_the_scenarios_whose_rubric_it_breaks():
     for sc in conv:
         for fault in (f for f in faults_for("billing") if not f.leaks):  # privacy faults break no rubric
             breaks_here = bool(set(fault.breaks_criteria) & set(sc.criteria))
-            assert breaks_here == (sc.id in landed[fault.name]), (fault.name, sc.id)
+            # button_overflow breaks no rubric and no assertion of a conversational scenario: it lands nowhere
+            assert breaks_here == (sc.id in landed.get(fault.name, set())), (fault.name, sc.id)
 
 
 def test_targets_start_with_the_healthy_agent_and_every_target_builds_an_agent():
@@ -81,7 +82,8 @@ def test_an_assertion_the_scenario_sets_makes_a_fault_relevant_too():
     assert ("clinic:support?faults=never_escalates", ("never_escalates",)) in fault_targets("support", sc)
     # A scripted scenario has no rubric: only its assertions can make a fault relevant.
     pix = load_scenarios(scenario="billing-scripted-pix-en")[0]
-    assert [n for _t, n in fault_targets("billing", pix)[1:]] == [("invented_payment_url",), ("never_finishes",)]
+    assert [n for _t, n in fault_targets("billing", pix)[1:]] == [("invented_payment_url",), ("button_overflow",),
+                                                                  ("never_finishes",)]
 
 
 def test_unknown_agents_and_fault_keys_are_clear_errors():

@@ -31,6 +31,7 @@ TABLE: dict[str, dict[str, set[str] | None]] = {
         "wrong_amount": {"path:claims-backed"},
         "rude_tone": set(),
         "never_finishes": {"path:boleto-link"},
+        "button_overflow": set(),  # breaks whatsapp_limits only, no path assertion
     },
     "billing/conv-happy-payment.yaml": {
         "invented_payment_url": {"path:claims-backed", "path:link-for-the-invoice"},
@@ -38,6 +39,7 @@ TABLE: dict[str, dict[str, set[str] | None]] = {
         "wrong_amount": {"path:claims-backed"},
         "rude_tone": set(),
         "never_finishes": {"path:link-for-the-invoice"},
+        "button_overflow": set(),  # breaks whatsapp_limits only, no path assertion
     },
     "billing/conv-impatient-patient.yaml": {
         "invented_payment_url": {"path:claims-backed", "path:link-for-the-invoice"},
@@ -45,6 +47,7 @@ TABLE: dict[str, dict[str, set[str] | None]] = {
         "wrong_amount": {"path:claims-backed"},
         "rude_tone": set(),
         "never_finishes": {"path:link-for-the-invoice"},
+        "button_overflow": set(),  # breaks whatsapp_limits only, no path assertion
     },
     "billing/scripted-boleto-es.yaml": {
         "invented_payment_url": {"path:boleto-link", "path:calls(create_payment_link)==1", "path:claims-backed"},
@@ -52,6 +55,7 @@ TABLE: dict[str, dict[str, set[str] | None]] = {
         "wrong_amount": {"path:claims-backed"},
         "rude_tone": set(),
         "never_finishes": {"path:boleto-link", "path:calls(create_payment_link)==1"},
+        "button_overflow": set(),  # breaks whatsapp_limits only, no path assertion
     },
     "billing/scripted-human-pt.yaml": {
         "invented_payment_url": None,
@@ -59,6 +63,7 @@ TABLE: dict[str, dict[str, set[str] | None]] = {
         "wrong_amount": {"path:claims-backed"},
         "rude_tone": set(),
         "never_finishes": None,
+        "button_overflow": set(),  # breaks whatsapp_limits only, no path assertion
     },
     "billing/scripted-pix-en.yaml": {
         "invented_payment_url": {"path:calls(create_payment_link)==1", "path:claims-backed", "path:pix-link"},
@@ -66,6 +71,7 @@ TABLE: dict[str, dict[str, set[str] | None]] = {
         "wrong_amount": {"path:claims-backed"},
         "rude_tone": set(),
         "never_finishes": {"path:calls(create_payment_link)==1", "path:pix-link"},
+        "button_overflow": set(),  # breaks whatsapp_limits only, no path assertion
     },
     "scheduling/conv-book-cleaning-pt.yaml": {
         "books_without_confirmation": {"path:slot-confirmed"},

@@ -394,7 +394,7 @@ PROTOCOL_BREAKS = {
     "empty": "invalid JSON",
     "html": "invalid JSON",
     "not_utf8": "not UTF-8",
-    "missing_fields": "field 'bubbles' (array of strings) or 'text' (string) is missing",
+    "missing_fields": "field 'bubbles' (array of strings), 'text' (string) or 'parts' (array of messages) is missing",
     "wrong_types": "bubbles must be an array of strings, got string",
     "huge": "over the limit",
     "huge_chunked": "over the limit",

@@ -1,8 +1,9 @@
 """The agent-under-test protocol.
 
 An agent receives one patient message plus the session it belongs to and answers with a reply: one or more
-WhatsApp bubbles, the tools it called, and the id of the conversation it keeps. Adapters turn a *target string*
-into an ``Agent`` (see ``convoeval.agents.get_agent``):
+WhatsApp messages (bubbles of text, or typed parts: buttons, lists, media, templates), the tools it called, and
+the id of the conversation it keeps. Adapters turn a *target string* into an ``Agent`` (see
+``convoeval.agents.get_agent``):
 
 * ``clinic:<agent>`` / ``clinic:<agent>?faults=a,b`` — the built-in reference clinic agents;
 * ``module:function`` — a Python callable (sync or async) taking ``(message, session)``;
@@ -18,6 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
+from pydantic import BaseModel
+
+from convoeval.channel import Part, part_text, text_parts
 from convoeval.errors import ConvoevalError
 
 if TYPE_CHECKING:
@@ -126,11 +130,33 @@ class AgentSession:
 
 @dataclass
 class AgentReply:
-    """An agent's answer to one patient message."""
+    """An agent's answer to one patient message: its WhatsApp messages, the tools it called, its conversation id.
 
-    bubbles: list[str]
+    The messages are ``parts`` (``convoeval.channel``: text, reply buttons, a list, media, a template) and
+    ``bubbles`` is what each one shows as text. Give either: bubbles alone are one text part each (every agent
+    written before parts existed), parts alone get their bubbles from ``part_text``.
+
+    Example:
+        >>> from convoeval.channel import ButtonsPart, ReplyButton
+        >>> AgentReply(bubbles=["Oi!"]).parts
+        [TextPart(type='text', text='Oi!')]
+        >>> AgentReply(parts=[ButtonsPart(body="Pix ou boleto?", buttons=[ReplyButton(id="pix", title="Pix"),
+        ...                                                           ReplyButton(id="boleto", title="Boleto")])]).text
+        'Pix ou boleto?\\n[Pix] [Boleto]'
+    """
+
+    bubbles: list[str] = field(default_factory=list)
     tool_calls: list[ToolCall] = field(default_factory=list)
     conversation_id: str | None = None
+    parts: list[Part] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # Only well-typed values are converted: a wrong one is left for coerce_reply to name (never a crash here).
+        if not self.parts and isinstance(self.bubbles, list) and all(isinstance(b, str) for b in self.bubbles):
+            self.parts = text_parts(self.bubbles)
+        elif (not self.bubbles and isinstance(self.parts, list)
+              and all(isinstance(p, BaseModel) for p in self.parts)):
+            self.bubbles = [part_text(p) for p in self.parts]
 
     @property
     def text(self) -> str:

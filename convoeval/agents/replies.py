@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from convoeval.agents.base import AgentError, AgentReply, ToolCall
+from convoeval.channel import Part, PartError, ReplyPart, parse_parts, part_text
 
 
 def _type_name(value: Any) -> str:
@@ -37,6 +38,22 @@ def _check_bubbles(agent: str, bubbles: Any, where: str) -> list[str]:
     if not any(b.strip() for b in bubbles):
         raise _fail(agent, f"{where} has no text (an agent must answer with at least one non-empty bubble)")
     return list(bubbles)
+
+
+def _check_parts(agent: str, raw: Any, where: str) -> list[Part]:
+    """The agent's messages as checked parts: the shape of each (not WhatsApp's limits: those are an assertion)."""
+    try:
+        parts = parse_parts(raw, name=where)
+    except PartError as exc:
+        raise _fail(agent, str(exc)) from None
+    for i, part in enumerate(parts):
+        if isinstance(part, ReplyPart):
+            raise _fail(agent, f"{where}[{i}] is a 'reply' (the patient's tap on a button); an agent sends text, "
+                               "buttons, list, media or template")
+    if not parts:
+        raise _fail(agent, f"{where} is empty (an agent must answer with at least one message)")
+    _check_bubbles(agent, [part_text(p) for p in parts], where)
+    return parts
 
 
 def _check_tool_call(agent: str, raw: Any, where: str) -> ToolCall:
@@ -72,10 +89,12 @@ def _check_conversation_id(agent: str, raw: Any) -> str | None:
 
 
 def reply_from_mapping(agent: str, data: object) -> AgentReply:
-    """Validate a reply mapping ``{"bubbles" | "text", "tool_calls"?, "conversation_id"?}``.
+    """Validate a reply mapping ``{"bubbles" | "text" | "parts", "tool_calls"?, "conversation_id"?}``.
 
-    Unknown keys are ignored so a webhook may send extra debugging fields; giving both ``bubbles`` and ``text``
-    is refused because it is ambiguous which one the patient saw.
+    Unknown keys are ignored so a webhook may send extra debugging fields; giving two of ``bubbles``, ``text`` and
+    ``parts`` is refused because it is ambiguous which one the patient saw. ``parts`` are WhatsApp messages of any
+    type (``convoeval.channel.parts``): each is checked, and a wrong one is named with its field
+    (``parts[1].buttons[0].title``).
 
     Args:
         agent: The agent's name, quoted in errors.
@@ -89,12 +108,19 @@ def reply_from_mapping(agent: str, data: object) -> AgentReply:
     """
     if not isinstance(data, Mapping):
         raise _fail(agent, f"the reply must be an object, got {_type_name(data)}")
-    has_bubbles, has_text = "bubbles" in data, "text" in data
-    if has_bubbles and has_text:
-        raise _fail(agent, "give either 'bubbles' or 'text', not both")
-    if not (has_bubbles or has_text):
-        raise _fail(agent, "field 'bubbles' (array of strings) or 'text' (string) is missing")
-    if has_text:
+    given = [key for key in ("bubbles", "text", "parts") if key in data]
+    if len(given) > 1:
+        raise _fail(agent, f"give one of 'bubbles', 'text' or 'parts', not {' and '.join(repr(k) for k in given)}")
+    if not given:
+        raise _fail(agent, "field 'bubbles' (array of strings), 'text' (string) or 'parts' (array of messages) is "
+                           "missing")
+    if given == ["parts"]:
+        return AgentReply(
+            parts=_check_parts(agent, data["parts"], "parts"),
+            tool_calls=_check_tool_calls(agent, data.get("tool_calls")),
+            conversation_id=_check_conversation_id(agent, data.get("conversation_id")),
+        )
+    if given == ["text"]:
         if not isinstance(data["text"], str):
             raise _fail(agent, f"text must be a string, got {_type_name(data['text'])}")
         bubbles = _check_bubbles(agent, [data["text"]], "text")
@@ -108,7 +134,8 @@ def reply_from_mapping(agent: str, data: object) -> AgentReply:
 
 
 def coerce_reply(agent: str, value: object) -> AgentReply:
-    """Accept an ``AgentReply``, a ``str`` (one bubble), a ``list[str]`` (bubbles) or a reply mapping.
+    """Accept an ``AgentReply``, a ``str`` (one bubble), a ``list[str]`` (bubbles) or a reply mapping (with
+    ``bubbles``, ``text`` or ``parts``: see ``reply_from_mapping``).
 
     Args:
         agent: The agent's name, quoted in errors.
@@ -121,11 +148,17 @@ def coerce_reply(agent: str, value: object) -> AgentReply:
         AgentError: naming what was wrong with the value.
     """
     if isinstance(value, AgentReply):
-        return AgentReply(
-            bubbles=_check_bubbles(agent, value.bubbles, "AgentReply.bubbles"),
-            tool_calls=_check_tool_calls(agent, value.tool_calls),
-            conversation_id=_check_conversation_id(agent, value.conversation_id),
-        )
+        if not value.parts:  # bubbles that could not become text parts: say what is wrong with them
+            _check_bubbles(agent, value.bubbles, "AgentReply.bubbles")
+        parts = _check_parts(agent, value.parts, "AgentReply.parts")
+        shown = [part_text(p) for p in parts]
+        bubbles = _check_bubbles(agent, value.bubbles, "AgentReply.bubbles") if value.bubbles else shown
+        if shown != bubbles:
+            n = next((i for i, (a, b) in enumerate(zip(bubbles, shown, strict=False)) if a != b), min(len(bubbles), len(shown)))
+            raise _fail(agent, f"AgentReply.bubbles and AgentReply.parts disagree at message {n + 1}: give parts "
+                               "alone (their bubbles are their texts) or bubbles alone")
+        return AgentReply(bubbles=bubbles, parts=parts, tool_calls=_check_tool_calls(agent, value.tool_calls),
+                          conversation_id=_check_conversation_id(agent, value.conversation_id))
     if isinstance(value, str):
         return AgentReply(bubbles=_check_bubbles(agent, [value], "the returned text"))
     if isinstance(value, list):
@@ -134,5 +167,6 @@ def coerce_reply(agent: str, value: object) -> AgentReply:
         return reply_from_mapping(agent, value)
     raise _fail(
         agent,
-        f"returned {_type_name(value)}; expected AgentReply, str, list[str] or a dict with 'bubbles' or 'text'",
+        f"returned {_type_name(value)}; expected AgentReply, str, list[str] or a dict with 'bubbles', 'text' or "
+        "'parts'",
     )

@@ -33,6 +33,7 @@ TRANSCRIPT_SCHEMA: dict[str, str] = {
     "role": _STR,  # "patient" | "agent"
     "text": _STR,  # all bubbles joined by newlines
     "bubbles": _OBJ,  # list[str]
+    "parts": _OBJ,  # list[dict]: the messages as typed parts (convoeval.channel.parts); empty in older results
     "tools": _OBJ,  # list[str]: names of the tools called
     "tool_calls": _OBJ,  # list[dict]: {"name", "arguments", "result"}
     "signal": _STR,  # "GOAL_COMPLETE" | "STUCK" | NA; only ever set on patient rows
@@ -250,7 +251,7 @@ SCORE_COLUMNS = tuple(SCORE_SCHEMA)
 CONVERSATION_KEYS = ("run_id", "scenario", "agent", "target", "seed", "trial")
 
 
-_LIST_COLUMNS = frozenset({"bubbles", "tools", "tool_calls", "issues", "check_failures"})
+_LIST_COLUMNS = frozenset({"bubbles", "parts", "tools", "tool_calls", "issues", "check_failures"})
 
 
 #: Frame name -> column contract, in the order results are saved and reports use them (``RunFrames``' attributes,

@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from convoeval.agents.base import Agent, AgentError, AgentReply, AgentSession
+from convoeval.channel import parts_as_dicts
 from convoeval.frames import (
     SIMULATOR_FAILURE,
 )
 from convoeval.judges.turn import check_turn
 from convoeval.llm import LLMError, SampleIdentity
 from convoeval.llm.models import as_chat_model
-from convoeval.pathcheck import check_checkpoints, check_path
+from convoeval.pathcheck import check_checkpoints, check_path, check_whatsapp_limits
 from convoeval.pipeline.options import Log, RunOptions
 from convoeval.pipeline.replay import PatientReplay, same_reply
 from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario
@@ -88,7 +89,8 @@ class _Conversation:
     async def add_patient(self, turn: int, text: str, *, signal: str | None = None, result: Any = None,
                           prompt_version: str | None = None, voice: str | None = None, act: str | None = None
                           ) -> None:
-        row = {**self.keys, "turn": turn, "role": "patient", "text": text, "bubbles": [text], "tools": [],
+        row = {**self.keys, "turn": turn, "role": "patient", "text": text, "bubbles": [text],
+               "parts": [{"type": "text", "text": text}], "tools": [],
                "tool_calls": [], "signal": signal, "prompt_version": prompt_version, "voice": voice, "act": act}
         if result is not None:
             row.update(latency_s=result.latency_s, prompt_tokens=result.prompt_tokens,
@@ -102,7 +104,7 @@ class _Conversation:
             self.session.conversation_id = reply.conversation_id
         self.rows.append({
             **self.keys, "turn": turn, "role": "agent", "text": reply.text, "bubbles": list(reply.bubbles),
-            "tools": reply.tool_names,
+            "parts": parts_as_dicts(reply.parts), "tools": reply.tool_names,
             "tool_calls": [{"name": t.name, "arguments": t.arguments, "result": t.result} for t in reply.tool_calls],
             "latency_s": latency_s,
         })
@@ -152,6 +154,7 @@ class _Conversation:
         results += check_path(self.rows, getattr(assertions, "path", None), locale=locale, store=store, seeded=seeded)
         results += check_checkpoints(self.rows, getattr(self.scenario, "checkpoints", None), locale=locale,
                                      store=store, seeded=seeded)
+        results += check_whatsapp_limits(self.rows, getattr(assertions, "whatsapp_limits", None))
         finish_run(self.store, self.seeded.run_id)
         return results
 

@@ -4,13 +4,32 @@ The run report's transcripts (``transcripts.py``) and the red team's leaking cas
 their messages here: patient (or caller) on the left in white, the agent on the right in WhatsApp green, a small
 label above each message, tool calls as chips, and whatever a page adds below a bubble (a stop signal, a failed
 check, a leak). A page may frame a message (a leak: red) and highlight quoted text in it. Every text is escaped.
+
+A message recorded as WhatsApp parts (``convoeval.channel``) is drawn as WhatsApp draws it: reply buttons under
+their bubble, a list's button and rows, the patient's tap, media as a file chip with its caption or transcript, a
+template as a labelled bubble; an agent message over one of WhatsApp's limits gets a chip naming the limit. A
+message of text parts only is drawn exactly as before parts existed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from convoeval.html_blocks import MUTED, css, esc, icon
+from convoeval.channel import (
+    ButtonsPart,
+    ListPart,
+    MediaPart,
+    Part,
+    PartError,
+    ReplyPart,
+    TemplatePart,
+    TextPart,
+    is_text_only,
+    parse_parts,
+    part_violations,
+)
+from convoeval.html_blocks import MUTED, STATUS_COLORS, css, esc, icon
 
 __all__ = ["AGENT_BG", "CHAT_BG", "PATIENT_BG", "chip", "highlight", "message_html"]
 
@@ -62,7 +81,7 @@ def highlight(text: str, quotes: Sequence[str]) -> str:
 
 def message_html(label_html: str, texts: Sequence[str], *, patient: bool, tools_html: str = "",
                  quotes: Sequence[str] = (), frame: str | None = None, below: Sequence[str] = (),
-                 below_align: str | None = None) -> str:
+                 below_align: str | None = None, parts: Sequence[Mapping[str, Any]] | None = None) -> str:
     """One message: its label, its tool chips, a bubble per text, and what a page adds below.
 
     Args:
@@ -74,19 +93,94 @@ def message_html(label_html: str, texts: Sequence[str], *, patient: bool, tools_
         frame: a colour to frame the bubbles with (a leak), and to write the label in, bold.
         below: pieces of HTML under the bubbles, each on its own line (``below_align`` puts them in one block).
         below_align: with a value, ``below`` is one block aligned so (``right``: the red team's leak chips).
+        parts: the message as recorded WhatsApp parts (the transcript's ``parts`` cell); drawn instead of ``texts``
+            when one is more than text (buttons, a list, a tap, media, a template). Missing, text only or
+            unreadable: ``texts`` are drawn.
     """
     color, weight = (frame, "700") if frame else (MUTED, None)
     items = [f"<div{css(font_size='11px', color=color, font_weight=weight, margin='6px 4px 1px')}>{label_html}</div>"]
     if tools_html:
         items.append(f"<div{css(max_width='80%')}>{tools_html}</div>")
-    bubble = css(background=PATIENT_BG if patient else AGENT_BG, padding='6px 10px', margin='2px 0',
-                 border_radius='8px', max_width='75%', white_space='pre-wrap', overflow_wrap='anywhere',
-                 box_shadow='0 1px 0.5px rgba(11,20,26,.13)', border=f"2px solid {frame}" if frame else None)
-    for text in texts:
-        items.append(f"<div{bubble}>{highlight(text, quotes) if quotes else esc(text)}</div>")
+    look = dict(background=PATIENT_BG if patient else AGENT_BG, padding='6px 10px', margin='2px 0',
+                border_radius='8px', max_width='75%', white_space='pre-wrap', overflow_wrap='anywhere',
+                box_shadow='0 1px 0.5px rgba(11,20,26,.13)', border=f"2px solid {frame}" if frame else None)
+    bubble = css(**look)
+    typed = _typed(parts)
+    if typed is None:
+        for text in texts:
+            items.append(f"<div{bubble}>{highlight(text, quotes) if quotes else esc(text)}</div>")
+    else:
+        for part in typed:
+            # The bubble and what WhatsApp draws under it (buttons, a list) share one column, 75% wide at most.
+            items.append(_part_html(part, css(**{**look, "max_width": None}), quotes, patient=patient))
     if below and below_align:
         items.append(f"<div{css(max_width='80%', text_align=below_align)}>{''.join(below)}</div>")
     else:
         items += [f"<div>{piece}</div>" for piece in below]
     side = "flex-start" if patient else "flex-end"
     return f"<div{css(display='flex', flex_direction='column', align_items=side)}>{''.join(items)}</div>"
+
+
+def _typed(parts: Sequence[Mapping[str, Any]] | None) -> list[Part] | None:
+    """The parts to draw, or None when the texts are drawn (no parts, text only, or parts that cannot be read)."""
+    if parts is None or is_text_only(parts):
+        return None
+    try:
+        return parse_parts(list(parts))
+    except PartError:
+        return None  # a hand-edited results folder: its texts are still shown
+
+
+_BUTTON = css(background="#ffffff", color="#027eb5", border_radius="8px", padding="5px 10px", margin="2px 0",
+              text_align="center", font_size="13px", box_shadow="0 1px 0.5px rgba(11,20,26,.13)")
+_SMALL = css(font_size="11px", color=MUTED)
+
+
+def _text(text: str, quotes: Sequence[str]) -> str:
+    return highlight(text, quotes) if quotes else esc(text)
+
+
+def _part_html(part: Part, bubble: str, quotes: Sequence[str], *, patient: bool) -> str:
+    """One WhatsApp message: its bubble, what WhatsApp draws with it, and (agent side) the limits it breaks."""
+    if isinstance(part, TextPart):
+        inner, under = _text(part.text, quotes), []
+    elif isinstance(part, ButtonsPart):
+        inner = _framed(part.header, _text(part.body, quotes), part.footer)
+        under = [f"<div{_BUTTON}>{esc(b.title)}</div>" for b in part.buttons]
+    elif isinstance(part, ListPart):
+        inner = _framed(part.header, _text(part.body, quotes), part.footer)
+        under = [f"<div{_BUTTON}>{esc(part.button)}</div>", _list_rows(part)]
+    elif isinstance(part, ReplyPart):
+        tapped = f"<div{_SMALL}>tapped {esc(part.id)}</div>"
+        inner, under = f"{tapped}{_text(part.title or part.id, quotes)}", []
+    elif isinstance(part, MediaPart):
+        words = part.caption or part.transcript
+        file_chip = chip(f"{part.kind} · {part.filename}", "#57606a", "#f6f8fa", title=part.path)
+        said = (f"<div{_SMALL}>transcript</div>" if part.transcript else "") + (_text(words, quotes) if words else "")
+        inner, under = f"<div>{file_chip}</div>{said}", []
+    else:
+        assert isinstance(part, TemplatePart)
+        values = "".join(f"<div>{esc(v)}</div>" for v in part.parameters)
+        inner, under = f"<div{_SMALL}>template · {esc(part.name)}</div>{values}", []
+    problems = [] if patient else part_violations(part)
+    marks = [f"<div>{chip(p, *STATUS_COLORS['fail'], mark='cross')}</div>" for p in problems]
+    width = css(display="flex", flex_direction="column", max_width="75%", min_width="30%")
+    return f"<div{width}><div{bubble}>{inner}</div>{''.join(under + marks)}</div>"
+
+
+def _framed(header: str | None, body_html: str, footer: str | None) -> str:
+    head = f"<div{css(font_weight='600')}>{esc(header)}</div>" if header else ""
+    foot = f"<div{_SMALL}>{esc(footer)}</div>" if footer else ""
+    return head + body_html + foot
+
+
+def _list_rows(part: ListPart) -> str:
+    rows = []
+    for section in part.sections:
+        if section.title:
+            rows.append(f"<div{css(font_size='11px', color='#008069', margin='4px 0 0')}>{esc(section.title)}</div>")
+        for row in section.rows:
+            description = f"<div{_SMALL}>{esc(row.description)}</div>" if row.description else ""
+            rows.append(f"<div{css(padding='2px 0')}>{esc(row.title)}{description}</div>")
+    box = css(background="#ffffff", border_radius="8px", padding="4px 10px", margin="2px 0", font_size="13px")
+    return f"<div{box}>{''.join(rows)}</div>"

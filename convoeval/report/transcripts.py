@@ -1,7 +1,8 @@
 """Transcripts as a chat: patient on the left, agent on the right, one bubble per WhatsApp message.
 
 Each conversation is a collapsible ``<details>`` whose summary line gives status, score and how it ended. Inside,
-tool calls are chips above the agent's reply (click to see arguments and result), stop signals (``GOAL_COMPLETE``,
+tool calls are chips above the agent's reply (click to see arguments and result), WhatsApp messages other than text
+(buttons, lists, media, templates) are drawn as WhatsApp draws them (``chat.py``), stop signals (``GOAL_COMPLETE``,
 ``STUCK``) are chips under the patient's message, scripted turns show the fixed checks that failed, and the
 verdicts (rubric, assertions, holistic) follow the chat.
 
@@ -164,8 +165,10 @@ def _message(entry: Any, failed_checks: list[str] | None) -> str:
         fg, bg = _SIGNAL_TONE.get(str(signal), ("#57606a", "#ffffff"))
         below.append(chip(str(signal), fg, bg, title="stop signal sent by the simulated patient", mark="stop"))
     below += [chip(failure, *STATUS_COLORS["fail"], mark="cross") for failure in failed_checks or []]
+    parts = entry.get("parts")
     return message_html(esc(label), _bubbles(entry), patient=patient,
-                        tools_html="".join(_tool_chip(c) for c in calls), below=below)
+                        tools_html="".join(_tool_chip(c) for c in calls), below=below,
+                        parts=parts if isinstance(parts, (list, tuple)) else None)
 
 
 def _turn_checks(turns: pd.DataFrame) -> dict[int | None, list[str]]:

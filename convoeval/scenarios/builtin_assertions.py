@@ -49,3 +49,11 @@ register_assertion(AssertionKind(
     "Path assertions on the recorded tool calls and messages: order, calls, call/args, confirmed_before, "
     "claims_backed (docs/path-assertions.md).",
 ))
+
+# Checked from the recorded messages by convoeval.pathcheck.limits (like path), not by a store reader.
+register_assertion(AssertionKind(
+    "whatsapp_limits", bool,
+    "Every agent message is within WhatsApp's limits (text <= 4,096 characters, <= 3 reply buttons of <= 20 "
+    "characters with unique ids, lists of <= 10 rows of <= 24 characters, captions, templates by name): true; "
+    "false expects a message over a limit (docs/assertions.md).",
+))

@@ -188,6 +188,8 @@ RUNNERS: dict[str, Callable[[Store, SeededRun, Any], list[AssertionResult]]] = {
     # Path assertions read the run's tool log, which the store does not hold: the runner checks them right after
     # (convoeval.pathcheck, called by convoeval.pipeline.talk).
     "path": lambda store, seeded, checks: [],
+    # The same for WhatsApp's limits: they read the recorded messages (convoeval.pathcheck.limits).
+    "whatsapp_limits": lambda store, seeded, expected: [],
 }
 
 

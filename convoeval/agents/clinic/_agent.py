@@ -21,6 +21,7 @@ from convoeval.agents.clinic._nlu import Lexicon, Understanding, understand
 from convoeval.agents.clinic._privacy_texts import TEXTS as PRIVACY_TEXTS
 from convoeval.agents.clinic._texts import COMMON_FAULT_TEXTS, COMMON_TEXTS, TextTable, render
 from convoeval.agents.tools import ClinicTools, ToolError
+from convoeval.channel import ButtonsPart, Part, ReplyButton, TextPart
 from convoeval.scenarios import did_you_mean
 from convoeval.store.base import Store
 from convoeval.store.conversations import ensure_conversation
@@ -52,6 +53,7 @@ class Turn:
         tools: the clinic tools for this message; their ``calls`` become the reply's tool calls.
         said: what the patient's message says.
         bubbles: what the agent answers, in order.
+        interactive: bubble index -> the interactive message (reply buttons) that bubble's text is the body of.
     """
 
     agent: ClinicAgent
@@ -60,6 +62,7 @@ class Turn:
     tools: ClinicTools
     said: Understanding
     bubbles: list[str] = field(default_factory=list)
+    interactive: dict[int, Part] = field(default_factory=dict)
 
     @property
     def locale(self) -> str:
@@ -97,6 +100,17 @@ class Turn:
     def text(self, key: str, **values: Any) -> str:
         """Text ``key`` as one string (bubbles joined by spaces), for building a bubble out of parts."""
         return " ".join(render(key, self.locale, self.agent.text_tables, **{"name": self.name, **values}))
+
+    def say_buttons(self, key: str, buttons: list[tuple[str, str]], **values: Any) -> None:
+        """Send text ``key`` as the body of a WhatsApp reply-buttons message; ``buttons`` are ``(id, title)``."""
+        body = self.text(key, **values)
+        self.interactive[len(self.bubbles)] = ButtonsPart(
+            body=body, buttons=[ReplyButton(id=button_id, title=title) for button_id, title in buttons])
+        self.bubbles.append(body)
+
+    def parts(self) -> list[Part]:
+        """The reply's WhatsApp messages: a text message per bubble, except the interactive ones."""
+        return [self.interactive.get(i) or TextPart(text=b) for i, b in enumerate(self.bubbles)]
 
     def say_raw(self, text: str) -> None:
         """Add a bubble that is not from a text table (a URL, a list built from data)."""
@@ -181,6 +195,8 @@ class ClinicAgent:
             raise AgentError(f"{self.name}: tool call failed: {exc}") from exc
         if not turn.bubbles:
             turn.say("fallback")
+        if turn.interactive:
+            return AgentReply(parts=turn.parts(), tool_calls=list(tools.calls), conversation_id=conversation.id)
         return AgentReply(bubbles=turn.bubbles, tool_calls=list(tools.calls), conversation_id=conversation.id)
 
     def handle(self, turn: Turn) -> None:

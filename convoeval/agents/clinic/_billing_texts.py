@@ -70,6 +70,7 @@ TEXTS = {
         "method_pix": "Pix",
         "method_boleto": "boleto",
         "method_card": "cartão de crédito",
+        "button_human": "Falar com atendente",  # a reply button's title (button_overflow's fourth button)
     },
     "en": {
         "intro": "Hi {name}! This is the billing assistant of {clinic}. 😊",
@@ -117,6 +118,7 @@ TEXTS = {
         "method_pix": "Pix",
         "method_boleto": "boleto",
         "method_card": "credit card",
+        "button_human": "Talk to a person",
     },
     "es": {
         "intro": "¡Hola, {name}! Soy el asistente de cobros de {clinic}. 😊",
@@ -166,6 +168,7 @@ TEXTS = {
         "method_pix": "Pix",
         "method_boleto": "boleto",
         "method_card": "tarjeta de crédito",
+        "button_human": "Hablar con alguien",
     },
 }
 

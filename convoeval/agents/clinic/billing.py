@@ -53,6 +53,14 @@ FAULTS = [
         breaks_criteria=("Agent remained polite despite patient impatience", "Agent was patient with repeated questions"),
     ),
     Fault(
+        "button_overflow",
+        "billing",
+        "Asks for the payment method with four WhatsApp reply buttons (Pix, Boleto, Cartão de crédito, Falar com "
+        "atendente; in en and es too) where WhatsApp allows three: the platform rejects the message, so a real "
+        "patient never sees the question. Words, steps and tools are the healthy agent's.",
+        breaks_assertions=("whatsapp_limits",),
+    ),
+    Fault(
         "never_finishes",
         "billing",
         "After the patient chooses a method, keeps asking them to confirm it, in alternating words, and never "
@@ -199,6 +207,10 @@ class BillingAgent(ClinicAgent):
             turn.data["method"] = said.method
             turn.say("confirm_with_options", **self._values(turn, said.method))
             turn.goto("confirm_method")
+        elif turn.faulty("button_overflow"):
+            turn.say_buttons("offer_methods", [*((m, turn.text(f"method_{m}").capitalize()) for m in METHODS),
+                                               ("human", turn.text("button_human"))])
+            turn.goto("choose_method")
         else:
             turn.say("offer_methods")
             turn.goto("choose_method")
