@@ -1,7 +1,8 @@
 """The ``module:function`` adapter: a Python callable as the agent under test.
 
 The callable is ``fn(message: str, session: AgentSession)``, sync or async, and returns an ``AgentReply``, a ``str``
-(one bubble), a ``list[str]`` (bubbles) or a dict ``{"bubbles" | "text", "tool_calls"?, "conversation_id"?}``.
+(one bubble), a ``list[str]`` (bubbles) or a dict ``{"bubbles" | "text" | "parts", "tool_calls"?,
+"conversation_id"?}`` (``parts``: WhatsApp messages of any type, ``convoeval.channel.parts``).
 
 Mistakes are caught as early as they can be: a missing module, a missing attribute, something that is not callable
 or that cannot take ``(message, session)`` fails when the target is loaded (``ValueError``), before any conversation

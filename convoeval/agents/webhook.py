@@ -3,7 +3,7 @@
 Contract (documented with a worked example in ``docs/agents-protocol.md``)::
 
     POST <url>   {"message": "...", "session": AgentSession.to_json()}
-    200          {"bubbles": ["...", ...] | "text": "...",
+    200          {"bubbles": ["...", ...] | "text": "..." | "parts": [{"type": "text" | "buttons" | ..., ...}],
                   "tool_calls": [{"name": "...", "arguments": {...}}]?, "conversation_id": "..."?}
 
 Every way the agent can fail ends as an ``AgentError`` within a bounded time and memory: the whole exchange has one
