@@ -170,7 +170,7 @@ def run_sweep(
 
 def _plan(agents: Sequence[str], seeds: Sequence[int]) -> list[Combination]:
     if not agents:
-        raise SweepError("give at least one agent (--agents billing,scheduling)")
+        raise SweepError("give at least one agent (--agent billing,scheduling)")
     if not seeds or any(not isinstance(s, int) or isinstance(s, bool) for s in seeds):
         raise SweepError(f"seeds must be integers, got {list(seeds)!r}")
     if len(set(agents)) != len(agents) or len(set(seeds)) != len(seeds):
@@ -186,7 +186,7 @@ def _check(notebook: Path, combos: Sequence[Combination], trials: int, extra: Ma
         raise SweepError(f"notebook {notebook} not found")
     clash = sorted(set(extra) & {*_PER_COMBINATION, "trials"})
     if clash:
-        raise SweepError(f"{', '.join(clash)} are set by the sweep itself; use --agents/--seeds/--trials/--out")
+        raise SweepError(f"{', '.join(clash)} are set by the sweep itself; use --agent/--seed/--trials/--out")
 
     bad = [c.agent for c in combos if c.agent not in agent_names()]
     if bad:

@@ -1,6 +1,6 @@
 """A mistyped name is one line that names what was meant, exit 2, and nothing left behind (issue #39, item 7).
 
-Agents (``--agent``, ``--agents``, a ``clinic:`` target), faults (``?faults=``, ``--faults``), a notebook's
+Agents (``--agent``, a ``clinic:`` target), faults (``?faults=``, ``--faults``), a notebook's
 parameters (``convoeval notebook -p``), and argparse's own refusals: one line, never the usage block.
 """
 
@@ -51,7 +51,7 @@ def test_did_you_mean_names_a_close_name_and_nothing_for_a_far_one():
     (["run", "--target", "clinic:biling"], "unknown clinic agent 'biling' (did you mean 'billing'?)"),
     (["run", "--target", "clinic:billing?faults=invented_paymen_url"],
      "invented_paymen_url (did you mean 'invented_payment_url'?)"),
-    (["sweep", "--agents", "billing,biling", "--seeds", "1"], "unknown agent(s) biling (did you mean 'billing'?)"),
+    (["sweep", "--agent", "billing,biling", "--seed", "1"], "unknown agent(s) biling (did you mean 'billing'?)"),
     (["redteam", "--agents", "biling"], "unknown agent 'biling' (did you mean 'billing'?)"),
     (["redteam", "--faults", "invented_paymen_url"],
      "unknown fault 'invented_paymen_url' (did you mean 'invented_payment_url'?)"),

@@ -126,7 +126,7 @@ def _saved_sweep(out: Path) -> None:
     # The README's command, in this process (its notebook kernels talk to the fake server too).
     from convoeval.cli import main
 
-    assert main(["sweep", "--agents", "billing", "--seeds", "1", "--type", "conversational", "--out", str(out),
+    assert main(["sweep", "--agent", "billing", "--seed", "1", "--type", "conversational", "--out", str(out),
                  "--no-progress"]) == 0
 
 

@@ -165,11 +165,11 @@ def test_default_folder_is_the_same_for_the_same_command():
 
 def test_cli_errors_are_one_line(capsys):
     with pytest.raises(SystemExit) as exit_:
-        main(["sweep", "--agents", "billing", "--seeds", "1,x"])
+        main(["sweep", "--agent", "billing", "--seed", "1,x"])
     assert exit_.value.code == 2
-    assert capsys.readouterr().err.strip() == "convoeval: error: --seeds takes values separated by commas, got '1,x'"
+    assert capsys.readouterr().err.strip() == "convoeval: error: --seed takes values separated by commas, got '1,x'"
     with pytest.raises(SystemExit):
-        main(["sweep", "--agents", "billing,nope", "--seeds", "1"])
+        main(["sweep", "--agent", "billing,nope", "--seed", "1"])
     assert capsys.readouterr().err.strip().startswith("convoeval: error: unknown agent(s) nope")
 
 
@@ -177,7 +177,28 @@ def test_cli_exit_code_is_1_when_a_combination_fails(tmp_path, monkeypatch, caps
     from convoeval import sweep
 
     monkeypatch.setattr(sweep, "papermill_executor", FakeExecutor(fail={"billing-s2"}))
-    code = main(["sweep", "--agents", "billing", "--seeds", "1,2", "--out", str(tmp_path), "--no-progress"])
+    code = main(["sweep", "--agent", "billing", "--seed", "1,2", "--out", str(tmp_path), "--no-progress"])
     out = capsys.readouterr().out
     assert code == 1 and "1 failed" in out and f"index: {tmp_path / 'index.html'}" in out
     assert os.path.exists(tmp_path / "billing-s1" / DONE_MARKER)
+
+
+def test_the_sweep_takes_every_run_setting_by_runs_names_and_hands_it_to_each_notebook(tmp_path, monkeypatch):
+    # Its flags are built from EvalConfig, as convoeval run's (one name per setting): all but the sweep's own.
+    from convoeval import sweep
+    from convoeval.cli import build_parser
+    from convoeval.cli.config_flags import flag_for
+    from convoeval.cli.sweep_command import SWEEP_FIELDS
+    from convoeval.pipeline.config import EvalConfig
+
+    flags = {a for action in build_parser()._subparsers._group_actions[0].choices["sweep"]._actions  # noqa: SLF001
+             for a in action.option_strings}
+    assert {flag_for(name) for name in EvalConfig.model_fields} - flags == set()  # --agent, --seed, --out, … too
+    assert SWEEP_FIELDS == ("agent", "seed", "output_dir", "trials")
+    fake = FakeExecutor()
+    monkeypatch.setattr(sweep, "papermill_executor", fake)
+    code = main(["sweep", "--agent", "billing", "--seed", "1", "--out", str(tmp_path), "--no-progress",
+                 "--simulator", "agenda", "--judge-samples", "2", "--no-simulator-gate"])
+    assert code == 0
+    [parameters] = fake.calls
+    assert (parameters["simulator"], parameters["judge_samples"], parameters["simulator_gate"]) == ("agenda", 2, False)

@@ -35,6 +35,7 @@ from convoeval.cli.config_flags import add_config_flags, given_settings
 from convoeval.cli.fork_pin import _add_fork_parser, _add_pin_parser
 from convoeval.cli.label_command import _add_label_parser
 from convoeval.cli.redteam_command import _add_redteam_parser
+from convoeval.cli.sweep_command import _add_sweep_parser
 from convoeval.cli.validate_command import FILE_KINDS, _add_validate_parser
 from convoeval.scenarios import did_you_mean
 
@@ -212,24 +213,6 @@ def _cleanup(args: argparse.Namespace) -> int:
     return 0
 
 
-@command("sweep")
-def _sweep(args: argparse.Namespace) -> int:
-    from convoeval.sweep import SweepError, run_sweep
-
-    parameters = {k: v for k, v in (("type", args.type), ("judge_samples", args.judge_samples),
-                                    ("simulator_model", args.simulator_model), ("judge_model", args.judge_model),
-                                    ("concurrency", args.concurrency)) if v is not None}
-    try:
-        result = run_sweep(_list(args.agents, "--agents"), _list(args.seeds, "--seeds", int), trials=args.trials,
-                           out=args.out, parameters=parameters, notebook=args.notebook,
-                           progress=not args.no_progress, rerun=args.rerun)
-    except SweepError as exc:
-        raise UsageError(str(exc)) from None
-    for line in result.lines():
-        print(line)
-    return 1 if result.failed else 0
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The ``convoeval`` argument parser, one subparser per command."""
     parser = OneLineParser(prog="convoeval", description="Conversational evaluation of chat agents.")
@@ -293,21 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="for runs owned by another host: how old they must be")
     p.add_argument("--dry-run", action="store_true")
 
-    p = sub.add_parser("sweep", help="run the run notebook for every agent × seed, then write an index report")
-    p.add_argument("--agents", required=True, metavar="A[,A...]", help="agents, e.g. billing,scheduling")
-    p.add_argument("--seeds", required=True, metavar="N[,N...]", help="simulator seeds, e.g. 1,2,3")
-    p.add_argument("--trials", type=int, default=1, metavar="N", help="repeat each scenario N times per seed")
-    p.add_argument("--out", metavar="DIR",
-                   help="sweep folder (default: reports/sweep-<agents>-s<seeds>-t<trials>; the same command resumes)")
-    p.add_argument("--type", choices=("scripted", "conversational"), help="only this scenario type")
-    p.add_argument("--judge-samples", type=int, metavar="N", help="independent samples per judge")
-    p.add_argument("--simulator-model", metavar="SPEC", help="simulator model (name, 'local', …)")
-    p.add_argument("--judge-model", metavar="SPEC", help="judge model (name, 'local', …)")
-    p.add_argument("--concurrency", type=int, metavar="N", help="conversations in flight at once per notebook")
-    p.add_argument("--notebook", metavar="FILE", help="the notebook to run (default: notebooks/run.ipynb)")
-    p.add_argument("--rerun", action="store_true", help="run combinations again even when they are done")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-
+    _add_sweep_parser(sub)
     _add_fork_parser(sub)
     _add_pin_parser(sub)
     _add_compare_parser(sub)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -51,19 +51,21 @@ def flag_for(name: str) -> str:
     return FLAG_NAMES.get(name, "--" + name.replace("_", "-"))
 
 
-def add_config_flags(parser: argparse.ArgumentParser, model: type[EvalConfig] = EvalConfig) -> None:
-    """Add one flag per field of ``model`` (but those in ``NO_FLAG``) to ``parser``.
+def add_config_flags(parser: argparse.ArgumentParser, model: type[EvalConfig] = EvalConfig, *,
+                     exclude: Collection[str] = ()) -> None:
+    """Add one flag per field of ``model`` (but those in ``NO_FLAG`` and ``exclude``) to ``parser``.
 
     Args:
-        parser: the ``run`` subcommand's parser.
+        parser: the ``run`` (or ``sweep``) subcommand's parser.
         model: the configuration model (``EvalConfig``; a test passes a subclass).
+        exclude: fields the command sets otherwise (``sweep``: its axes, agent and seed, and its folder).
 
     Raises:
         TypeError: a field whose type has no command-line form; give it one here, or a reason in ``NO_FLAG``.
     """
     group = parser.add_argument_group("settings (EvalConfig; the notebook's parameters, same names and defaults)")
     for name, field in model.model_fields.items():
-        if name in NO_FLAG:
+        if name in NO_FLAG or name in exclude:
             continue
         _add_flag(group, name, field.annotation, field.default, field.description or "")
 
