@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 UV := $(BIN)/uv
+PHOENIX_VENV := .venv-phoenix
 # Portable llama.cpp build: -march=native enables AMX, which these VMs advertise but fault on.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
@@ -14,6 +15,9 @@ setup: ## install convoeval, its dev tools, the local LLM server and the local m
 # --compile-bytecode: uv writes no .pyc by default, and where PYTHONDONTWRITEBYTECODE is set Python never does,
 # so every run would compile its ~2,000 imported modules again (~3 s of CPU; benchmarks/RESULTS.md, #28)
 	$(UV) sync --locked --inexact --extra dev --extra local --extra otel --compile-bytecode
+# Phoenix, the trace server the OpenTelemetry test exports to, in a venv of its own (requirements/phoenix.in says why)
+	$(UV) venv --quiet --allow-existing --python $(BIN)/python $(PHOENIX_VENV)
+	VIRTUAL_ENV=$(PHOENIX_VENV) $(UV) pip sync --quiet --require-hashes requirements/phoenix.txt
 	@echo "convoeval is set up. Activate with: . $(BIN)/activate"
 
 run: ## the main job: the billing notebook, offline on the local model (data and report.html in reports/billing/)
@@ -22,8 +26,10 @@ run: ## the main job: the billing notebook, offline on the local model (data and
 test: ## the test suite (starts the local PostgreSQL when there is one)
 	bash scripts/test.sh
 
-lock: ## refresh uv.lock after a change to pyproject.toml's dependencies (keeps every other pin)
+lock: ## refresh uv.lock after a change to pyproject.toml's dependencies (keeps every other pin), and Phoenix's pins
 	$(UV) lock
+	$(UV) pip compile --quiet requirements/phoenix.in --generate-hashes --python-version 3.11 \
+		--python-platform x86_64-unknown-linux-gnu -o requirements/phoenix.txt
 
 lock-upgrade: ## move every pin to the newest allowed version (run `make test-latest` first)
 	$(UV) lock --upgrade

@@ -3,12 +3,13 @@
 OpenTelemetry's ``gen_ai.evaluation.result`` events travel with the spans and any backend keeps them; Phoenix shows
 them among a span's events, but its evaluation columns and filters read *annotations*, which OTLP cannot carry. So
 when the OTLP endpoint is a Phoenix (it answers ``GET /arize_phoenix_version``), the same evaluations are posted to
-``POST /v1/span_annotations`` on the conversation's span. Phoenix keeps an annotation whose span has not arrived yet
-and retries it, so the order of the two does not matter.
+``POST /v1/span_annotations`` on the conversation's span, once the spans are flushed (and again while Phoenix has not
+stored them yet).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -21,6 +22,9 @@ __all__ = ["annotation", "phoenix_base", "send_annotations"]
 
 #: Annotations per request (Phoenix reads a request's body whole).
 BATCH = 500
+#: How long to wait for Phoenix to have stored the spans the annotations are on (it stores what it receives in the
+#: background; on a loaded 2-core machine, seconds).
+WAIT_S = 30.0
 
 
 def phoenix_base(endpoint: str) -> str:
@@ -54,9 +58,20 @@ def send_annotations(base: str, annotations: Sequence[Mapping[str, Any]], *, hea
             return False, ""
         try:
             for start in range(0, len(annotations), BATCH):
-                sent = client.post("/v1/span_annotations", json={"data": list(annotations[start:start + BATCH])})
+                sent = _post(client, [dict(a) for a in annotations[start:start + BATCH]])
                 if sent.status_code >= 300:
                     return True, f"Phoenix refused the annotations: HTTP {sent.status_code} {sent.text[:120]}"
         except httpx.HTTPError as exc:
             return True, f"Phoenix annotations not sent: {type(exc).__name__}: {exc}"[:200]
     return True, f"{len(annotations)} evaluations as Phoenix annotations (Phoenix {probe.text.strip()})"
+
+
+def _post(client: httpx.Client, batch: list[dict[str, Any]]) -> httpx.Response:
+    """Post one batch synchronously (``sync=true``: Phoenix says what it refused instead of dropping it quietly, as
+    its queued path did here), again while it answers 404 for spans it has not stored yet."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        sent = client.post("/v1/span_annotations", params={"sync": "true"}, json={"data": batch})
+        if sent.status_code != 404 or time.monotonic() > deadline:
+            return sent
+        time.sleep(0.25)

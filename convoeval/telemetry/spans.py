@@ -103,9 +103,7 @@ def _end(call: Mapping[str, Any]) -> float:
 def _row_times(transcript: Sequence[Mapping[str, Any]], calls: Sequence[Mapping[str, Any]], start: float
                ) -> list[tuple[float, float]]:
     """Each message's (start, end): from its simulator call when it has one, else after the previous message."""
-    # The LLM patient's and the agenda patient's voice call carry the 0-based index of the patient message.
-    voiced = {int(c["turn"]) + 1: c for c in calls if c.get("role") == "simulator" and _present(c.get("turn"))
-              and "classify" not in str(c.get("extra") or "")}
+    voiced = {int(c["turn"]) + 1: c for c in calls if _voices(c)}
     cursor, times = start, []
     for row in transcript:
         call = voiced.get(int(row.get("turn") or 0)) if row.get("role") == "patient" else None
@@ -113,6 +111,11 @@ def _row_times(transcript: Sequence[Mapping[str, Any]], calls: Sequence[Mapping[
         finish = begin + float(row.get("latency_s") or 0.0) if _present(row.get("latency_s")) else begin
         times.append((begin, finish))
         cursor = finish
+    # A message's latency counts more than its model call (the gate's checks, retries): a message ends, at the
+    # latest, where the next one's call started, so turns never overlap.
+    for i in range(len(times) - 2, -1, -1):
+        end = min(times[i][1], times[i + 1][0])
+        times[i] = (min(times[i][0], end), end)
     return times
 
 
@@ -210,15 +213,24 @@ def _turn_spans(tracer: Any, context: Any, transcript: Sequence[Mapping[str, Any
 
 
 def _turn_for(call: Mapping[str, Any], turns: Mapping[int, tuple[Any, float, float]]) -> Any:
-    """The turn span a simulator's or agent's call happened in (by time), else ``None`` (the conversation's)."""
+    """The turn span a call belongs to: a patient message's by its number, any other by when it started; else
+    ``None`` (the conversation's)."""
+    if _voices(call):
+        found = turns.get(int(call["turn"]) + 1)
+        if found is not None:
+            return found[0]
     started = float(call["started_at"])
     for span, begin, finish in turns.values():
         if begin - _SLACK_S <= started <= finish + _SLACK_S:
             return span
-    if call.get("role") == "simulator" and _present(call.get("turn")):
-        found = turns.get(int(call["turn"]) + 1)
-        return found[0] if found else None
     return None
+
+
+def _voices(call: Mapping[str, Any]) -> bool:
+    """Whether ``call`` wrote a patient message: its ``turn`` is then the message's 0-based index (the LLM patient's
+    and the agenda patient's voice; not the agenda's reading of the agent, ``agenda-classify``)."""
+    return (call.get("role") == "simulator" and _present(call.get("turn"))
+            and "classify" not in str(call.get("extra") or ""))
 
 
 def _judge_spans(tracer: Any, context: Any, calls: Iterable[Mapping[str, Any]]) -> list[tuple[Any, float]]:
