@@ -19,12 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
-from pydantic import BaseModel
-
-from convoeval.channel import Part, part_text, text_parts
 from convoeval.errors import ConvoevalError
 
 if TYPE_CHECKING:
+    from convoeval.channel import Part
     from convoeval.store.base import Store
 
 
@@ -151,6 +149,12 @@ class AgentReply:
     parts: list[Part] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        # The part models cost ~50 ms to build and `convoeval --help` loads this module (tests/test_startup.py):
+        # they load with the first reply.
+        from pydantic import BaseModel  # noqa: PLC0415 - with the part models, below
+
+        from convoeval.channel import part_text, text_parts  # noqa: PLC0415 - start-up budget (above)
+
         # Only well-typed values are converted: a wrong one is left for coerce_reply to name (never a crash here).
         if not self.parts and isinstance(self.bubbles, list) and all(isinstance(b, str) for b in self.bubbles):
             self.parts = text_parts(self.bubbles)
