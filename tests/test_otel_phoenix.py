@@ -150,3 +150,45 @@ def test_every_verdict_is_a_phoenix_annotation_with_the_frames_score(phoenix, ex
         assert (score["result"]["score"], score["result"]["label"]) == (wanted["score"], wanted["status"])
     failed = [a for a in found if a["name"].startswith("assertion:") and a["result"]["label"] == "fail"]
     assert failed and all(a["annotator_kind"] == "CODE" and a["result"]["explanation"] for a in failed)
+
+
+def _chromium() -> str | None:
+    wanted = os.environ.get("CONVOEVAL_CHROMIUM")
+    for name in ([wanted] if wanted else ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@pytest.mark.browser
+def test_phoenix_shows_a_conversation_as_a_trace_with_its_evaluations(phoenix, exported, tmp_path):
+    """Phoenix's own trace view in headless Chromium: the turns, the tool calls, the judges and the verdicts as
+    annotations. The screenshot goes to CONVOEVAL_PHOENIX_SCREENSHOT when set (docs/img/phoenix-trace.png is one)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("Playwright is not installed (make setup installs the dev extra)")
+    executable = _chromium()
+    if executable is None:
+        if os.environ.get("CONVOEVAL_REQUIRE_BROWSER"):
+            pytest.fail("CONVOEVAL_REQUIRE_BROWSER is set but no Chromium found")
+        pytest.skip("no Chromium found (apt-get install chromium, or set CONVOEVAL_CHROMIUM)")
+    project = next(p["id"] for p in _get(phoenix, "/projects")["data"] if p["name"] == PROJECT)
+    runs = exported["frames"].runs
+    trace_id = runs[runs["scenario"] == "billing-conv-confused-patient"]["run_id"].iloc[0]
+    shot = Path(os.environ.get("CONVOEVAL_PHOENIX_SCREENSHOT") or tmp_path / "phoenix-trace.png")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable)
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        page.goto(f"{phoenix}/projects/{project}/traces/{trace_id}", timeout=120_000)
+        page.get_by_text("judge holistic").first.wait_for(timeout=120_000)
+        page.locator("text=/^Annotations/ >> visible=true").first.click()  # the conversation span's, unfolded
+        page.locator("text=/^score$/ >> visible=true").first.wait_for(timeout=30_000)
+        text = page.inner_text("body")
+        page.screenshot(path=str(shot))
+        browser.close()
+    for shown in ("conversation billing-conv-confused-patient", "turn 1", "execute_tool list_invoices",
+                  "execute_tool create_payment_link", "judge rubric", "chat fake-model", "holistic"):
+        assert shown in text, shown
+    assert shot.stat().st_size > 50_000  # a rendered page, not a blank one
