@@ -64,6 +64,9 @@ LANGUAGES: dict[str, str] = {"pt-BR": "Brazilian Portuguese", "en": "English", "
 
 DEFAULT_MAX_TOOL_ROUNDS = 6
 
+#: Appended to the request of the round that must answer (as LangChain's agents do when their steps run out).
+ANSWER_NOW = "Do not call any tool now. Write your reply to the patient in {language}, using the tool results above."
+
 
 def system_prompt(session: AgentSession) -> str:
     """The agent's system prompt for this session (role, locale, patient)."""
@@ -73,13 +76,12 @@ def system_prompt(session: AgentSession) -> str:
         patient_name=session.patient_name,
         patient_phone=session.patient_phone,
         clinic_id=session.clinic_id,
-        language=LANGUAGES.get(session.locale, session.locale),
+        language=_language(session),
     )
 
 
-def _describe(exc: BaseException) -> str:
-    """A one-line, secret-free description of a failed model call (the LLM layer's wording)."""
-    return describe_error(exc)
+def _language(session: AgentSession) -> str:
+    return LANGUAGES.get(session.locale, session.locale)  # a locale with no name here is passed on as written
 
 
 def _text_of(content: Any) -> str:
@@ -187,8 +189,10 @@ class OpenAIChatAgent:
             # (the tools are only words in the prompt), so they are dropped; a real tool-calling API keeps them
             # defined but forbids their use.
             final = answer_now or rounds == self.max_tool_rounds
-            asked = self._answer_model(written) if final else model
-            ai = await self._ask(asked, [SystemMessage(content=system_prompt(session)), *history, *turn])
+            messages = [SystemMessage(content=system_prompt(session)), *history, *turn]
+            if final:  # said for this request only; a small model otherwise imitates the calls in its history
+                messages.append(SystemMessage(content=ANSWER_NOW.format(language=_language(session))))
+            ai = await self._ask(self._answer_model(written) if final else model, messages)
             requests: list[dict[str, Any]] = [dict(call) for call in ai.tool_calls]
             if not requests:
                 requests, ai = _written_calls(ai, names)
@@ -225,7 +229,7 @@ class OpenAIChatAgent:
         except AssertionError:
             raise  # a broken test script (FakeChatModel ran out), not a failure of the agent under test
         except Exception as exc:  # the provider client's own retries are exhausted by now
-            raise AgentError(f"agent {self.name!r}: model call failed ({_describe(exc)})") from None
+            raise AgentError(f"agent {self.name!r}: model call failed ({describe_error(exc)})") from None
         return ai if isinstance(ai, AIMessage) else AIMessage(content=_text_of(getattr(ai, "content", ai)))
 
     def _answer_model(self, written: bool) -> Any:
