@@ -115,4 +115,5 @@ def test_an_eval_result_wants_run_frames_not_a_dict(tmp_path):
 
 def test_repr_gives_the_sizes_not_the_frames():
     assert repr(RunFrames.from_payloads(_payloads())) == (
-        "RunFrames(runs=2, scores=2, transcripts=6, rubric=4, holistic=2, turns=0, assertions=2, calls=2)")
+        "RunFrames(runs=2, scores=2, transcripts=6, rubric=4, holistic=2, turns=0, assertions=2, leaks=0, attacks=0, "
+        "calls=2)")

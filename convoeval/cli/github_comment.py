@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from convoeval.errors import ConvoevalError
+
 __all__ = ["MARKER", "CommentError", "pull_request_number", "upsert_comment"]
 
 #: The hidden line that marks convoeval's comment (Markdown renders an HTML comment as nothing).
@@ -25,7 +27,7 @@ PAGE_SIZE, MAX_PAGES = 100, 20
 TIMEOUT_S = 30
 
 
-class CommentError(RuntimeError):
+class CommentError(ConvoevalError, RuntimeError):
     """The comment could not be read, written or addressed; ``str()`` is one line without the token."""
 
 
