@@ -135,7 +135,8 @@ def conversation_trace(tracer: trace.Tracer, ids: TraceIds | None, rows: Mapping
     """
     run = rows["runs"][0]
     run_id = str(run["run_id"])
-    mine = {name: [r for r in found if r.get("run_id", run_id) == run_id] for name, found in rows.items()}
+    mine = {name: [r for r in found if r.get("run_id", run_id) == run_id] for name, found in rows.items()
+            if isinstance(found, list)}
     score = (mine.get("scores") or [{}])[0]
     transcript = mine.get("transcripts") or []
     judge_calls = [c for c in calls if c.get("role") == "judge"]
