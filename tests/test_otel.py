@@ -74,6 +74,11 @@ def test_export_without_the_sdk_installed_says_how_to_get_it(monkeypatch):
 def test_the_otel_setting_is_a_flag_and_a_notebook_parameter():
     assert EvalConfig().otel is False and EvalConfig.checked(otel=True).otel is True
     assert "otel" in EvalConfig.parameter_names()
+    from convoeval.cli import build_parser
+    from convoeval.cli.config_flags import given_settings
+
+    assert given_settings(build_parser().parse_args(["run", "--otel"])) == {"otel": True}
+    assert given_settings(build_parser().parse_args(["run", "--no-otel"])) == {"otel": False}
     with pytest.raises(ConfigError, match="otel must be True or False"):
         EvalConfig.checked(otel="maybe")
 
