@@ -219,3 +219,44 @@ def test_a_run_without_export_loads_none_of_it(on, tmp_path):
         assert any(line.startswith("traces: 1 conversation(s)") for line in seen["lines"])
     else:
         assert seen["loaded"] == [] and not any(line.startswith("traces:") for line in seen["lines"])
+
+
+def test_an_agent_s_llm_call_sits_in_its_turn_with_its_cost_and_a_failed_call_is_an_error():
+    """A synthetic conversation: an LLM agent's call lands in the turn whose reply it made (by time), with the call's
+    cost in both conventions; a failed judge call is an ERROR span; tool calls are children of their turn."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from convoeval.telemetry.spans import TraceIds, conversation_trace
+
+    memory, ids = InMemorySpanExporter(), TraceIds()
+    provider = TracerProvider(id_generator=ids)
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    keys = {"run_id": "ab" * 16, "scenario": "s", "agent": "billing", "seed": 1, "trial": 1}
+    rows = {"runs": [{**keys, "type": "conversational", "duration_s": 3.0}],
+            "scores": [{**keys, "status": "fail", "score": 4.0}],
+            "transcripts": [{**keys, "turn": 1, "role": "patient", "text": "hi", "latency_s": 1.0},
+                            {**keys, "turn": 1, "role": "agent", "text": "hello", "latency_s": 1.5,
+                             "tool_calls": [{"name": "list_invoices", "arguments": {"cpf": "1"}, "result": "[]"}]}]}
+    calls = [{"role": "simulator", "model": "m", "provider": "p", "turn": 0, "extra": "chat", "started_at": 100.0,
+              "latency_s": 1.0, "prompt_tokens": 10, "completion_tokens": 2},
+             {"role": "agent", "model": "gpt-5-mini", "provider": "openai", "turn": 1, "started_at": 101.2,
+              "latency_s": 1.0, "prompt_tokens": 1000, "completion_tokens": 100, "cost_usd": 0.00045},
+             {"role": "judge", "model": "m", "provider": "p", "extra": "rubric", "sample": 0, "started_at": 103.0,
+              "latency_s": 0.5, "error": "timeout after 3 attempts"}]
+    span_id, found = conversation_trace(provider.get_tracer("t"), ids, rows, calls, ended_at=104.0)
+    spans = {s.name: s for s in memory.get_finished_spans()}
+    root = spans["conversation s"]
+    assert f"{root.context.trace_id:032x}" == "ab" * 16 and f"{root.context.span_id:016x}" == span_id
+    assert root.start_time == 100 * 10**9 and root.end_time == int(103.5 * 10**9)  # its talk, then its judge
+    agent_call = spans["chat gpt-5-mini"]
+    assert agent_call.parent.span_id == spans["turn 1"].context.span_id
+    assert agent_call.attributes["llm.cost.total"] == 0.00045 == agent_call.attributes["convoeval.cost_usd"]
+    assert agent_call.attributes["gen_ai.usage.input_tokens"] == 1000 == agent_call.attributes["llm.token_count.prompt"]
+    assert spans["execute_tool list_invoices"].parent.span_id == spans["turn 1"].context.span_id
+    assert spans["execute_tool list_invoices"].attributes["input.value"] == '{"cpf": "1"}'
+    judge_call = next(s for s in memory.get_finished_spans()
+                      if s.name == "chat m" and s.attributes["convoeval.role"] == "judge")
+    assert judge_call.status.status_code.name == "ERROR" and judge_call.status.description == "timeout after 3 attempts"
+    assert judge_call.parent.span_id == spans["judge rubric"].context.span_id
+    assert [(e.name, e.score, e.label) for e in found] == [("score", 4.0, "fail")]
