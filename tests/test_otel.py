@@ -260,3 +260,15 @@ def test_an_agent_s_llm_call_sits_in_its_turn_with_its_cost_and_a_failed_call_is
     assert judge_call.status.status_code.name == "ERROR" and judge_call.status.description == "timeout after 3 attempts"
     assert judge_call.parent.span_id == spans["judge rubric"].context.span_id
     assert [(e.name, e.score, e.label) for e in found] == [("score", 4.0, "fail")]
+
+
+def test_a_conversation_that_cannot_be_traced_is_named_and_the_others_still_are():
+    memory = InMemorySpanExporter()
+    export = TraceExport("http://127.0.0.1:9/v1/traces", environ={}, exporter=memory)
+    assert export.conversation({"runs": []}, []) is None  # no run row: nothing to hang a trace on
+    keys = {"run_id": "cd" * 16, "scenario": "s"}
+    assert export.conversation({"runs": [{**keys, "duration_s": 1.0}], "scores": [{**keys, "status": "pass",
+                                                                                  "score": 9.0}]}, [], ended_at=5.0)
+    line = export.close(annotate=False)
+    assert line.startswith("traces: 1 conversation(s), 1 span(s) sent to http://127.0.0.1:9/v1/traces")
+    assert "; 1 conversation(s) not traced (IndexError: list index out of range)" in line, line
