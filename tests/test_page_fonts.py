@@ -32,7 +32,7 @@ SAFE = ({chr(c) for c in range(0x20, 0x7F)} | {chr(c) for c in range(0xA0, 0x100
 #: with its own font, not a page of ours.
 PAGE_SOURCES = [*sorted(p for p in (ROOT / "report").glob("*.py") if p.name != "markdown.py"), ROOT / "html_blocks.py",
                 ROOT / "redteam" / "views.py",
-                ROOT / "redteam" / "_leak_marks.py", ROOT / "report" / "chat.py", ROOT / "labelling" / "page.py"]
+                ROOT / "redteam" / "_leak_marks.py", ROOT / "labelling" / "page.py"]
 ASSETS = [ROOT / "labelling" / "label_page.js", ROOT / "labelling" / "label_page.css"]
 
 
