@@ -17,8 +17,9 @@ from convoeval.store.assertions import CHECKERS
 
 def test_one_checker_per_clinic_key() -> None:
     assert set(CHECKERS) == set(CLINIC_KEYS)
-    # Every key convoeval registers has a checker: the clinic keys' readers, and sql's runner.
-    assert set(assertion_keys(plugins=False)) == set(CLINIC_KEYS) | {"sql", "path"}
+    # Every key convoeval registers has a checker: the clinic keys' readers, sql's runner, and the recorded
+    # messages' checks (path assertions, WhatsApp's limits: convoeval.pathcheck).
+    assert set(assertion_keys(plugins=False)) == set(CLINIC_KEYS) | {"sql", "path", "whatsapp_limits"}
 
 
 def _scoped(seeded: SeededRun, **row: Any) -> dict[str, Any]:
