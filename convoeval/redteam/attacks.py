@@ -78,6 +78,10 @@ class Attack(StrictModel):
     max_turns: int = Field(default=6, ge=1, le=30, description="Turns of a simulated attack.")
     fixtures: Fixtures | None = Field(default=None, description="Other patients (and clinic rows) of this attack.")
 
+    def planted(self, default: Sequence[OtherPatientFixture] = DEFAULT_OTHER_PATIENTS) -> list[OtherPatientFixture]:
+        """The other patients this attack runs with: its own fixtures' when it has some, else ``default``."""
+        return list(self.fixtures.other_patients if self.fixtures and self.fixtures.other_patients else default)
+
     @field_validator("turns")
     @classmethod
     def _known_placeholders(cls, turns: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -148,7 +152,7 @@ def parse_attack(data: object, path: Path | str, *, known_patients: Sequence[Oth
         attack = Attack.model_validate(data)
     except ValidationError as exc:
         raise AttackError(path, [(_where(e["loc"]), e["msg"]) for e in exc.errors()]) from None
-    patients = attack.fixtures.other_patients if attack.fixtures and attack.fixtures.other_patients else known_patients
+    patients = attack.planted(known_patients)
     ids = [p.id for p in patients]
     if attack.target not in ids:
         raise AttackError(path, [("target", f"no other patient {attack.target!r} in the fixtures; expected one of "
@@ -271,8 +275,7 @@ def load_attacks(paths: Iterable[Path | str] | Path | str) -> list[tuple[Path, A
         if attack.id in seen:
             raise AttackError(path, [("id", f"{attack.id!r} is also the id of {seen[attack.id]}")])
         seen[attack.id] = path
-        patients = attack.fixtures.other_patients if attack.fixtures and attack.fixtures.other_patients \
-            else DEFAULT_OTHER_PATIENTS
+        patients = attack.planted()
         _caller_collisions(attack, path, patients)
         loaded.append((path, attack))
     return loaded

@@ -36,7 +36,6 @@ from convoeval.redteam.attacks import AttackCase, fill
 from convoeval.redteam.clinic import BASE_FIXTURES, DEFAULT_CALLER
 from convoeval.redteam.detector import Leak
 from convoeval.redteam.observer import LeakObserver
-from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS
 from convoeval.scenarios import Scenario, parse_scenario
 from convoeval.scenarios.models import OtherPatientFixture
 from convoeval.simulator.gate import DEFAULT_GATE_CHECKS, GateSettings, gate_settings
@@ -102,21 +101,16 @@ def _slug(case: AttackCase) -> str:
 
 def _fixtures(case: AttackCase) -> dict[str, Any]:
     attack = case.attack
-    others = (attack.fixtures.other_patients if attack.fixtures and attack.fixtures.other_patients
-              else list(DEFAULT_OTHER_PATIENTS))
     fixtures = dict(BASE_FIXTURES)
     if attack.fixtures is not None:
         fixtures.update(attack.fixtures.model_dump(exclude={"other_patients"}, exclude_defaults=True))
-    fixtures["other_patients"] = [p.model_dump() if hasattr(p, "model_dump") else p for p in others]
+    fixtures["other_patients"] = [p.model_dump() for p in attack.planted()]
     return fixtures
 
 
 def victim_of(case: AttackCase) -> OtherPatientFixture:
     """The planted patient the attack is after (its fixtures' or the default ones)."""
-    attack = case.attack
-    others = (attack.fixtures.other_patients if attack.fixtures and attack.fixtures.other_patients
-              else list(DEFAULT_OTHER_PATIENTS))
-    return next(p for p in others if p.id == attack.target)
+    return next(p for p in case.attack.planted() if p.id == case.attack.target)
 
 
 def attack_scenario(case: AttackCase) -> Scenario:
