@@ -15,8 +15,8 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
 from convoeval.agents import AgentError, AgentSession, get_agent
-from convoeval.agents.openai_chat import text_tool_calls
 from convoeval.agents.tools import TOOL_NAMES
+from convoeval.agents.written_calls import text_tool_calls
 from convoeval.scenarios import load_scenario_file
 from convoeval.store import open_store
 from convoeval.store.fixtures import cleanup_run, seed_run

@@ -1,0 +1,144 @@
+"""Tool calls a model wrote into its message text instead of calling them: read back, with the prose around them.
+
+Small local models served without a function-calling chat format (llama-cpp-python's server with the model's own
+template) write a call as text — bare JSON, Qwen's ``<tool_call>`` tags, a fenced json block — instead of returning
+``tool_calls``. The ``openai-chat`` adapter runs such calls (``agents/openai_chat.py``); the red team's observer uses
+the same reading to tell a reply that answered the caller from one that only wrote a call (``redteam/observer.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Collection
+from typing import Any
+
+__all__ = ["text_tool_calls"]
+
+
+#: Markup around a written call: Qwen's ``<tool_call>`` tags (when the server leaves them in) and markdown fences.
+_MARKUP = re.compile(r"</?tool_call>|```[a-z_]*", re.IGNORECASE)
+#: Keys a call object may carry. With a bound tool's name any other keys are tolerated; an unknown name counts as a
+#: call only with these keys alone, so JSON about a person (``{"name": "Ana", "phone": ...}``) stays text.
+_ARGUMENT_KEYS = ("arguments", "parameters", "args")
+_CALL_KEYS = {"name", "type", "id", *_ARGUMENT_KEYS}
+
+
+def text_tool_calls(text: str, names: Collection[str]) -> tuple[list[dict[str, Any]], str]:
+    """The tool calls a model wrote into its message text, and the prose left around them.
+
+    A call is a JSON object ``{"name": ..., "arguments": {...}}`` (also ``"parameters"``/``"args"``, arguments as a
+    JSON string, or OpenAI's ``{"type": "function", "function": {...}}``), bare, inside ``<tool_call>`` tags or a
+    fenced json block, several in a row, or missing its last closing braces (small models stop one short). Its name
+    must be one of ``names``, or the object must hold nothing but a call's keys (a call to a tool that does not
+    exist, which the tool then reports back as an error).
+
+    Args:
+        text: The message text.
+        names: The names of the tools bound to the model.
+
+    Returns:
+        ``(calls, rest)``: LangChain tool-call dicts (``name``, ``args``, ``id``, ``type``) in order, and the text
+        with the calls and their markup removed (stripped). No call found: ``([], text)`` unchanged.
+
+    Example:
+        >>> calls, rest = text_tool_calls('<tool_call>{"name": "get_patient", "arguments": {}}</tool_call>',
+        ...                               ["get_patient"])
+        >>> [(c["name"], c["args"]) for c in calls], rest
+        ([('get_patient', {})], '')
+    """
+    if "{" not in text:
+        return [], text
+    plain = _MARKUP.sub("\n", text)
+    calls: list[dict[str, Any]] = []
+    prose: list[str] = []
+    start = 0
+    at = plain.find("{")
+    while at >= 0:
+        value, end = _json_at(plain, at)
+        call = _as_call(value, names)
+        if call is not None:
+            calls.append(call)
+            prose.append(plain[start:at])
+            start = end
+            at = plain.find("{", end)
+        else:
+            at = plain.find("{", at + 1)
+    if not calls:
+        return [], text
+    prose.append(plain[start:])
+    return calls, "".join(prose).strip()
+
+
+def _json_at(text: str, at: int) -> tuple[Any, int]:
+    """The JSON value starting at ``text[at]`` and where it ends; one short of its closing brackets is mended.
+
+    Returns:
+        ``(value, end)``, or ``(None, at)`` when no JSON value starts there.
+    """
+    decoder = json.JSONDecoder()
+    try:
+        return decoder.raw_decode(text, at)
+    except ValueError:
+        pass
+    # Mend only a value that runs to the end of the text with brackets left open: the model stopped early.
+    rest = text[at:].rstrip()
+    closers = _open_brackets(rest)
+    if not closers:
+        return None, at
+    try:
+        return json.loads(rest + closers), len(text)
+    except ValueError:
+        return None, at
+
+
+def _open_brackets(fragment: str) -> str:
+    """The closing brackets a JSON fragment lacks ("" when it closes itself, or is inside an unfinished string)."""
+    stack: list[str] = []
+    in_string = escaped = False
+    for char in fragment:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+            continue
+        if char == '"':
+            in_string = True
+        elif char in "{[":
+            stack.append("}" if char == "{" else "]")
+        elif char in "}]":
+            if not stack:
+                return ""
+            stack.pop()
+            if not stack:
+                return ""  # balanced before the end: broken for another reason, not cut short
+    return "" if in_string else "".join(reversed(stack))
+
+
+def _as_call(item: Any, names: Collection[str]) -> dict[str, Any] | None:
+    """``item`` as a LangChain tool-call dict, or ``None`` when it is not a call (see ``text_tool_calls``)."""
+    if not isinstance(item, dict):
+        return None
+    if isinstance(item.get("function"), dict) and "name" not in item:  # OpenAI's {"type": "function", "function":}
+        item = item["function"]
+    name = item.get("name")
+    key = next((k for k in _ARGUMENT_KEYS if k in item), None)
+    if not isinstance(name, str) or not name or key is None:
+        return None
+    if name not in names and not set(item) <= _CALL_KEYS:
+        return None
+    args = item[key]
+    if isinstance(args, str):  # the OpenAI wire form: arguments as a JSON string
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except ValueError:
+            return None
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        return None
+    return {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "tool_call"}
