@@ -197,15 +197,13 @@ def test_the_prompt_tells_the_model_the_tools_act_for_the_caller(seeded):
 
 async def test_the_answer_round_tells_the_model_to_write_to_the_patient_now(seeded):
     """Qwen2.5-0.5B, asked with no tools bound, still imitated the calls in its history (3 of 4 red-team cases
-    ended in an error): the answer round says what is wanted, for that request only."""
-    from langchain_core.messages import SystemMessage
-
+    ended in an error): the answer round says what is wanted, for that request only (the plain note and its
+    instruction are in ``test_openai_chat_answer_round.py``)."""
     call = '{"name": "list_invoices", "arguments": {}}'
     model = FakeChatModel(said(call, call, "One open invoice.", "Bye!"))
     agent = get_agent("openai-chat", model=model)
     await agent.respond("What do I owe?", seeded)
-    nudge = model.calls[2].messages[-1]
-    assert isinstance(nudge, SystemMessage) and "Do not call any tool" in str(nudge.content)
-    assert "English" in str(nudge.content)
+    nudge = str(model.calls[2].messages[-1].content)
+    assert "Now write your reply to the patient in English" in nudge and "Do not write any tool call" in nudge
     await agent.respond("Thanks", seeded)
-    assert not any("Do not call any tool" in str(m.content) for m in model.calls[3].messages)  # not kept
+    assert not any("Now write your reply" in str(m.content) for m in model.calls[3].messages)  # not kept

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import textwrap
 import uuid
 from collections.abc import Collection
 from typing import Any
@@ -30,16 +31,17 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from convoeval.agents.base import AgentError, AgentReply, AgentSession, ToolCall
 from convoeval.agents.replies import coerce_reply
 from convoeval.agents.tools import TOOL_NAMES, TOOL_SPECS, ClinicTools
-from convoeval.agents.written_calls import text_tool_calls
+from convoeval.agents.written_calls import call_line, plain_value, text_tool_calls
 from convoeval.llm import describe_error
 from convoeval.llm.models import get_model
 
 # v2 (#35): the tools act for the caller when patient_id is left out (Qwen2.5-0.5B invented one and every call failed).
-AGENT_PROMPT_VERSION = "agent-system-v2"
+# v3 (#35): no clinic id (no tool takes one; Qwen2.5-0.5B passed it as the patient_id and the call failed).
+AGENT_PROMPT_VERSION = "agent-system-v3"
 
 AGENT_SYSTEM_PROMPT = """\
 You are the WhatsApp assistant of a medical clinic, working as its {agent_role} assistant: {role_description}
-The patient writing to you is {patient_name} (phone {patient_phone}). Clinic id: {clinic_id}.
+The patient writing to you is {patient_name} (phone {patient_phone}).
 The tools act for this patient when you leave patient_id out: give a patient_id only for someone else.
 
 Rules:
@@ -67,6 +69,12 @@ DEFAULT_MAX_TOOL_ROUNDS = 6
 #: Appended to the request of the round that must answer (as LangChain's agents do when their steps run out).
 ANSWER_NOW = "Do not call any tool now. Write your reply to the patient in {language}, using the tool results above."
 
+#: The answer round of a model that writes its calls as text: the turn's calls and results as this one note, in place
+#: of its own ``<tool_call>`` lines and their JSON results, which Qwen2.5-0.5B copied back even with no tool bound (#35).
+RESULTS_NOTE = "Results of the lookups for the patient's last message:\n{results}"
+ANSWER_PLAIN = ("Now write your reply to the patient in {language}, in plain text, from these results. "
+                "Do not write any tool call or JSON.")
+
 
 def system_prompt(session: AgentSession) -> str:
     """The agent's system prompt for this session (role, locale, patient)."""
@@ -75,7 +83,6 @@ def system_prompt(session: AgentSession) -> str:
         role_description=ROLE_DESCRIPTIONS.get(session.agent, "help the patient with the clinic's services."),
         patient_name=session.patient_name,
         patient_phone=session.patient_phone,
-        clinic_id=session.clinic_id,
         language=_language(session),
     )
 
@@ -183,15 +190,18 @@ class OpenAIChatAgent:
         names = self._tool_names()
         done: set[str] = set()  # the calls run in this turn, as (name, arguments) keys
         rounds = 0  # model turns that ended in tool calls
-        answer_now = written = False
+        answer_now = written = invented = False
         while True:
             # The last round asks for the answer. With calls written as text the server does no function calling
-            # (the tools are only words in the prompt), so they are dropped; a real tool-calling API keeps them
-            # defined but forbids their use.
+            # (the tools are only words in the prompt), so they are dropped and the calls shown as one plain note;
+            # a real tool-calling API keeps them defined but forbids their use.
             final = answer_now or rounds == self.max_tool_rounds
-            messages = [SystemMessage(content=system_prompt(session)), *history, *turn]
-            if final:  # said for this request only; a small model otherwise imitates the calls in its history
-                messages.append(SystemMessage(content=ANSWER_NOW.format(language=_language(session))))
+            if final and written:
+                messages = _plain_request(system_prompt(session), [*history, *turn], _language(session))
+            else:
+                messages = [SystemMessage(content=system_prompt(session)), *history, *turn]
+                if final:  # said for this request only; a small model otherwise imitates the calls in its history
+                    messages.append(SystemMessage(content=ANSWER_NOW.format(language=_language(session))))
             ai = await self._ask(self._answer_model(written) if final else model, messages)
             requests: list[dict[str, Any]] = [dict(call) for call in ai.tool_calls]
             if not requests:
@@ -204,18 +214,22 @@ class OpenAIChatAgent:
             if final:
                 raise AgentError(f"agent {self.name!r} still calling tools after {rounds - 1} rounds without answering")
             keys = [_jsonable([r["name"], r.get("args") or {}]) for r in requests]
-            if all(key in done for key in keys):
+            unknown = any(r["name"] not in names for r in requests)
+            if all(key in done for key in keys) or (unknown and invented):
                 # The same calls again: their results are already in front of the model, and running a write twice
-                # would act twice (two payment links). Ask for the answer instead.
+                # would act twice (two payment links). A tool invented again after the real ones were listed: the
+                # model will not find them. Either way, ask for the answer instead.
                 answer_now = True
                 continue
+            invented = invented or unknown  # the first invented name is answered with the real ones (ClinicTools)
             turn.append(ai)
             for request, key in zip(requests, keys, strict=True):
                 done.add(key)
                 call = await self._run_tool(tools, request["name"], request.get("args") or {})
                 calls.append(call)
                 call_id = request.get("id") or uuid.uuid4().hex
-                turn.append(ToolMessage(content=_jsonable(call.result), tool_call_id=call_id))
+                # The call rides along (not sent to the model) for the answer round's plain note.
+                turn.append(ToolMessage(content=_jsonable(call.result), tool_call_id=call_id, artifact=call))
 
         reply = coerce_reply(self.name, _text_of(turn[-1].content))
         # Commit the turn only once it succeeded: a failed turn ends the conversation as ``error`` anyway.
@@ -252,6 +266,52 @@ class OpenAIChatAgent:
             # A bad call is the model's mistake to recover from, as with a real API: report it back, don't crash.
             result = {"error": f"{type(exc).__name__}: {exc}"}
         return ToolCall(name=name, arguments=dict(args), result=result)
+
+
+def _plain_request(system: str, messages: list[Any], language: str) -> list[Any]:
+    """The answer round's request for a model that writes its calls as text: each turn's calls and their results as
+    one plain note in brackets after the patient's message (no ``<tool_call>`` line, no JSON, no tool message), the
+    last one saying to answer.
+
+    In the patient's message rather than after it: Qwen2.5-Coder-0.5B, whatever request ends with a note of its
+    own, copies that note (or the patient's message) back as its reply; with the note inside the message it answered
+    from the results more often (benchmarks/RESULTS.md, #35).
+    """
+    out: list[Any] = [SystemMessage(content=system)]
+    asked = -1  # where the patient's message of the turn being read is in ``out``
+    results: list[str] = []
+
+    def attach(extra: str = "") -> None:
+        notes = [RESULTS_NOTE.format(results="\n".join(results))] if results else []
+        notes += [extra] if extra else []
+        if notes and asked >= 0:
+            note = "\n".join(notes)
+            out[asked] = HumanMessage(content=f"{_text_of(out[asked].content)}\n\n({note})")
+        results.clear()
+
+    for at, message in enumerate(messages):
+        if isinstance(message, ToolMessage):
+            results.append(_result_line(message))
+        elif isinstance(message, AIMessage) and at + 1 < len(messages) and isinstance(messages[at + 1], ToolMessage):
+            continue  # the calls themselves: named in the note with their results
+        else:
+            attach()
+            if isinstance(message, HumanMessage):
+                asked = len(out)
+            out.append(message)
+    attach(ANSWER_PLAIN.format(language=language))
+    return out
+
+
+def _result_line(message: ToolMessage) -> str:
+    """One call and its result for the plain note (the ``ToolCall`` rides along as the message's artifact)."""
+    call = message.artifact
+    if not isinstance(call, ToolCall):  # a result this adapter did not record (never expected): its text as it is
+        return f"- {_text_of(message.content)}"
+    value = plain_value(call.result)
+    if isinstance(call.result, list):  # one item a line, under the call
+        value = "\n" + textwrap.indent(value, "  ")
+    return f"- {call_line(call.name, call.arguments)}: {value}"
 
 
 def _written_calls(ai: AIMessage, names: Collection[str]) -> tuple[list[dict[str, Any]], AIMessage]:

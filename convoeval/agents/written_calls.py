@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
-__all__ = ["text_tool_calls"]
+__all__ = ["call_line", "plain_value", "text_tool_calls"]
 
 
 #: Markup around a written call: Qwen's ``<tool_call>`` tags (when the server leaves them in) and markdown fences.
@@ -142,3 +142,38 @@ def _as_call(item: Any, names: Collection[str]) -> dict[str, Any] | None:
     if not isinstance(args, dict):
         return None
     return {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "tool_call"}
+
+
+def plain_value(value: Any, *, limit: int = 1200) -> str:
+    """A tool result as plain text for a model that copies JSON: ``key: value`` pairs, one line per list item.
+
+    A model that writes its calls as text imitates the ``{...}`` it sees; a note written this way has no call shape
+    to imitate. Long results are cut at ``limit`` characters (a small model's context is short).
+
+    Example:
+        >>> plain_value([{"id": "inv-1", "amount": 350.0}, {"id": "inv-2", "amount": 90}])
+        '- id: inv-1, amount: 350.0\\n- id: inv-2, amount: 90'
+    """
+    if isinstance(value, dict):
+        if set(value) == {"error"}:
+            text = f"failed: {value['error']}"
+        else:
+            text = ", ".join(f"{k}: {_scalar(v)}" for k, v in value.items())
+    elif isinstance(value, list):
+        text = "\n".join(f"- {plain_value(item, limit=limit)}" for item in value) if value else "nothing found"
+    else:
+        text = _scalar(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, dict):
+        return "(" + ", ".join(f"{k}: {_scalar(v)}" for k, v in value.items()) + ")"
+    if isinstance(value, list):
+        return "[" + "; ".join(_scalar(v) for v in value) + "]"
+    return "none" if value is None else str(value)
+
+
+def call_line(name: str, args: Mapping[str, Any]) -> str:
+    """A call as one plain line, ``list_invoices(status=pending)``: what was looked up, with no JSON to copy."""
+    return f"{name}(" + ", ".join(f"{k}={_scalar(v)}" for k, v in args.items()) + ")"
