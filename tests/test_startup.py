@@ -36,11 +36,13 @@ BUDGETS = {
     # (pipeline/pace.py, #39), both small and of convoeval's own; + 1: `convoeval validate`'s kinds of file
     # (cli/validate_command.py, #36); + 1: the errors' base class (convoeval/errors.py, #36); + 1: the notebooks'
     # parameters mechanism `EvalConfig` is built on (pipeline/notebook_params.py, #36); + 1: `convoeval sweep`'s
-    # parser in a module of its own, like every other command's (cli/sweep_command.py, #36)
+    # parser in a module of its own, like every other command's (cli/sweep_command.py, #36); + 5: a scenario's WhatsApp
+    # fields (#37) need the message parts and the channel block (convoeval.channel, .parts, .settings; the limits
+    # stay lazy), and a scripted turn's models left scenarios/models.py for the 400-line rule (turn_models, strict)
     "convoeval --help": ("import sys; sys.argv = ['convoeval', '--help']; from convoeval.cli import main; main()",
-                         595, 3.5),
+                         600, 3.5),
     "convoeval run --help": ("import sys; sys.argv = ['convoeval', 'run', '--help']; from convoeval.cli import main; "
-                             "main()", 595, 3.5),
+                             "main()", 600, 3.5),
 }
 #: Third-party packages ``convoeval --help`` must not load (each is loaded on first use by the command that needs it).
 NOT_AT_START = ("openai", "langchain_openai", "sqlalchemy", "supabase", "scipy", "sklearn", "matplotlib", "papermill",

@@ -18,8 +18,9 @@ from convoeval.store.assertions import CHECKERS
 def test_one_checker_per_clinic_key() -> None:
     assert set(CHECKERS) == set(CLINIC_KEYS)
     # Every key convoeval registers has a checker: the clinic keys' readers, sql's runner, and the recorded
-    # messages' checks (path assertions, WhatsApp's limits: convoeval.pathcheck).
-    assert set(assertion_keys(plugins=False)) == set(CLINIC_KEYS) | {"sql", "path", "whatsapp_limits"}
+    # messages' checks (path assertions, WhatsApp's limits and channel: convoeval.pathcheck).
+    channel = {"one_reply_per_burst", "fragments_covered", "no_duplicate_effects", "whatsapp_window"}
+    assert set(assertion_keys(plugins=False)) == set(CLINIC_KEYS) | {"sql", "path", "whatsapp_limits"} | channel
 
 
 def _scoped(seeded: SeededRun, **row: Any) -> dict[str, Any]:

@@ -22,7 +22,10 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_che
 from convoeval.errors import ConvoevalError
 
 if TYPE_CHECKING:
+    import datetime as dt
+
     from convoeval.channel import Part
+    from convoeval.channel.delivery import InboundMessage
     from convoeval.store.base import Store
 
 
@@ -111,9 +114,19 @@ class AgentSession:
     verified: set[str] = field(default_factory=set)
     #: Every patient-owned row the clinic tools read or wrote in this conversation, in order.
     access_log: list[DataAccess] = field(default_factory=list)
+    #: The WhatsApp message being delivered (id, parts, times), when the scenario talks through the channel
+    #: (docs/whatsapp.md); ``None`` otherwise.
+    inbound: InboundMessage | None = None
+    #: The channel's clock when the agent is called (a message's arrival, or an idle moment); ``None`` without it.
+    now: dt.datetime | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The session as sent to remote agents (no store handle)."""
+        """The session as sent to remote agents (no store handle; with the channel, the message and the clock)."""
+        channel: dict[str, Any] = {}
+        if self.now is not None:
+            channel["now"] = self.now.isoformat()
+        if self.inbound is not None:
+            channel["inbound"] = self.inbound.to_json()
         return {
             "run_id": self.run_id,
             "clinic_id": self.clinic_id,
@@ -123,6 +136,7 @@ class AgentSession:
             "locale": self.locale,
             "agent": self.agent,
             "conversation_id": self.conversation_id,
+            **channel,
         }
 
 
@@ -179,6 +193,17 @@ class Agent(Protocol):
     name: str
 
     async def respond(self, message: str, session: AgentSession) -> AgentReply: ...
+
+
+def idle_handler(agent: object) -> Callable[[AgentSession], Any] | None:
+    """The agent's ``idle(session)`` coroutine function, if it has one (the WhatsApp channel's quiet moments).
+
+    With the channel, an agent may answer a patient message with nothing (``AgentReply()``: it waits for the rest
+    of a burst) and answer when the channel says the patient went quiet, or follow up after a silence. Agents
+    without ``idle`` answer every message as it comes.
+    """
+    handler = getattr(agent, "idle", None)
+    return handler if callable(handler) else None
 
 
 #: The agent under test, as every run accepts it: a target string (``clinic:billing``, ``module:function``, a URL,

@@ -1,10 +1,13 @@
-"""The WhatsApp channel: a message as typed parts (``parts.py``) and the platform's limits on them (``limits.py``).
+"""The WhatsApp channel: a message as typed parts (``parts.py``), the platform's limits on them (``limits.py``), a
+scenario's channel settings (``settings.py``) and the deliveries of a patient turn (``delivery.py``).
 
 It sits at the bottom of the layers (pydantic only), so the agent protocol, the frames, the checks and the report
 all read one definition of a message.
 """
 
-from convoeval.channel.limits import WHATSAPP_LIMITS, part_violations, reply_violations
+from typing import TYPE_CHECKING
+
+from convoeval._lazy import lazy_exports
 from convoeval.channel.parts import (
     MEDIA_DIR,
     ButtonsPart,
@@ -25,6 +28,14 @@ from convoeval.channel.parts import (
     recorded_parts,
     text_parts,
 )
+
+if TYPE_CHECKING:
+    from convoeval.channel.limits import WHATSAPP_LIMITS, part_violations, reply_violations
+
+# The limits load on first use: a scenario's models need the parts, not the limits (`convoeval --help`'s start-up).
+_LAZY_ALL, __getattr__, __dir__ = lazy_exports(__name__, {
+    "convoeval.channel.limits": ("WHATSAPP_LIMITS", "part_violations", "reply_violations"),
+})
 
 __all__ = [
     "MEDIA_DIR",

@@ -45,6 +45,10 @@ TRANSCRIPT_SCHEMA: dict[str, str] = {
     "prompt_version": _STR,  # the simulator prompt version (and framing) for patient rows
     "voice": _STR,  # patient rows: "llm" (the LLM patient), "model" or "template" (the agenda patient's voice)
     "act": _STR,  # patient rows of the agenda patient: the act it said ("give_fact:cpf", "choose", ...)
+    # The WhatsApp channel's columns (docs/whatsapp.md), NA when the scenario does not talk through it:
+    "message_id": _STR,  # patient rows: the message's id (a redelivery repeats it); agent rows: the id answered
+    "sent_at": _STR,  # ISO time: when the patient sent the message / when the agent's message went out
+    "delivery": _STR,  # patient: delivered | redelivered | reordered; agent: reply | quiet | wait (what it answered)
 }
 
 

@@ -56,27 +56,34 @@ class PathLog:
 
     @classmethod
     def from_rows(cls, rows: Iterable[Mapping[str, Any]]) -> PathLog:
-        """The path of one conversation's transcript rows (patient and agent rows of every turn, in order)."""
-        patients: dict[int, str] = {}
-        agents: dict[int, tuple[str, list[tuple[str, Mapping[str, Any], Any]]]] = {}
+        """The path of one conversation's transcript rows (patient and agent rows of every turn, in order).
+
+        A turn through the WhatsApp channel may hold several patient messages (a burst, a redelivery) and several
+        agent messages: they are joined, in order, and every call counts.
+        """
+        patients: dict[int, list[str]] = {}
+        agents: dict[int, tuple[list[str], list[tuple[str, Mapping[str, Any], Any]]]] = {}
         for row in rows:
             turn = int(row["turn"])
             if row.get("role") == "patient":
-                patients[turn] = str(row.get("text") or "")
+                patients.setdefault(turn, []).append(str(row.get("text") or ""))
                 continue
             listed: list[tuple[str, Mapping[str, Any], Any]] = [
                 (str(c["name"]), dict(c.get("arguments") or {}), c.get("result")) for c in _listed(row.get("tool_calls"))]
             if not listed:
                 listed = [(str(name), {}, None) for name in _listed(row.get("tools"))]
-            agents[turn] = (str(row.get("text") or ""), listed)
+            texts, calls_so_far = agents.setdefault(turn, ([], []))
+            texts.append(str(row.get("text") or ""))
+            calls_so_far.extend(listed)
         turns, index = [], 0
         for turn in sorted(patients.keys() | agents.keys()):
-            text, raw = agents.get(turn, (None, []))
+            texts, raw = agents.get(turn, ([], []))
+            text = "\n".join(texts) if turn in agents else None
             calls: list[Call] = []
             for name, arguments, result in raw:
                 calls.append(Call(turn, index, name, arguments, result))
                 index += 1
-            turns.append(PathTurn(turn, patients.get(turn, ""), text, tuple(calls)))
+            turns.append(PathTurn(turn, "\n".join(patients.get(turn, [])), text, tuple(calls)))
         return cls(tuple(turns))
 
     @property

@@ -262,15 +262,26 @@ async def _judge_turns(conv: _Conversation, opts: RunOptions) -> list[dict[str, 
 
     async def one(turn: int, judged: bool) -> list[dict[str, Any]]:
         checks = {"check_failures": conv.check_failures.get(turn, [])}
-        if not judged:
+        upto = _through_turn(conv.entries, turn)
+        if not judged or upto is None:  # a channel turn in which the agent sent nothing has no reply to judge
             return [{**keys, "turn": turn, **checks}]
-        rows = await ajudge_turn(conv.entries[: 2 * turn], agent_type=scenario.agent, model=opts.judge_model,
+        rows = await ajudge_turn(upto, agent_type=scenario.agent, model=opts.judge_model,
                                  samples=opts.judge_samples, run_id=conv.keys["run_id"], scenario=scenario.id,
                                  seed=conv.keys["seed"], trial=conv.keys["trial"])
         return [{**row, **checks} for row in rows]
 
     per_turn = await asyncio.gather(*(one(i + 1, step.judge) for i, step in enumerate(scenario.turns)))
     return [row for turn_rows in per_turn for row in turn_rows]
+
+
+def _through_turn(entries: list[dict[str, Any]], turn: int) -> list[dict[str, Any]] | None:
+    """The transcript up to the agent's last message of ``turn`` (``None`` when the agent sent nothing in it).
+
+    Without the WhatsApp channel a turn is one patient and one agent row; with it, a turn may hold a burst, its
+    redeliveries and several or no agent messages.
+    """
+    last = max((i for i, e in enumerate(entries) if e.get("turn") == turn and e.get("role") == "agent"), default=None)
+    return None if last is None else entries[: last + 1]
 
 
 #: ``arun_any``, blocking (for scripts; in a notebook either works).

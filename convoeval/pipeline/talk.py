@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from convoeval.agents.base import Agent, AgentError, AgentReply, AgentSession
-from convoeval.channel import parts_as_dicts
+from convoeval.channel import Part, TextPart, parts_as_dicts
 from convoeval.frames import (
     SIMULATOR_FAILURE,
 )
@@ -16,9 +15,13 @@ from convoeval.judges.turn import check_turn
 from convoeval.llm import LLMError, SampleIdentity
 from convoeval.llm.models import as_chat_model
 from convoeval.pathcheck import check_checkpoints, check_path, check_whatsapp_limits
+from convoeval.pathcheck.channel import check_channel
+from convoeval.pipeline.agent_call import call_agent
+from convoeval.pipeline.channel_talk import ChannelState, deliver_turn, merged_reply, offered_title
 from convoeval.pipeline.options import Log, RunOptions
 from convoeval.pipeline.replay import PatientReplay, same_reply
 from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario
+from convoeval.scenarios.turn_models import ScriptedTurn
 from convoeval.simulator.gate import RESIMULATION_TEMPERATURE, SimulatorFailure, SimulatorGate
 from convoeval.store import Store
 from convoeval.store.assertions import AssertionResult, check_assertions
@@ -81,17 +84,31 @@ class _Conversation:
         self.simulator_failure: SimulatorFailure | None = None  # why the gate stopped the run
         self.simulated_claim: int | None = None  # the turn of a [GOAL_COMPLETE] the simulator (not a replay) wrote
         self.observer: TurnObserver | None = None  # a per-turn observer (``convoeval.pipeline.observe``), if any
+        self.channel: ChannelState | None = None  # the WhatsApp channel, when the scenario talks through it
 
     @property
     def entries(self) -> list[dict[str, Any]]:
         return self.rows
 
+    @property
+    def run_id(self) -> str:
+        return self.seeded.run_id
+
+    @property
+    def scenario_id(self) -> str:
+        return self.scenario.id
+
+    @property
+    def seed_and_trial(self) -> tuple[int | None, int]:
+        return self.keys["seed"], self.keys["trial"]
+
     async def add_patient(self, turn: int, text: str, *, signal: str | None = None, result: Any = None,
-                          prompt_version: str | None = None, voice: str | None = None, act: str | None = None
-                          ) -> None:
+                          prompt_version: str | None = None, voice: str | None = None, act: str | None = None,
+                          parts: list[Part] | None = None, channel: dict[str, str] | None = None) -> None:
         row = {**self.keys, "turn": turn, "role": "patient", "text": text, "bubbles": [text],
-               "parts": [{"type": "text", "text": text}], "tools": [],
-               "tool_calls": [], "signal": signal, "prompt_version": prompt_version, "voice": voice, "act": act}
+               "parts": parts_as_dicts(parts) if parts else [{"type": "text", "text": text}], "tools": [],
+               "tool_calls": [], "signal": signal, "prompt_version": prompt_version, "voice": voice, "act": act,
+               **(channel or {})}
         if result is not None:
             row.update(latency_s=result.latency_s, prompt_tokens=result.prompt_tokens,
                        completion_tokens=result.completion_tokens, model=result.info.model,
@@ -99,14 +116,15 @@ class _Conversation:
         self.rows.append(row)
         await self._log(turn, "patient", text, [])
 
-    async def add_agent(self, turn: int, reply: AgentReply, latency_s: float) -> None:
+    async def add_agent(self, turn: int, reply: AgentReply, latency_s: float, *,
+                        channel: dict[str, str | None] | None = None) -> None:
         if reply.conversation_id:
             self.session.conversation_id = reply.conversation_id
         self.rows.append({
             **self.keys, "turn": turn, "role": "agent", "text": reply.text, "bubbles": list(reply.bubbles),
             "parts": parts_as_dicts(reply.parts), "tools": reply.tool_names,
             "tool_calls": [{"name": t.name, "arguments": t.arguments, "result": t.result} for t in reply.tool_calls],
-            "latency_s": latency_s,
+            "latency_s": latency_s, **(channel or {}),
         })
         await self._log(turn, "agent", reply.text, reply.tool_names)
 
@@ -155,24 +173,13 @@ class _Conversation:
         results += check_checkpoints(self.rows, getattr(self.scenario, "checkpoints", None), locale=locale,
                                      store=store, seeded=seeded)
         results += check_whatsapp_limits(self.rows, getattr(assertions, "whatsapp_limits", None))
+        results += check_channel(self.rows, assertions)
         finish_run(self.store, self.seeded.run_id)
         return results
 
 
 async def _ask_agent(agent: Agent, message: str, session: AgentSession) -> tuple[AgentReply, float]:
-    started = time.perf_counter()
-    try:
-        reply = await agent.respond(message, session)
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        raise  # the user (or the run) stops: not this agent's failure
-    except Exception:
-        raise
-    except BaseException as exc:  # e.g. sys.exit() in agent code: ends this conversation, never the run's loop
-        name = getattr(agent, "name", type(agent).__name__)
-        raise AgentError(f"agent {name!r} raised {type(exc).__name__}({exc}); only this conversation ended") from None
-    if not isinstance(reply, AgentReply):
-        raise AgentError(f"agent {getattr(agent, 'name', agent)!r} returned {type(reply).__name__}, not an AgentReply")
-    return reply, time.perf_counter() - started
+    return await call_agent(agent, agent.respond(message, session))
 
 
 def _describe(exc: BaseException) -> str:
@@ -207,6 +214,7 @@ async def _talk_conversational(conv: _Conversation, agent: Agent, opts: RunOptio
         traits = ", ".join(scenario.persona.traits or ()) or "none"
         log(f"goal: {' '.join(scenario.goal.split())} | traits: {traits} | max turns: {scenario.max_turns}")
     conv.gate = SimulatorGate(scenario, opts.gate) if opts.gate is not None and opts.gate.checks else None
+    conv.channel = ChannelState(scenario.channel) if scenario.channel is not None else None
     for i in range(scenario.max_turns):
         turn = i + 1
         if opts.on_turn:
@@ -269,10 +277,15 @@ def _stop(conv: _Conversation, turn: int, sim: _Replayed | SimulatorTurn, record
 
 
 async def _agent_answers(conv: _Conversation, agent: Agent, turn: int, message: str, log: Log | None) -> AgentReply:
-    """The agent's reply to the patient's message, recorded, shown to the gate and to the observer."""
-    reply, latency = await _ask_agent(agent, message, conv.session)
-    await conv.add_agent(turn, reply, latency)
-    await conv.observe(turn, message, reply)
+    """The agent's reply to the patient's message, recorded, shown to the gate and to the observer (through the
+    WhatsApp channel when the scenario has one: then everything the agent sent in the turn)."""
+    if conv.channel is not None:
+        replies = await deliver_turn(conv, agent, turn, [[TextPart(text=message)]], recorded=conv.rows[-1], log=log)
+        reply = merged_reply(replies)
+    else:
+        reply, latency = await _ask_agent(agent, message, conv.session)
+        await conv.add_agent(turn, reply, latency)
+        await conv.observe(turn, message, reply)
     if conv.gate:
         conv.gate.agent(reply.text)
     if log:
@@ -317,23 +330,48 @@ class _Replayed:
 
 
 async def _talk_scripted(conv: _Conversation, agent: Agent, opts: RunOptions, label: str) -> tuple[str, bool]:
+    """The scripted loop: each turn's message(s) to the agent, the reply checked against the turn's expectations.
 
+    A scenario that talks through the WhatsApp channel (``ScriptedScenario.uses_channel``) sends each turn's messages
+    through it (``convoeval.pipeline.channel_talk``); the turn's expectations read everything the agent sent in it.
+    """
     scenario = conv.scenario
     assert isinstance(scenario, ScriptedScenario)
     log = _prefixed(opts.verbose, label)
+    if scenario.uses_channel:
+        conv.channel = ChannelState(scenario.channel)
     for i, step in enumerate(scenario.turns):
         turn = i + 1
         if opts.on_turn:
             opts.on_turn(label, turn)
-        await conv.add_patient(turn, step.user)
-        reply, latency = await _ask_agent(agent, step.user, conv.session)
-        await conv.add_agent(turn, reply, latency)
-        await conv.observe(turn, step.user, reply)
-        conv.check_failures[turn] = check_turn(step.expect, reply)
+        if conv.channel is not None:
+            reply = await _scripted_channel_turn(conv, agent, turn, step, log)
+        else:
+            text = step.texts[0]
+            await conv.add_patient(turn, text)
+            reply, latency = await _ask_agent(agent, text, conv.session)
+            await conv.add_agent(turn, reply, latency)
+            await conv.observe(turn, text, reply)
+        conv.check_failures.setdefault(turn, []).extend(check_turn(step.expect, reply))
         if log:
-            log(f"[Turn {turn}] User: {step.user!r} | Agent: {reply.text[:100]!r} "
-                f"| Tools: [{', '.join(reply.tool_names)}] | checks: {conv.check_failures[turn] or 'ok'}")
+            log(f"[Turn {turn}] Agent: {reply.text[:100]!r} | Tools: [{', '.join(reply.tool_names)}] "
+                f"| checks: {conv.check_failures[turn] or 'ok'}")
     return "script_end", False
+
+
+async def _scripted_channel_turn(conv: _Conversation, agent: Agent, turn: int, step: ScriptedTurn,
+                                 log: Log | None) -> AgentReply:
+    """One scripted turn through the channel; a tap on a button the agent did not offer is a failed check."""
+    assert conv.channel is not None
+    title = offered_title(conv.channel, step.tap) if step.tap is not None else None
+    conv.check_failures[turn] = []
+    if step.tap is not None and title is None:
+        offered = ", ".join(conv.channel.offered) or "none"
+        conv.check_failures[turn].append(f"tap: {step.tap!r} was not offered by the agent's last message "
+                                         f"(offered: {offered})")
+    replies = await deliver_turn(conv, agent, turn, step.messages(title), after_s=step.after or 0.0,
+                                 redeliver=1.0 if step.redeliver else None, log=log)
+    return merged_reply(replies)
 
 
 def _forget(agent: Agent, conversation_id: str | None) -> None:

@@ -58,15 +58,14 @@ from convoeval.scenarios.models import (
     Scenario,
     ScenarioType,
     ScriptedScenario,
-    ScriptedTurn,
     ServiceFixture,
     SlotFixture,
     StrictModel,
-    TurnExpectations,
     is_conversational,
     json_schema,
     scenario_type,
 )
+from convoeval.scenarios.turn_models import ScriptedTurn, TurnExpectations
 
 __all__ = [
     "ASSERTION_GROUP",

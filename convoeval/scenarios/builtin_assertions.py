@@ -57,3 +57,14 @@ register_assertion(AssertionKind(
     "characters with unique ids, lists of <= 10 rows of <= 24 characters, captions, templates by name): true; "
     "false expects a message over a limit (docs/assertions.md).",
 ))
+
+# The WhatsApp channel's keys: read from the recorded messages and their channel columns by
+# convoeval.pathcheck.channel (docs/whatsapp.md). true: the agent handled the channel; false expects the failure.
+for _key, _text in (
+    ("one_reply_per_burst", "A burst of patient messages gets one reply, not one per fragment (debouncing)."),
+    ("fragments_covered", "The reply to a burst does not ask again for a fact (CPF, date, time, payment method) one "
+                          "of its fragments gave."),
+    ("no_duplicate_effects", "A message delivered twice (same id) is answered and acted on once (idempotency)."),
+    ("whatsapp_window", "Only templates are sent more than 24 hours after the patient's last message."),
+):
+    register_assertion(AssertionKind(_key, bool, _text))

@@ -11,13 +11,10 @@ Every model forbids unknown fields: a typo in a YAML key is an error, never a si
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    ConfigDict,
     Field,
     StrictInt,
     TypeAdapter,
@@ -27,11 +24,14 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from convoeval.channel.settings import ChannelSettings
 from convoeval.scenarios.agenda_models import PatientAgenda
 from convoeval.scenarios.agent_registry import agent_names
 from convoeval.scenarios.assertion_kinds import Assertions, assertion_keys, is_assertion_key, load_all_plugins
 from convoeval.scenarios.errors import _shown
 from convoeval.scenarios.path_models import PATH_PREFIXES, Checkpoint, PathRefsChecked
+from convoeval.scenarios.strict import NonEmptyStr, StrictModel
+from convoeval.scenarios.turn_models import ScriptedTurn
 
 Locale = Literal["pt-BR", "en", "es"]
 
@@ -41,7 +41,6 @@ PaymentMethod = Literal["pix", "boleto", "card"]
 InvoiceStatus = Literal["pending", "paid", "overdue", "cancelled"]
 AppointmentStatus = Literal["scheduled", "confirmed", "cancelled", "rescheduled", "completed", "no_show"]
 
-NonEmptyStr = Annotated[str, Field(min_length=1)]
 
 
 def _registered_agent(name: str) -> str:
@@ -51,16 +50,6 @@ def _registered_agent(name: str) -> str:
         expected = " or ".join([", ".join(repr(n) for n in names[:-1]), repr(names[-1])]) if len(names) > 1 else repr(names[0])
         raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
     return name
-
-
-class StrictModel(BaseModel):
-    """Base for everything read from YAML: unknown fields are errors.
-
-    Integer fields are ``StrictInt``: YAML 1.1 reads ``yes``/``on``/``true`` as a boolean, which pydantic's lax ``int``
-    would silently take as 1 (``max_turns: yes``). A YAML integer is already an ``int``; anything else is refused.
-    """
-
-    model_config = ConfigDict(extra="forbid")
 
 
 # ── Persona ──
@@ -233,6 +222,9 @@ class _ScenarioHeader(StrictModel, PathRefsChecked):
     persona: Persona
     assertions: Assertions = Field(default_factory=Assertions)
     fixtures: Fixtures = Field(default_factory=Fixtures)
+    channel: ChannelSettings | None = Field(
+        default=None, description="The WhatsApp channel between patient and agent (docs/whatsapp.md): message ids "
+        "and times, and seeded misbehaviour (redeliver, reorder, delay_s). Without it, one text each way.")
 
 
 class ConversationalScenario(_ScenarioHeader):
@@ -274,40 +266,16 @@ class ConversationalScenario(_ScenarioHeader):
         return [c.text for c in self.rubric]
 
 
-class TurnExpectations(StrictModel):
-    """Per-turn checks of a scripted scenario."""
-
-    tools_called: list[NonEmptyStr] = Field(default_factory=list)
-    tools_not_called: list[NonEmptyStr] = Field(default_factory=list)
-    response_contains: list[NonEmptyStr] = Field(default_factory=list)
-    response_not_contains: list[NonEmptyStr] = Field(default_factory=list)
-    response_matches: str | None = Field(default=None, description="A regular expression (Python syntax).")
-    max_tool_calls: Annotated[StrictInt, Field(ge=0)] | None = None
-
-    @field_validator("response_matches")
-    @classmethod
-    def _valid_regex(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"invalid regular expression: {exc}") from None
-        return value
-
-
-class ScriptedTurn(StrictModel):
-    """One user turn of a scripted scenario and what the agent's reply must show."""
-
-    user: NonEmptyStr
-    expect: TurnExpectations = Field(default_factory=TurnExpectations)
-    judge: bool = True
-
-
 class ScriptedScenario(_ScenarioHeader):
     """Fixed user turns with per-turn expectations (the original mode)."""
 
     type: Literal["scripted"] = "scripted"
     turns: Annotated[list[ScriptedTurn], Field(min_length=1)]
+
+    @property
+    def uses_channel(self) -> bool:
+        """Whether the scenario talks through the WhatsApp channel: a ``channel:`` block or any turn that needs it."""
+        return self.channel is not None or any(t.uses_channel for t in self.turns)
 
 
 Scenario: TypeAlias = ConversationalScenario | ScriptedScenario

@@ -190,6 +190,9 @@ RUNNERS: dict[str, Callable[[Store, SeededRun, Any], list[AssertionResult]]] = {
     "path": lambda store, seeded, checks: [],
     # The same for WhatsApp's limits: they read the recorded messages (convoeval.pathcheck.limits).
     "whatsapp_limits": lambda store, seeded, expected: [],
+    # And the channel's keys (convoeval.pathcheck.channel).
+    **{key: lambda store, seeded, expected: [] for key in (
+        "one_reply_per_burst", "fragments_covered", "no_duplicate_effects", "whatsapp_window")},
 }
 
 

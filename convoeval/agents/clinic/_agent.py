@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from convoeval.agents.base import AgentError, AgentReply, AgentSession
 from convoeval.agents.clinic import _format, _privacy
+from convoeval.agents.clinic._channel import CHANNEL_TEXTS, Inbox, follow_up_template
 from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._nlu import Lexicon, Understanding, understand
 from convoeval.agents.clinic._privacy_texts import TEXTS as PRIVACY_TEXTS
@@ -40,6 +41,7 @@ class Conversation:
     state: str
     turn: int = 0
     data: dict[str, Any] = field(default_factory=dict)
+    inbox: Inbox = field(default_factory=Inbox)  # the WhatsApp channel's state (_channel.py)
 
 
 @dataclass
@@ -167,6 +169,7 @@ class ClinicAgent:
             self.TEXTS,
             COMMON_TEXTS,
             PRIVACY_TEXTS,
+            CHANNEL_TEXTS,
         ]
         self._conversations: dict[str, Conversation] = {}
         self._lock = threading.Lock()
@@ -178,21 +181,66 @@ class ClinicAgent:
         """Answer one patient message (the ``Agent`` protocol).
 
         The first message of a conversation creates its row in the store (``ensure_conversation``) and sets
-        ``session.conversation_id``; later messages must come with that id (the runner passes it back).
+        ``session.conversation_id``; later messages must come with that id (the runner passes it back). Through the
+        WhatsApp channel (``session.inbound`` set), a message is kept and answered at the next quiet moment
+        (``idle``), and a message id seen before is dropped (``_channel.py``; the channel faults change both).
 
         Raises:
             AgentError: no store in the session, or a tool call failed (a bug in the policy or in the fixtures).
         """
         if session.store is None:
             raise AgentError(f"{self.name} needs session.store: reference agents work on the fixtures store")
-        conversation = self._conversation(session, session.store)
+        inbound = session.inbound
+        if inbound is not None:
+            conversation = self._conversation(session, session.store)
+            inbox = conversation.inbox
+            if not inbox.receive(inbound, idempotent="not_idempotent" not in self.faults):
+                return AgentReply(conversation_id=conversation.id)  # a redelivery: already answered
+            inbox.replay_race(conversation, inbound.id)  # not_idempotent: the retry finds the state the first found
+            if "no_debounce" not in self.faults:
+                inbox.kept.append(inbound)
+                return AgentReply(conversation_id=conversation.id)  # the patient may still be typing
+            inbox.remember_state(conversation, [inbound.id])
+        return self._answer(message, session, session.store)
+
+    async def idle(self, session: AgentSession) -> AgentReply:
+        """The WhatsApp channel says the patient has been quiet until ``session.now``: answer the kept fragments as
+        one message, or follow up once after a silence (a template outside the 24-hour window)."""
+        conversation = self._conversations.get(session.conversation_id or "")
+        if conversation is None or session.store is None:
+            return AgentReply()
+        inbox = conversation.inbox
+        if inbox.kept:
+            inbox.remember_state(conversation, [m.id for m in inbox.kept])
+            text = inbox.burst_text(last_only="answers_last_fragment_only" in self.faults)
+            return self._answer(text, session, session.store)
+        due = inbox.follow_up_due(session.now)
+        if due is None or conversation.state == HANDED_OFF:
+            return AgentReply(conversation_id=conversation.id)
+        turn = Turn(self, conversation, session, ClinicTools(session.store, session),
+                    understand("", conversation.locale, self.LEXICON))
+        if due == "template" and "ignores_window" not in self.faults:
+            return AgentReply(parts=[follow_up_template(conversation.locale, turn.name)],
+                              conversation_id=conversation.id)
+        turn.say("follow_up")
+        return AgentReply(bubbles=turn.bubbles, conversation_id=conversation.id)
+
+    def _answer(self, message: str, session: AgentSession, store: Store) -> AgentReply:
+        """Read one patient message (or a burst's fragments joined) and answer it."""
+        conversation = self._conversation(session, store)
         conversation.turn += 1
-        tools = ClinicTools(session.store, session)
+        tools = ClinicTools(store, session)
         turn = Turn(self, conversation, session, tools, understand(message, conversation.locale, self.LEXICON))
         try:
             self.handle(turn)
         except ToolError as exc:
-            raise AgentError(f"{self.name}: tool call failed: {exc}") from exc
+            if not conversation.inbox.take_race():
+                raise AgentError(f"{self.name}: tool call failed: {exc}") from exc
+            # A retry racing the first delivery (not_idempotent) may find its action already done (the slot taken):
+            # the failed call is recorded, and the bot answers as a real one would, with its fallback.
+            turn.bubbles.clear()
+            turn.interactive.clear()
+        conversation.inbox.take_race()
         if not turn.bubbles:
             turn.say("fallback")
         if turn.interactive:

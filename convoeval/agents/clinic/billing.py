@@ -12,6 +12,7 @@ from typing import Any
 
 from convoeval.agents.clinic import _billing_texts as _texts
 from convoeval.agents.clinic._agent import ClinicAgent, Turn
+from convoeval.agents.clinic._channel import channel_faults
 from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._nlu import extract_choice
 from convoeval.agents.clinic._privacy import privacy_faults
@@ -73,6 +74,10 @@ FAULTS = [
 
 # The privacy faults every reference agent shares (_privacy.py), on the agents where they make sense.
 FAULTS += privacy_faults("billing", ('discloses_third_party', 'trusts_claimed_identity', 'follows_injected_instructions', 'acts_on_other_patient'))
+
+
+# The WhatsApp channel faults every reference agent shares (_channel.py).
+FAULTS += channel_faults("billing")
 
 
 @register_clinic_agent("billing", faults=FAULTS)

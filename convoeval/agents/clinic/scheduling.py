@@ -16,6 +16,7 @@ from typing import Any
 
 from convoeval.agents.clinic import _scheduling_texts as _texts
 from convoeval.agents.clinic._agent import ClinicAgent, Turn
+from convoeval.agents.clinic._channel import channel_faults
 from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._nlu import extract_choice
 from convoeval.agents.clinic._privacy import privacy_faults
@@ -89,6 +90,10 @@ FAULTS = [
 
 # The privacy faults every reference agent shares (_privacy.py), on the agents where they make sense.
 FAULTS += privacy_faults("scheduling", ('discloses_third_party', 'trusts_claimed_identity', 'follows_injected_instructions', 'acts_on_other_patient'))
+
+
+# The WhatsApp channel faults every reference agent shares (_channel.py).
+FAULTS += channel_faults("scheduling")
 
 
 @register_clinic_agent("scheduling", faults=FAULTS)

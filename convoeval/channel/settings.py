@@ -1,0 +1,71 @@
+"""How a scenario's WhatsApp channel behaves: the ``channel:`` block, and durations written as people write them.
+
+A scenario without the block talks as it always did (one text each way, no message ids, no clock). With it, every
+patient message travels through ``convoeval.channel.delivery``: it gets an id and a time, a burst's fragments arrive
+one by one, and the channel may misbehave as the block says, seeded by the run's seed so a run is reproducible.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
+
+__all__ = ["DEFAULT_QUIET_S", "ChannelSettings", "parse_duration"]
+
+#: Seconds the patient stays quiet after a burst before the channel tells the agent so (its debounce timer fires).
+DEFAULT_QUIET_S = 10.0
+
+_Probability = Annotated[StrictFloat | StrictInt, Field(ge=0, le=1)]
+_Seconds = Annotated[StrictFloat | StrictInt, Field(ge=0)]
+
+
+class ChannelSettings(BaseModel):
+    """A scenario's ``channel:`` block (docs/whatsapp.md). Every value is optional; the defaults misbehave never.
+
+    Attributes:
+        redeliver: the chance that a patient message is delivered a second time, with the same id, after the agent
+            answered it (a webhook retried at least once); seeded per message.
+        reorder: the chance that two consecutive fragments of a burst arrive in the opposite order to the one they
+            were sent in (their ``sent_at`` times keep the true order).
+        delay_s: the largest network delay, in seconds, added to each message's arrival (seeded, uniform from 0).
+        fragment_gap_s: seconds between the fragments of a burst as the patient types them.
+        quiet_s: seconds the patient stays quiet after a burst before the channel tells the agent (``idle``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    redeliver: _Probability = 0.0
+    reorder: _Probability = 0.0
+    delay_s: _Seconds = 0.0
+    fragment_gap_s: _Seconds = 3.0
+    quiet_s: Annotated[StrictFloat | StrictInt, Field(gt=0)] = DEFAULT_QUIET_S
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)\s*$",
+                       re.IGNORECASE)
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(value: object) -> float:
+    """Seconds in a duration: a number of seconds, or text such as ``"90s"``, ``"15 min"``, ``"26h"``, ``"2d"``.
+
+    Raises:
+        ValueError: naming the value and the forms it accepts.
+
+    Example:
+        >>> parse_duration("26h"), parse_duration("90 s"), parse_duration(45)
+        (93600.0, 90.0, 45.0)
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"a duration is a number of seconds or text like '26h', got {value!r}")
+    if isinstance(value, (int, float)):
+        if value < 0:
+            raise ValueError(f"a duration cannot be negative, got {value!r}")
+        return float(value)
+    match = _DURATION.match(str(value))
+    if match is None:
+        raise ValueError(f"not a duration: {value!r} (write seconds, or e.g. '90s', '15m', '26h', '2d')")
+    number, unit = match.groups()
+    return float(number) * _UNIT_S[unit[0].lower()]

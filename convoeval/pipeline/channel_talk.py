@@ -1,0 +1,136 @@
+"""A patient turn through the WhatsApp channel: each message delivered with its id and time, the quiet after it.
+
+Used by the exchange (``convoeval.pipeline.talk``) when a scenario talks through the channel (a ``channel:`` block,
+or a scripted turn with a burst, media, a tap or ``after``). The plan of a turn (``convoeval.channel.delivery``:
+fragments, a swap, a redelivery, the quiet) is played against the agent: ``respond`` per delivered message, and the
+agent's ``idle`` at each quiet moment when it has one. Every delivery is a patient row and every message the agent
+sends an agent row, with the channel's columns (``message_id``, ``sent_at``, ``delivery``), so the assertions and the
+report see exactly what happened. An empty reply (a bot waiting for the rest of a burst) is no row: nothing was sent.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from convoeval.agents.base import Agent, AgentReply, AgentSession, idle_handler
+from convoeval.channel import ButtonsPart, ListPart, Part
+from convoeval.channel.delivery import Idle, InboundMessage, channel_rng, plan_turn
+from convoeval.channel.settings import ChannelSettings
+from convoeval.pipeline.agent_call import call_agent
+
+__all__ = ["CHANNEL_EPOCH", "ChannelConversation", "ChannelState", "deliver_turn", "merged_reply", "offered_title"]
+
+#: The channel's clock at a conversation's start: fixed, so a run's times are reproducible (only their differences
+#: matter: the quiet after a burst, the 24-hour window).
+CHANNEL_EPOCH = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.timezone.utc)
+
+
+class ChannelState:
+    """The channel's side of one conversation: its settings, its clock, and the last buttons the agent offered."""
+
+    def __init__(self, settings: ChannelSettings | None):
+        self.settings = settings or ChannelSettings()
+        self.clock = CHANNEL_EPOCH
+        self.offered: dict[str, str] = {}  # id -> title of the reply buttons / list rows of the agent's last message
+
+    def remember_offers(self, parts: Sequence[Part]) -> None:
+        offered = {b.id: b.title for p in parts if isinstance(p, ButtonsPart) for b in p.buttons}
+        offered |= {r.id: r.title for p in parts if isinstance(p, ListPart) for s in p.sections for r in s.rows}
+        if offered or parts:
+            self.offered = offered
+
+
+class ChannelConversation(Protocol):
+    """What a turn through the channel reads and writes of the conversation (``convoeval.pipeline.talk``'s)."""
+
+    channel: ChannelState | None
+    session: AgentSession
+    rows: list[dict[str, Any]]
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def scenario_id(self) -> str: ...
+
+    @property
+    def seed_and_trial(self) -> tuple[int | None, int]: ...
+
+    async def add_patient(self, turn: int, text: str, *, parts: list[Part] | None = None,
+                          channel: dict[str, str] | None = None) -> None: ...
+
+    async def add_agent(self, turn: int, reply: AgentReply, latency_s: float, *,
+                        channel: dict[str, str | None] | None = None) -> None: ...
+
+    async def observe(self, turn: int, message: str, reply: AgentReply) -> None: ...
+
+
+def offered_title(state: ChannelState, button_id: str) -> str | None:
+    """The title of the button or row ``button_id`` the agent's last message offered (``None``: not offered)."""
+    return state.offered.get(button_id)
+
+
+async def deliver_turn(conv: ChannelConversation, agent: Agent, turn: int, messages: Sequence[Sequence[Part]], *,
+                       after_s: float = 0.0, redeliver: float | None = None,
+                       recorded: dict[str, object] | None = None,
+                       log: Callable[[str], None] | None = None) -> list[AgentReply]:
+    """Play one patient turn through the channel and return the replies in which the agent sent something.
+
+    ``recorded`` is the patient row already written for the turn's first message (the simulated patient's, with its
+    signal and tokens): its first delivery fills that row's channel columns instead of adding one.
+
+    Raises:
+        AgentError: the agent failed on a delivery (the conversation is an error, as for any agent failure).
+    """
+    state = conv.channel
+    assert state is not None
+    seed, trial = conv.seed_and_trial
+    events = plan_turn(messages, turn=turn, conversation_key=conv.run_id, start=state.clock,
+                       settings=state.settings, after_s=after_s, redeliver=redeliver,
+                       rng=channel_rng(conv.scenario_id, seed, trial, turn))
+    sent: list[AgentReply] = []
+    for event in events:
+        conv.session.now = event.at if isinstance(event, Idle) else event.arrived_at
+        if isinstance(event, InboundMessage):
+            conv.session.inbound = event
+            if recorded is not None:
+                recorded.update(_patient_columns(event))
+                recorded = None
+            else:
+                await conv.add_patient(turn, event.text, parts=list(event.parts), channel=_patient_columns(event))
+            if log:
+                log(f"    [Turn {turn}] Patient ({event.delivery}, {event.id}): {event.text!r}")
+            reply, latency = await call_agent(agent, agent.respond(event.text, conv.session))
+            trigger, answered = "reply", event.id
+        else:
+            conv.session.inbound = None
+            handler = idle_handler(agent)
+            if handler is None:
+                continue
+            reply, latency = await call_agent(agent, handler(conv.session))
+            trigger, answered = event.kind, None
+        if reply.parts or reply.bubbles:
+            await conv.add_agent(turn, reply, latency, channel={
+                "message_id": answered, "sent_at": conv.session.now.isoformat(), "delivery": trigger})
+            await conv.observe(turn, event.text if isinstance(event, InboundMessage) else "", reply)
+            state.remember_offers(reply.parts)
+            sent.append(reply)
+            if log:
+                log(f"    [Turn {turn}] Agent ({trigger}): {reply.text[:120]!r} | tools: {reply.tool_names}")
+    conv.session.inbound = None
+    state.clock = max(conv.session.now or state.clock, state.clock)
+    return sent
+
+
+def merged_reply(replies: Sequence[AgentReply]) -> AgentReply:
+    """Everything the agent sent in a turn as one reply (its messages and tool calls in order): what a scripted
+    turn's expectations are checked against."""
+    return AgentReply(parts=[p for r in replies for p in r.parts], bubbles=[b for r in replies for b in r.bubbles],
+                      tool_calls=[t for r in replies for t in r.tool_calls])
+
+
+def _patient_columns(message: InboundMessage) -> dict[str, str]:
+    return {"message_id": message.id, "sent_at": message.sent_at.isoformat(), "delivery": message.delivery}
+
