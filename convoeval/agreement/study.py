@@ -260,7 +260,7 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
         ``{name: table}``; names: ``database``, ``judges``, ``scores``, ``self_consistency``, ``score_consistency``,
         ``faults``, ``fault_confusion``, ``trial_flips``, ``probes``, ``fidelity``, ``simulator_failures`` (the
         conversations the simulator-failure gate stopped, left out of every other table; absent when none),
-        ``labels``, ``calibrated``, ``calibrated_estimates`` (raw, labels-only and calibrated pass and goal rates
+        ``labels`` (each judge against each human rater), ``calibrated_estimates`` (raw, labels-only and calibrated pass and goal rates
         on the free labels and the human ones: ``convoeval.agreement.calibration``).
         A table that the data cannot support (one judge, one sample, no known faults, no labels, no probes) is
         empty or absent; ``convoeval.agreement.views`` says which and why.
@@ -307,7 +307,6 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
     human = stats.load_labels(labels) if labels is not None else None
     if human is not None:
         tables["labels"] = stats.score_against_labels(rubric, human, rater="judge", **opts)
-        tables["calibrated"] = stats.calibrated_pass_rates(rubric, human, rater="judge", **opts)
     tables["calibrated_estimates"] = calibration_table(with_judges, human=human, rater="judge", **opts)
     return {name: table for name, table in tables.items() if table is not None}
 
