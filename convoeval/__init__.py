@@ -1,10 +1,10 @@
 """convoeval: conversational evaluation of chat agents.
 
-The public verbs, each from the module that defines it. They load on first use (``convoeval._lazy``), so
+The public verbs, each from the module that defines it. They load on first use (``convoeval._util.lazy``), so
 ``import convoeval`` stays cheap: pandas, LangChain and the store drivers load only when a verb that needs them is used.
 """
 
-from convoeval._lazy import lazy_exports
+from convoeval._util.lazy import lazy_exports
 
 __version__ = "0.1.0"
 

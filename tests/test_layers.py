@@ -70,6 +70,9 @@ GONE_MODULES = [
     "convoeval.models", "convoeval.cache", "convoeval.accounting", "convoeval.http_transport", "convoeval.local_llm",
     "convoeval.report._html", "convoeval.pipeline.sweep",
     "convoeval.report.agreement_views", "convoeval.report.compare_views",
+    # The loose top-level modules, placed in packages (issue #36).
+    "convoeval._aio", "convoeval._lazy", "convoeval.paths", "convoeval.urls", "convoeval.html_blocks", "convoeval.plugins",
+    "convoeval.sql_schema", "convoeval.local_idle", "convoeval._fork_server",
 ]
 GONE_NAMES = [
     ("convoeval.report", "score_frame"), ("convoeval.report", "execute"), ("convoeval.report", "check_parameters"),

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 import pandas as pd
 
-from convoeval._aio import blocking
+from convoeval._util.aio import blocking
 from convoeval.agents.clinic import clinic_agent_names, faults_for
 from convoeval.frames import RunFrames
 from convoeval.llm.accounting import CALL_COLUMNS

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from convoeval import frames as F
-from convoeval._aio import run_sync
+from convoeval._util.aio import run_sync
 from convoeval.frames import RunFrames
 from convoeval.judges.holistic import ajudge_holistic
 from convoeval.judges.rubric import ajudge_rubric

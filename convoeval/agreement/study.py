@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from convoeval import stats
+from convoeval._util.paths import under
 from convoeval.agreement.calibration import calibration_table
 from convoeval.agreement.rejudge import judged_transcripts, rejudge
 from convoeval.agreement.study_params import StudyConfig, check_study_parameters  # the notebook's one namespace
@@ -35,7 +36,6 @@ from convoeval.frames import SIMULATOR_FAILURE, RunFrames, from_parquet, to_parq
 from convoeval.llm import CacheMissError
 from convoeval.llm.accounting import CALL_COLUMNS
 from convoeval.llm.models import get_model
-from convoeval.paths import under
 from convoeval.pipeline.config import ParameterError
 from convoeval.pipeline.notebook import ReplayMissError
 from convoeval.pipeline.progress import Mode, StageProgress, as_mode

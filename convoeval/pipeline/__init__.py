@@ -11,7 +11,7 @@ The CLI (``convoeval run``), the run notebook (``notebook_config`` + ``run_noteb
 through ``run_eval``; code that plans its own jobs runs them with ``convoeval.pipeline.batch.arun_batch``.
 """
 
-from convoeval._lazy import lazy_exports
+from convoeval._util.lazy import lazy_exports
 
 # Each name loads its module on first use: `convoeval --help` (the CLI imports `pipeline.config` for its flags) need
 # not load the notebook helpers (issue #28); none of these modules imports pandas at its top any more.

@@ -278,7 +278,7 @@ class EvalResult:
         return {s: int(counts.get(s, 0)) for s in F.STATUSES}
 
     def _repr_html_(self) -> str:
-        from convoeval.html_blocks import badge, css, esc, shown_path, wrap  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
+        from convoeval._util.html_blocks import badge, css, esc, shown_path, wrap  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
         counts = self.status_counts()
         parts = " ".join(f"{badge(s)} {n}" for s, n in counts.items() if n)

@@ -20,7 +20,7 @@ from typing import Any, Unpack
 
 import pandas as pd
 
-from convoeval._aio import run_sync
+from convoeval._util.aio import run_sync
 from convoeval.agents import get_agent
 from convoeval.agents.clinic import FAULTS, faults_for
 from convoeval.errors import ConvoevalError

@@ -17,9 +17,9 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval._util.html_blocks import FONT, MUTED, badge, box, css, esc, table
+from convoeval._util.html_blocks import heading as _heading
 from convoeval.frames import AGENT_STATUSES, SIMULATOR_FAILURE, STATUSES, to_spreadsheet_csv
-from convoeval.html_blocks import FONT, MUTED, badge, box, css, esc, table
-from convoeval.html_blocks import heading as _heading
 from convoeval.pipeline.results import EvalResult, load_results
 from convoeval.report.overview import LOCAL_DEMO_WARNING
 from convoeval.report.plots import Chart

@@ -11,8 +11,8 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval._util.html_blocks import HTML, MUTED, box, css, esc, shown_path, table, wrap
 from convoeval.frames import SIMULATOR_FAILURE
-from convoeval.html_blocks import HTML, MUTED, box, css, esc, shown_path, table, wrap
 from convoeval.pipeline.results import EvalResult
 from convoeval.report.problems import errors_frame
 

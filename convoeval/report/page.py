@@ -12,8 +12,8 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from convoeval.html_blocks import FONT, HTML, css, esc, shown_path, wrap
-from convoeval.html_blocks import heading as _heading
+from convoeval._util.html_blocks import FONT, HTML, css, esc, shown_path, wrap
+from convoeval._util.html_blocks import heading as _heading
 from convoeval.pipeline.results import EvalResult
 from convoeval.report.calibrated import calibrated_rates, run_labels
 from convoeval.report.overview import what_ran

@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval._util.html_blocks import STATUS_COLORS, missing
 from convoeval.frames import AGENT_STATUSES
-from convoeval.html_blocks import STATUS_COLORS, missing
 from convoeval.pipeline.results import EvalResult
 
 __all__ = ["score_table", "score_table_data"]

@@ -16,8 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.frames import AGENT_STATUSES, HOLISTIC_DIMENSIONS, SIMULATOR_FAILURE, TURN_DIMENSIONS
-from convoeval.html_blocks import (
+from convoeval._util.html_blocks import (
     HTML,
     MUTED,
     STATUS_COLORS,
@@ -29,6 +28,7 @@ from convoeval.html_blocks import (
     number_text,
     wrap,
 )
+from convoeval.frames import AGENT_STATUSES, HOLISTIC_DIMENSIONS, SIMULATOR_FAILURE, TURN_DIMENSIONS
 from convoeval.pipeline.results import EvalResult
 from convoeval.report.chat import CHAT_BG, chip, message_html
 from convoeval.report.problems import LOW_DIMENSION

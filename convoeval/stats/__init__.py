@@ -13,7 +13,7 @@ Example (needs a judged run's frames, so not run as a doctest; each statistic's 
     binary_agreement(rubric_ratings(frames.rubric, rater="judge_model"))
 """
 
-from convoeval._lazy import lazy_exports
+from convoeval._util.lazy import lazy_exports
 
 # The statistics import SciPy (half a second): loaded on first use of a name, not when a light submodule such as
 # ``convoeval.stats.goal`` (the simulator-failure gate's) is imported, which runs this file first.

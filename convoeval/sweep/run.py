@@ -29,8 +29,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from convoeval._util.paths import project_root
 from convoeval.errors import ConvoevalError
-from convoeval.paths import project_root
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.report.index import CombinationRow, write_index
 from convoeval.scenarios import agent_names, did_you_mean
