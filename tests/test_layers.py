@@ -83,6 +83,11 @@ GONE_NAMES = [
     ("convoeval.agreement.study_params", "study_defaults"), ("convoeval.compare.notebook", "COMPARE_PARAMETERS"),
     ("convoeval.redteam.notebook", "REDTEAM_PARAMETERS"), ("convoeval.forking.views", "DEBUG_PARAMETERS"),
     ("convoeval.forking.views", "DebugParameters"), ("convoeval.pipeline.config", "is_parameter_like"),
+    # One function reads every kind of saved folder (issue #36): convoeval.load_results; a run's is load_run.
+    ("convoeval.pipeline", "load_results"), ("convoeval.pipeline.results", "load_results"),
+    ("convoeval.report.index", "load_sweep"),
+    # Calibration: one public function per question (issue #36).
+    ("convoeval.stats", "calibrated_pass_rates"), ("convoeval.stats.labels", "corrected_pass_rate"),
 ]
 
 

@@ -273,6 +273,25 @@ async def arun_fault_study(
     return RunFrames.merge(parts, call_columns=CALL_COLUMNS)
 
 
+def load_fault_study(folder: Path | str) -> RunFrames:
+    """A saved fault study read back: every target's folder (``<folder>/<target_folder(target)>/runs/``), merged as
+    ``run_fault_study`` returns them (``frames.runs.target`` tells the arms apart; ``frames.calls`` has a ``target``
+    column). The loader of the ``fault study`` kind of ``convoeval.load_results``.
+
+    Raises:
+        FileNotFoundError: no target folder with a finished conversation under ``folder``.
+    """
+    parts = []
+    for sub in sorted(p for p in Path(folder).iterdir() if p.is_dir()) if Path(folder).is_dir() else []:
+        frames = read_frames(sub)
+        if len(frames.runs):
+            target = str(frames.runs["target"].iloc[0])
+            parts.append(frames.replace(calls=frames.calls.assign(target=target)) if len(frames.calls) else frames)
+    if not parts:
+        raise FileNotFoundError(f"{folder} holds no fault study (no <target>/runs/*.json under it)")
+    return RunFrames.merge(parts, call_columns=CALL_COLUMNS)
+
+
 def _not_saved(jobs: Sequence[Any], saved: set[str]) -> list[Any]:
     return [j for j in jobs if j.key not in saved]
 

@@ -260,8 +260,8 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
         ``{name: table}``; names: ``database``, ``judges``, ``scores``, ``self_consistency``, ``score_consistency``,
         ``faults``, ``fault_confusion``, ``trial_flips``, ``probes``, ``fidelity``, ``simulator_failures`` (the
         conversations the simulator-failure gate stopped, left out of every other table; absent when none),
-        ``labels`` (each judge against each human rater), ``calibrated_estimates`` (raw, labels-only and calibrated pass and goal rates
-        on the free labels and the human ones: ``convoeval.agreement.calibration``).
+        ``labels`` (each judge against each human rater), ``calibrated_estimates`` (raw, labels-only and calibrated
+        pass and goal rates on the free labels and the human ones: ``convoeval.agreement.calibration``).
         A table that the data cannot support (one judge, one sample, no known faults, no labels, no probes) is
         empty or absent; ``convoeval.agreement.views`` says which and why.
     """

@@ -23,5 +23,5 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "convoeval.pipeline.execute": ("run_eval",),
     "convoeval.pipeline.jobs": ("Job", "plan"),
     "convoeval.pipeline.notebook": ("check_threshold", "notebook_config", "run_notebook_config"),
-    "convoeval.pipeline.results": ("EvalResult", "load_results"),
+    "convoeval.pipeline.results": ("EvalResult", "load_run"),
 })

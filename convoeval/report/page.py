@@ -83,7 +83,7 @@ def save_html(run: EvalResult, path: Path | str | None = None, *, title: str | N
 
     Example:
         >>> import tempfile
-        >>> from convoeval.pipeline import load_results
+        >>> from convoeval import load_results
         >>> run = load_results("reports/example")
         >>> target = Path(tempfile.mkdtemp()) / "report.html"
         >>> link = save_html(run, target)   # the notebook's last cell: save_html(run), beside the run's data

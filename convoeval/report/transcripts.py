@@ -50,7 +50,7 @@ def transcripts(run: EvalResult, *, scenario: str | None = None, status: str | N
         limit: at most this many conversations (the rest are counted, not shown).
 
     Example:
-        >>> from convoeval.pipeline import load_results
+        >>> from convoeval import load_results
         >>> transcripts(load_results("reports/example"), status="pass")   # a notebook cell shows them
         2 transcript(s)
     """

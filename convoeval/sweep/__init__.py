@@ -12,9 +12,10 @@ from convoeval.sweep.run import (
     SweepError,
     SweepResult,
     default_sweep_dir,
+    load_sweep,
     papermill_executor,
     run_sweep,
 )
 
-__all__ = ["DONE_MARKER", "Combination", "SweepError", "SweepResult", "default_sweep_dir", "papermill_executor",
-           "run_sweep"]
+__all__ = ["DONE_MARKER", "Combination", "SweepError", "SweepResult", "default_sweep_dir", "load_sweep",
+           "papermill_executor", "run_sweep"]
