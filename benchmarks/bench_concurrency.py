@@ -56,7 +56,7 @@ async def sweep(jobs: list[Any], out: Path, concurrency: int) -> None:
 def measure(label: str, jobs: list[Any], llm: FakeLLM, folder: Path, *, concurrency: int, endpoint_limit: int,
             latency: float, profile: Path | None = None) -> dict[str, Any]:
     """One sweep; its wall and CPU time, the calls it made and its ratio to the critical-path bound."""
-    from convoeval.pipeline import load_results
+    from convoeval import load_results
 
     out = folder / label.replace(" ", "-")
     before = llm.stats()["requests"]

@@ -35,7 +35,7 @@ def main() -> int:
                       CONVOEVAL_STORE_URL=f"sqlite:///{tmp / 'store.db'}")
     from test_reliability_support import fake_responder
 
-    from convoeval._aio import run_sync
+    from convoeval._util.aio import run_sync
     from convoeval.llm.cache import ResponseCache, use_cache
     from convoeval.pipeline import EvalConfig, RunOptions
     from convoeval.pipeline.execute import build_agents, select_scenarios

@@ -11,7 +11,7 @@ import time
 
 import pandas  # noqa: F401 - imported before timing (see the docstring)
 
-from convoeval.pipeline import load_results
+from convoeval import load_results
 
 
 def main() -> None:

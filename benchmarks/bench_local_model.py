@@ -89,8 +89,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.private:
         return measure(args, private=False)
+    from convoeval._util.paths import state_dir
     from convoeval.llm.local import DEFAULT_WEIGHTS
-    from convoeval.paths import state_dir
 
     weights = state_dir() / "models" / DEFAULT_WEIGHTS.filename  # the user's assembled weights, read only
     overrides = {"CONVOEVAL_LOCAL_MODEL": str(weights)} if weights.is_file() else {}

@@ -124,7 +124,8 @@ def layers(llm: FakeLLM, folder: Path, calls: int) -> list[dict[str, Any]]:
 def sweep_profile(llm: FakeLLM, folder: Path, seeds: int, trials: int, profile_path: Path) -> dict[str, Any]:
     """Part 2: a whole sweep at latency 0; CPU per LLM call and a profile grouped by package."""
     from benchmarks.bench_concurrency import sweep
-    from convoeval.pipeline import load_results, plan
+    from convoeval import load_results
+    from convoeval.pipeline import plan
 
     jobs = plan(conversational_scenarios(), seeds=list(range(1, seeds + 1)), trials=trials)
     with isolated_env(folder / "sweep", OPENAI_BASE_URL=llm.base_url, CONVOEVAL_MAX_CONCURRENCY="1024"):

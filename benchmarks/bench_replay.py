@@ -33,7 +33,7 @@ from benchmarks.common import (
 
 def one_run(label: str, jobs: list[Any], llm: FakeLLM, folder: Path, mode: str) -> dict[str, Any]:
     """A sweep with the shared cache file in ``mode``; what the server and the results say about its calls."""
-    from convoeval.pipeline import load_results
+    from convoeval import load_results
 
     out = folder / label
     before = llm.stats()["requests"]

@@ -15,9 +15,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from convoeval import load_results
 from convoeval.fidelity import agent_claims
 from convoeval.fidelity.goal import unearned
-from convoeval.pipeline import load_results
 from convoeval.stats.goal import PROCESS_ASSERTIONS
 
 

@@ -1,10 +1,10 @@
 """convoeval: conversational evaluation of chat agents.
 
-The public verbs, each from the module that defines it. They load on first use (``convoeval._lazy``), so
+The public verbs, each from the module that defines it. They load on first use (``convoeval._util.lazy``), so
 ``import convoeval`` stays cheap: pandas, LangChain and the store drivers load only when a verb that needs them is used.
 """
 
-from convoeval._lazy import lazy_exports
+from convoeval._util.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -21,7 +21,8 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "convoeval.store.assertions": ("check_assertions",),
     "convoeval.frames": ("RunFrames", "transcript_frame"),
     "convoeval.pipeline.config": ("EvalConfig",),
-    "convoeval.pipeline.results": ("EvalResult", "load_results"),
+    "convoeval.pipeline.results": ("EvalResult",),
+    "convoeval.folders": ("load_results",),
     "convoeval.pipeline.execute": ("run_eval",),
     "convoeval.forking": ("fork", "fork_profile", "locate_failure"),
     "convoeval.forking.pinning": ("pin",),

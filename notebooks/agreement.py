@@ -122,8 +122,8 @@ views.plot_fault_confusion(study)
 
 # %% [markdown]
 # ## Judges against human labels
-# Human verdicts (`labels`, the CSV format of `evals/labels/README.md`) as the reference, and each judge's pass rate
-# corrected for the sensitivity and specificity measured against them.
+# Human verdicts (`labels`, the CSV format of `evals/labels/README.md`) as the reference: each judge's sensitivity,
+# specificity and κ against them (the pass rates they correct are the calibrated estimates below).
 
 # %%
 views.labels_view(study)

@@ -39,7 +39,7 @@ _CONVERSATION_COLUMNS = ["target", "scenario", "seed", "trial", "status", "score
 
 def run_tables(out: Path = RUN_OUT) -> dict[str, pd.DataFrame]:
     """The replayed run notebook's score table, as the notebook and report.html show it."""
-    from convoeval.pipeline import load_results
+    from convoeval import load_results
     from convoeval.report import score_table_data
 
     return {"run-scores": score_table_data(load_results(out))}

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from convoeval import frames as F
+from convoeval._util.html_blocks import _ICONS
 from convoeval.frames import FRAME_SCHEMAS, RunFrames
-from convoeval.html_blocks import _ICONS
 from convoeval.pipeline.results import EvalResult
 
 SCRIPT = "<script>alert('x')</script>"

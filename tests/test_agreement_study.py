@@ -122,3 +122,18 @@ def test_agreement_views_interpret_is_the_function_even_after_its_submodule_was_
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parents[1])
     assert done.stdout.split() == ["True", "convoeval.stats.verdicts"]
+
+
+def test_human_labels_give_the_judges_against_them_and_one_corrected_rate_each(tmp_path):
+    # Rogan–Gladen reaches a study once, through the calibrated estimates (pass_rate_estimates); the labels table
+    # holds the judge against each human rater (docs/agreement.md, "Calibration: one function per question").
+    verdicts = [True, False] * 12
+    study = _study({"a": verdicts}, 12)
+    lines = "".join(f"r{i},c1,{'pass' if i % 3 else 'fail'},ana,\n" for i in range(12))
+    (tmp_path / "labels.csv").write_text("conversation,criterion,label,rater,note\n" + lines, encoding="utf-8")
+    tables = compute_tables(study, labels=tmp_path / "labels.csv", n_boot=50)
+    assert "calibrated" not in tables
+    assert set(tables["labels"]["rater_b"]) == {"ana"}
+    estimates = tables["calibrated_estimates"]
+    human = estimates[(estimates["labels"] == "human") & (estimates["estimator"] == "rogan_gladen")]
+    assert human["criterion"].tolist() == ["c1"]

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from convoeval._aio import run_sync
+from convoeval._util.aio import run_sync
 
 
 async def _loop():
@@ -59,7 +59,7 @@ def test_sync_verbs_can_be_called_again_with_the_same_client():
 def test_blocking_twin_has_the_coroutine_functions_parameters_and_runs_it():
     import inspect
 
-    from convoeval._aio import blocking
+    from convoeval._util.aio import blocking
 
     async def ascale(values: list[int], *, factor: int = 2) -> list[int]:
         """Scale values."""

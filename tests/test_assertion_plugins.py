@@ -18,7 +18,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from convoeval import plugins
+from convoeval._util import plugins
 from convoeval.scenarios import (
     Assertions,
     ScenarioError,

@@ -248,7 +248,7 @@ async def test_a_run_records_the_parts_and_checks_the_limits(titles, store, tmp_
 
 
 def test_a_results_folder_saved_before_parts_still_loads_and_draws() -> None:
-    from convoeval.pipeline import load_results
+    from convoeval import load_results
     from convoeval.report.transcripts import transcripts
 
     run = load_results("reports/example")  # saved before the parts column existed

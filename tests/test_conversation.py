@@ -8,7 +8,8 @@ import math
 
 import pytest
 
-from convoeval.pipeline import Job, load_results, plan
+from convoeval import load_results
+from convoeval.pipeline import Job, plan
 from convoeval.pipeline.batch import arun_batch, finished_keys
 from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.scenarios import load_scenarios, parse_scenario

@@ -228,7 +228,7 @@ def test_label_help_says_how_to_label_a_folder_named_import(tmp_path, monkeypatc
 def test_reports_readme_describes_what_reports_example_holds():
     """reports/README.md described the example as what a run produces today, which it no longer is (#39): it now
     says when and with what it was made, and each scenario's outcome, all checked against the saved data."""
-    from convoeval.pipeline import load_results
+    from convoeval import load_results
 
     text = (ROOT / "reports" / "README.md").read_text(encoding="utf-8")
     run = load_results(ROOT / "reports" / "example")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from convoeval import plugins
+from convoeval._util import plugins
 from convoeval.scenarios.assertion_kinds import ASSERTION_GROUP
 
 REPO = Path(__file__).resolve().parents[1]

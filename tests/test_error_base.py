@@ -66,7 +66,7 @@ def test_the_search_finds_the_errors_and_their_built_in_parents_stay(exceptions:
     assert issubclass(StoreError, RuntimeError) and issubclass(CacheMissError, RuntimeError)
     assert issubclass(exceptions["convoeval.frames.run_frames.UnknownFrameError"], KeyError)
     assert issubclass(exceptions["convoeval.testing.fake_model.ScriptExhaustedError"], AssertionError)
-    assert issubclass(exceptions["convoeval.sweep.SweepError"], ValueError)
+    assert issubclass(exceptions["convoeval.sweep.run.SweepError"], ValueError)
 
 
 def test_the_base_is_a_public_verb_of_the_package() -> None:

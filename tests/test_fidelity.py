@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from convoeval import frames as F
+from convoeval import load_results
 from convoeval.fidelity import (
     CHECKS,
     FIDELITY_SCHEMA,
@@ -20,7 +21,7 @@ from convoeval.fidelity import (
     flagged_runs,
 )
 from convoeval.frames import RunFrames
-from convoeval.pipeline import load_results, plan
+from convoeval.pipeline import plan
 from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions
 from convoeval.scenarios import load_scenarios, parse_scenario

@@ -6,10 +6,11 @@ import pytest
 from fork_support import HEALTHY, models, scripted_patient
 from test_reliability_support import llm_responder
 
+from convoeval import load_results
 from convoeval.cli import main
 from convoeval.llm import models as model_registry
 from convoeval.pipeline.conversation import RunOptions, run_any
-from convoeval.pipeline.results import load_results, write_conversation
+from convoeval.pipeline.results import write_conversation
 from convoeval.scenarios import load_scenarios
 from convoeval.store import open_store
 from convoeval.testing import FakeOpenAIServer

@@ -20,9 +20,10 @@ from test_agents_clinic_scheduling import PATIENTS as SCHEDULING
 from test_agents_clinic_support import SCRIPTS as SUPPORT
 from test_reliability_support import fake_responder, forced_tool, llm_responder
 
+from convoeval import load_results
 from convoeval.agents.python_callable import PythonCallableAgent
 from convoeval.cli import build_parser
-from convoeval.pipeline import ConfigError, EvalConfig, load_results, plan, run_eval
+from convoeval.pipeline import ConfigError, EvalConfig, plan, run_eval
 from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.pipeline.execute import EXIT_BELOW_THRESHOLD, EXIT_OK, EXIT_SIMULATOR_FAILURES, exit_code

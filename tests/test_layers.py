@@ -70,6 +70,9 @@ GONE_MODULES = [
     "convoeval.models", "convoeval.cache", "convoeval.accounting", "convoeval.http_transport", "convoeval.local_llm",
     "convoeval.report._html", "convoeval.pipeline.sweep",
     "convoeval.report.agreement_views", "convoeval.report.compare_views",
+    # The loose top-level modules, placed in packages (issue #36).
+    "convoeval._aio", "convoeval._lazy", "convoeval.paths", "convoeval.urls", "convoeval.html_blocks", "convoeval.plugins",
+    "convoeval.sql_schema", "convoeval.local_idle", "convoeval._fork_server",
 ]
 GONE_NAMES = [
     ("convoeval.report", "score_frame"), ("convoeval.report", "execute"), ("convoeval.report", "check_parameters"),
@@ -80,6 +83,11 @@ GONE_NAMES = [
     ("convoeval.agreement.study_params", "study_defaults"), ("convoeval.compare.notebook", "COMPARE_PARAMETERS"),
     ("convoeval.redteam.notebook", "REDTEAM_PARAMETERS"), ("convoeval.forking.views", "DEBUG_PARAMETERS"),
     ("convoeval.forking.views", "DebugParameters"), ("convoeval.pipeline.config", "is_parameter_like"),
+    # One function reads every kind of saved folder (issue #36): convoeval.load_results; a run's is load_run.
+    ("convoeval.pipeline", "load_results"), ("convoeval.pipeline.results", "load_results"),
+    ("convoeval.report.index", "load_sweep"),
+    # Calibration: one public function per question (issue #36).
+    ("convoeval.stats", "calibrated_pass_rates"), ("convoeval.stats.labels", "corrected_pass_rate"),
 ]
 
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from convoeval import local_idle
 from convoeval.cli import main
 from convoeval.llm import local as local_llm
 from convoeval.llm.local import LocalModelError
 from convoeval.llm.local import server as local_server_mod
+from convoeval.local_server import idle as local_idle
 
 # -- the setting and what a person reads ----------------------------------------------------------------------------
 

@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, Field
 
-from convoeval import local_server as in_server
 from convoeval.llm import local as local_llm
 from convoeval.llm.local import (
     DEFAULT_WEIGHTS,
@@ -30,6 +29,7 @@ from convoeval.llm.local import (
 )
 from convoeval.llm.local import server as local_server_mod
 from convoeval.llm.local import weights as local_weights
+from convoeval.local_server import app as in_server
 
 # -- assembly (no real weights needed) ------------------------------------------------------------------------------
 

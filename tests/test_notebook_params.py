@@ -54,10 +54,10 @@ def test_every_one_line_error_shares_the_one_base_and_shows_its_class_and_messag
 
 
 def test_each_model_declares_every_parameter_with_its_meaning_and_shows_them_in_one_table(tmp_path):
+    from convoeval._util.html_blocks import esc
     from convoeval.agreement.study_params import StudyConfig
     from convoeval.compare.notebook import CompareParams
     from convoeval.forking.views import DebugParams
-    from convoeval.html_blocks import esc
     from convoeval.redteam.notebook import RedTeamParams
 
     (tmp_path / "runs").mkdir()

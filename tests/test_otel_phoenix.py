@@ -25,7 +25,7 @@ import pytest
 from test_otel_support import expected_traces, observed_traces
 from test_reliability_support import clean_env, llm_responder, run_args
 
-from convoeval.pipeline import load_results
+from convoeval import load_results
 from convoeval.testing import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[1]

@@ -101,7 +101,7 @@ def test_the_notebook_the_cli_and_a_sweep_build_the_same_configuration(monkeypat
     assert exit_.value.code == 2  # the ConfigError above, as a usage error
     assert seen[0].model_dump() == notebook.model_dump()
 
-    from convoeval.sweep import SweepError, _check, _plan
+    from convoeval.sweep.run import SweepError, _check, _plan
 
     _check(RUN_NOTEBOOK, _plan(["billing"], [1]), 3, {"judge_samples": 2})  # valid: no error
     with pytest.raises(SweepError, match="judge_samples must be a whole number"):

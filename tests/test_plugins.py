@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from convoeval import plugins
+from convoeval._util import plugins
 from convoeval.agents import _FACTORIES, get_agent
 from convoeval.llm import model_info
 from convoeval.llm.models import PROVIDERS, ModelConfigError, get_model, resolve_model

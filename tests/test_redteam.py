@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from convoeval import load_results
 from convoeval.agents.base import AgentSession
 from convoeval.agents.clinic import FAULTS, faults_for
 from convoeval.agents.tools import ClinicTools
 from convoeval.cli import main as cli_main
-from convoeval.pipeline.results import load_results
 from convoeval.redteam.attacks import AttackError, attack_json_schema, expand, load_attacks
 from convoeval.redteam.metrics import attack_success, cases_frame, leaks_by_kind, over_refusal, wilson
 from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from convoeval.pipeline.results import load_results
+from convoeval import load_results
 from convoeval.redteam.attacks import expand, load_attacks
 from convoeval.redteam.run import attack_job, run_cases
 from convoeval.redteam.study import load_redteam, run_redteam

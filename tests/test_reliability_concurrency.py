@@ -21,8 +21,9 @@ import pytest
 from store_support import PG_URL, require_postgres
 from test_reliability_support import SCENARIOS, fake_responder, record_figures
 
+from convoeval import load_results
 from convoeval.agents.base import AgentReply, AgentSession, ToolCall
-from convoeval.pipeline import load_results, plan
+from convoeval.pipeline import plan
 from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions
 from convoeval.scenarios import load_scenarios

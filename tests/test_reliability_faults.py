@@ -32,9 +32,9 @@ from test_reliability_support import (
     run_files,
 )
 
-from convoeval import llm
+from convoeval import llm, load_results
 from convoeval.llm import retries
-from convoeval.pipeline import EvalConfig, load_results, plan, run_eval
+from convoeval.pipeline import EvalConfig, plan, run_eval
 from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions
 from convoeval.pipeline.execute import select_scenarios

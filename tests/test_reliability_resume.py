@@ -30,7 +30,7 @@ from test_reliability_support import (
     run_files,
 )
 
-from convoeval.pipeline import load_results
+from convoeval import load_results
 from convoeval.pipeline.batch import finished_keys
 from convoeval.scenarios import load_scenarios
 from convoeval.store import TABLES, cleanup_run, open_store, seed_run

@@ -7,8 +7,8 @@ import pytest
 from agreement_support import assertion_rows, rubric
 from report_support import conversation, merge, run_data
 
+from convoeval._util.paths import project_root
 from convoeval.frames import RunFrames
-from convoeval.paths import project_root
 from convoeval.pipeline import ConfigError, EvalConfig
 from convoeval.pipeline.results import EvalResult
 from convoeval.report import calibrated_rates, calibrated_rates_frame

@@ -1,7 +1,7 @@
 """Numbers in every table the notebooks and reports show are rounded for reading.
 
 The agreement notebook's fidelity table showed ``share_flagged`` as ``0.6666666666666666``. Tables now format
-numbers by column (``convoeval.html_blocks.number_text``): scores to one decimal, rates and statistics to two,
+numbers by column (``convoeval._util.html_blocks.number_text``): scores to one decimal, rates and statistics to two,
 p-values to three, counts as whole numbers. The data behind them (CSV, Parquet, ``study.tables``) keeps full
 precision: only what a reader sees is rounded.
 """
@@ -18,11 +18,11 @@ from agreement_support import assertion_rows, holistic, rubric, runs
 from report_support import conversation, merge, run_data
 
 from convoeval import report
+from convoeval._util.html_blocks import number_text
 from convoeval.agreement import views
 from convoeval.agreement.study import Study, compute_tables
 from convoeval.fidelity import FIDELITY_SCHEMA
 from convoeval.frames import RunFrames, typed_frame
-from convoeval.html_blocks import number_text
 
 #: A number shown unrounded (0.6666666666666666, 6.66667). Only p-values keep three decimals (0.046): four or more
 #: is never meant.

@@ -9,8 +9,7 @@ import pandas as pd
 import pytest
 from report_support import SCRIPT, conversation, merge, run_data, text_icons, write_run_folder
 
-from convoeval import report
-from convoeval.pipeline import load_results
+from convoeval import load_results, report
 from convoeval.report import LOCAL_DEMO_WARNING
 
 

@@ -8,8 +8,7 @@ import re
 
 from report_support import conversation, merge, run_data, text_icons
 
-from convoeval import report
-from convoeval.pipeline import load_results
+from convoeval import load_results, report
 
 DEMO = {"simulator": {"provider": "local", "model": "qwen", "local_demo": True},
         "judge": {"provider": "local", "model": "qwen", "local_demo": True}}

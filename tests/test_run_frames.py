@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 from report_support import conversation, merge, write_run_folder
 
+from convoeval import load_results
 from convoeval.frames import FRAME_NAMES, FRAME_SCHEMAS, RunFrames, UnknownFrameError
 from convoeval.llm.accounting import CALL_COLUMNS
-from convoeval.pipeline import EvalResult, load_results
+from convoeval.pipeline import EvalResult
 
 
 def _payloads() -> list[dict]:

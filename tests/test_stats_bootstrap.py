@@ -109,9 +109,9 @@ def test_every_interval_is_the_same_when_the_conversations_get_other_run_ids():
 
     from convoeval.stats import (
         binary_agreement,
-        calibrated_pass_rates,
         holistic_ratings,
         multi_rater_agreement,
+        pass_rate_estimates,
         probe_effects,
         rubric_ratings,
         score_agreement,
@@ -127,6 +127,10 @@ def test_every_interval_is_the_same_when_the_conversations_get_other_run_ids():
     labels = pd.DataFrame({"conversation": [f"r{i}" for i in range(n_runs)], "criterion": "c1", "rater": "ana",
                            "label": pd.array(rng.random(n_runs).round().astype(bool), "boolean"), "note": None,
                            "file": "labels.csv", "line": range(2, n_runs + 2)})
+    first_a = rubric_ratings(verdicts_frame, samples="first").query("rater == 'a' and criterion == 'c1'")
+    agrees = first_a.set_index("run_id")["passed"]
+    # A rater who agrees with judge a but on r0: a judge with information, so Rogan–Gladen gives intervals to compare.
+    informed = labels.assign(label=pd.array([bool(agrees[f"r{i}"]) != (i == 0) for i in range(n_runs)], "boolean"))
     pairs = pd.DataFrame({"probe": "verbosity", "run_id": [f"r{i}" for i in range(n_runs)], "instrument": "rubric",
                           "item": "c1", "before": rng.random(n_runs).round(), "after": rng.random(n_runs).round()})
 
@@ -143,8 +147,9 @@ def test_every_interval_is_the_same_when_the_conversations_get_other_run_ids():
             "scores": score_agreement(holistic_ratings(hol, samples="mean"), n_boot=200),
             "self": self_consistency(rub, n_boot=200),
             "score_consistency": score_consistency(hol, n_boot=200),
-            "calibrated": calibrated_pass_rates(rub, labels.assign(conversation=labels["conversation"].map(rename)),
-                                                n_boot=200),
+            # Rogan–Gladen, the one bootstrap among the calibrated estimators (9 labelled conversations: min_labels 5)
+            "calibrated": pass_rate_estimates(rub, informed.assign(conversation=informed["conversation"].map(rename)),
+                                              estimators=("rogan_gladen",), min_labels=5, n_boot=200),
             "probes": probe_effects(new(pairs), n_boot=200),
         }
 

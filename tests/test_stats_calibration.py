@@ -14,7 +14,6 @@ from scipy.stats import t as student_t
 from convoeval.stats._estimate import cluster_variance, prepare
 from convoeval.stats.calibrated import ESTIMATORS, calibrated_estimates, estimate
 from convoeval.stats.isotonic import fit_isotonic, isotonic_mean
-from convoeval.stats.labels import corrected_pass_rate
 from convoeval.stats.ppi import (
     cluster_lambdas,
     judge_only_mean,
@@ -23,7 +22,7 @@ from convoeval.stats.ppi import (
     ppi_mean,
     ppi_proportion,
 )
-from convoeval.stats.rogan_gladen import rogan_gladen_rate
+from convoeval.stats.rogan_gladen import corrected_pass_rate, rogan_gladen_rate
 
 Z = NormalDist().inv_cdf(0.975)
 

@@ -1,4 +1,5 @@
-"""Human labels: the CSV format and its errors, resolving against runs, scoring judges, the corrected pass rate."""
+"""Human labels: the CSV format and its errors, resolving against runs, scoring judges, the corrected pass rate
+(Rogan–Gladen through ``pass_rate_estimates``, the one route from a run's frames)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from agreement_support import rubric
 
 from convoeval.stats import (
     LabelError,
-    calibrated_pass_rates,
     corrected_pass_rate,
     label_ratings,
+    label_values,
     load_labels,
+    pass_rate_estimates,
     read_labels,
     score_against_labels,
 )
@@ -128,15 +130,19 @@ def _calibration_case(tmp_path: Path):
     return rubric({"judge": judge}), load_labels([_csv(tmp_path, lines)])
 
 
-def test_calibrated_pass_rates_by_hand(tmp_path):
+def test_the_corrected_pass_rate_of_a_criterion_by_hand(tmp_path):
     runs, labels = _calibration_case(tmp_path)
-    out = calibrated_pass_rates(runs, labels, n_boot=200).set_index("statistic")
-    assert out.loc["pass_rate", "value"] == pytest.approx(12 / 20)
-    assert (out.loc["sensitivity", "value"], out.loc["specificity", "value"]) == pytest.approx((0.8, 0.8))
-    assert out.loc["corrected_pass_rate", "value"] == pytest.approx((0.6 + 0.8 - 1) / (0.8 + 0.8 - 1))
-    assert (out.loc["sensitivity", "n"], out.loc["pass_rate", "n"]) == (10, 20)
-    low, high = out.loc["corrected_pass_rate", ["ci_low", "ci_high"]]
-    assert 0 <= low <= out.loc["corrected_pass_rate", "value"] <= high <= 1
+    out = pass_rate_estimates(runs, labels, estimators=("judge_only", "rogan_gladen"), overall=False,
+                              n_boot=200).set_index("estimator")
+    scored = score_against_labels(runs, labels, overall=False, n_boot=50).set_index("statistic")
+    assert out.loc["judge_only", "value"] == pytest.approx(12 / 20)
+    assert (scored.loc["sensitivity", "value"], scored.loc["specificity", "value"]) == pytest.approx((0.8, 0.8))
+    assert out.loc["rogan_gladen", "value"] == pytest.approx((0.6 + 0.8 - 1) / (0.8 + 0.8 - 1))
+    assert out.loc["rogan_gladen", "value"] == pytest.approx(corrected_pass_rate(12 / 20, 0.8, 0.8))
+    assert (out.loc["rogan_gladen", "n_labelled"], out.loc["judge_only", "n"]) == (10, 20)
+    assert scored.loc["sensitivity", "n"] == 10
+    low, high = out.loc["rogan_gladen", ["ci_low", "ci_high"]]
+    assert 0 <= low <= out.loc["rogan_gladen", "value"] <= high <= 1
 
 
 def test_score_against_labels_pairs_every_judge_with_every_human(tmp_path):
@@ -156,8 +162,10 @@ def test_several_humans_become_a_majority_reference(tmp_path):
     labels = load_labels([_csv(tmp_path, lines)])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        out = calibrated_pass_rates(runs, labels, n_boot=20).set_index("statistic")
-    # r1 is a tie (left out): the judge passes r0 (truth pass) and fails r2, r3 (truth fail).
-    assert (out.loc["sensitivity", "value"], out.loc["specificity", "value"]) == (1.0, 1.0)
-    only_b = calibrated_pass_rates(runs, labels, human="b", n_boot=20).set_index("statistic")
+        truth = label_values(labels, runs)
+    # r1 is a tie (left out): the truth is r0 pass, r2 and r3 fail, which the judge (r0 pass, r2 and r3 fail) matches.
+    assert truth.set_index("run_id")["label"].to_dict() == {"r0": 1.0, "r2": 0.0, "r3": 0.0}
+    assert truth.set_index("run_id")["n_raters"].to_dict() == {"r0": 3, "r2": 2, "r3": 1}
+    only_b = score_against_labels(runs, labels, overall=False, n_boot=20)
+    only_b = only_b[only_b["rater_b"] == "b"].set_index("statistic")
     assert only_b.loc["specificity", "value"] == pytest.approx(1 / 2)  # b fails r1 and r2; the judge passed r1

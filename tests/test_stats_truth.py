@@ -8,8 +8,9 @@ import pandas as pd
 import pytest
 from agreement_support import assertion_rows, holistic, rubric, runs
 
+from convoeval import load_results
 from convoeval.frames import RunFrames
-from convoeval.pipeline import load_results, plan
+from convoeval.pipeline import plan
 from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions
 from convoeval.scenarios import load_scenarios

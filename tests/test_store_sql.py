@@ -10,7 +10,7 @@ import uuid
 import pytest
 from store_support import PG_URL, require_postgres, run_ids, store, store_url  # noqa: F401 - pytest fixtures
 
-from convoeval.sql_schema import column_types
+from convoeval._util.sql_schema import column_types
 from convoeval.store import TABLES, Store, StoreError, open_store
 from convoeval.store import schema as ref_schema
 from convoeval.store.sql import SqlStore, normalize_url

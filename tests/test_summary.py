@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from convoeval.pipeline import load_results, plan
+from convoeval import load_results
+from convoeval.pipeline import plan
 from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions
 from convoeval.pipeline.summary import failures_frame, save_json_report, summary_lines

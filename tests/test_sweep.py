@@ -174,7 +174,7 @@ def test_cli_errors_are_one_line(capsys):
 
 
 def test_cli_exit_code_is_1_when_a_combination_fails(tmp_path, monkeypatch, capsys):
-    from convoeval import sweep
+    from convoeval.sweep import run as sweep
 
     monkeypatch.setattr(sweep, "papermill_executor", FakeExecutor(fail={"billing-s2"}))
     code = main(["sweep", "--agent", "billing", "--seed", "1,2", "--out", str(tmp_path), "--no-progress"])
@@ -185,11 +185,11 @@ def test_cli_exit_code_is_1_when_a_combination_fails(tmp_path, monkeypatch, caps
 
 def test_the_sweep_takes_every_run_setting_by_runs_names_and_hands_it_to_each_notebook(tmp_path, monkeypatch):
     # Its flags are built from EvalConfig, as convoeval run's (one name per setting): all but the sweep's own.
-    from convoeval import sweep
     from convoeval.cli import build_parser
     from convoeval.cli.config_flags import flag_for
     from convoeval.cli.sweep_command import SWEEP_FIELDS
     from convoeval.pipeline.config import EvalConfig
+    from convoeval.sweep import run as sweep
 
     flags = {a for action in build_parser()._subparsers._group_actions[0].choices["sweep"]._actions  # noqa: SLF001
              for a in action.option_strings}

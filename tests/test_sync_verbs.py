@@ -1,7 +1,8 @@
 """One sync/async convention: a public ``verb`` beside a public coroutine function ``averb`` is ``blocking(averb)``.
 
-``_aio.blocking`` gives the twin the coroutine's signature and docstring, so the parameters are declared once; a
-hand-written twin that calls ``run_sync`` drifts (``fork_profile`` spelled out 17 options its coroutine hid in ``**options``).
+``convoeval._util.aio.blocking`` gives the twin the coroutine's signature and docstring, so the parameters are
+declared once; a hand-written twin that calls ``run_sync`` drifts (``fork_profile`` spelled out 17 options its
+coroutine hid in ``**options``).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ A target string picks an adapter through a registry keyed by the target's scheme
 
 A registered scheme wins over a Python module of the same name. Adapters import their heavy dependencies lazily,
 so importing this package stays cheap. ``register_agent`` adds a scheme (e.g. a team's in-house transport); another
-package can add one without code here through a ``convoeval.agents`` entry point (``convoeval.plugins``).
+package can add one without code here through a ``convoeval.agents`` entry point (``convoeval._util.plugins``).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Any, overload
 from urllib.parse import parse_qs
 
-from convoeval import plugins
+from convoeval._util import plugins
+from convoeval._util.urls import safe_url
 from convoeval.agents.base import Agent, AgentError, AgentLike, AgentReply, AgentSession, ToolCall
-from convoeval.urls import safe_url
 
 __all__ = [
     "Agent",

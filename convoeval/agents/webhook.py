@@ -25,10 +25,10 @@ from typing import Any
 
 import httpx
 
+from convoeval._util.urls import hide_in_logs, safe_url
 from convoeval.agents.base import DEFAULT_TIMEOUT, TIMEOUT_ENV, AgentError, AgentReply, AgentSession
 from convoeval.agents.base import number_from_env as _number_from_env
 from convoeval.agents.replies import reply_from_mapping
-from convoeval.urls import hide_in_logs, safe_url
 
 log = logging.getLogger(__name__)
 

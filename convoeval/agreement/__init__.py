@@ -10,8 +10,8 @@ returns a tidy table: grouping columns (criterion, rater_a, rater_b, dimension, 
 Example (needs a sweep's judged frames, so not run as a doctest)::
 
     from convoeval import stats
-    from convoeval.pipeline import load_results
-    frames = load_results("reports/sweep").frames
+    from convoeval import load_results
+    frames = load_results("reports/sweep").frames   # a sweep's finished combinations
     stats.database_agreement(frames)
     ratings = stats.rubric_ratings(frames.rubric, rater=("judge_model", "prompt_version"))
     stats.binary_agreement(ratings)
@@ -26,6 +26,7 @@ from convoeval.agreement.faults import (
     fault_study_plan,
     fault_targets,
     fault_truth,
+    load_fault_study,
     run_fault_study,
 )
 from convoeval.agreement.rejudge import rejudge
@@ -47,6 +48,7 @@ __all__ = [
     "fault_targets",
     "fault_truth",
     "free_labels",
+    "load_fault_study",
     "rejudge",
     "run_fault_study",
 ]

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 import pandas as pd
 
-from convoeval._aio import blocking
+from convoeval._util.aio import blocking
 from convoeval.agents.clinic import clinic_agent_names, faults_for
 from convoeval.frames import RunFrames
 from convoeval.llm.accounting import CALL_COLUMNS
@@ -270,6 +270,25 @@ async def arun_fault_study(
             parts = await asyncio.gather(*(run_target(t, names, jobs, store) for t, (names, jobs) in targets.items()))
     finally:
         report.close()
+    return RunFrames.merge(parts, call_columns=CALL_COLUMNS)
+
+
+def load_fault_study(folder: Path | str) -> RunFrames:
+    """A saved fault study read back: every target's folder (``<folder>/<target_folder(target)>/runs/``), merged as
+    ``run_fault_study`` returns them (``frames.runs.target`` tells the arms apart; ``frames.calls`` has a ``target``
+    column). The loader of the ``fault study`` kind of ``convoeval.load_results``.
+
+    Raises:
+        FileNotFoundError: no target folder with a finished conversation under ``folder``.
+    """
+    parts = []
+    for sub in sorted(p for p in Path(folder).iterdir() if p.is_dir()) if Path(folder).is_dir() else []:
+        frames = read_frames(sub)
+        if len(frames.runs):
+            target = str(frames.runs["target"].iloc[0])
+            parts.append(frames.replace(calls=frames.calls.assign(target=target)) if len(frames.calls) else frames)
+    if not parts:
+        raise FileNotFoundError(f"{folder} holds no fault study (no <target>/runs/*.json under it)")
     return RunFrames.merge(parts, call_columns=CALL_COLUMNS)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from convoeval import frames as F
-from convoeval._aio import run_sync
+from convoeval._util.aio import run_sync
 from convoeval.frames import RunFrames
 from convoeval.judges.holistic import ajudge_holistic
 from convoeval.judges.rubric import ajudge_rubric
@@ -49,7 +49,7 @@ def judged_transcripts(frames: RunFrames) -> pd.DataFrame:
     """The transcripts worth judging again: conversational runs that completed (errored runs have no verdicts).
 
     Args:
-        frames: A run's or sweep's ``RunFrames`` (``convoeval.pipeline.load_results(folder).frames``).
+        frames: A run's or sweep's ``RunFrames`` (``convoeval.load_results(folder).frames``).
 
     Returns:
         The transcript rows of those runs (``TRANSCRIPT_SCHEMA``).
@@ -72,7 +72,7 @@ def rejudge(
     """Judge every completed conversational run again with each judge configuration.
 
     Args:
-        frames: A run's or sweep's ``RunFrames`` (``convoeval.pipeline.load_results(folder).frames``).
+        frames: A run's or sweep's ``RunFrames`` (``convoeval.load_results(folder).frames``).
         judges: ``{name: spec}`` (a spec is what ``convoeval.llm.models.get_model("judge", spec)`` takes, or a chat model),
             or a list of specs named by ``judge_label``.
         scenarios: The scenarios the runs came from (their rubrics and goals).

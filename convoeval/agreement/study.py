@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from convoeval import stats
+from convoeval._util.paths import under
 from convoeval.agreement.calibration import calibration_table
 from convoeval.agreement.rejudge import judged_transcripts, rejudge
 from convoeval.agreement.study_params import StudyConfig, check_study_parameters  # the notebook's one namespace
@@ -35,7 +36,6 @@ from convoeval.frames import SIMULATOR_FAILURE, RunFrames, from_parquet, to_parq
 from convoeval.llm import CacheMissError
 from convoeval.llm.accounting import CALL_COLUMNS
 from convoeval.llm.models import get_model
-from convoeval.paths import under
 from convoeval.pipeline.config import ParameterError
 from convoeval.pipeline.notebook import ReplayMissError
 from convoeval.pipeline.progress import Mode, StageProgress, as_mode
@@ -260,8 +260,8 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
         ``{name: table}``; names: ``database``, ``judges``, ``scores``, ``self_consistency``, ``score_consistency``,
         ``faults``, ``fault_confusion``, ``trial_flips``, ``probes``, ``fidelity``, ``simulator_failures`` (the
         conversations the simulator-failure gate stopped, left out of every other table; absent when none),
-        ``labels``, ``calibrated``, ``calibrated_estimates`` (raw, labels-only and calibrated pass and goal rates
-        on the free labels and the human ones: ``convoeval.agreement.calibration``).
+        ``labels`` (each judge against each human rater), ``calibrated_estimates`` (raw, labels-only and calibrated
+        pass and goal rates on the free labels and the human ones: ``convoeval.agreement.calibration``).
         A table that the data cannot support (one judge, one sample, no known faults, no labels, no probes) is
         empty or absent; ``convoeval.agreement.views`` says which and why.
     """
@@ -307,7 +307,6 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
     human = stats.load_labels(labels) if labels is not None else None
     if human is not None:
         tables["labels"] = stats.score_against_labels(rubric, human, rater="judge", **opts)
-        tables["calibrated"] = stats.calibrated_pass_rates(rubric, human, rater="judge", **opts)
     tables["calibrated_estimates"] = calibration_table(with_judges, human=human, rater="judge", **opts)
     return {name: table for name, table in tables.items() if table is not None}
 

@@ -10,9 +10,9 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import AfterValidator, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
+from convoeval._util.html_blocks import esc, shown_path
+from convoeval._util.paths import project_root, under
 from convoeval.agreement.probes.run import PROBES as _PROBES
-from convoeval.html_blocks import esc, shown_path
-from convoeval.paths import project_root, under
 from convoeval.pipeline.config import ParameterError
 from convoeval.pipeline.notebook_params import NotebookParams, Text, notebook_values
 from convoeval.scenarios import agent_names, did_you_mean

@@ -13,8 +13,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from convoeval._util.html_blocks import HTML, box, cell, esc, shown_path, table, wrap
 from convoeval.agreement.study import Study
-from convoeval.html_blocks import HTML, box, cell, esc, shown_path, table, wrap
 from convoeval.report.calibration_views import calibrated_view  # noqa: F401 - the notebook's views, in one place
 from convoeval.report.overview import LOCAL_DEMO_WARNING
 from convoeval.report.plots import Chart, _figure, _note
@@ -165,16 +165,18 @@ def fault_view(study: Study) -> HTML:
 
 
 def labels_view(study: Study) -> HTML:
-    """Each judge against the human labels, and each judge's pass rate corrected for its measured errors."""
-    scored, calibrated = _get(study, "labels"), _get(study, "calibrated")
+    """Each judge against the human labels (its sensitivity, specificity and κ against each human rater).
+
+    The pass rates those labels correct (Rogan–Gladen among them) are ``calibrated_view``'s ``human`` rows.
+    """
+    scored = _get(study, "labels")
     if scored.empty:
         return _empty("No human labels (parameter labels; format in evals/labels/README.md).")
-    parts = [_table(agreement_cells(scored, index=("criterion", "rater_a", "rater_b"), statistics=_DETECTION))]
-    if not calibrated.empty:
-        keep = [c for c in calibrated.columns if c not in ("method",)]
-        parts += ["<h4>Pass rates corrected for each judge's sensitivity and specificity</h4>",
-                  _table(calibrated[keep])]
-    return HTML(wrap("".join(parts)), text=f"{len(scored)} label rows")
+    note = ("Each judge's pass rate corrected by these labels (Rogan–Gladen, PPI++, isotonic) is in the calibrated "
+            "estimates below (rows labels = human).")
+    table = _table(agreement_cells(scored, index=("criterion", "rater_a", "rater_b"), statistics=_DETECTION))
+    return HTML(wrap(table + f"<div style=\"color:#57606a;font-size:12px\">{esc(note)}</div>"),
+                text=f"{len(scored)} label rows")
 
 
 def plot_fault_confusion(study: Study) -> Chart | HTML:

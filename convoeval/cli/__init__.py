@@ -56,9 +56,9 @@ def _run(args: argparse.Namespace) -> int:
     # Only what the user gave: every default is EvalConfig's, the same as the notebook's.
     given = given_settings(args)
     if given.get("workers", 1) > 1 and not (given.get("cluster") or os.environ.get("CONVOEVAL_DASK_SCHEDULER")):
-        from convoeval import _fork_server
+        from convoeval.pipeline import fork_server
 
-        _fork_server.start()  # the workers' imports run in the background while this process loads the pipeline
+        fork_server.start()  # the workers' imports run in the background while this process loads the pipeline
     from convoeval.llm import LLMError
     from convoeval.pipeline.config import ConfigError, EvalConfig
     from convoeval.pipeline.execute import run_eval
@@ -118,7 +118,7 @@ def _notebook(args: argparse.Namespace) -> int:
     import yaml
     from papermill.exceptions import PapermillExecutionError
 
-    from convoeval.paths import project_root
+    from convoeval._util.paths import project_root
 
     root = project_root()
     source = Path(args.notebook) if args.notebook else root / "notebooks" / "run.ipynb"

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from convoeval._util.paths import project_root
 from convoeval.cli._base import command
 from convoeval.errors import ConvoevalError
-from convoeval.paths import project_root
 from convoeval.scenarios import (
     ConversationalScenario,
     ScenarioError,

@@ -21,9 +21,9 @@ from typing import Any, Unpack
 
 import pandas as pd
 
+from convoeval._util.paths import default_scenarios_dir, project_root
 from convoeval.compare.pairing import CompareError, Side, SideSource, load_side
 from convoeval.llm.models import ModelSpec
-from convoeval.paths import default_scenarios_dir, project_root
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.execute import build_agents, run_eval
 from convoeval.pipeline.jobs import Job

@@ -11,10 +11,10 @@ from typing import Any, Literal, Self
 
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
+from convoeval._util.paths import project_root
 from convoeval.compare.advice import few_seeds_warning
 from convoeval.compare.comparison import Comparison, compare
 from convoeval.compare.pairing import CompareError, SideSource, load_side
-from convoeval.paths import project_root
 from convoeval.pipeline.notebook_params import NotebookParams, OneLineError, Text, executed_folder
 from convoeval.pipeline.progress import Mode
 

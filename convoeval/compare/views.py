@@ -13,8 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.compare.comparison import Comparison
-from convoeval.html_blocks import (
+from convoeval._util.html_blocks import (
     FONT,
     HTML,
     MUTED,
@@ -31,6 +30,7 @@ from convoeval.html_blocks import (
     table,
     wrap,
 )
+from convoeval.compare.comparison import Comparison
 from convoeval.pipeline.replay import RecordedReply, same_reply
 from convoeval.report.plots import Chart
 from convoeval.stats import ALL

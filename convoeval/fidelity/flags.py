@@ -86,7 +86,7 @@ def fidelity_flags(
         TypeError: an unknown threshold name.
 
     Example:
-        >>> from convoeval.pipeline import load_results
+        >>> from convoeval import load_results
         >>> frames = load_results("reports/example").frames
         >>> flags = fidelity_flags(frames)
         >>> fidelity_summary(flags)[["check", "conversations", "flagged"]]
@@ -156,7 +156,7 @@ def exclude_flagged(
         A new ``RunFrames``.
 
     Example:
-        >>> from convoeval.pipeline import load_results
+        >>> from convoeval import load_results
         >>> frames = load_results("reports/example").frames
         >>> clean = exclude_flagged(frames, fidelity_flags(frames), checks=["parroting"])
         >>> len(frames.scores), len(clean.scores)

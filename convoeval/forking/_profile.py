@@ -14,7 +14,7 @@ from typing import Unpack
 
 import pandas as pd
 
-from convoeval._aio import blocking
+from convoeval._util.aio import blocking
 from convoeval.forking._run import FORK_DEFAULTS, Fork, ForkOptions, afork_turns
 from convoeval.forking._source import ConversationSource, load_conversation, patient_turns
 from convoeval.pipeline.options import settle

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Unpack
 
-from convoeval._aio import blocking
+from convoeval._util.aio import blocking
 from convoeval.forking._source import ConversationSource, load_conversation, patient_turns, scenario_of
 from convoeval.frames import RunFrames
 from convoeval.llm.accounting import CALL_COLUMNS

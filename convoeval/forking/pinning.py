@@ -24,9 +24,9 @@ from typing import Any
 
 import yaml
 
+from convoeval._util.paths import project_root
 from convoeval.errors import ConvoevalError
 from convoeval.forking._source import ConversationSource, load_conversation, scenario_of
-from convoeval.paths import project_root
 from convoeval.pipeline.conversation import ConversationResult
 from convoeval.pipeline.replay import normalize_reply_text
 from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario, load_scenario_file

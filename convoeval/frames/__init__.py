@@ -9,7 +9,7 @@ A conversation is identified by ``run_id`` (the run that seeded its fixtures), s
 travel together as one ``RunFrames`` (``frames.scores``, ``frames.rubric``, …), named by ``FRAME_SCHEMAS``.
 """
 
-from convoeval._lazy import lazy_exports
+from convoeval._util.lazy import lazy_exports
 from convoeval.frames.schemas import (  # noqa: F401 - the package is the one name callers use
     _LIST_COLUMNS,
     AGENT_STATUSES,

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 from pydantic import BaseModel, Field
 
 from convoeval import frames as F
-from convoeval._aio import blocking
+from convoeval._util.aio import blocking
 from convoeval.frames import HOLISTIC_DIMENSIONS, HOLISTIC_SCHEMA
 from convoeval.judges._common import conversation_row, identity_for, judge_chat_model, judge_seed, load_json
 from convoeval.judges.prompts import HOLISTIC_PROMPT_VERSION, HOLISTIC_SYSTEM_PROMPT, HOLISTIC_USER_TEMPLATE

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from convoeval import frames as F
-from convoeval._aio import blocking
+from convoeval._util.aio import blocking
 from convoeval.frames import RUBRIC_SCHEMA
 from convoeval.judges._common import (
     conversation_row,

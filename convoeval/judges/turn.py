@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 from pydantic import BaseModel, Field
 
 from convoeval import frames as F
-from convoeval._aio import blocking
+from convoeval._util.aio import blocking
 from convoeval.frames import TURN_DIMENSIONS
 from convoeval.judges._common import identity_for, judge_chat_model, judge_seed
 from convoeval.judges.prompts import TURN_PROMPT_VERSION, TURN_SYSTEM_PROMPT, TURN_USER_TEMPLATE

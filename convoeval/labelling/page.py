@@ -24,10 +24,10 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval._util.html_blocks import esc, missing
 from convoeval.fidelity import fidelity_flags
 from convoeval.frames import RunFrames
 from convoeval.frames.spreadsheet import safe_cell
-from convoeval.html_blocks import esc, missing
 from convoeval.labelling.selection import LabelPageError
 
 __all__ = ["SCENARIO_FREE_CHECKS", "label_page_html", "page_data", "patient_problems", "write_label_page"]

@@ -44,8 +44,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from convoeval._util.paths import state_dir
 from convoeval.llm.types import CacheMissError, ModelInfo, SampleIdentity
-from convoeval.paths import state_dir
 
 __all__ = ["MODES", "ResponseCache", "cache_key", "default_cache", "resolve_cache", "use_cache"]
 

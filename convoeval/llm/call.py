@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_messages
 from pydantic import BaseModel, ValidationError
 
-from convoeval._aio import blocking
+from convoeval._util.aio import blocking
 from convoeval.llm import accounting
 from convoeval.llm.cache import ResponseCache, cache_key, resolve_cache
 from convoeval.llm.retries import _BadReply, _invoke_with_retries
@@ -261,7 +261,7 @@ def _account_failure(
     )
 
 
-# Scripts without an event loop; runs on convoeval's one background loop (``convoeval._aio``), not a fresh
+# Scripts without an event loop; runs on convoeval's one background loop (``convoeval._util.aio``), not a fresh
 # ``asyncio.run`` per call: LangChain's HTTP client per endpoint keeps connections bound to the loop that opened them,
 # so a second ``asyncio.run`` failed every call with "Event loop is closed". Notebooks ``await acall_model(...)``.
 call_model = blocking(acall_model)

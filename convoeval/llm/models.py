@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from convoeval import plugins
+from convoeval._util import plugins
+from convoeval._util.urls import hide_in_logs, safe_url
 from convoeval.llm.chat_classes import _LOCAL_PLACEHOLDER, _compatible_chat_class, _lean_chat_class, _local_chat_class
 from convoeval.llm.http_transport import async_http_client
 from convoeval.llm.types import (
@@ -37,7 +38,6 @@ from convoeval.llm.types import (
     ModelInfo,
     register_model,
 )
-from convoeval.urls import hide_in_logs, safe_url
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

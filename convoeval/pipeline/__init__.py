@@ -11,7 +11,7 @@ The CLI (``convoeval run``), the run notebook (``notebook_config`` + ``run_noteb
 through ``run_eval``; code that plans its own jobs runs them with ``convoeval.pipeline.batch.arun_batch``.
 """
 
-from convoeval._lazy import lazy_exports
+from convoeval._util.lazy import lazy_exports
 
 # Each name loads its module on first use: `convoeval --help` (the CLI imports `pipeline.config` for its flags) need
 # not load the notebook helpers (issue #28); none of these modules imports pandas at its top any more.
@@ -23,5 +23,5 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "convoeval.pipeline.execute": ("run_eval",),
     "convoeval.pipeline.jobs": ("Job", "plan"),
     "convoeval.pipeline.notebook": ("check_threshold", "notebook_config", "run_notebook_config"),
-    "convoeval.pipeline.results": ("EvalResult", "load_results"),
+    "convoeval.pipeline.results": ("EvalResult", "load_run"),
 })

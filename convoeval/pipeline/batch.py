@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convoeval import frames as F
-from convoeval._aio import blocking
+from convoeval._util.aio import blocking
 from convoeval.llm.accounting import CALL_COLUMNS
 from convoeval.pipeline.conversation import ConversationResult, RunOptions
 from convoeval.pipeline.jobs import Job

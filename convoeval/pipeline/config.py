@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from convoeval._util.paths import default_scenarios_dir, project_root, under
 from convoeval.agents import safe_target
 from convoeval.llm.models import ModelSpec
-from convoeval.paths import default_scenarios_dir, project_root, under
 from convoeval.pipeline.notebook_params import (
     NotebookParams,
     OneLineError,

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from convoeval._aio import blocking
+from convoeval._util.aio import blocking
 from convoeval.agents import safe_target
 from convoeval.agents.base import AgentLike
 from convoeval.frames import (

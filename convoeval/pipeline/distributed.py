@@ -27,18 +27,18 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from convoeval import _fork_server
-from convoeval._aio import run_sync
+from convoeval._util.aio import run_sync
+from convoeval._util.urls import safe_url
 from convoeval.agents import safe_target
 from convoeval.llm import set_budget_share
 from convoeval.llm.models import get_model, resolve_model
+from convoeval.pipeline import fork_server
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.conversation import ConversationResult, RunOptions, failed_result
 from convoeval.pipeline.jobs import Job, model_roles
 from convoeval.pipeline.local import arun_job
 from convoeval.simulator.gate import GateSettings
 from convoeval.store import open_store
-from convoeval.urls import safe_url
 
 __all__ = ["Task", "WorkerSettings", "check_before_start", "chunk_size", "run_distributed", "run_tasks"]
 
@@ -202,13 +202,13 @@ def _describe(config: EvalConfig) -> dict[str, dict[str, Any]]:
 
 
 def _preload_workers() -> None:
-    """Local workers fork from a server that imported what they need (``convoeval._fork_server``)."""
+    """Local workers fork from a server that imported what they need (``convoeval.pipeline.fork_server``)."""
     import distributed.utils  # noqa: PLC0415 - Dask loads only with workers > 1 or a cluster
 
     # Dask, on its first forkserver use, imports every optional package it knows in this process to choose its own
     # preload list, which ours replaces anyway: mark that choice as made.
     distributed.utils._forkserver_preload_set = True
-    _fork_server.start()
+    fork_server.start()
 
 
 def run_distributed(
@@ -244,7 +244,7 @@ def run_distributed(
     # Dask's statistical profiler samples every thread of a worker every 10 ms: with a thread per conversation in
     # flight it took a fifth of the workers' CPU (py-spy, benchmarks/RESULTS.md). Off on the clusters we start.
     settings_for_dask: dict[str, int | bool | str] = {"distributed.scheduler.allowed-failures": 1, "distributed.worker.profile.enabled": False}
-    if _fork_server.available():  # not on Windows: Dask's default spawn there
+    if fork_server.available():  # not on Windows: Dask's default spawn there
         settings_for_dask["distributed.worker.multiprocessing-method"] = "forkserver"
     with dask.config.set(settings_for_dask):
         if scheduler:
@@ -281,7 +281,7 @@ def run_distributed(
         client.close()
         if cluster is not None:
             cluster.close()
-            _fork_server.stop()
+            fork_server.stop()
     return _describe(config), workers
 
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 from convoeval import __version__
 from convoeval import frames as F
-from convoeval._aio import run_sync
+from convoeval._util.aio import run_sync
 from convoeval.agents import get_agent, safe_target
 from convoeval.fidelity.text import load_language_model_meanwhile
 from convoeval.frames import SIMULATOR_FAILURE

@@ -170,7 +170,7 @@ class NotebookParams(BaseModel):
 def parameter_table(values: Mapping[str, object], meanings: Mapping[str, str] | None = None, *, name: str = "parameter",
                     before: str = "", after: str = "") -> str:
     """The one table of a notebook's parameters: ``name``, value and, given ``meanings``, what each means."""
-    from convoeval.html_blocks import esc, table, wrap  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
+    from convoeval._util.html_blocks import esc, table, wrap  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
     rows = [[f"<code>{esc(k)}</code>", f"<code>{esc(repr(v))}</code>",
              *([esc(meanings.get(k, ""))] if meanings is not None else [])] for k, v in values.items()]

@@ -36,7 +36,7 @@ from convoeval import frames as F
 from convoeval.errors import ConvoevalError
 from convoeval.llm.accounting import CALL_COLUMNS
 
-__all__ = ["EvalResult", "FolderInUseError", "finished", "kept_conversations", "load_folders", "load_results",
+__all__ = ["EvalResult", "FolderInUseError", "finished", "kept_conversations", "load_folders", "load_run",
            "result_folders", "results_lock", "write_conversation"]
 
 LOCK_FILE = ".lock"
@@ -151,11 +151,12 @@ def read_payloads(out_dir: Path | str, keys: Collection[str] | None = None) -> I
             yield json.loads(path.read_text(encoding="utf-8"))
 
 
-def load_results(out_dir: Path | str) -> EvalResult:
-    """Read a results folder back: its typed frames and what the run recorded (no LLM call, no re-run).
+def load_run(out_dir: Path | str) -> EvalResult:
+    """Read a run's results folder back: its typed frames and what the run recorded (no LLM call, no re-run).
 
-    The one loader of saved results: for a folder written by ``convoeval run``, ``notebooks/run.ipynb``, one
-    combination of a sweep, a fault study or ``fork(out=...)``. Several folders: ``F.RunFrames.merge``.
+    The loader of the ``run`` kind of ``convoeval.load_results`` (which recognises every kind of saved folder): a
+    folder written by ``convoeval run``, ``notebooks/run.ipynb``, one combination of a sweep, one target of a fault
+    study or ``fork(out=...)``. Several folders: ``load_folders``.
 
     Args:
         out_dir: the results folder (its ``runs/*.json``, and ``report.json`` when the run wrote one).
@@ -167,7 +168,7 @@ def load_results(out_dir: Path | str) -> EvalResult:
         FileNotFoundError: the folder holds no finished conversation (no ``runs/*.json``).
 
     Example:
-        >>> run = load_results("reports/example")
+        >>> run = load_run("reports/example")
         >>> run.frames.scores["status"].value_counts().to_dict()
         {'simulator_failure': 3, 'pass': 2, 'warn': 1}
     """
@@ -198,7 +199,7 @@ def result_folders(root: Path | str) -> list[Path]:
 
 def load_folders(folders: list[Path]) -> RunFrames:
     """Several results folders' conversations as one ``RunFrames`` (``result_folders`` finds them under a root)."""
-    return F.RunFrames.merge([load_results(f).frames for f in folders], call_columns=CALL_COLUMNS)
+    return F.RunFrames.merge([load_run(f).frames for f in folders], call_columns=CALL_COLUMNS)
 
 
 def read_frames(out_dir: Path | str, keys: Collection[str] | None = None) -> RunFrames:
@@ -238,7 +239,8 @@ def results_lock(out_dir: Path) -> Iterator[None]:
 class EvalResult:
     """What a run leaves: its folder, the tidy frames, its metadata, the console summary and the exit code.
 
-    The notebook's report views, the CLI and ``load_results`` all hand this one type around.
+    The notebook's report views, the CLI and ``load_run`` (``load_results`` on a run's folder) all hand this one
+    type around.
 
     Attributes:
         out_dir: the results folder (``runs/``, ``data/``, ``report.json``).
@@ -278,7 +280,7 @@ class EvalResult:
         return {s: int(counts.get(s, 0)) for s in F.STATUSES}
 
     def _repr_html_(self) -> str:
-        from convoeval.html_blocks import badge, css, esc, shown_path, wrap  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
+        from convoeval._util.html_blocks import badge, css, esc, shown_path, wrap  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
         counts = self.status_counts()
         parts = " ".join(f"{badge(s)} {n}" for s, n in counts.items() if n)

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
 
     from convoeval.frames import RunFrames
 
+from convoeval._util.html_blocks import number_text
 from convoeval.frames import HOLISTIC_DIMENSIONS, SIMULATOR_FAILURE
-from convoeval.html_blocks import number_text
 from convoeval.simulator.gate import exclude_simulator_failures, simulator_failures
 
 ICONS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "error": "ERROR", SIMULATOR_FAILURE: "SIMFAIL"}

@@ -86,7 +86,7 @@ class PluginSettings:
 
     def default_paths(self) -> Path:
         """Where scenarios are collected from when no path is given: the project's ``evals/scenarios``."""
-        from convoeval.paths import default_scenarios_dir  # noqa: PLC0415 - only with --convoeval (start-up)
+        from convoeval._util.paths import default_scenarios_dir  # noqa: PLC0415 - only with --convoeval (start-up)
 
         return default_scenarios_dir()
 

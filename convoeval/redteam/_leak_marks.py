@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from convoeval.html_blocks import MUTED, STATUS_COLORS, badge, css, esc, icon, missing
+from convoeval._util.html_blocks import MUTED, STATUS_COLORS, badge, css, esc, icon, missing
 from convoeval.report.chat import CHAT_BG, chip, message_html
 
 _LEAK_FG, _LEAK_BG = STATUS_COLORS["fail"]

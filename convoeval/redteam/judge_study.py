@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from convoeval._aio import blocking
+from convoeval._util.aio import blocking
 from convoeval.judges.rubric import ajudge_rubric
 from convoeval.llm.models import ModelLike
 from convoeval.redteam.metrics import wilson

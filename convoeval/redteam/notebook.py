@@ -21,8 +21,8 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
-from convoeval.html_blocks import esc
-from convoeval.paths import project_root, under
+from convoeval._util.html_blocks import esc
+from convoeval._util.paths import project_root, under
 from convoeval.pipeline.config import ConfigError
 from convoeval.pipeline.notebook_params import NotebookParams, OneLineError, Text, executed_folder
 from convoeval.redteam.attacks import AttackError

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from convoeval._aio import blocking
+from convoeval._util.aio import blocking
 from convoeval.frames import RunFrames
 from convoeval.llm.models import ModelLike, as_chat_model
 from convoeval.pipeline.conversation import ConversationResult, RunOptions

@@ -20,17 +20,18 @@ from typing import Any, Unpack
 
 import pandas as pd
 
-from convoeval._aio import run_sync
+from convoeval._util.aio import run_sync
 from convoeval.agents import get_agent
 from convoeval.agents.clinic import FAULTS, faults_for
 from convoeval.errors import ConvoevalError
+from convoeval.frames import RunFrames
 from convoeval.llm.models import ModelSpec
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.conversation import ConversationResult
 from convoeval.pipeline.execute import run_eval
 from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.options import SHARED_DEFAULTS, SharedOptions, opened_store, settle
-from convoeval.pipeline.results import EvalResult, load_results
+from convoeval.pipeline.results import EvalResult, load_run
 from convoeval.redteam.attacks import STRATEGIES, AttackCase, expand, load_attacks
 from convoeval.redteam.metrics import cases_frame, leaks_frame
 from convoeval.redteam.run import REDTEAM_GATE, AttackResult, arun_cases, attack_jobs, attack_results
@@ -61,6 +62,17 @@ class RedTeamRun:
     def leaked(self) -> int:
         """How many cases leaked."""
         return int(self.cases["leaked"].sum()) if len(self.cases) else 0
+
+    @property
+    def frames(self) -> RunFrames:
+        """The run's frames (``attacks``, ``leaks``, ``transcripts``, ``calls``, ...), as a run's ``EvalResult`` has.
+
+        Raises:
+            RedTeamError: the run was kept in memory (no results folder, so no run's frames).
+        """
+        if self.run is None:
+            raise RedTeamError("this red-team run was kept in memory: it has no results folder, so no run's frames")
+        return self.run.frames
 
 
 def targets_for(agents: Sequence[str], explicit: dict[str, str] | None = None,
@@ -118,7 +130,8 @@ def run_redteam(paths: Sequence[Path | str] | None = None, *, agents: Sequence[s
     Every case is a conversation of the one engine (``convoeval.pipeline``): with a results folder it runs through
     ``run_eval``, so a red-team run has the simulator gate, token and cost accounting, resume (a killed run started
     again on its folder keeps the cases it finished), progress and the Dask path of every run, and its folder is a
-    results folder (``load_results`` reads it; the red team's frames are ``attacks`` and ``leaks``).
+    results folder (``convoeval.load_results`` reads it back as a ``RedTeamRun``; the red team's frames are ``attacks``
+    and ``leaks``).
 
     Args:
         paths: attack files or folders (default ``evals/attacks``).
@@ -220,9 +233,9 @@ def redteam_run(run: EvalResult, *, order: Sequence[str] = (), targets: Mapping[
 
 
 def load_redteam(folder: Path | str) -> RedTeamRun:
-    """A saved red-team results folder as a ``RedTeamRun`` (``load_results`` reads it; every case's transcript is
-    in its ``transcripts`` frame)."""
-    return redteam_run(load_results(folder))
+    """A saved red-team results folder as a ``RedTeamRun``: the loader of the ``red-team run`` kind of
+    ``convoeval.load_results`` (every case's transcript is in its ``transcripts`` frame)."""
+    return redteam_run(load_run(folder))
 
 
 __all__ = ["RedTeamError", "RedTeamRun", "load_redteam", "plan_cases", "redteam_run", "run_redteam", "targets_for"]

@@ -28,7 +28,7 @@ from typing import Any, TypeAlias
 
 import pandas as pd
 
-from convoeval.html_blocks import HTML, MUTED, STATUS_COLORS, box, css, esc, table, wrap
+from convoeval._util.html_blocks import HTML, MUTED, STATUS_COLORS, box, css, esc, table, wrap
 from convoeval.redteam._leak_marks import case_html
 from convoeval.redteam.attacks import STRATEGIES
 from convoeval.redteam.metrics import (

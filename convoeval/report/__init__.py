@@ -1,13 +1,13 @@
 """Reports of evaluation runs: tables, plots, transcripts, failures and errors — no LLM calls.
 
 Each function takes an ``EvalResult`` (``run_notebook_config(config)`` in the run notebook, or
-``convoeval.pipeline.load_results(folder)`` for any saved run) and returns something a notebook cell displays:
+``convoeval.load_results(folder)`` for any saved run) and returns something a notebook cell displays:
 ``HTML``, a pandas ``Styler`` or a ``Chart`` (a matplotlib figure). ``save_html`` writes the same pieces as one
 self-contained page.
 
 Example:
     >>> from convoeval import report
-    >>> from convoeval.pipeline import load_results
+    >>> from convoeval import load_results
     >>> run = load_results("reports/example")
     >>> table = report.score_table(run)     # a notebook cell shows it
     >>> table.data.columns[:5].tolist()
@@ -16,7 +16,7 @@ Example:
     2 transcript(s)
 """
 
-from convoeval.html_blocks import HTML
+from convoeval._util.html_blocks import HTML
 from convoeval.report.calibrated import calibrated_rates, calibrated_rates_frame
 from convoeval.report.overview import LOCAL_DEMO_WARNING, usage_frame, what_ran
 from convoeval.report.page import render_html, save_html

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from convoeval.pipeline.results import load_results
+from convoeval.pipeline.results import load_run
 from convoeval.report import save_html
 
 
@@ -16,7 +16,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", metavar="FILE", help="where to write the page (default: FOLDER/report.html)")
     args = parser.parse_args(argv)
     try:
-        run = load_results(args.folder)
+        run = load_run(args.folder)
     except FileNotFoundError as exc:
         parser.exit(2, f"error: {exc}\n")
     print(save_html(run, args.out).text)

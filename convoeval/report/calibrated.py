@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from convoeval.html_blocks import HTML, box, cell, esc, table, wrap
-from convoeval.paths import project_root, under
+from convoeval._util.html_blocks import HTML, box, cell, esc, table, wrap
+from convoeval._util.paths import project_root, under
 from convoeval.pipeline.results import EvalResult
 from convoeval.report.calibration_views import calibrated_cells
 from convoeval.stats.calibrated_rates import pass_rate_estimates

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from convoeval.html_blocks import HTML, box, cell, esc, table, wrap
+from convoeval._util.html_blocks import HTML, box, cell, esc, table, wrap
 
 __all__ = ["ESTIMATOR_HEADERS", "calibrated_cells", "calibrated_view"]
 

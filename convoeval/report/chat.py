@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from convoeval._util.html_blocks import MUTED, STATUS_COLORS, css, esc, icon
 from convoeval.channel import (
     ButtonsPart,
     ListPart,
@@ -29,7 +30,6 @@ from convoeval.channel import (
     parse_parts,
     part_violations,
 )
-from convoeval.html_blocks import MUTED, STATUS_COLORS, css, esc, icon
 
 __all__ = ["AGENT_BG", "CHAT_BG", "PATIENT_BG", "chip", "highlight", "message_html"]
 

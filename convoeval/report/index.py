@@ -17,17 +17,17 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval._util.html_blocks import FONT, MUTED, badge, box, css, esc, table
+from convoeval._util.html_blocks import heading as _heading
 from convoeval.frames import AGENT_STATUSES, SIMULATOR_FAILURE, STATUSES, to_spreadsheet_csv
-from convoeval.html_blocks import FONT, MUTED, badge, box, css, esc, table
-from convoeval.html_blocks import heading as _heading
-from convoeval.pipeline.results import EvalResult, load_results
+from convoeval.pipeline.results import EvalResult, load_run
 from convoeval.report.overview import LOCAL_DEMO_WARNING
 from convoeval.report.plots import Chart
 from convoeval.report.stability import score_spread
 from convoeval.report.tables import _score_style
 from convoeval.stats import pass_hat_k, trial_flip_rate
 
-__all__ = ["CombinationRow", "SweepData", "load_sweep", "write_index"]
+__all__ = ["CombinationRow", "SweepData", "sweep_data", "write_index"]
 
 
 @dataclass
@@ -52,7 +52,7 @@ class SweepData:
     runs: dict[str, EvalResult]
 
 
-def load_sweep(combinations: Sequence[CombinationRow]) -> SweepData:
+def sweep_data(combinations: Sequence[CombinationRow]) -> SweepData:
     """Read every finished combination's data (failed ones are left out of the aggregates)."""
     runs: dict[str, EvalResult] = {}
     scores, rubric = [], []
@@ -60,7 +60,7 @@ def load_sweep(combinations: Sequence[CombinationRow]) -> SweepData:
         if combo.status not in ("done", "skipped"):
             continue
         try:
-            run = load_results(combo.folder)
+            run = load_run(combo.folder)
         except FileNotFoundError:
             continue
         runs[combo.name] = run
@@ -87,7 +87,7 @@ def write_index(folder: Path | str, combinations: Sequence[CombinationRow], *, t
         settings: the sweep's settings (trials, parameters), shown at the top.
     """
     folder = Path(folder)
-    data = load_sweep(combinations)
+    data = sweep_data(combinations)
     tables = {
         "combinations": _combinations_frame(combinations, data),
         "scores": data.scores,

@@ -11,8 +11,8 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval._util.html_blocks import HTML, MUTED, box, css, esc, shown_path, table, wrap
 from convoeval.frames import SIMULATOR_FAILURE
-from convoeval.html_blocks import HTML, MUTED, box, css, esc, shown_path, table, wrap
 from convoeval.pipeline.results import EvalResult
 from convoeval.report.problems import errors_frame
 
@@ -29,7 +29,7 @@ def usage_frame(run: EvalResult) -> pd.DataFrame:
     """LLM calls per role and model: calls, cache hits, errors, tokens, estimated cost (NaN = unknown price).
 
     Example:
-        >>> from convoeval.pipeline import load_results
+        >>> from convoeval import load_results
         >>> run = load_results("reports/example")
         >>> usage_frame(run)[["role", "calls", "cache_hits", "cost_usd"]]
                 role  calls  cache_hits  cost_usd
@@ -64,7 +64,7 @@ def what_ran(run: EvalResult) -> HTML:
     A run made with the local demo model carries a plain warning; a run with errors points to the errors section.
 
     Example:
-        >>> from convoeval.pipeline import load_results
+        >>> from convoeval import load_results
         >>> panel = what_ran(load_results("reports/example"))   # a notebook cell shows it
         >>> "Made with the embedded local demo model" in str(panel)
         True
@@ -116,7 +116,7 @@ def patient_voices(run: EvalResult) -> str:
     An agenda run reads e.g. ``'agenda patient: 41 of 52 messages (79%) voiced by the model, 11 by templates'``.
 
     Example:
-        >>> from convoeval.pipeline import load_results
+        >>> from convoeval import load_results
         >>> patient_voices(load_results("reports/example"))   # a run of scripted scenarios
         'scripted or replayed messages only'
     """

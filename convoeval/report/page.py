@@ -12,8 +12,8 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from convoeval.html_blocks import FONT, HTML, css, esc, shown_path, wrap
-from convoeval.html_blocks import heading as _heading
+from convoeval._util.html_blocks import FONT, HTML, css, esc, shown_path, wrap
+from convoeval._util.html_blocks import heading as _heading
 from convoeval.pipeline.results import EvalResult
 from convoeval.report.calibrated import calibrated_rates, run_labels
 from convoeval.report.overview import what_ran
@@ -83,7 +83,7 @@ def save_html(run: EvalResult, path: Path | str | None = None, *, title: str | N
 
     Example:
         >>> import tempfile
-        >>> from convoeval.pipeline import load_results
+        >>> from convoeval import load_results
         >>> run = load_results("reports/example")
         >>> target = Path(tempfile.mkdtemp()) / "report.html"
         >>> link = save_html(run, target)   # the notebook's last cell: save_html(run), beside the run's data

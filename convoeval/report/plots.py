@@ -14,8 +14,8 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval._util.html_blocks import HTML, MUTED, STATUS_COLORS, css, esc, wrap
 from convoeval.frames import HOLISTIC_DIMENSIONS, TURN_DIMENSIONS
-from convoeval.html_blocks import HTML, MUTED, STATUS_COLORS, css, esc, wrap
 from convoeval.pipeline.results import EvalResult
 from convoeval.report.problems import unjudged_reason
 

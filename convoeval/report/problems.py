@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval._util.html_blocks import HTML, box, esc, missing, number_text, table, wrap
 from convoeval.frames import AGENT_STATUSES, SIMULATOR_FAILURE, TURN_DIMENSIONS
-from convoeval.html_blocks import HTML, box, esc, missing, number_text, table, wrap
 from convoeval.judges.scoring import WARN_BELOW
 from convoeval.pipeline.results import EvalResult
 from convoeval.pipeline.summary import failures_frame

@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from convoeval._util.html_blocks import STATUS_COLORS, missing
 from convoeval.frames import AGENT_STATUSES
-from convoeval.html_blocks import STATUS_COLORS, missing
 from convoeval.pipeline.results import EvalResult
 
 __all__ = ["score_table", "score_table_data"]
@@ -67,7 +67,7 @@ def score_table(run: EvalResult, *, caption: str | None = None) -> Any:
     """The per-conversation score table as a pandas ``Styler`` (displays in notebooks; ``.to_html()`` for pages).
 
     Example:
-        >>> from convoeval.pipeline import load_results
+        >>> from convoeval import load_results
         >>> table = score_table(load_results("reports/example"))   # a notebook cell shows it
         >>> table.data[["Scenario", "Status"]].head(2)
                                 Scenario             Status

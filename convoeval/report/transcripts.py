@@ -16,8 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval.frames import AGENT_STATUSES, HOLISTIC_DIMENSIONS, SIMULATOR_FAILURE, TURN_DIMENSIONS
-from convoeval.html_blocks import (
+from convoeval._util.html_blocks import (
     HTML,
     MUTED,
     STATUS_COLORS,
@@ -29,6 +28,7 @@ from convoeval.html_blocks import (
     number_text,
     wrap,
 )
+from convoeval.frames import AGENT_STATUSES, HOLISTIC_DIMENSIONS, SIMULATOR_FAILURE, TURN_DIMENSIONS
 from convoeval.pipeline.results import EvalResult
 from convoeval.report.chat import CHAT_BG, chip, message_html
 from convoeval.report.problems import LOW_DIMENSION
@@ -50,7 +50,7 @@ def transcripts(run: EvalResult, *, scenario: str | None = None, status: str | N
         limit: at most this many conversations (the rest are counted, not shown).
 
     Example:
-        >>> from convoeval.pipeline import load_results
+        >>> from convoeval import load_results
         >>> transcripts(load_results("reports/example"), status="pass")   # a notebook cell shows them
         2 transcript(s)
     """

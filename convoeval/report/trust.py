@@ -14,10 +14,10 @@ import numpy as np
 import pandas as pd
 
 from convoeval import frames as F
+from convoeval._util.html_blocks import HTML, box, cell, esc, table, wrap
+from convoeval._util.paths import project_root, under
 from convoeval.fidelity import FIDELITY_SCHEMA, fidelity_flags
 from convoeval.frames import AGENT_STATUSES
-from convoeval.html_blocks import HTML, box, cell, esc, table, wrap
-from convoeval.paths import project_root, under
 from convoeval.pipeline.results import EvalResult
 from convoeval.report.problems import unjudged_reason
 from convoeval.simulator.gate import simulator_failures

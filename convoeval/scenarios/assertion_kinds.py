@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
-from convoeval.plugins import PluginError, plugin_for, plugin_names
+from convoeval._util.plugins import PluginError, plugin_for, plugin_names
 from convoeval.scenarios.errors import _shown
 
 __all__ = ["ASSERTION_GROUP", "AssertionKind", "Assertions", "assertion_keys", "assertion_kind", "is_assertion_key", "register_assertion",

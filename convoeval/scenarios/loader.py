@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
-from convoeval.paths import default_scenarios_dir
+from convoeval._util.paths import default_scenarios_dir
 from convoeval.scenarios._yaml import _parse_yaml, _yaml_problem
 from convoeval.scenarios.agent_registry import check_agent_name
 from convoeval.scenarios.errors import ScenarioError, _problems, _shown

@@ -26,7 +26,7 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
 
-from convoeval.sql_schema import column_types
+from convoeval._util.sql_schema import column_types
 
 __all__ = ["BOUND_PARAMETERS", "check_query"]
 

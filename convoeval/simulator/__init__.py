@@ -15,11 +15,11 @@ Only the patient ends a conversation. A stop marker the agent wrote and the pati
 echoing the agent's line, ``[GOAL_COMPLETE]`` included — is not a stop signal: the marker is removed, the echo is
 recorded as the patient's message (where the fidelity check ``parroting`` flags it) and the conversation goes on.
 
-The names below load on first use (``convoeval._lazy``): importing ``convoeval.simulator.gate``, which every
+The names below load on first use (``convoeval._util.lazy``): importing ``convoeval.simulator.gate``, which every
 conversation runs, does not load the patient's prompts and model calls.
 """
 
-from convoeval._lazy import lazy_exports
+from convoeval._util.lazy import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "convoeval.simulator.choice": ("SIMULATORS", "SimulatorKind", "resolve_simulator"),

@@ -362,7 +362,7 @@ def simulator_failures(frames: RunFrames) -> pd.DataFrame:
     that ended ``simulator_failure``.
 
     Example:
-        >>> from convoeval.pipeline import load_results
+        >>> from convoeval import load_results
         >>> simulator_failures(load_results("reports/example").frames)[["check", "turn"]].values.tolist()
         [['loop', 4], ['parroting', 3], ['loop', 4]]
     """

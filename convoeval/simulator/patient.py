@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from convoeval import frames as F
-from convoeval._aio import blocking
+from convoeval._util.aio import blocking
 from convoeval.frames import CONVERSATION_KEYS, TRANSCRIPT_SCHEMA
 from convoeval.llm import LLMError, SampleIdentity, acall_model
 from convoeval.llm.models import ModelLike, as_chat_model, get_model

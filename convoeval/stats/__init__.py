@@ -13,7 +13,7 @@ Example (needs a judged run's frames, so not run as a doctest; each statistic's 
     binary_agreement(rubric_ratings(frames.rubric, rater="judge_model"))
 """
 
-from convoeval._lazy import lazy_exports
+from convoeval._util.lazy import lazy_exports
 
 # The statistics import SciPy (half a second): loaded on first use of a name, not when a light submodule such as
 # ``convoeval.stats.goal`` (the simulator-failure gate's) is imported, which runs this file first.
@@ -31,8 +31,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "convoeval.stats.verdicts": ("interpret",),
     "convoeval.stats.isotonic": ("isotonic_mean",),
     "convoeval.stats.labels": (
-        "LabelError", "calibrated_pass_rates", "corrected_pass_rate", "label_ratings", "load_labels", "read_labels",
-        "score_against_labels"
+        "LabelError", "label_ratings", "load_labels", "read_labels", "score_against_labels"
     ),
     "convoeval.stats.multi": ("fleiss_kappa", "gwet_ac1", "krippendorff_alpha", "multi_rater_agreement"),
     "convoeval.stats.noise": (
@@ -41,7 +40,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     ),
     "convoeval.stats.ppi": ("judge_only_mean", "labels_only_mean", "ppi_mean", "ppi_proportion"),
     "convoeval.stats.ratings": ("holistic_ratings", "rubric_ratings"),
-    "convoeval.stats.rogan_gladen": ("rogan_gladen_rate",),
+    "convoeval.stats.rogan_gladen": ("corrected_pass_rate", "rogan_gladen_rate"),
     "convoeval.stats.sample_size": (
         "CI_HALF_WIDTH_LIMIT", "ci_too_wide", "required_sample_size", "sample_size_for_half_width"
     ),

@@ -1,16 +1,12 @@
-"""Human labels: read ``evals/labels/*.csv``, score any judge against them, and correct a judge's pass rate.
+"""Human labels: read ``evals/labels/*.csv``, resolve them against the runs, and score any judge against them.
 
 The CSV format is documented in ``evals/labels/README.md``: columns ``conversation`` (a ``run_id``, or
 ``scenario/seed/trial``), ``criterion`` (the criterion's text, or its 0-based ``criterion_index``), ``label``
 (``pass``/``fail``, or ``unsure``: kept, but not a verdict) and ``rater``; optional ``note`` and ``source`` (who
 decided: ``human``, the default, ``database`` or ``fault``). Every error names the file and line.
 
-**Corrected pass rate** (Rogan & Gladen 1978). A judge with sensitivity ``q1`` (P(judge passes | human passes)) and
-specificity ``q0`` (P(judge fails | human fails)) that passes a share ``p`` of conversations implies a true pass
-rate ``theta = (p + q0 - 1) / (q0 + q1 - 1)``, clipped to [0, 1]. It is NaN when ``q0 + q1 <= 1``: such a judge
-is no better than a coin and its verdicts carry no information about the true rate. ``q0``/``q1`` come from the
-labelled conversations, ``p`` from every conversation the judge rated; the bootstrap resamples conversations once
-for all three, so the CI carries the uncertainty of the calibration too.
+A judge's pass rate corrected by the labels (Rogan–Gladen, PPI++, isotonic) is
+``calibrated_rates.pass_rate_estimates`` (the map of the calibration functions: ``docs/agreement.md``, "Calibration: one function per question").
 """
 
 from __future__ import annotations
@@ -20,23 +16,11 @@ import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from convoeval.errors import ConvoevalError
-from convoeval.stats._result import result_frame
-from convoeval.stats._wide import as_tuple, iter_groups
 from convoeval.stats.binary import binary_agreement
-from convoeval.stats.bootstrap import (
-    LEVEL,
-    N_BOOT,
-    canonical_codes,
-    ci_label,
-    cluster_codes,
-    cluster_sums,
-    resample_weights,
-    summarize,
-)
+from convoeval.stats.bootstrap import LEVEL, N_BOOT
 from convoeval.stats.ratings import RATING_COLUMNS, rubric_ratings
 
 #: Required CSV columns, in the documented order.
@@ -240,113 +224,3 @@ def score_against_labels(
     pairs = [(j, h) for j in sorted(judges["rater"].unique()) for h in sorted(humans["rater"].unique())]
     return binary_agreement(pd.concat([judges, humans], ignore_index=True), pairs=pairs, by=by, overall=overall,
                             n_boot=n_boot, level=level, seed=seed)
-
-
-def corrected_pass_rate(p: float | np.ndarray, sensitivity: float | np.ndarray,
-                        specificity: float | np.ndarray) -> float | np.ndarray:
-    """Rogan–Gladen: ``theta = (p + q0 - 1) / (q0 + q1 - 1)``, clipped to [0, 1]; NaN when ``q0 + q1 <= 1``.
-
-    Args:
-        p: The judge's observed pass rate.
-        sensitivity: q1 = P(judge passes | truly passes).
-        specificity: q0 = P(judge fails | truly fails).
-
-    Example:
-        >>> round(corrected_pass_rate(0.62, 0.9, 0.8), 4)   # (0.62 + 0.8 - 1) / (0.8 + 0.9 - 1)
-        0.6
-        >>> corrected_pass_rate(0.5, 0.5, 0.5)
-        nan
-    """
-    p, q1, q0 = (np.asarray(v, dtype=float) for v in (p, sensitivity, specificity))
-    denominator = q0 + q1 - 1
-    with np.errstate(invalid="ignore", divide="ignore"):
-        theta = np.where(denominator > 0, np.clip((p + q0 - 1) / denominator, 0, 1), np.nan)
-    return float(theta) if theta.ndim == 0 else theta
-
-
-def _human_reference(humans: pd.DataFrame, human: str | None) -> pd.DataFrame:
-    """One human verdict per item: the named rater's, or the strict majority of all human raters (ties left out)."""
-    if human is not None:
-        if human not in set(humans["rater"]):
-            raise LabelError(f"no labels by rater {human!r}; raters: {sorted(humans['rater'].unique())}")
-        return humans[humans["rater"] == human][["run_id", "criterion", "passed"]]
-    votes = humans.assign(_p=humans["passed"].astype("Float64")).groupby(["run_id", "criterion"])["_p"]
-    tally = votes.agg(["sum", "count"]).reset_index()
-    tally = tally[tally["sum"] * 2 != tally["count"]]
-    return tally.assign(passed=tally["sum"] * 2 > tally["count"])[["run_id", "criterion", "passed"]]
-
-
-def calibrated_pass_rates(
-    rubric: pd.DataFrame,
-    labels: pd.DataFrame,
-    *,
-    rater: str | Sequence[str] = "judge_model",
-    samples: str | int = "majority",
-    human: str | None = None,
-    by: str | Sequence[str] = ("criterion",),
-    overall: bool = True,
-    n_boot: int = N_BOOT,
-    level: float = LEVEL,
-    seed: int = 0,
-) -> pd.DataFrame:
-    """Each judge's pass rate corrected for its sensitivity and specificity measured against human labels.
-
-    Args:
-        rubric: The rubric frame: the judge's verdicts on every conversation (labelled or not).
-        labels: From ``load_labels``.
-        rater: Column(s) naming the judge configuration.
-        samples: How several judge samples become one verdict.
-        human: Use this human rater as truth; default the strict majority of the human raters per item.
-        by: Grouping columns.
-        overall: Also pool the criteria.
-        n_boot: Bootstrap replicates (resampling conversations).
-        level: Confidence level.
-        seed: Bootstrap seed.
-
-    Returns:
-        ``rater, *by`` and rows ``pass_rate`` (observed, all judged conversations), ``sensitivity`` and
-        ``specificity`` (labelled conversations), ``corrected_pass_rate``.
-    """
-    by = as_tuple(by)
-    judges = rubric_ratings(rubric, rater=rater, samples=samples).dropna(subset=["passed"])
-    truth = _human_reference(label_ratings(labels, rubric), human).rename(columns={"passed": "_human"})
-    ci = ci_label("run_id", n_boot, level)
-    rows = []
-    for judge, mine in judges.groupby("rater", sort=True):
-        items = mine.merge(truth, on=["run_id", "criterion"], how="left").set_index(
-            list(dict.fromkeys(["run_id", "criterion", *by])))
-        for group, part in iter_groups(items, by, overall):
-            codes, n_conv = cluster_codes(part.index.get_level_values("run_id"))
-            j = part["passed"].astype(float).to_numpy()
-            h = part["_human"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
-            lab = ~np.isnan(h)
-            cols = np.column_stack([j, np.ones_like(j), lab & (j == 1) & (h == 1), lab & (h == 1),
-                                    lab & (j == 0) & (h == 0), lab & (h == 0)])
-            codes = canonical_codes(codes, n_conv, cols)  # the same CI whatever the run ids
-            per = cluster_sums(codes, n_conv, cols)
-            stats_point = _calibration(per.sum(axis=0)[None])
-            stats_reps = _calibration(resample_weights(n_conv, n_boot=n_boot, seed=seed) @ per)
-            n_lab = len(set(part.index.get_level_values("run_id")[lab]))
-            for stat, how in _CALIBRATION_METHODS.items():
-                labelled = stat in ("sensitivity", "specificity")
-                rows.append(summarize(stat, stats_point[stat][0], stats_reps[stat], level=level,
-                                      n=n_lab if labelled else n_conv,
-                                      n_items=int(lab.sum()) if labelled else len(part), method=f"{how}; {ci}",
-                                      groups={"rater": judge, **group}))
-    return result_frame(rows, ["rater", *by])
-
-
-_CALIBRATION_METHODS = {
-    "pass_rate": "judge's observed pass rate p, all judged conversations",
-    "sensitivity": "q1 = P(judge passes | human passes), labelled conversations",
-    "specificity": "q0 = P(judge fails | human fails), labelled conversations",
-    "corrected_pass_rate": "Rogan-Gladen (p + q0 - 1)/(q0 + q1 - 1), clipped to [0, 1], NaN if q0 + q1 <= 1",
-}
-
-
-def _calibration(sums: np.ndarray) -> dict[str, np.ndarray]:
-    passes, judged, tp, pos, tn, neg = (sums[:, i] for i in range(6))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p, q1, q0 = passes / judged, tp / pos, tn / neg
-    return {"pass_rate": p, "sensitivity": q1, "specificity": q0,
-            "corrected_pass_rate": np.atleast_1d(corrected_pass_rate(p, q1, q0))}

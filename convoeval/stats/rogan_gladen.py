@@ -1,10 +1,17 @@
-"""Rogan–Gladen on arrays: the judge's pass rate corrected by its sensitivity and specificity on the labelled slice.
+"""Rogan–Gladen (1978): a judge's pass rate corrected by its sensitivity and specificity measured on labels.
 
-The same correction as ``labels.calibrated_pass_rates`` (which works on the runs' frames and reports the
-sensitivity and specificity too), returned as an ``Estimate`` so it can stand beside PPI++ and isotonic calibration
-and be studied with them (``benchmarks/bench_calibration_coverage.py``). ``p`` is the judge's pass rate over every
-judged item (labelled or not), ``q1``/``q0`` come from the labelled items; the interval is the percentile bootstrap
-over conversations, resampling all three at once.
+A judge with sensitivity ``q1`` (P(judge passes | truly passes)) and specificity ``q0`` (P(judge fails | truly
+fails)) that passes a share ``p`` of the items implies a true pass rate ``theta = (p + q0 - 1) / (q0 + q1 - 1)``,
+clipped to [0, 1]; NaN when ``q0 + q1 <= 1`` (such a judge is no better than a coin and its verdicts carry no
+information about the true rate). The one place convoeval computes it: ``corrected_pass_rate`` is the formula,
+``rogan_gladen_rate`` the estimate with its interval on arrays, and ``rogan_gladen_items`` the ``"rogan_gladen"``
+entry of ``calibrated.ESTIMATORS``, through which ``pass_rate_estimates`` corrects a run's pass rates per criterion
+beside PPI++ and isotonic calibration (``docs/agreement.md``, "Calibration: one function per question").
+
+``p`` comes from every judged item (labelled or not), ``q1``/``q0`` from the labelled items; the interval is the
+percentile bootstrap over conversations, resampling all three at once, so it carries the calibration's uncertainty
+too. Conversations are numbered by what they hold (``canonical_codes``), so the same conversations read back under
+other run ids, or in another order, get the same interval.
 """
 
 from __future__ import annotations
@@ -13,11 +20,39 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from convoeval.stats._estimate import MIN_LABELS, Estimate, Items, labels_only_variance, prepare, refusal, refused
-from convoeval.stats.bootstrap import LEVEL, N_BOOT, cluster_sums, percentile_interval, resample_weights
-from convoeval.stats.labels import corrected_pass_rate
+from convoeval.stats.bootstrap import (
+    LEVEL,
+    N_BOOT,
+    canonical_codes,
+    cluster_sums,
+    percentile_interval,
+    resample_weights,
+)
 from convoeval.stats.ppi import check_binary
 
-__all__ = ["rogan_gladen_items", "rogan_gladen_rate"]
+__all__ = ["corrected_pass_rate", "rogan_gladen_items", "rogan_gladen_rate"]
+
+
+def corrected_pass_rate(p: float | np.ndarray, sensitivity: float | np.ndarray,
+                        specificity: float | np.ndarray) -> float | np.ndarray:
+    """Rogan–Gladen: ``theta = (p + q0 - 1) / (q0 + q1 - 1)``, clipped to [0, 1]; NaN when ``q0 + q1 <= 1``.
+
+    Args:
+        p: The judge's observed pass rate.
+        sensitivity: q1 = P(judge passes | truly passes).
+        specificity: q0 = P(judge fails | truly fails).
+
+    Example:
+        >>> round(corrected_pass_rate(0.62, 0.9, 0.8), 4)   # (0.62 + 0.8 - 1) / (0.8 + 0.9 - 1)
+        0.6
+        >>> corrected_pass_rate(0.5, 0.5, 0.5)
+        nan
+    """
+    p, q1, q0 = (np.asarray(v, dtype=float) for v in (p, sensitivity, specificity))
+    denominator = q0 + q1 - 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        theta = np.where(denominator > 0, np.clip((p + q0 - 1) / denominator, 0, 1), np.nan)
+    return float(theta) if theta.ndim == 0 else theta
 
 
 def _corrected(sums: np.ndarray) -> np.ndarray:
@@ -36,7 +71,8 @@ def rogan_gladen_items(items: Items, *, level: float = LEVEL, n_boot: int = N_BO
     j, h, lab = items.judge, np.nan_to_num(items.labels), items.labelled
     cols = np.column_stack([j, np.ones_like(j), lab & (j == 1) & (h == 1), lab & (h == 1),
                             lab & (j == 0) & (h == 0), lab & (h == 0)]).astype(float)
-    per = cluster_sums(items.codes, items.n_clusters, cols)
+    codes = canonical_codes(items.codes, items.n_clusters, cols)  # the same interval whatever the run ids
+    per = cluster_sums(codes, items.n_clusters, cols)
     value = float(_corrected(per.sum(axis=0)[None])[0])
     if not np.isfinite(value):
         return refused("rogan_gladen", items, "sensitivity + specificity <= 1 on the labels: the judge's verdicts "

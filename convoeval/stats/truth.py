@@ -144,7 +144,7 @@ def database_agreement(
     """Agreement of the rubric judge and of the holistic ``goal_completion`` with the database, for a results folder.
 
     Args:
-        frames: a run's ``RunFrames`` (``convoeval.pipeline.load_results(folder).frames``): its ``rubric``,
+        frames: a run's ``RunFrames`` (``convoeval.load_results(folder).frames``): its ``rubric``,
             ``holistic`` and ``assertions``, and ``runs`` for the simulator.
         threshold: ``goal_completion`` threshold for "goal met".
         rater: Column(s) naming the judge configuration.

@@ -1,7 +1,7 @@
 """The fixtures store: open one by URL, seed a run's fixtures, check assertions, clean up.
 
 ``register_backend`` adds a URL scheme; another package can add one through a ``convoeval.stores`` entry point
-(``convoeval.plugins``).
+(``convoeval._util.plugins``).
 
 Example:
     >>> from convoeval.scenarios import load_scenario_file
@@ -22,8 +22,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from convoeval import plugins
-from convoeval.paths import state_dir
+from convoeval._util import plugins
+from convoeval._util.paths import state_dir
 from convoeval.store.assertions import AssertionResult, check_assertions
 from convoeval.store.base import TABLES, Store, StoreError
 from convoeval.store.conversations import ensure_conversation, record_message

@@ -1,6 +1,6 @@
 """The reference schema as data: tables, their columns, and which columns are booleans.
 
-Read from the migration files themselves (``convoeval.sql_schema``), so the SQL stays the single source of truth and
+Read from the migration files themselves (``convoeval._util.sql_schema``), so the SQL stays the single source of truth and
 every backend checks table and column names the same way (and gives the same error for a typo).
 """
 
@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from convoeval.sql_schema import column_types, migration_files, statements
+from convoeval._util.sql_schema import column_types, migration_files, statements
 from convoeval.store.base import TABLES, StoreError
 
 __all__ = ["boolean_columns", "check_columns", "check_table", "columns", "gaps", "insert_rows", "migrate_missing",

@@ -24,9 +24,9 @@ from postgrest.exceptions import APIError
 from supabase import Client, ClientOptions, create_client
 from supabase._sync.client import SupabaseException
 
+from convoeval._util.urls import safe_url
 from convoeval.store import schema
 from convoeval.store.base import Row, Store, StoreError
-from convoeval.urls import safe_url
 
 URL_ENV = "SUPABASE_URL"
 KEY_ENV = "SUPABASE_SERVICE_ROLE_KEY"

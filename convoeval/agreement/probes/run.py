@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from convoeval._aio import blocking
+from convoeval._util.aio import blocking
 from convoeval.agreement.probes.pairing import holistic_pairs, pair_frame_of, rubric_pairs
 from convoeval.agreement.probes.perturb import conversation_locales, inject, pad_verbosity, shuffle_criteria
 from convoeval.agreement.probes.translate import ERROR_COLUMN, atranslate_transcripts

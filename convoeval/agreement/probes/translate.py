@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from pydantic import BaseModel, Field, create_model
 
-from convoeval._aio import blocking
+from convoeval._util.aio import blocking
 from convoeval.agreement.probes.perturb import LANGUAGES, _bubbles, _positions, _text, conversation_locales
 from convoeval.judges import error_text, is_judge_error
 from convoeval.llm import SampleIdentity, acall_model

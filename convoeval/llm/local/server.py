@@ -15,9 +15,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from convoeval._util.paths import file_lock, state_dir
 from convoeval.llm.local.weights import LocalModelError, ensure_model, local_model_name
-from convoeval.local_idle import IDLE_TIMEOUT_ENV, STATE_FILE_ENV, ask_idle, idle_note, parse_idle_timeout
-from convoeval.paths import file_lock, state_dir
+from convoeval.local_server.idle import IDLE_TIMEOUT_ENV, STATE_FILE_ENV, ask_idle, idle_note, parse_idle_timeout
 
 # 2: the server stops itself when idle; a server of launcher 1 (never stops) is replaced by the next call.
 _LAUNCHER = "convoeval.local_server/2"

@@ -9,8 +9,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from convoeval._util.paths import file_lock, state_dir
 from convoeval.llm.types import LLMError
-from convoeval.paths import file_lock, state_dir
 
 
 class LocalModelError(LLMError):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -29,19 +30,23 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from convoeval._util.paths import project_root
 from convoeval.errors import ConvoevalError
-from convoeval.paths import project_root
+from convoeval.frames import RunFrames
 from convoeval.pipeline.config import ConfigError, EvalConfig
+from convoeval.pipeline.results import load_folders
 from convoeval.report.index import CombinationRow, write_index
 from convoeval.scenarios import agent_names, did_you_mean
 
-__all__ = ["DONE_MARKER", "Combination", "SweepError", "SweepResult", "default_sweep_dir", "papermill_executor",
-           "run_sweep"]
+__all__ = ["DONE_MARKER", "Combination", "SweepError", "SweepResult", "default_sweep_dir", "load_sweep",
+           "papermill_executor", "run_sweep"]
 
 DONE_MARKER = "done.json"
 FAILED_MARKER = "failed.json"
 SETTINGS_FILE = "sweep.json"
 NOTEBOOK = Path("notebooks") / "run.ipynb"
+#: A combination's folder name (``Combination.name``: ``billing-s2``).
+_COMBINATION = re.compile(r"^(?P<agent>.+)-s(?P<seed>-?\d+)$")
 #: Parameters the sweep sets per combination; the others may be passed through ``parameters``.
 _PER_COMBINATION = ("agent", "seed", "output_dir")
 
@@ -77,6 +82,11 @@ class SweepResult:
     @property
     def failed(self) -> list[CombinationRow]:
         return [c for c in self.combinations if c.status == "failed"]
+
+    @property
+    def frames(self) -> RunFrames:
+        """Every finished combination's conversations as one ``RunFrames`` (read from their folders)."""
+        return load_folders([c.folder for c in self.combinations if c.status in ("done", "skipped")])
 
     def lines(self) -> list[str]:
         """One line per combination, then the totals and where the index is."""
@@ -166,6 +176,34 @@ def run_sweep(
                                                                       "seeds": ",".join(map(str, seeds)),
                                                                       "trials": trials, **extra})
     return result
+
+
+def load_sweep(folder: Path | str) -> SweepResult:
+    """A sweep folder read back: each combination (``<agent>-s<seed>/``) done, failed (with its reason) or pending,
+    and the index page. The loader of the ``sweep`` kind of ``convoeval.load_results``; ``result.frames`` reads the
+    finished combinations' conversations.
+
+    Raises:
+        FileNotFoundError: ``folder`` holds no sweep (no ``sweep.json``).
+    """
+    folder = Path(folder)
+    if not (folder / SETTINGS_FILE).is_file():
+        raise FileNotFoundError(f"{folder} holds no sweep (no {SETTINGS_FILE})")
+    rows = []
+    for where in sorted(p for p in folder.iterdir() if p.is_dir() and _COMBINATION.match(p.name)):
+        match = _COMBINATION.match(where.name)
+        assert match is not None  # the filter above
+        row = CombinationRow(name=where.name, agent=match["agent"], seed=int(match["seed"]), folder=where.resolve(),
+                             status="pending")
+        if (where / DONE_MARKER).is_file():
+            done = json.loads((where / DONE_MARKER).read_text(encoding="utf-8"))
+            row.status, row.seconds = "done", done.get("seconds")
+        elif (where / FAILED_MARKER).is_file():
+            row.status = "failed"
+            row.error = json.loads((where / FAILED_MARKER).read_text(encoding="utf-8")).get("error")
+        rows.append(row)
+    index = folder / "index.html"
+    return SweepResult(folder=folder, combinations=rows, index=index if index.is_file() else None)
 
 
 def _plan(agents: Sequence[str], seeds: Sequence[int]) -> list[Combination]:

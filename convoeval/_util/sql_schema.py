@@ -11,7 +11,7 @@ import functools
 import re
 from pathlib import Path
 
-MIGRATIONS_DIR = Path(__file__).parent / "store" / "migrations"
+MIGRATIONS_DIR = Path(__file__).parents[1] / "store" / "migrations"
 
 _CREATE_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+)\s*\((.*?)\n\);", re.S)
 _NOT_A_COLUMN = ("UNIQUE", "PRIMARY", "CHECK", "FOREIGN", "CONSTRAINT")

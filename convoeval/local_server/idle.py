@@ -21,7 +21,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from convoeval.paths import file_lock
+from convoeval._util.paths import file_lock
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT_S",

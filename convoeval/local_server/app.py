@@ -10,7 +10,7 @@
   (``_StopOnDisconnect``); the upstream server runs it to ``max_tokens`` for no one while every other caller waits.
 * **One line per request in the server log**: prompt tokens, how many were evaluated (the rest reused), tokens
   generated, seconds, and how it ended.
-* **It stops itself when idle** (``convoeval.local_idle.IdleWatchdog``): after ``CONVOEVAL_LOCAL_IDLE_TIMEOUT``
+* **It stops itself when idle** (``convoeval.local_server.idle.IdleWatchdog``): after ``CONVOEVAL_LOCAL_IDLE_TIMEOUT``
   seconds (default 600) without a request it removes its state file and exits; the next call starts it again.
 
 Environment (read by the server process; ``convoeval.llm.local`` passes it on):
@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from convoeval.errors import ConvoevalError
-from convoeval.local_idle import IDLE_TIMEOUT_ENV, IdleWatchdog, parse_idle_timeout, start_line, stop_this_server
+from convoeval.local_server.idle import IDLE_TIMEOUT_ENV, IdleWatchdog, parse_idle_timeout, start_line, stop_this_server
 
 __all__ = ["GenerationCancelled", "PromptCache", "patch_llama", "serve", "wrap_app"]
 
@@ -318,7 +318,3 @@ def serve(argv: list[str]) -> None:
     server_main.create_app = lambda **kwargs: wrap_app(create_app(**kwargs))
     sys.argv = ["llama_cpp.server", *argv]
     server_main.main()
-
-
-if __name__ == "__main__":
-    serve(sys.argv[1:])
