@@ -56,6 +56,11 @@ WRITTEN_CALLS = {
     "unclosed (the model stopped one brace short)": '{"name": "list_invoices", "arguments": {"status": "pending"}',
     "openai function shape": '{"type": "function", "function": {"name": "list_invoices", '
     '"arguments": {"status": "pending"}}}',
+    # Qwen2.5-Coder-1.5B on the same server wrote its calls as XML-like elements (#35).
+    "function element in tools": '<tools>\n  <function name="list_invoices" arguments=\'{"status": "pending"}\'/>\n'
+    '</tools>',
+    "function element with a body": '<function name="list_invoices">{"status": "pending"}</function>',
+    "function=name element": '<function=list_invoices>{"status": "pending"}</function>',
 }
 
 
@@ -116,6 +121,7 @@ async def test_a_call_to_a_tool_that_does_not_exist_is_reported_back_not_shown_t
         '{"name": "some_tool", "arguments": {}, "note": "extra keys: not a call shape"}',
         '{"name": "list_invoices"',  # too broken to be sure of
         "Use the format {name} {arguments} when you write to us.",
+        '<function name="list_invoices" arguments="not json"/> {',  # an element whose arguments are not an object
     ],
 )
 async def test_text_that_is_not_a_call_is_the_answer(seeded, text):

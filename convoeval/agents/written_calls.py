@@ -8,6 +8,7 @@ the same reading to tell a reply that answered the caller from one that only wro
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import uuid
@@ -17,8 +18,17 @@ from typing import Any
 __all__ = ["call_line", "plain_value", "text_tool_calls"]
 
 
-#: Markup around a written call: Qwen's ``<tool_call>`` tags (when the server leaves them in) and markdown fences.
-_MARKUP = re.compile(r"</?tool_call>|```[a-z_]*", re.IGNORECASE)
+#: Markup around a written call: Qwen's ``<tool_call>`` tags (when the server leaves them in), a ``<tools>`` wrapper
+#: and markdown fences.
+_MARKUP = re.compile(r"</?tool_call>|</?tools>|```[a-z_]*", re.IGNORECASE)
+#: A call written as an XML-like element, the name an attribute and the arguments an attribute or the body:
+#: ``<function name="list_appointments" arguments='{"status": "scheduled"}'/>`` (Qwen2.5-Coder-1.5B wrote this),
+#: ``<function name="x">{...}</function>``, ``<function=x>{...}</function>``.
+_ELEMENT = re.compile(
+    r"""<function(?:\s+name\s*=\s*(?P<q>["'])(?P<name>[^"'<>]+)(?P=q)|=(?P<bare>[\w.-]+))\s*"""
+    r"""(?:arguments\s*=\s*(?P<aq>["'])(?P<attr>.*?)(?P=aq)\s*(?:/>|>\s*</function>)|>(?P<body>.*?)</function>)""",
+    re.IGNORECASE | re.DOTALL,
+)
 #: Keys a call object may carry. With a bound tool's name any other keys are tolerated; an unknown name counts as a
 #: call only with these keys alone, so JSON about a person (``{"name": "Ana", "phone": ...}``) stays text.
 _ARGUMENT_KEYS = ("arguments", "parameters", "args")
@@ -30,9 +40,10 @@ def text_tool_calls(text: str, names: Collection[str]) -> tuple[list[dict[str, A
 
     A call is a JSON object ``{"name": ..., "arguments": {...}}`` (also ``"parameters"``/``"args"``, arguments as a
     JSON string, or OpenAI's ``{"type": "function", "function": {...}}``), bare, inside ``<tool_call>`` tags or a
-    fenced json block, several in a row, or missing its last closing braces (small models stop one short). Its name
-    must be one of ``names``, or the object must hold nothing but a call's keys (a call to a tool that does not
-    exist, which the tool then reports back as an error).
+    fenced json block, or an XML-like ``<function name="..." arguments='{...}'/>`` element (in ``<tools>`` or not),
+    several in a row, or missing its last closing braces (small models stop one short). Its name must be one of
+    ``names``, or the object must hold nothing but a call's keys (a call to a tool that does not exist, which the
+    tool then reports back as an error).
 
     Args:
         text: The message text.
@@ -50,7 +61,7 @@ def text_tool_calls(text: str, names: Collection[str]) -> tuple[list[dict[str, A
     """
     if "{" not in text:
         return [], text
-    plain = _MARKUP.sub("\n", text)
+    plain = _MARKUP.sub("\n", _ELEMENT.sub(_element_as_json, text))
     calls: list[dict[str, Any]] = []
     prose: list[str] = []
     start = 0
@@ -69,6 +80,19 @@ def text_tool_calls(text: str, names: Collection[str]) -> tuple[list[dict[str, A
         return [], text
     prose.append(plain[start:])
     return calls, "".join(prose).strip()
+
+
+def _element_as_json(match: re.Match[str]) -> str:
+    """An XML-like call as the JSON object the scanner reads (unchanged when its arguments are not a JSON object)."""
+    name = match["name"] or match["bare"]
+    raw = html.unescape(match["attr"] if match["attr"] is not None else match["body"]).strip() or "{}"
+    try:
+        args = json.loads(raw)
+    except ValueError:
+        return match[0]
+    if not isinstance(args, dict):
+        return match[0]
+    return json.dumps({"name": name.strip(), "arguments": args}, ensure_ascii=False)
 
 
 def _json_at(text: str, at: int) -> tuple[Any, int]:
