@@ -7,7 +7,7 @@ all read one definition of a message.
 
 from typing import TYPE_CHECKING
 
-from convoeval._lazy import lazy_exports
+from convoeval._util.lazy import lazy_exports
 from convoeval.channel.parts import (
     MEDIA_DIR,
     ButtonsPart,
