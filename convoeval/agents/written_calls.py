@@ -1,9 +1,12 @@
 """Tool calls a model wrote into its message text instead of calling them: read back, with the prose around them.
 
 Small local models served without a function-calling chat format (llama-cpp-python's server with the model's own
-template) write a call as text — bare JSON, Qwen's ``<tool_call>`` tags, a fenced json block — instead of returning
-``tool_calls``. The ``openai-chat`` adapter runs such calls (``agents/openai_chat.py``); the red team's observer uses
-the same reading to tell a reply that answered the caller from one that only wrote a call (``redteam/observer.py``).
+template) write a call as text — bare JSON, Qwen's ``<tool_call>`` tags, a fenced json block, an XML-like
+``<function>`` element — instead of returning ``tool_calls``. The ``openai-chat`` adapter runs such calls
+(``agents/openai_chat.py``) and shows them back to the model: in Qwen's ``<tool_call>`` form during the turn, and as
+one plain note (``call_line``, ``plain_value``) in the round that must answer. (The red team's observer,
+``redteam/observer.is_message``, has its own narrower check of a reply that is only a call: bare or fenced JSON,
+``<tool_call>`` tags.)
 """
 
 from __future__ import annotations
