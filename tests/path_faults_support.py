@@ -75,7 +75,7 @@ PATIENTS: dict[str, list[str] | Rules] = {
 def shipped(agent: str) -> list[str]:
     """The agent's shipped scenario files that carry path assertions, relative to ``evals/scenarios``."""
     return sorted(f"{agent}/{p.name}" for p in (SCENARIOS / agent).glob("*.yaml")
-                  if load_scenario_file(p).assertions.path)
+                  if getattr(load_scenario_file(p).assertions, "path", None))
 
 
 @dataclass
