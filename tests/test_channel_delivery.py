@@ -154,3 +154,35 @@ async def test_a_users_agent_debounces_and_the_patient_taps_its_button(tmp_path:
     checks = {r["turn"]: r["check_failures"] for r in result.turns.to_dict("records")}
     assert list(checks[1]) == [] and list(checks[2]) == []
     assert any("'boleto' was not offered" in c for c in checks[3])
+
+
+async def test_the_docs_webhook_bot_debounces_and_drops_redeliveries_end_to_end() -> None:
+    import importlib.util  # noqa: PLC0415 - the example lives in docs/, not in the package
+    import threading  # noqa: PLC0415
+
+    spec = importlib.util.spec_from_file_location(
+        "whatsapp_webhook_bot", Path(__file__).resolve().parents[1] / "docs" / "examples" / "whatsapp_webhook_bot.py")
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    server = example.serve(0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+        scenario = parse_scenario({
+            "id": "webhook-bot", "agent": "billing", "description": "a burst and a retry to a webhook",
+            "persona": {"name": "Ana Lima", "phone": "11900000000"}, "channel": {"reorder": 1},
+            "turns": [{"user": ["oi", "quero pagar", "no pix"], "judge": False, "redeliver": True,
+                       "expect": {"response_contains": ["oi / quero pagar / no pix"]}}],
+            "assertions": {"one_reply_per_burst": True, "no_duplicate_effects": True}})
+        with_idle = await arun_conversation(scenario, agent=url + "#idle", seed=1)
+        assert with_idle.run.iloc[0]["status"] == "completed", with_idle.run.iloc[0]["error"]
+        assert with_idle.assertions["passed"].all(), with_idle.assertions["message"].tolist()
+        rows = with_idle.transcript.to_dict("records")
+        assert [r["delivery"] for r in rows].count("reordered") == 1  # it arrived out of order, read in order
+        # Without #idle the webhook is never told the patient stopped typing: it never answers.
+        without = await arun_conversation(scenario, agent=url, seed=1)
+        assert not (without.transcript["role"] == "agent").any()
+        assert any("missing" in c for c in without.turns.iloc[0]["check_failures"])
+    finally:
+        server.shutdown()

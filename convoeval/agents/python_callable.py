@@ -149,7 +149,7 @@ class PythonCallableAgent:
             raise AgentError(ended) from exc
         except BaseException as exc:  # noqa: BLE001 - the agent's own BaseException ends its conversation, not the run
             raise AgentError(f"agent {self.name!r} raised {type(exc).__name__}: {exc}") from exc
-        return coerce_reply(self.name, result)
+        return coerce_reply(self.name, result, waiting=session.inbound is not None)
 
     def _too_late(self) -> str:
         if self._async:

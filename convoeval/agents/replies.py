@@ -88,8 +88,11 @@ def _check_conversation_id(agent: str, raw: Any) -> str | None:
     raise _fail(agent, f"conversation_id must be a string or null, got {_type_name(raw)}")
 
 
-def reply_from_mapping(agent: str, data: object) -> AgentReply:
+def reply_from_mapping(agent: str, data: object, *, waiting: bool = False) -> AgentReply:
     """Validate a reply mapping ``{"bubbles" | "text" | "parts", "tool_calls"?, "conversation_id"?}``.
+
+    With ``waiting`` (a message delivered through the WhatsApp channel, or its quiet moment: docs/whatsapp.md), an
+    empty ``bubbles`` or ``parts`` array is allowed: the agent sent nothing yet (it waits for the rest of a burst).
 
     Unknown keys are ignored so a webhook may send extra debugging fields; giving two of ``bubbles``, ``text`` and
     ``parts`` is refused because it is ambiguous which one the patient saw. ``parts`` are WhatsApp messages of any
@@ -114,6 +117,9 @@ def reply_from_mapping(agent: str, data: object) -> AgentReply:
     if not given:
         raise _fail(agent, "field 'bubbles' (array of strings), 'text' (string) or 'parts' (array of messages) is "
                            "missing")
+    if waiting and data[given[0]] == []:
+        return AgentReply(tool_calls=_check_tool_calls(agent, data.get("tool_calls")),
+                          conversation_id=_check_conversation_id(agent, data.get("conversation_id")))
     if given == ["parts"]:
         return AgentReply(
             parts=_check_parts(agent, data["parts"], "parts"),
@@ -133,9 +139,10 @@ def reply_from_mapping(agent: str, data: object) -> AgentReply:
     )
 
 
-def coerce_reply(agent: str, value: object) -> AgentReply:
+def coerce_reply(agent: str, value: object, *, waiting: bool = False) -> AgentReply:
     """Accept an ``AgentReply``, a ``str`` (one bubble), a ``list[str]`` (bubbles) or a reply mapping (with
-    ``bubbles``, ``text`` or ``parts``: see ``reply_from_mapping``).
+    ``bubbles``, ``text`` or ``parts``: see ``reply_from_mapping``). With ``waiting`` (through the WhatsApp channel),
+    an empty reply (``AgentReply()``, ``[]``, ``{"bubbles": []}``) is allowed: nothing sent yet.
 
     Args:
         agent: The agent's name, quoted in errors.
@@ -147,6 +154,10 @@ def coerce_reply(agent: str, value: object) -> AgentReply:
     Raises:
         AgentError: naming what was wrong with the value.
     """
+    if waiting and (value == [] or (isinstance(value, AgentReply) and not value.parts and not value.bubbles)):
+        empty = value if isinstance(value, AgentReply) else AgentReply()
+        return AgentReply(tool_calls=_check_tool_calls(agent, empty.tool_calls),
+                          conversation_id=_check_conversation_id(agent, empty.conversation_id))
     if isinstance(value, AgentReply):
         if not value.parts:  # bubbles that could not become text parts: say what is wrong with them
             _check_bubbles(agent, value.bubbles, "AgentReply.bubbles")
@@ -164,7 +175,7 @@ def coerce_reply(agent: str, value: object) -> AgentReply:
     if isinstance(value, list):
         return AgentReply(bubbles=_check_bubbles(agent, value, "the returned list"))
     if isinstance(value, Mapping):
-        return reply_from_mapping(agent, value)
+        return reply_from_mapping(agent, value, waiting=waiting)
     raise _fail(
         agent,
         f"returned {_type_name(value)}; expected AgentReply, str, list[str] or a dict with 'bubbles', 'text' or "

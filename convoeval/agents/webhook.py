@@ -131,6 +131,10 @@ class WebhookAgent:
         self._own_client = client is None
         self._client = client
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        # ``…/hook#idle``: the webhook asks for the WhatsApp channel's quiet moments (docs/whatsapp.md). A fragment is
+        # never sent over HTTP, so the URL the webhook sees is unchanged; without it the agent has no ``idle``.
+        if parsed.fragment == "idle":
+            self.idle = self._idle
 
     def __repr__(self) -> str:
         auth = f", auth={self._auth!r}" if self._auth else ""
@@ -145,7 +149,15 @@ class WebhookAgent:
             AgentError: timeout, connection failure, non-2xx, oversized or invalid body, or a reply that breaks
                 the contract; the message says which.
         """
-        payload = {"message": message, "session": session.to_json()}
+        return await self._exchange({"message": message, "session": session.to_json()},
+                                    waiting=session.inbound is not None)
+
+    async def _idle(self, session: AgentSession) -> AgentReply:
+        """The channel's quiet moment (``session.now``): POST ``{"event": "idle", "message": "", "session": …}``;
+        the webhook answers the kept fragments, a follow-up, or ``{"bubbles": []}`` (nothing)."""
+        return await self._exchange({"event": "idle", "message": "", "session": session.to_json()}, waiting=True)
+
+    async def _exchange(self, payload: dict[str, Any], *, waiting: bool) -> AgentReply:
         refusals: list[str] = []
         # Our own client (its TLS context took 0.8 s on a loaded 2-core machine) is built before the agent's clock starts.
         self._client_for_this_loop()
@@ -170,7 +182,7 @@ class WebhookAgent:
                 f"agent {self.name!r} sent invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
                 f"body starts with: {self._snippet(body)}"
             ) from None
-        return reply_from_mapping(self.name, data)
+        return reply_from_mapping(self.name, data, waiting=waiting)
 
     async def aclose(self) -> None:
         """Close the adapter's HTTP client (a client passed in by the caller is left open)."""
