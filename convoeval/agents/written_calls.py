@@ -171,7 +171,7 @@ def _as_call(item: Any, names: Collection[str]) -> dict[str, Any] | None:
     return {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "tool_call"}
 
 
-def plain_value(value: Any, *, limit: int = 1200) -> str:
+def plain_value(value: object, *, limit: int = 1200) -> str:
     """A tool result as plain text for a model that copies JSON: ``key: value`` pairs, one line per list item.
 
     A model that writes its calls as text imitates the ``{...}`` it sees; a note written this way has no call shape
@@ -193,7 +193,7 @@ def plain_value(value: Any, *, limit: int = 1200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _scalar(value: Any) -> str:
+def _scalar(value: object) -> str:
     if isinstance(value, dict):
         return "(" + ", ".join(f"{k}: {_scalar(v)}" for k, v in value.items()) + ")"
     if isinstance(value, list):
