@@ -8,7 +8,9 @@ check, a leak). A page may frame a message (a leak: red) and highlight quoted te
 A message recorded as WhatsApp parts (``convoeval.channel``) is drawn as WhatsApp draws it: reply buttons under
 their bubble, a list's button and rows, the patient's tap, media as a file chip with its caption or transcript, a
 template as a labelled bubble; an agent message over one of WhatsApp's limits gets a chip naming the limit. A
-message of text parts only is drawn exactly as before parts existed.
+message of text parts only is drawn exactly as before parts existed. What the channel's columns add (times, a
+burst's fragments as consecutive bubbles, a redelivered or reordered message marked, an agent's follow-up after a
+silence) is read by ``chat_channel.py``; a conversation without them is drawn exactly as before the channel existed.
 """
 
 from __future__ import annotations
@@ -30,8 +32,17 @@ from convoeval.channel import (
     parse_parts,
     part_violations,
 )
+from convoeval.report.chat_channel import (
+    ChannelLook,
+    channel_looks,
+    day_html,
+    mark_html,
+    note_html,
+    tap_html,
+    time_html,
+)
 
-__all__ = ["AGENT_BG", "CHAT_BG", "PATIENT_BG", "chip", "highlight", "message_html"]
+__all__ = ["AGENT_BG", "CHAT_BG", "PATIENT_BG", "ChannelLook", "channel_looks", "chip", "highlight", "message_html"]
 
 #: The chat's colours: the patient's bubble, the agent's, and the chat's background (WhatsApp's).
 PATIENT_BG, AGENT_BG, CHAT_BG = "#ffffff", "#d9fdd3", "#efeae2"
@@ -81,7 +92,8 @@ def highlight(text: str, quotes: Sequence[str]) -> str:
 
 def message_html(label_html: str, texts: Sequence[str], *, patient: bool, tools_html: str = "",
                  quotes: Sequence[str] = (), frame: str | None = None, below: Sequence[str] = (),
-                 below_align: str | None = None, parts: Sequence[Mapping[str, Any]] | None = None) -> str:
+                 below_align: str | None = None, parts: Sequence[Mapping[str, Any]] | None = None,
+                 channel: ChannelLook | None = None) -> str:
     """One message: its label, its tool chips, a bubble per text, and what a page adds below.
 
     Args:
@@ -96,29 +108,43 @@ def message_html(label_html: str, texts: Sequence[str], *, patient: bool, tools_
         parts: the message as recorded WhatsApp parts (the transcript's ``parts`` cell); drawn instead of ``texts``
             when one is more than text (buttons, a list, a tap, media, a template). Missing, text only or
             unreadable: ``texts`` are drawn.
+        channel: what the WhatsApp channel's columns add (``chat_channel.channel_looks``): the time in each bubble's
+            corner, a date divider, no label on a burst's next fragment, a redelivered or reordered message's mark,
+            an agent message's note. None (a conversation without the channel): drawn as before the channel existed.
     """
     color, weight = (frame, "700") if frame else (MUTED, None)
-    items = [f"<div{css(font_size='11px', color=color, font_weight=weight, margin='6px 4px 1px')}>{label_html}</div>"]
+    items = [] if channel is not None and channel.continued else [
+        f"<div{css(font_size='11px', color=color, font_weight=weight, margin='6px 4px 1px')}>{label_html}</div>"]
+    if channel is not None and channel.note:
+        items.append(note_html(channel.note))
     if tools_html:
         items.append(f"<div{css(max_width='80%')}>{tools_html}</div>")
     look = dict(background=PATIENT_BG if patient else AGENT_BG, padding='6px 10px', margin='2px 0',
                 border_radius='8px', max_width='75%', white_space='pre-wrap', overflow_wrap='anywhere',
                 box_shadow='0 1px 0.5px rgba(11,20,26,.13)', border=f"2px solid {frame}" if frame else None)
+    if channel is not None and channel.dim:
+        look["opacity"] = "0.6"
     bubble = css(**look)
+    # The channel's additions inside each bubble: a mark on the first (redelivered, out of order), the time on each.
+    tail = time_html(channel) if channel is not None else ""
+    head = mark_html(channel) if channel is not None else ""
     typed = _typed(parts)
     if typed is None:
-        for text in texts:
-            items.append(f"<div{bubble}>{highlight(text, quotes) if quotes else esc(text)}</div>")
+        for i, text in enumerate(texts):
+            body = highlight(text, quotes) if quotes else esc(text)
+            items.append(f"<div{bubble}>{head if i == 0 else ''}{body}{tail}</div>")
     else:
-        for part in typed:
+        for i, part in enumerate(typed):
             # The bubble and what WhatsApp draws under it (buttons, a list) share one column, 75% wide at most.
-            items.append(_part_html(part, css(**{**look, "max_width": None}), quotes, patient=patient))
+            items.append(_part_html(part, css(**{**look, "max_width": None}), quotes, patient=patient,
+                                    head=head if i == 0 else "", tail=tail))
     if below and below_align:
         items.append(f"<div{css(max_width='80%', text_align=below_align)}>{''.join(below)}</div>")
     else:
         items += [f"<div>{piece}</div>" for piece in below]
     side = "flex-start" if patient else "flex-end"
-    return f"<div{css(display='flex', flex_direction='column', align_items=side)}>{''.join(items)}</div>"
+    day = day_html(channel.day) if channel is not None and channel.day else ""
+    return f"{day}<div{css(display='flex', flex_direction='column', align_items=side)}>{''.join(items)}</div>"
 
 
 def _typed(parts: Sequence[Mapping[str, Any]] | None) -> list[Part] | None:
@@ -140,8 +166,12 @@ def _text(text: str, quotes: Sequence[str]) -> str:
     return highlight(text, quotes) if quotes else esc(text)
 
 
-def _part_html(part: Part, bubble: str, quotes: Sequence[str], *, patient: bool) -> str:
-    """One WhatsApp message: its bubble, what WhatsApp draws with it, and (agent side) the limits it breaks."""
+def _part_html(part: Part, bubble: str, quotes: Sequence[str], *, patient: bool, head: str = "",
+               tail: str = "") -> str:
+    """One WhatsApp message: its bubble, what WhatsApp draws with it, and (agent side) the limits it breaks.
+
+    ``head`` and ``tail`` go inside the bubble, before and after what it says (the channel's mark and time).
+    """
     if isinstance(part, TextPart):
         inner, under = _text(part.text, quotes), []
     elif isinstance(part, ButtonsPart):
@@ -151,8 +181,7 @@ def _part_html(part: Part, bubble: str, quotes: Sequence[str], *, patient: bool)
         inner = _framed(part.header, _text(part.body, quotes), part.footer)
         under = [f"<div{_BUTTON}>{esc(part.button)}</div>", _list_rows(part)]
     elif isinstance(part, ReplyPart):
-        tapped = f"<div{_SMALL}>tapped {esc(part.id)}</div>"
-        inner, under = f"{tapped}{_text(part.title or part.id, quotes)}", []
+        inner, under = tap_html(part, _text(part.title or part.id, quotes)), []
     elif isinstance(part, MediaPart):
         words = part.caption or part.transcript
         file_chip = chip(f"{part.kind} · {part.filename}", "#57606a", "#f6f8fa", title=part.path)
@@ -165,7 +194,7 @@ def _part_html(part: Part, bubble: str, quotes: Sequence[str], *, patient: bool)
     problems = [] if patient else part_violations(part)
     marks = [f"<div>{chip(p, *STATUS_COLORS['fail'], mark='cross')}</div>" for p in problems]
     width = css(display="flex", flex_direction="column", max_width="75%", min_width="30%")
-    return f"<div{width}><div{bubble}>{inner}</div>{''.join(under + marks)}</div>"
+    return f"<div{width}><div{bubble}>{head}{inner}{tail}</div>{''.join(under + marks)}</div>"
 
 
 def _framed(header: str | None, body_html: str, footer: str | None) -> str:

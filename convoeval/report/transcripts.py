@@ -30,7 +30,7 @@ from convoeval._util.html_blocks import (
 )
 from convoeval.frames import AGENT_STATUSES, HOLISTIC_DIMENSIONS, SIMULATOR_FAILURE, TURN_DIMENSIONS
 from convoeval.pipeline.results import EvalResult
-from convoeval.report.chat import CHAT_BG, chip, message_html
+from convoeval.report.chat import CHAT_BG, ChannelLook, channel_looks, chip, message_html
 from convoeval.report.problems import LOW_DIMENSION
 
 __all__ = ["transcript_html", "transcripts"]
@@ -77,8 +77,11 @@ def transcript_html(run: EvalResult, run_id: str, *, open: bool = False) -> str:
     messages = messages[messages["run_id"] == run_id]
     turns = run.frames.turns
     checks = _turn_checks(turns[turns["run_id"] == run_id]) if len(turns) else {}
-    chat = "".join(_message(m, checks.get(_int(m["turn"])) if m["role"] == "agent" else None)
-                   for _, m in messages.iterrows())
+    rows = messages.to_dict("records")
+    # A turn's failed checks go under its last agent message (through the channel, a turn may hold several).
+    last_reply = {_int(m["turn"]): i for i, m in enumerate(rows) if m["role"] == "agent"}
+    chat = "".join(_message(m, checks.get(_int(m["turn"])) if last_reply.get(_int(m["turn"])) == i else None, look)
+                   for i, (m, look) in enumerate(zip(rows, channel_looks(rows), strict=True)))
     stop = meta.get("stop_reason")
     if not missing(meta.get("simulator_failure_detail")):
         stop = f"{stop}: {meta['simulator_failure_detail']}"
@@ -149,7 +152,7 @@ def _bubbles(entry: Any) -> list[str]:
     return [] if missing(text) else [str(text)]
 
 
-def _message(entry: Any, failed_checks: list[str] | None) -> str:
+def _message(entry: Any, failed_checks: list[str] | None, channel: ChannelLook | None) -> str:
     patient = entry["role"] == "patient"
     who = "Patient" if patient else "Agent"
     turn = _int(entry.get("turn"))
@@ -168,7 +171,7 @@ def _message(entry: Any, failed_checks: list[str] | None) -> str:
     parts = entry.get("parts")
     return message_html(esc(label), _bubbles(entry), patient=patient,
                         tools_html="".join(_tool_chip(c) for c in calls), below=below,
-                        parts=parts if isinstance(parts, (list, tuple)) else None)
+                        parts=parts if isinstance(parts, (list, tuple)) else None, channel=channel)
 
 
 def _turn_checks(turns: pd.DataFrame) -> dict[int | None, list[str]]:
