@@ -165,3 +165,12 @@ def test_a_frame_saved_before_the_channel_columns_existed_draws_the_same(example
     before = EvalResult(out_dir=tmp_path, frames=old)
     for run_id in example.scores["run_id"]:
         assert transcript_html(before, run_id) == transcript_html(example, run_id)
+
+
+def test_whatsapp_styles_are_drawn_in_a_channel_conversation_and_only_there(tmp_path) -> None:
+    said = "Sua fatura é de *R$ 150,00*, vence _hoje_ <b>sim</b>"
+    channel = [_row(1, "agent", said, delivery="reply", sent_at=_at("09:00:20"))]
+    html = _html(channel, tmp_path)
+    assert "<b>R$ 150,00</b>, vence <i>hoje</i> &lt;b&gt;sim&lt;/b&gt;" in html  # still escaped
+    plain = [{**channel[0], "delivery": None, "sent_at": None}]
+    assert "*R$ 150,00*, vence _hoje_" in _html(plain, tmp_path)  # without the channel: as before

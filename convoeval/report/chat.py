@@ -10,7 +10,8 @@ their bubble, a list's button and rows, the patient's tap, media as a file chip 
 template as a labelled bubble; an agent message over one of WhatsApp's limits gets a chip naming the limit. A
 message of text parts only is drawn exactly as before parts existed. What the channel's columns add (times, a
 burst's fragments as consecutive bubbles, a redelivered or reordered message marked, an agent's follow-up after a
-silence) is read by ``chat_channel.py``; a conversation without them is drawn exactly as before the channel existed.
+silence, WhatsApp's *bold*, _italic_ and ~strikethrough~ drawn) is read by ``chat_channel.py``; a conversation
+without them is drawn exactly as before the channel existed.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from convoeval.report.chat_channel import (
     note_html,
     tap_html,
     time_html,
+    whatsapp_styles,
 )
 
 __all__ = ["AGENT_BG", "CHAT_BG", "PATIENT_BG", "ChannelLook", "channel_looks", "chip", "highlight", "message_html"]
@@ -110,7 +112,8 @@ def message_html(label_html: str, texts: Sequence[str], *, patient: bool, tools_
             unreadable: ``texts`` are drawn.
         channel: what the WhatsApp channel's columns add (``chat_channel.channel_looks``): the time in each bubble's
             corner, a date divider, no label on a burst's next fragment, a redelivered or reordered message's mark,
-            an agent message's note. None (a conversation without the channel): drawn as before the channel existed.
+            an agent message's note, WhatsApp's text styles. None (a conversation without the channel): drawn as
+            before the channel existed.
     """
     color, weight = (frame, "700") if frame else (MUTED, None)
     items = [] if channel is not None and channel.continued else [
@@ -128,16 +131,17 @@ def message_html(label_html: str, texts: Sequence[str], *, patient: bool, tools_
     # The channel's additions inside each bubble: a mark on the first (redelivered, out of order), the time on each.
     tail = time_html(channel) if channel is not None else ""
     head = mark_html(channel) if channel is not None else ""
+    styled = channel is not None  # WhatsApp's *bold* and _italic_ drawn; a conversation without it keeps its look
     typed = _typed(parts)
     if typed is None:
         for i, text in enumerate(texts):
-            body = highlight(text, quotes) if quotes else esc(text)
+            body = _text(text, quotes, styled=styled)
             items.append(f"<div{bubble}>{head if i == 0 else ''}{body}{tail}</div>")
     else:
         for i, part in enumerate(typed):
             # The bubble and what WhatsApp draws under it (buttons, a list) share one column, 75% wide at most.
             items.append(_part_html(part, css(**{**look, "max_width": None}), quotes, patient=patient,
-                                    head=head if i == 0 else "", tail=tail))
+                                    head=head if i == 0 else "", tail=tail, styled=styled))
     if below and below_align:
         items.append(f"<div{css(max_width='80%', text_align=below_align)}>{''.join(below)}</div>")
     else:
@@ -162,30 +166,35 @@ _BUTTON = css(background="#ffffff", color="#027eb5", border_radius="8px", paddin
 _SMALL = css(font_size="11px", color=MUTED)
 
 
-def _text(text: str, quotes: Sequence[str]) -> str:
-    return highlight(text, quotes) if quotes else esc(text)
+def _text(text: str, quotes: Sequence[str], *, styled: bool = False) -> str:
+    """``text`` escaped, its quotes highlighted, or (``styled``, no quotes) its WhatsApp styles drawn."""
+    if quotes:
+        return highlight(text, quotes)
+    return whatsapp_styles(esc(text)) if styled else esc(text)
 
 
 def _part_html(part: Part, bubble: str, quotes: Sequence[str], *, patient: bool, head: str = "",
-               tail: str = "") -> str:
+               tail: str = "", styled: bool = False) -> str:
     """One WhatsApp message: its bubble, what WhatsApp draws with it, and (agent side) the limits it breaks.
 
-    ``head`` and ``tail`` go inside the bubble, before and after what it says (the channel's mark and time).
+    ``head`` and ``tail`` go inside the bubble, before and after what it says (the channel's mark and time);
+    ``styled`` draws WhatsApp's text styles in what it says.
     """
     if isinstance(part, TextPart):
-        inner, under = _text(part.text, quotes), []
+        inner, under = _text(part.text, quotes, styled=styled), []
     elif isinstance(part, ButtonsPart):
-        inner = _framed(part.header, _text(part.body, quotes), part.footer)
+        inner = _framed(part.header, _text(part.body, quotes, styled=styled), part.footer)
         under = [f"<div{_BUTTON}>{esc(b.title)}</div>" for b in part.buttons]
     elif isinstance(part, ListPart):
-        inner = _framed(part.header, _text(part.body, quotes), part.footer)
+        inner = _framed(part.header, _text(part.body, quotes, styled=styled), part.footer)
         under = [f"<div{_BUTTON}>{esc(part.button)}</div>", _list_rows(part)]
     elif isinstance(part, ReplyPart):
         inner, under = tap_html(part, _text(part.title or part.id, quotes)), []
     elif isinstance(part, MediaPart):
         words = part.caption or part.transcript
         file_chip = chip(f"{part.kind} · {part.filename}", "#57606a", "#f6f8fa", title=part.path)
-        said = (f"<div{_SMALL}>transcript</div>" if part.transcript else "") + (_text(words, quotes) if words else "")
+        said = ((f"<div{_SMALL}>transcript</div>" if part.transcript else "")
+                + (_text(words, quotes, styled=styled) if words else ""))
         inner, under = f"<div>{file_chip}</div>{said}", []
     else:
         assert isinstance(part, TemplatePart)

@@ -5,11 +5,13 @@ A transcript row of a conversation that ran through the channel (``convoeval.cha
 ``ChannelLook``: the time WhatsApp prints in the bubble's corner, a date divider when the day changes, whether the row
 is the next fragment of the patient's burst (drawn right under the previous bubble, without a label), a mark on a
 message the channel delivered again or out of order, and a note on an agent message that answered a quiet moment or a
-silence. A row without those columns has no look and is drawn exactly as before the channel existed.
+silence. Such a conversation's texts also get WhatsApp's styles (``whatsapp_styles``: *bold*, _italic_,
+~strikethrough~). A row without those columns has no look and is drawn exactly as before the channel existed.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,7 +20,8 @@ from typing import Any
 from convoeval._util.html_blocks import MUTED, css, esc, missing
 from convoeval.channel import ReplyPart
 
-__all__ = ["ChannelLook", "channel_looks", "day_html", "mark_html", "note_html", "tap_html", "time_html"]
+__all__ = ["ChannelLook", "channel_looks", "day_html", "mark_html", "note_html", "tap_html", "time_html",
+           "whatsapp_styles"]
 
 #: WhatsApp's grey for the time in a bubble's corner and for the date chips.
 TIME_COLOR = "#667781"
@@ -190,3 +193,21 @@ def tap_html(part: ReplyPart, title_html: str) -> str:
                  background="#f0f8fc", border_radius="14px", padding="1px 10px 1px 8px", margin="2px 0")
     tapped = f"<div{css(font_size='11px', color=MUTED)}>tapped {esc(part.id)}</div>"
     return f"{tapped}<span{button}>{_ARROW}&#8201;{title_html}</span>"
+
+
+#: WhatsApp's text styles: *bold*, _italic_, ~strikethrough~ (the marker next to a letter inside, not outside). A
+#: style never spans a tag an earlier style drew (escaped text has no other ``<``), so the tags always nest.
+_STYLES = [(re.compile(rf"(?<![\w{m}]){m}(?=[^\s<])([^{m}\n<]*?[^\s<]){m}(?![\w{m}])"), tag)
+           for m, tag in (("\\*", "b"), ("_", "i"), ("~", "s"))]
+
+
+def whatsapp_styles(escaped: str) -> str:
+    """Escaped text with WhatsApp's styles drawn as WhatsApp draws them (the markers dropped).
+
+    Example:
+        >>> whatsapp_styles("Total *R$ 150,00*, _vence_ ~hoje~ em a_b_c")
+        'Total <b>R$ 150,00</b>, <i>vence</i> <s>hoje</s> em a_b_c'
+    """
+    for pattern, tag in _STYLES:
+        escaped = pattern.sub(rf"<{tag}>\1</{tag}>", escaped)
+    return escaped
