@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 
-from convoeval import load_results
+from convoeval import load_results, run_conversation
 from convoeval.frames import RunFrames
 from convoeval.pipeline.results import EvalResult
 from convoeval.report.transcripts import transcript_html, transcripts
+from convoeval.scenarios import parse_scenario
+from convoeval.testing import FakeChatModel
 
 RUN_ID = "r1"
 KEYS = {"run_id": RUN_ID, "scenario": "billing-whatsapp", "agent": "billing", "target": "clinic:billing", "seed": 1,
@@ -174,3 +176,21 @@ def test_whatsapp_styles_are_drawn_in_a_channel_conversation_and_only_there(tmp_
     assert "<b>R$ 150,00</b>, vence <i>hoje</i> &lt;b&gt;sim&lt;/b&gt;" in html  # still escaped
     plain = [{**channel[0], "delivery": None, "sent_at": None}]
     assert "*R$ 150,00*, vence _hoje_" in _html(plain, tmp_path)  # without the channel: as before
+
+
+def test_a_real_channel_run_draws_its_redelivery_burst_and_follow_up(tmp_path) -> None:
+    scenario = parse_scenario({
+        "id": "billing-whatsapp-chat", "agent": "billing", "locale": "pt-BR", "description": "chat drawing",
+        "persona": {"name": "Mariana Costa", "phone": "11987650033"},
+        "turns": [{"user": ["Oi, queria pagar minha fatura", "quanto está?"], "judge": False},
+                  {"user": "Pix", "judge": False}, {"user": "Sim", "redeliver": True, "judge": False},
+                  {"after": "26h", "judge": False}],
+        "fixtures": {"invoices": [{"id": "inv-1", "amount_cents": 15000, "due_date": "2026-02-20",
+                                   "status": "pending", "description": "Consulta"}]}})
+    result = run_conversation(scenario, agent="clinic:billing?faults=not_idempotent", seed=1,
+                              judge_model=FakeChatModel(replies=[]))
+    run = EvalResult(out_dir=tmp_path, frames=result.frames())
+    html = transcript_html(run, result.run_id)
+    assert html.count("redelivered · same id") == 1 and "follow-up after 26 h" in html
+    assert html.count("Patient · turn 1") == 1 and "Oi, queria pagar minha fatura" in html
+    assert re.search(r">09:0\d</span>", html)
