@@ -186,3 +186,23 @@ async def test_the_docs_webhook_bot_debounces_and_drops_redeliveries_end_to_end(
         assert any("missing" in c for c in without.turns.iloc[0]["check_failures"])
     finally:
         server.shutdown()
+
+
+async def test_a_simulated_patient_bursts_and_taps_the_button_it_names() -> None:
+    from convoeval.scenarios import load_scenarios  # noqa: PLC0415
+    from convoeval.testing import FakeChatModel  # noqa: PLC0415
+
+    [shipped] = [s for s in load_scenarios() if s.id == "billing-conv-happy-payment"]
+    raw = shipped.model_dump(exclude_none=True)
+    raw["channel"] = {"bursts": 0.2}
+    raw["persona"]["traits"] = ["impatient"]  # a bursty persona: at least one message in two is split
+    scenario = parse_scenario(raw)
+    silent = FakeChatModel(responder=lambda messages, kwargs: "")  # the agenda patient's template voice
+    result = await arun_conversation(scenario, agent="clinic:billing?faults=button_overflow", seed=2,
+                                     simulator="agenda", simulator_model=silent, judge_model=None)
+    rows = result.transcript.to_dict("records")
+    turns = [r["turn"] for r in rows if r["role"] == "patient" and r.get("delivery") == "delivered"]
+    assert any(turns.count(t) > 1 for t in turns), "no burst"  # a turn of several patient messages
+    taps = [r for r in rows if r["role"] == "patient" and r["parts"][0]["type"] == "reply"]
+    assert taps and taps[0]["parts"][0]["id"] == "pix" and taps[0]["text"] == "Pix"
+    assert result.run.iloc[0]["stop_reason"] == "GOAL_COMPLETE"

@@ -32,6 +32,9 @@ class ChannelSettings(BaseModel):
         delay_s: the largest network delay, in seconds, added to each message's arrival (seeded, uniform from 0).
         fragment_gap_s: seconds between the fragments of a burst as the patient types them.
         quiet_s: seconds the patient stays quiet after a burst before the channel tells the agent (``idle``).
+        bursts: conversational scenarios: the chance that a simulated patient's message of several sentences goes
+            out as a burst of them (at least 0.5 for a persona whose traits say impatient, anxious, hurried;
+            ``convoeval.channel.patient``). A short message naming one offered button is always a tap.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -41,6 +44,7 @@ class ChannelSettings(BaseModel):
     delay_s: _Seconds = 0.0
     fragment_gap_s: _Seconds = 3.0
     quiet_s: Annotated[StrictFloat | StrictInt, Field(gt=0)] = DEFAULT_QUIET_S
+    bursts: _Probability = 0.0
 
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)\s*$",

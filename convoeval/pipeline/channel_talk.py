@@ -15,12 +15,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from convoeval.agents.base import Agent, AgentReply, AgentSession, idle_handler
-from convoeval.channel import ButtonsPart, ListPart, Part
+from convoeval.channel import ButtonsPart, ListPart, Part, parts_as_dicts
 from convoeval.channel.delivery import Idle, InboundMessage, channel_rng, plan_turn
+from convoeval.channel.patient import burst_chance, patient_messages
 from convoeval.channel.settings import ChannelSettings
 from convoeval.pipeline.agent_call import call_agent
 
-__all__ = ["CHANNEL_EPOCH", "ChannelConversation", "ChannelState", "deliver_turn", "merged_reply", "offered_title"]
+__all__ = ["CHANNEL_EPOCH", "ChannelConversation", "ChannelState", "deliver_turn", "merged_reply", "offered_title", "simulated_messages"]
 
 #: The channel's clock at a conversation's start: fixed, so a run's times are reproducible (only their differences
 #: matter: the quiet after a burst, the 24-hour window).
@@ -95,8 +96,9 @@ async def deliver_turn(conv: ChannelConversation, agent: Agent, turn: int, messa
         conv.session.now = event.at if isinstance(event, Idle) else event.arrived_at
         if isinstance(event, InboundMessage):
             conv.session.inbound = event
-            if recorded is not None:
-                recorded.update(_patient_columns(event))
+            if recorded is not None:  # the simulated patient's row: now the first message that went out
+                recorded.update(_patient_columns(event), text=event.text, bubbles=[event.text],
+                                parts=parts_as_dicts(event.parts))
                 recorded = None
             else:
                 await conv.add_patient(turn, event.text, parts=list(event.parts), channel=_patient_columns(event))
@@ -122,6 +124,16 @@ async def deliver_turn(conv: ChannelConversation, agent: Agent, turn: int, messa
     conv.session.inbound = None
     state.clock = max(conv.session.now or state.clock, state.clock)
     return sent
+
+
+def simulated_messages(conv: ChannelConversation, turn: int, text: str, traits: Sequence[str]) -> list[list[Part]]:
+    """A simulated patient's message as it goes out on WhatsApp: a tap on a button it names, a burst, or one text
+    (``convoeval.channel.patient``), seeded by the scenario, seed, trial and turn."""
+    state = conv.channel
+    assert state is not None
+    seed, trial = conv.seed_and_trial
+    rng = channel_rng(f"{conv.scenario_id}/patient", seed, trial, turn)
+    return patient_messages(text, offered=state.offered, chance=burst_chance(state.settings.bursts, traits), rng=rng)
 
 
 def merged_reply(replies: Sequence[AgentReply]) -> AgentReply:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from convoeval.agents.base import Agent, AgentError, AgentReply, AgentSession
-from convoeval.channel import Part, TextPart, parts_as_dicts
+from convoeval.channel import Part, parts_as_dicts
 from convoeval.frames import (
     SIMULATOR_FAILURE,
 )
@@ -17,7 +17,13 @@ from convoeval.llm.models import as_chat_model
 from convoeval.pathcheck import check_checkpoints, check_path, check_whatsapp_limits
 from convoeval.pathcheck.channel import check_channel
 from convoeval.pipeline.agent_call import call_agent
-from convoeval.pipeline.channel_talk import ChannelState, deliver_turn, merged_reply, offered_title
+from convoeval.pipeline.channel_talk import (
+    ChannelState,
+    deliver_turn,
+    merged_reply,
+    offered_title,
+    simulated_messages,
+)
 from convoeval.pipeline.options import Log, RunOptions
 from convoeval.pipeline.replay import PatientReplay, same_reply
 from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario
@@ -280,7 +286,8 @@ async def _agent_answers(conv: _Conversation, agent: Agent, turn: int, message: 
     """The agent's reply to the patient's message, recorded, shown to the gate and to the observer (through the
     WhatsApp channel when the scenario has one: then everything the agent sent in the turn)."""
     if conv.channel is not None:
-        replies = await deliver_turn(conv, agent, turn, [[TextPart(text=message)]], recorded=conv.rows[-1], log=log)
+        messages = simulated_messages(conv, turn, message, conv.scenario.persona.traits or ())
+        replies = await deliver_turn(conv, agent, turn, messages, recorded=conv.rows[-1], log=log)
         reply = merged_reply(replies)
     else:
         reply, latency = await _ask_agent(agent, message, conv.session)
