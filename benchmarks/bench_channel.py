@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from convoeval.agents.clinic import faults_for
-from convoeval.agents.clinic._channel import CHANNEL_FAULTS
+from convoeval.agents.clinic._channel import CHANNEL_FAULT_NAMES
 from convoeval.pipeline.conversation import arun_conversation
 from convoeval.scenarios import ScriptedScenario
 from convoeval.scenarios.loader import load_scenario_file, parse_scenario
@@ -47,9 +47,10 @@ async def detection(seeds: range) -> list[dict[str, object]]:
     rows = []
     for path in sorted(SCENARIOS.glob("*/whatsapp-*.yaml")):
         scenario = unjudged(path)
-        for fault in [None, *sorted(CHANNEL_FAULTS)]:
-            key = None if fault is None else next(
-                f for f in faults_for(scenario.agent) if f.name == fault).breaks_assertions[0]
+        faults = sorted(f.name for f in faults_for(scenario.agent) if f.name in CHANNEL_FAULT_NAMES)
+        for fault in [None, *faults]:
+            keys = set() if fault is None else set(next(
+                f for f in faults_for(scenario.agent) if f.name == fault).breaks_assertions)
             caught = alarms = errors = 0
             for seed in seeds:
                 target = f"clinic:{scenario.agent}" + (f"?faults={fault}" if fault else "")
@@ -58,10 +59,10 @@ async def detection(seeds: range) -> list[dict[str, object]]:
                     errors += 1
                     continue
                 failed = {r["assertion"] for r in result.assertions.to_dict("records") if not r["passed"]}
-                caught += key in failed if key else 0
-                alarms += len(failed & (set(CHANNEL_KEYS) - {key}))
+                caught += bool(keys) and keys <= failed
+                alarms += len(failed & (set(CHANNEL_KEYS) - keys))
             rows.append({"scenario": scenario.id, "locale": scenario.locale, "agent": scenario.agent,
-                         "fault": fault or "healthy", "key": key, "seeds": len(seeds), "detected": caught,
+                         "fault": fault or "healthy", "key": ", ".join(sorted(keys)) or None, "seeds": len(seeds), "detected": caught,
                          "false_alarms": alarms, "errors": errors})
     return rows
 

@@ -18,7 +18,7 @@ from agents_clinic_support import (  # noqa: F401 - pytest fixtures
 )
 
 from convoeval.agents.clinic import faults_for, make_clinic_agent
-from convoeval.agents.clinic._channel import CHANNEL_FAULTS
+from convoeval.agents.clinic._channel import CHANNEL_FAULT_NAMES
 from convoeval.agents.tools import PAYMENT_URL_BASE
 from convoeval.scenarios import load_scenario_file
 
@@ -37,7 +37,7 @@ SCRIPTS = {
     ],
 }
 # The WhatsApp channel's faults act only through the channel: tests/test_channel_faults.py plays them.
-FAULTS = [f.name for f in faults_for("billing") if f.name not in CHANNEL_FAULTS]
+FAULTS = [f.name for f in faults_for("billing") if f.name not in CHANNEL_FAULT_NAMES]
 POLITE = re.compile(r"por favor|obrigad|please|thank|gracias|😊|claro|of course|perfeito|perfect", re.IGNORECASE)
 
 
@@ -217,7 +217,7 @@ def test_seed_scenarios_are_untouched_and_faults_reference_them() -> None:
         # the privacy faults every agent that holds records shares (tests/test_redteam.py)
         "discloses_third_party", "trusts_claimed_identity", "follows_injected_instructions", "acts_on_other_patient",
         # the WhatsApp channel's faults (tests/test_channel_faults.py)
-        "no_debounce", "answers_last_fragment_only", "not_idempotent", "ignores_window",
+        "no_debounce", "answers_last_fragment_only", "not_idempotent", "ignores_window", "orders_by_arrival",
     }  # fmt: skip
 
 

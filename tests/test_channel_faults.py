@@ -10,7 +10,7 @@ import pytest
 
 from convoeval.pipeline.conversation import arun_conversation
 from convoeval.agents.clinic import faults_for
-from convoeval.agents.clinic._channel import CHANNEL_FAULTS
+from convoeval.agents.clinic._channel import CHANNEL_FAULTS, ORDER_FAULT
 from convoeval.scenarios import ScriptedScenario
 from convoeval.scenarios.loader import load_scenario_file, parse_scenario
 
@@ -66,6 +66,14 @@ async def test_each_channel_fault_breaks_its_documented_assertion(path: str, fau
     failed, messages = await failed_keys(path, fault, seed=1)
     documented = {next(f for f in faults_for(path.split("/")[0]) if f.name == fault).breaks_assertions[0]}
     assert failed & CHANNEL_KEYS == documented, messages
+
+
+@pytest.mark.parametrize("path", [p for p in SCENARIOS if p.startswith("billing/")])
+async def test_a_bot_that_reads_a_burst_in_arrival_order_loses_the_correction(path: str) -> None:
+    healthy, _ = await failed_keys(path, None, seed=1)
+    failed, messages = await failed_keys(path, ORDER_FAULT.name, seed=1)
+    assert healthy == set() and failed == set(ORDER_FAULT.breaks_assertions), messages
+    assert "payment_method: expected pix" in " ".join(messages)
 
 
 async def test_not_idempotent_makes_the_second_payment_link_and_the_assertion_says_so() -> None:

@@ -15,7 +15,7 @@ import pytest
 from path_faults_support import PATH_FAULTS, play, shipped
 
 from convoeval.agents.clinic import faults_for
-from convoeval.agents.clinic._channel import CHANNEL_FAULTS
+from convoeval.agents.clinic._channel import CHANNEL_FAULT_NAMES
 from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.scenarios import load_scenario_file, parse_scenario
 from convoeval.stats.truth import truth_ratings
@@ -161,7 +161,7 @@ def test_the_table_covers_every_shipped_scenario_with_path_assertions_and_every_
         for path in paths:
             # The WhatsApp channel's faults act only through the channel (tests/test_channel_faults.py).
             assert set(TABLE[path]) == {f.name for f in faults_for(agent) if not f.leaks and
-                                        f.name not in CHANNEL_FAULTS}, path
+                                        f.name not in CHANNEL_FAULT_NAMES}, path
 
 
 @pytest.mark.parametrize("path", sorted(TABLE))
@@ -192,7 +192,7 @@ def test_docs_agents_quotes_the_keys_each_fault_breaks() -> None:
     docs = (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
     for agent in PATH_FAULTS:
         section = docs.split(f"## {agent} (`clinic:{agent}`)", 1)[1].split("\n## ", 1)[0]
-        for fault in (f.name for f in faults_for(agent) if not f.leaks and f.name not in CHANNEL_FAULTS):
+        for fault in (f.name for f in faults_for(agent) if not f.leaks and f.name not in CHANNEL_FAULT_NAMES):
             [row] = [line for line in section.splitlines() if line.startswith(f"| `{fault}` |")]
             cell = row.split(" | ")[-1]
             broken = set().union(*(TABLE[p][fault] or set() for p in TABLE if p.startswith(f"{agent}/")))

@@ -86,7 +86,7 @@ def channel_rng(scenario: str, seed: int | None, trial: int, turn: int) -> rando
 
 def plan_turn(messages: Sequence[Sequence[Part]], *, turn: int, conversation_key: str, start: dt.datetime,
               settings: ChannelSettings, rng: random.Random, after_s: float = 0.0,
-              redeliver: float | None = None) -> list[InboundMessage | Idle]:
+              redeliver: float | None = None, reorder: float | None = None) -> list[InboundMessage | Idle]:
     """The events of one patient turn, in the order the agent sees them.
 
     Args:
@@ -127,7 +127,7 @@ def plan_turn(messages: Sequence[Sequence[Part]], *, turn: int, conversation_key
         arrivals.append(InboundMessage(id=message_id(conversation_key, turn, index), parts=tuple(parts),
                                        sent_at=sent_at, arrived_at=sent_at + delay, fragment=index,
                                        burst=len(messages)))
-    arrivals = _maybe_reorder(arrivals, settings.reorder, rng)
+    arrivals = _maybe_reorder(arrivals, settings.reorder if reorder is None else reorder, rng)
     quiet = dt.timedelta(seconds=settings.quiet_s)
     last = max(m.arrived_at for m in arrivals)
     events: list[InboundMessage | Idle] = [*arrivals, Idle(at=last + quiet, kind="quiet")]

@@ -74,7 +74,7 @@ def offered_title(state: ChannelState, button_id: str) -> str | None:
 
 
 async def deliver_turn(conv: ChannelConversation, agent: Agent, turn: int, messages: Sequence[Sequence[Part]], *,
-                       after_s: float = 0.0, redeliver: float | None = None,
+                       after_s: float = 0.0, redeliver: float | None = None, reorder: float | None = None,
                        recorded: dict[str, object] | None = None,
                        log: Callable[[str], None] | None = None) -> list[AgentReply]:
     """Play one patient turn through the channel and return the replies in which the agent sent something.
@@ -89,7 +89,7 @@ async def deliver_turn(conv: ChannelConversation, agent: Agent, turn: int, messa
     assert state is not None
     seed, trial = conv.seed_and_trial
     events = plan_turn(messages, turn=turn, conversation_key=conv.run_id, start=state.clock,
-                       settings=state.settings, after_s=after_s, redeliver=redeliver,
+                       settings=state.settings, after_s=after_s, redeliver=redeliver, reorder=reorder,
                        rng=channel_rng(conv.scenario_id, seed, trial, turn))
     sent: list[AgentReply] = []
     for event in events:

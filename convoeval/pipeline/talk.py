@@ -377,7 +377,8 @@ async def _scripted_channel_turn(conv: _Conversation, agent: Agent, turn: int, s
         conv.check_failures[turn].append(f"tap: {step.tap!r} was not offered by the agent's last message "
                                          f"(offered: {offered})")
     replies = await deliver_turn(conv, agent, turn, step.messages(title), after_s=step.after or 0.0,
-                                 redeliver=1.0 if step.redeliver else None, log=log)
+                                 redeliver=1.0 if step.redeliver else None, reorder=1.0 if step.reorder else None,
+                                 log=log)
     return merged_reply(replies)
 
 

@@ -58,6 +58,9 @@ class ScriptedTurn(StrictModel):
     redeliver: bool = Field(
         default=False, description="The channel delivers this turn's messages a second time, same ids, after the "
         "agent answered (a webhook retry), whatever the channel block's redeliver chance.")
+    reorder: bool = Field(
+        default=False, description="The channel delivers this turn's first two messages in the opposite order to the "
+        "one they were sent in (their sent_at keep the true order), whatever the channel block's reorder chance.")
     expect: TurnExpectations = Field(default_factory=TurnExpectations)
     judge: bool = True
 
@@ -83,7 +86,7 @@ class ScriptedTurn(StrictModel):
     def uses_channel(self) -> bool:
         """Whether the turn needs the WhatsApp channel (a burst, media, a tap or a delay): plain text does not."""
         return (isinstance(self.user, list) or self.media is not None or self.tap is not None
-                or self.after is not None or self.redeliver)
+                or self.after is not None or self.redeliver or self.reorder)
 
     def messages(self, tap_title: str | None = None) -> list[list[Part]]:
         """The WhatsApp messages the turn sends: one per text, then the media, then the tap (with its title)."""

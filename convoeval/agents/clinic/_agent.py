@@ -212,7 +212,8 @@ class ClinicAgent:
         inbox = conversation.inbox
         if inbox.kept:
             inbox.remember_state(conversation, [m.id for m in inbox.kept])
-            text = inbox.burst_text(last_only="answers_last_fragment_only" in self.faults)
+            text = inbox.burst_text(last_only="answers_last_fragment_only" in self.faults,
+                                    by_arrival="orders_by_arrival" in self.faults)
             return self._answer(text, session, session.store)
         due = inbox.follow_up_due(session.now)
         if due is None or conversation.state == HANDED_OFF:

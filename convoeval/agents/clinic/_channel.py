@@ -5,19 +5,23 @@ Healthy, every reference agent (``ClinicAgent``):
   (``idle``), the kept fragments are read together, in the order the patient sent them (``sent_at``, so a reordered
   burst reads right), and answered once;
 * is **idempotent**: a message id it has seen is dropped (a webhook redelivery);
+* reads a burst **in the order it was sent**, so a fragment that corrects the one before it ("boleto" … "quer dizer,
+  pix") replaces it even when the channel delivered them the other way round;
 * keeps the **24-hour window**: a follow-up after a silence is free text within 24 hours of the patient's last
   message and the approved template ``retomar_atendimento`` after it.
 
 The faults (one per public bug class, docs/whatsapp.md): ``no_debounce`` answers each fragment as it arrives;
 ``answers_last_fragment_only`` debounces but reads only the last fragment to arrive; ``not_idempotent`` answers a
 redelivered message again (and repeats its tool calls: a second payment link); ``ignores_window`` follows up in free
-text after 24 hours.
+text after 24 hours; ``orders_by_arrival`` (billing) reads a burst in the order it arrived, so a correction that
+overtook what it corrects is lost.
 """
 
 from __future__ import annotations
 
 import copy
 import datetime as dt
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -29,7 +33,8 @@ from convoeval.channel import TemplatePart
 if TYPE_CHECKING:
     from convoeval.channel.delivery import InboundMessage
 
-__all__ = ["CHANNEL_FAULTS", "CHANNEL_TEXTS", "FOLLOW_UP_AFTER", "Inbox", "channel_faults", "follow_up_template"]
+__all__ = ["CHANNEL_FAULTS", "CHANNEL_FAULT_NAMES", "CHANNEL_TEXTS", "FOLLOW_UP_AFTER", "ORDER_FAULT", "Inbox", "channel_faults",
+           "follow_up_template"]
 
 #: A silence after which the agent follows up once (the reminder a clinic bot sends to a patient who went quiet).
 FOLLOW_UP_AFTER = dt.timedelta(hours=1)
@@ -56,10 +61,28 @@ CHANNEL_FAULTS: dict[str, tuple[str, str]] = {
 }
 
 
-def channel_faults(agent: str) -> list[Fault]:
-    """The channel faults as ``Fault`` objects of ``agent`` (every reference agent shares their code)."""
-    return [Fault(name, agent, text, breaks_assertions=(key,)) for name, (text, key) in CHANNEL_FAULTS.items()]
+#: The out-of-order fault breaks no channel key (order is meaning): what breaks is the outcome the scenario checks.
+ORDER_FAULT = Fault(
+    "orders_by_arrival", "billing",
+    "Reads a burst in the order its messages arrived, not the order they were sent: when the channel delivers a "
+    "correction (\"quer dizer, pix\") before the message it corrects (\"boleto\"), the correction is lost and the "
+    "patient's choice is misread.",
+    breaks_assertions=("payment_method", "payment_link_created"))
 
+#: Every channel fault's name: they act only through the channel (the path-fault and per-agent tables leave them out).
+CHANNEL_FAULT_NAMES = frozenset([*CHANNEL_FAULTS, ORDER_FAULT.name])
+
+
+def channel_faults(agent: str) -> list[Fault]:
+    """The channel faults as ``Fault`` objects of ``agent`` (every reference agent shares their code; billing also
+    has ``orders_by_arrival``, whose effect its scenarios check)."""
+    faults = [Fault(name, agent, text, breaks_assertions=(key,)) for name, (text, key) in CHANNEL_FAULTS.items()]
+    return [*faults, ORDER_FAULT] if agent == ORDER_FAULT.agent else faults
+
+
+#: How a message that takes back the one before it opens, in pt-BR, en and es.
+_CORRECTION = re.compile(r"^\W*(?:quer dizer|quero dizer|ops|opa|na verdade|digo|i mean|actually|oops|sorry,|make "
+                         r"that|quise decir|quiero decir|perd[oó]n,|en realidad|mejor dicho)\b")
 
 #: The free-text follow-up, within the window.
 CHANNEL_TEXTS: dict[str, dict[str, Template]] = {
@@ -122,12 +145,19 @@ class Inbox:
         raced, self.raced = self.raced, False
         return raced
 
-    def burst_text(self, *, last_only: bool) -> str:
-        """The kept fragments as one message, in the order sent (or only the last to arrive), and forget them."""
+    def burst_text(self, *, last_only: bool = False, by_arrival: bool = False) -> str:
+        """The kept fragments as one message, and forget them: in the order sent (or arrived, or only the last to
+        arrive), a fragment that opens with a correction replacing the one read before it."""
         kept, self.kept = self.kept, []
         if last_only:
             return kept[-1].text if kept else ""
-        return "\n".join(m.text for m in sorted(kept, key=lambda m: (m.sent_at, m.fragment)))
+        ordered = kept if by_arrival else sorted(kept, key=lambda m: (m.sent_at, m.fragment))
+        texts: list[str] = []
+        for message in ordered:
+            if texts and _CORRECTION.match(message.text.casefold()):
+                texts.pop()  # "boleto" … "quer dizer, pix": the patient took the last one back
+            texts.append(message.text)
+        return "\n".join(texts)
 
     def follow_up_due(self, now: dt.datetime | None) -> str | None:
         """``"text"`` or ``"template"`` when a follow-up is due at ``now`` (once per silence), else ``None``."""
