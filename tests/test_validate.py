@@ -43,19 +43,22 @@ def test_the_shipped_evals_folder_is_valid_and_counted_per_kind(capsys):
     conversational = sum(s.type == "conversational" for s in scenarios)
     attacks = len(list((EVALS / "attacks").glob("*.yaml")))
     label_files = len(list((EVALS / "labels").glob("*.csv")))
-    assert attacks >= 10 and label_files >= 1
+    media = len([p for p in (EVALS / "media").iterdir() if p.is_file()])
+    assert attacks >= 10 and label_files >= 1 and media >= 3
     code, summary, errors = validate(capsys, EVALS)
     assert (code, errors) == (0, [])
     assert summary == (f"{len(scenarios)} scenarios ({conversational} conversational, "
                        f"{len(scenarios) - conversational} scripted), {attacks} attacks, "
-                       f"{label_files} label file{'s' if label_files > 1 else ''}: all valid")
+                       f"{label_files} label file{'s' if label_files > 1 else ''}, {media} media files "
+                       "(1 audio, 1 document, 1 image): all valid")
 
 
 def test_with_no_path_it_checks_the_projects_evals_folder_from_a_subfolder(capsys, monkeypatch):
     monkeypatch.chdir(REPO / "notebooks")
     code, summary, errors = validate(capsys)
     assert (code, errors) == (0, [])
-    assert re.fullmatch(r"\d+ scenarios \(.*\), \d+ attacks, \d+ label files?: all valid", summary), summary
+    assert re.fullmatch(r"\d+ scenarios \(.*\), \d+ attacks, \d+ label files?, \d+ media files \(.*\): all valid",
+                        summary), summary
 
 
 def test_a_broken_attack_gets_the_attacks_errors_not_a_scenarios(tmp_path, capsys):
@@ -224,3 +227,26 @@ def test_every_shipped_scenario_points_editors_at_its_json_schema():
 
 def test_every_shipped_attack_points_editors_at_its_json_schema():
     assert _modeline_missing("attack") == []
+
+
+# ── Media files (issue #37): known by their suffix, checked against WhatsApp's sizes; a scenario's media must exist ──
+
+
+def test_media_files_are_a_kind_and_a_missing_or_empty_one_is_an_error(tmp_path: Path) -> None:
+    from convoeval.cli.validate_command import validate_files  # noqa: PLC0415
+
+    media = tmp_path / "evals" / "media"
+    media.mkdir(parents=True)
+    (media / "recibo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"0" * 100)
+    (media / "vazio.ogg").write_bytes(b"")
+    scenario = tmp_path / "evals" / "scenarios" / "billing" / "media.yaml"
+    scenario.parent.mkdir(parents=True)
+    scenario.write_text(
+        "id: media-turns\nagent: billing\ndescription: receipts\npersona: {name: Ana Lima, phone: '11900000000'}\n"
+        "turns:\n  - media: {kind: image, path: evals/media/recibo.png}\n"
+        "  - media: {kind: image, path: evals/media/recibo.jpg}\n", encoding="utf-8")
+    report = validate_files([tmp_path / "evals"])
+    errors = [line for _, line in report.errors]
+    assert any("vazio.ogg: an empty audio file" in e for e in errors), errors
+    assert any("turns[1].media.path: no file evals/media/recibo.jpg" in e for e in errors), errors
+    assert [c.variant for c in report.valid["media file"]] == ["image"]

@@ -89,6 +89,11 @@ def _scenario_fields() -> set[str]:
 
 def _check_scenario(path: Path, content: object) -> Checked:
     scenario = parse_scenario(content, path)
+    root = next((p.parent for p in path.resolve().parents if p.name == "evals"), None)
+    for i, turn in enumerate(getattr(scenario, "turns", ())):
+        media = turn.media
+        if media is not None and root is not None and not (root / media.path).is_file():
+            raise FileError(f"{path}: turns[{i}].media.path: no file {media.path} (media live under evals/media/)")
     return Checked(scenario.id, scenario.type)
 
 
@@ -152,14 +157,34 @@ def _labels_across(files: list[Path]) -> list[tuple[Path, str]]:
     return errors
 
 
+#: WhatsApp's size limits per kind of media (bytes): a file over them is one the platform would not deliver.
+_MEDIA_LIMITS = {"image": 5 * 2**20, "audio": 16 * 2**20, "document": 100 * 2**20}
+_MEDIA_SUFFIXES = {".png": "image", ".jpg": "image", ".jpeg": "image", ".webp": "image", ".ogg": "audio",
+                   ".opus": "audio", ".mp3": "audio", ".m4a": "audio", ".aac": "audio", ".amr": "audio",
+                   ".wav": "audio", ".pdf": "document", ".docx": "document", ".xlsx": "document"}
+
+
+def _check_media(path: Path, content: object) -> Checked:
+    kind = _MEDIA_SUFFIXES[path.suffix.lower()]
+    size = path.stat().st_size
+    if size == 0:
+        raise FileError(f"{path}: an empty {kind} file")
+    if size > _MEDIA_LIMITS[kind]:
+        raise FileError(f"{path}: {size / 2**20:.1f} MB, over WhatsApp's {_MEDIA_LIMITS[kind] // 2**20} MB for {kind}s")
+    return Checked(None, kind)
+
+
 SCENARIO = FileKind("scenario", "scenarios", _YAML, "YAML with agent:, persona: and type: or turns:",
                     _scenario_fields, _check_scenario, schema=json_schema)
 ATTACK = FileKind("attack", "attacks", _YAML, "YAML with strategy:, target: and data:",
                   _attack_fields, _check_attack, schema=_attack_schema)
 LABELS = FileKind("label file", "label files", _CSV, "CSV with the columns conversation, criterion, label, rater",
                   _label_fields, _check_labels, across=_labels_across)
+#: A photo, audio note or document a scripted turn sends (docs/whatsapp.md): known by its suffix, no fields.
+MEDIA = FileKind("media file", "media files", tuple(_MEDIA_SUFFIXES), "an image, audio or document under evals/media/",
+                 lambda: (), _check_media)
 #: Every kind of file ``convoeval validate`` knows, in the order the summary counts them.
-FILE_KINDS: tuple[FileKind, ...] = (SCENARIO, ATTACK, LABELS)
+FILE_KINDS: tuple[FileKind, ...] = (SCENARIO, ATTACK, LABELS, MEDIA)
 
 
 @dataclass
@@ -218,6 +243,8 @@ def kind_of(path: Path, content: Mapping[object, object] | Sequence[str],
         FileError: no kind's fields, or as many of two kinds'; the message names the kinds there are.
     """
     candidates = [k for k in kinds if path.suffix.lower() in k.suffixes]
+    if len(candidates) == 1 and not set(candidates[0].fields()):
+        return candidates[0]  # a kind told by its suffix alone (media)
     names = {str(name).strip().lower() for name in content}
     fields = {k.name: set(k.fields()) for k in candidates}
     scores: dict[str, list[str]] = {}
@@ -307,6 +334,8 @@ def _content(path: Path, kinds: Sequence[FileKind]) -> Mapping[object, object] |
             kind = "empty" if raw is None else type(raw).__name__
             raise ScenarioError(path, [("", f"expected a mapping of fields at the top level, got {kind}")])
         return raw
+    if suffix in _MEDIA_SUFFIXES and any(k is MEDIA for k in kinds):
+        return []
     if suffix in _CSV:
         try:
             # utf-8-sig: a spreadsheet's export starts with a byte-order mark, which is no part of the first column.
