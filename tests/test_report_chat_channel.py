@@ -194,3 +194,17 @@ def test_a_real_channel_run_draws_its_redelivery_burst_and_follow_up(tmp_path) -
     assert html.count("redelivered · same id") == 1 and "follow-up after 26 h" in html
     assert html.count("Patient · turn 1") == 1 and "Oi, queria pagar minha fatura" in html
     assert re.search(r">09:0\d</span>", html)
+
+
+def test_an_image_the_project_holds_is_a_thumbnail_and_a_missing_one_only_its_chip() -> None:
+    from convoeval.report.chat import message_html  # noqa: PLC0415
+
+    shown = message_html("Patient", ["receipt"], patient=True, parts=[
+        {"type": "media", "kind": "image", "path": "evals/media/comprovante-pix.png", "caption": "paguei"}])
+    assert '<img src="data:image/png;base64,' in shown and "image · comprovante-pix.png" in shown
+    missing = message_html("Patient", ["receipt"], patient=True, parts=[
+        {"type": "media", "kind": "image", "path": "evals/media/no-such.png", "caption": "paguei"}])
+    assert "<img" not in missing and "image · no-such.png" in missing
+    audio = message_html("Patient", ["note"], patient=True, parts=[
+        {"type": "media", "kind": "audio", "path": "evals/media/nota-de-voz.wav", "transcript": "oi"}])
+    assert "<img" not in audio and "transcript" in audio

@@ -16,10 +16,13 @@ without them is drawn exactly as before the channel existed.
 
 from __future__ import annotations
 
+import base64
+import posixpath
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from convoeval._util.html_blocks import MUTED, STATUS_COLORS, css, esc, icon
+from convoeval._util.paths import project_root
 from convoeval.channel import (
     ButtonsPart,
     ListPart,
@@ -195,7 +198,7 @@ def _part_html(part: Part, bubble: str, quotes: Sequence[str], *, patient: bool,
         file_chip = chip(f"{part.kind} · {part.filename}", "#57606a", "#f6f8fa", title=part.path)
         said = ((f"<div{_SMALL}>transcript</div>" if part.transcript else "")
                 + (_text(words, quotes, styled=styled) if words else ""))
-        inner, under = f"<div>{file_chip}</div>{said}", []
+        inner, under = f"{_thumbnail(part)}<div>{file_chip}</div>{said}", []
     else:
         assert isinstance(part, TemplatePart)
         values = "".join(f"<div>{esc(v)}</div>" for v in part.parameters)
@@ -204,6 +207,22 @@ def _part_html(part: Part, bubble: str, quotes: Sequence[str], *, patient: bool,
     marks = [f"<div>{chip(p, *STATUS_COLORS['fail'], mark='cross')}</div>" for p in problems]
     width = css(display="flex", flex_direction="column", max_width="75%", min_width="30%")
     return f"<div{width}><div{bubble}>{head}{inner}{tail}</div>{''.join(under + marks)}</div>"
+
+
+#: Images embedded as thumbnails up to this size (the page stays one file; a larger one is its chip only).
+_THUMBNAIL_MAX_BYTES = 300_000
+_IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
+
+
+def _thumbnail(part: MediaPart) -> str:
+    """An image the project holds (``evals/media/…``), drawn small inside its bubble as WhatsApp does; else nothing."""
+    mime = _IMAGE_TYPES.get(posixpath.splitext(part.path)[1].lower())
+    path = project_root() / part.path
+    if part.kind != "image" or mime is None or not path.is_file() or path.stat().st_size > _THUMBNAIL_MAX_BYTES:
+        return ""
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    look = css(display="block", max_width="180px", max_height="240px", border_radius="6px", margin_bottom="4px")
+    return f'<img src="data:{mime};base64,{data}" alt="{esc(part.filename)}"{look}>'
 
 
 def _framed(header: str | None, body_html: str, footer: str | None) -> str:
