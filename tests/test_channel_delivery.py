@@ -16,7 +16,7 @@ from convoeval.channel.delivery import Idle, InboundMessage, channel_rng, plan_t
 from convoeval.channel.settings import ChannelSettings, parse_duration
 from convoeval.pathcheck.channel import check_channel, fragment_facts
 from convoeval.pipeline.conversation import arun_conversation
-from convoeval.scenarios import ScriptedScenario, ScriptedTurn
+from convoeval.scenarios import ScriptedTurn
 from convoeval.scenarios.loader import parse_scenario
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.timezone.utc)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from convoeval.pipeline.conversation import arun_conversation
 from convoeval.agents.clinic import faults_for
 from convoeval.agents.clinic._channel import CHANNEL_FAULTS, ORDER_FAULT
+from convoeval.pipeline.conversation import arun_conversation
 from convoeval.scenarios import ScriptedScenario
 from convoeval.scenarios.loader import load_scenario_file, parse_scenario
 
