@@ -206,3 +206,25 @@ async def test_a_simulated_patient_bursts_and_taps_the_button_it_names() -> None
     taps = [r for r in rows if r["role"] == "patient" and r["parts"][0]["type"] == "reply"]
     assert taps and taps[0]["parts"][0]["id"] == "pix" and taps[0]["text"] == "Pix"
     assert result.run.iloc[0]["stop_reason"] == "GOAL_COMPLETE"
+
+
+async def test_a_simulated_patient_sends_the_receipt_when_the_agent_asks_for_it() -> None:
+    from convoeval.scenarios import load_scenarios  # noqa: PLC0415
+    from convoeval.testing import FakeChatModel  # noqa: PLC0415
+
+    [shipped] = [s for s in load_scenarios() if s.id == "billing-conv-happy-payment"]
+    raw = shipped.model_dump(exclude_none=True)
+    raw["channel"] = {"media": [{"kind": "image", "path": "evals/media/comprovante-pix.png",
+                                 "caption": "segue o comprovante", "when": ["confirmar"]}]}
+    silent = FakeChatModel(responder=lambda messages, kwargs: "")
+    result = await arun_conversation(parse_scenario(raw), agent="clinic:billing", seed=1, simulator="agenda",
+                                     simulator_model=silent, judge_model=None)
+    rows = result.transcript.to_dict("records")
+    media = [r for r in rows if r["role"] == "patient" and r["parts"][0]["type"] == "media"]
+    assert len(media) == 1 and media[0]["parts"][0]["path"] == "evals/media/comprovante-pix.png"
+    asked = max(i for i, r in enumerate(rows) if r["role"] == "agent" and rows.index(media[0]) > i)
+    assert "confirmar" in rows[asked]["text"]  # sent right after the agent's message that named it, once
+    from convoeval.scenarios.errors import ScenarioError  # noqa: PLC0415
+
+    with pytest.raises(ScenarioError, match="channel.media.0..when: required field is missing"):
+        parse_scenario({**raw, "channel": {"media": [{"kind": "image", "path": "evals/media/comprovante-pix.png"}]}})

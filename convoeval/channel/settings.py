@@ -12,13 +12,22 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
 
-__all__ = ["DEFAULT_QUIET_S", "ChannelSettings", "parse_duration"]
+from convoeval.channel.parts import MediaPart
+
+__all__ = ["DEFAULT_QUIET_S", "ChannelSettings", "PatientMedia", "parse_duration"]
 
 #: Seconds the patient stays quiet after a burst before the channel tells the agent so (its debounce timer fires).
 DEFAULT_QUIET_S = 10.0
 
 _Probability = Annotated[StrictFloat | StrictInt, Field(ge=0, le=1)]
 _Seconds = Annotated[StrictFloat | StrictInt, Field(ge=0)]
+
+
+class PatientMedia(MediaPart):
+    """A file a simulated patient sends when the agent asks for it: ``when`` holds words of the agent's message
+    (any one, case and accents ignored: ``comprovante``, ``receipt``) that make it due; sent once."""
+
+    when: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
 
 
 class ChannelSettings(BaseModel):
@@ -35,6 +44,8 @@ class ChannelSettings(BaseModel):
         bursts: conversational scenarios: the chance that a simulated patient's message of several sentences goes
             out as a burst of them (at least 0.5 for a persona whose traits say impatient, anxious, hurried;
             ``convoeval.channel.patient``). A short message naming one offered button is always a tap.
+        media: conversational scenarios: files the simulated patient sends, each when the agent's message names one
+            of its ``when`` words (a receipt photo when asked for the receipt), before its words of that turn.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -45,6 +56,7 @@ class ChannelSettings(BaseModel):
     fragment_gap_s: _Seconds = 3.0
     quiet_s: Annotated[StrictFloat | StrictInt, Field(gt=0)] = DEFAULT_QUIET_S
     bursts: _Probability = 0.0
+    media: list[PatientMedia] = Field(default_factory=list)
 
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)\s*$",

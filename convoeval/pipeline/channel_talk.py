@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from convoeval.agents.base import Agent, AgentReply, AgentSession, idle_handler
 from convoeval.channel import ButtonsPart, ListPart, Part, parts_as_dicts
 from convoeval.channel.delivery import Idle, InboundMessage, channel_rng, plan_turn
-from convoeval.channel.patient import burst_chance, patient_messages
+from convoeval.channel.patient import burst_chance, due_media, patient_messages
 from convoeval.channel.settings import ChannelSettings
 from convoeval.pipeline.agent_call import call_agent
 
@@ -35,6 +35,8 @@ class ChannelState:
         self.settings = settings or ChannelSettings()
         self.clock = CHANNEL_EPOCH
         self.offered: dict[str, str] = {}  # id -> title of the reply buttons / list rows of the agent's last message
+        self.last_agent_text = ""  # what the agent's last message said (a simulated patient's media are due by it)
+        self.media_sent: set[str] = set()  # paths of the files the simulated patient has sent
 
     def remember_offers(self, parts: Sequence[Part]) -> None:
         offered = {b.id: b.title for p in parts if isinstance(p, ButtonsPart) for b in p.buttons}
@@ -118,6 +120,7 @@ async def deliver_turn(conv: ChannelConversation, agent: Agent, turn: int, messa
                 "message_id": answered, "sent_at": conv.session.now.isoformat(), "delivery": trigger})
             await conv.observe(turn, event.text if isinstance(event, InboundMessage) else "", reply)
             state.remember_offers(reply.parts)
+            state.last_agent_text = reply.text
             sent.append(reply)
             if log:
                 log(f"    [Turn {turn}] Agent ({trigger}): {reply.text[:120]!r} | tools: {reply.tool_names}")
@@ -133,7 +136,11 @@ def simulated_messages(conv: ChannelConversation, turn: int, text: str, traits: 
     assert state is not None
     seed, trial = conv.seed_and_trial
     rng = channel_rng(f"{conv.scenario_id}/patient", seed, trial, turn)
-    return patient_messages(text, offered=state.offered, chance=burst_chance(state.settings.bursts, traits), rng=rng)
+    files = due_media(state.settings.media, state.last_agent_text, state.media_sent)
+    state.media_sent |= {f.path for f in files}
+    said = patient_messages(text, offered=state.offered, chance=burst_chance(state.settings.bursts, traits), rng=rng)
+    sent: list[list[Part]] = [[f] for f in files]
+    return [*sent, *said]
 
 
 def merged_reply(replies: Sequence[AgentReply]) -> AgentReply:
