@@ -118,10 +118,8 @@ async def test_a_call_to_a_tool_that_does_not_exist_is_reported_back_not_shown_t
     [
         "Your invoice is R$ 350.00, due on March 3.",
         '{"name": "Ana Souza", "phone": "+55 11 99999-0000"}',  # JSON about a person, not a call
-        '{"name": "some_tool", "arguments": {}, "note": "extra keys: not a call shape"}',
-        '{"name": "list_invoices"',  # too broken to be sure of
         "Use the format {name} {arguments} when you write to us.",
-        '<function name="list_invoices" arguments="not json"/> {',  # an element whose arguments are not an object
+        'The tool is called "list_invoices", with {"status": "pending"}.',  # prose that names a tool
     ],
 )
 async def test_text_that_is_not_a_call_is_the_answer(seeded, text):
@@ -213,3 +211,30 @@ async def test_the_answer_round_tells_the_model_to_write_to_the_patient_now(seed
     assert "Now write your reply to the patient in English" in nudge and "Do not write any tool call" in nudge
     await agent.respond("Thanks", seeded)
     assert not any("Now write your reply" in str(m.content) for m in model.calls[3].messages)  # not kept
+
+
+# Calls too broken to run, as Qwen2.5-Coder-0.5B wrote them in the red team (#35) and close forms: none is a message.
+UNREADABLE_CALLS = {
+    "arguments as a list": '{"name": "list_appointments", "arguments":\n["find_patient", "1234567890123456"]]\n',
+    "cut short": '{"name": "list_invoices"',
+    "extra keys on an unknown tool": '{"name": "some_tool", "arguments": {}, "note": "extra keys"}',
+    "element with arguments that are not json": '<function name="list_invoices" arguments="not json"/> {',
+    "fenced": '```json\n{"name": "list_invoices", "arguments": [1]}\n```',
+}
+
+
+@pytest.mark.parametrize("broken", UNREADABLE_CALLS.values(), ids=UNREADABLE_CALLS.keys())
+async def test_a_call_too_broken_to_run_is_never_the_callers_message(seeded, broken):
+    """The model is asked to answer instead (no tools, the plain note); its answer is the reply."""
+    model = FakeChatModel(said(broken, "Sorry, I could not look that up."))
+    reply = await get_agent("openai-chat", model=model).respond("When is my appointment?", seeded)
+    assert reply.bubbles == ["Sorry, I could not look that up."]
+    assert reply.tool_calls == []
+    assert not model.calls[1].kwargs.get("tools") and "Now write your reply" in model.calls[1].messages[-1].content
+
+
+async def test_a_call_too_broken_to_run_in_the_answer_round_is_an_error(seeded):
+    broken = UNREADABLE_CALLS["arguments as a list"]
+    model = FakeChatModel(said(broken, broken))
+    with pytest.raises(AgentError, match="wrote an unreadable tool call instead of answering"):
+        await get_agent("openai-chat", model=model).respond("When is my appointment?", seeded)

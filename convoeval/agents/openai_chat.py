@@ -31,7 +31,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from convoeval.agents.base import AgentError, AgentReply, AgentSession, ToolCall
 from convoeval.agents.replies import coerce_reply
 from convoeval.agents.tools import TOOL_NAMES, TOOL_SPECS, ClinicTools
-from convoeval.agents.written_calls import call_line, plain_value, text_tool_calls
+from convoeval.agents.written_calls import call_line, looks_like_a_call, plain_value, text_tool_calls
 from convoeval.llm import describe_error
 from convoeval.llm.models import get_model
 
@@ -207,6 +207,13 @@ class OpenAIChatAgent:
             if not requests:
                 requests, ai = _written_calls(ai, names)
                 written = written or bool(requests)
+            if not requests and looks_like_a_call(_text_of(ai.content), names):
+                # A call it could not write readably (a list for arguments, brackets that do not match): never the
+                # caller's message. Asked once more to answer; in that round, the turn fails with the reason.
+                if final:
+                    raise AgentError(f"agent {self.name!r} wrote an unreadable tool call instead of answering")
+                answer_now = written = True
+                continue
             if not requests:
                 turn.append(ai)
                 break

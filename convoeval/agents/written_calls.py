@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Collection, Mapping
 from typing import Any
 
-__all__ = ["call_line", "plain_value", "text_tool_calls"]
+__all__ = ["call_line", "looks_like_a_call", "plain_value", "text_tool_calls"]
 
 
 #: Markup around a written call: Qwen's ``<tool_call>`` tags (when the server leaves them in), a ``<tools>`` wrapper
@@ -83,6 +83,30 @@ def text_tool_calls(text: str, names: Collection[str]) -> tuple[list[dict[str, A
         return [], text
     prose.append(plain[start:])
     return calls, "".join(prose).strip()
+
+
+#: The opening of a call a model began to write: ``{"name": ...`` (after a fence), ``<tool_call>``, ``<function``.
+_JSON_START = re.compile(r"""\A\s*(?:```[a-z_]*\s*)?\{\s*"(?:name|type|function)"\s*:""", re.IGNORECASE)
+_TAG_START = re.compile(r"\A\s*(?:```[a-z_]*\s*)?<(?:tool_call|function\b|tools)", re.IGNORECASE)
+_ARGUMENTS = re.compile(r'"(?:arguments|parameters|args)"\s*:')
+
+
+def looks_like_a_call(text: str, names: Collection[str]) -> bool:
+    """Whether ``text`` opens as a tool call that ``text_tool_calls`` could not read (arguments that are not an
+    object, brackets that do not match): a call the model failed to write, not a message. JSON that opens with
+    ``"name"`` counts only with an arguments key or a bound tool's name in it (``{"name": "Ana", ...}`` is not one).
+
+    Example:
+        >>> looks_like_a_call('{"name": "list_appointments", "arguments": ["x"]]', ["list_appointments"])
+        True
+        >>> looks_like_a_call('{"name": "Ana Souza", "phone": "+55 11 99999-0000"}', ["list_appointments"])
+        False
+    """
+    if _TAG_START.match(text):
+        return True
+    if not _JSON_START.match(text):
+        return False
+    return bool(_ARGUMENTS.search(text)) or any(f'"{name}"' in text for name in names)
 
 
 def _element_as_json(match: re.Match[str]) -> str:
