@@ -228,3 +228,25 @@ async def test_a_simulated_patient_sends_the_receipt_when_the_agent_asks_for_it(
 
     with pytest.raises(ScenarioError, match="channel.media.0..when: required field is missing"):
         parse_scenario({**raw, "channel": {"media": [{"kind": "image", "path": "evals/media/comprovante-pix.png"}]}})
+
+
+@pytest.mark.parametrize(("fault", "window_kept"), [(None, True), ("ignores_window", False)])
+async def test_a_simulated_patient_who_answers_a_day_later_crosses_the_window(fault: str | None,
+                                                                              window_kept: bool) -> None:
+    from convoeval.scenarios import load_scenarios  # noqa: PLC0415
+    from convoeval.testing import FakeChatModel  # noqa: PLC0415
+
+    [shipped] = [s for s in load_scenarios() if s.id == "billing-conv-happy-payment"]
+    raw = shipped.model_dump(exclude_none=True)
+    raw["channel"] = {"later": {2: "26h"}}
+    raw["assertions"] = {"whatsapp_window": True}
+    silent = FakeChatModel(responder=lambda messages, kwargs: "")
+    agent = "clinic:billing" + (f"?faults={fault}" if fault else "")
+    result = await arun_conversation(parse_scenario(raw), agent=agent, seed=1, simulator="agenda",
+                                     simulator_model=silent, judge_model=None)
+    rows = result.transcript.to_dict("records")
+    follow_up = next(i for i, r in enumerate(rows) if r["role"] == "agent" and r.get("delivery") == "wait")
+    assert rows[follow_up + 1]["role"] == "patient" and rows[follow_up + 1]["turn"] == 2  # the silence, then turn 2
+    assert (rows[follow_up]["parts"][0]["type"] == "template") is window_kept
+    [window] = result.assertions.to_dict("records")
+    assert window["passed"] is window_kept, window["message"]

@@ -102,9 +102,9 @@ def plan_turn(messages: Sequence[Sequence[Part]], *, turn: int, conversation_key
             ``redeliver: true`` is 1).
 
     Returns:
-        Messages and idle moments: the fragments (two swapped with ``settings.reorder``), then the quiet after them,
-        then each message ``settings.redeliver`` picked delivered again with its quiet. A silent turn is one
-        ``Idle("wait")``.
+        Messages and idle moments: with ``after_s``, the silence (``Idle("wait")``: the agent may follow up); the
+        fragments (two swapped with ``settings.reorder``), then the quiet after them, then each message
+        ``settings.redeliver`` picked delivered again with its quiet. A silent turn is its ``Idle("wait")`` alone.
 
     Example:
         >>> from convoeval.channel.parts import TextPart
@@ -116,9 +116,11 @@ def plan_turn(messages: Sequence[Sequence[Part]], *, turn: int, conversation_key
         >>> events[-1].at.strftime("%H:%M:%S")  # sent at 09:00:20 and :23, quiet 10 s after the last
         '09:00:33'
     """
-    sent = start + (dt.timedelta(seconds=after_s) if after_s else _THINK)
+    # A silence first gives the agent its moment (a follow-up), then the patient writes.
+    silence: list[InboundMessage | Idle] = [Idle(at=start + dt.timedelta(seconds=after_s), kind="wait")] if after_s else []
+    sent = start + (dt.timedelta(seconds=after_s) + _THINK if after_s else _THINK)
     if not messages:
-        return [Idle(at=start + dt.timedelta(seconds=after_s), kind="wait")]
+        return silence
     gap = dt.timedelta(seconds=settings.fragment_gap_s)
     arrivals: list[InboundMessage] = []
     for index, parts in enumerate(messages):
@@ -130,7 +132,7 @@ def plan_turn(messages: Sequence[Sequence[Part]], *, turn: int, conversation_key
     arrivals = _maybe_reorder(arrivals, settings.reorder if reorder is None else reorder, rng)
     quiet = dt.timedelta(seconds=settings.quiet_s)
     last = max(m.arrived_at for m in arrivals)
-    events: list[InboundMessage | Idle] = [*arrivals, Idle(at=last + quiet, kind="quiet")]
+    events: list[InboundMessage | Idle] = [*silence, *arrivals, Idle(at=last + quiet, kind="quiet")]
     # A retry comes after the bot answered (the webhook timed out or the 200 was lost): the dangerous redelivery.
     chance = settings.redeliver if redeliver is None else redeliver
     again = [m for m in sorted(arrivals, key=lambda m: m.fragment) if chance and rng.random() < chance]

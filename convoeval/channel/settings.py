@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, field_validator
 
 from convoeval.channel.parts import MediaPart
 
@@ -44,6 +44,8 @@ class ChannelSettings(BaseModel):
         bursts: conversational scenarios: the chance that a simulated patient's message of several sentences goes
             out as a burst of them (at least 0.5 for a persona whose traits say impatient, anxious, hurried;
             ``convoeval.channel.patient``). A short message naming one offered button is always a tap.
+        later: conversational scenarios: patient turn (1-based) -> how long after the agent's last message the
+            simulated patient writes it (``{3: 26h}``); the agent gets the silence first (a follow-up).
         media: conversational scenarios: files the simulated patient sends, each when the agent's message names one
             of its ``when`` words (a receipt photo when asked for the receipt), before its words of that turn.
     """
@@ -57,6 +59,14 @@ class ChannelSettings(BaseModel):
     quiet_s: Annotated[StrictFloat | StrictInt, Field(gt=0)] = DEFAULT_QUIET_S
     bursts: _Probability = 0.0
     media: list[PatientMedia] = Field(default_factory=list)
+    later: dict[Annotated[StrictInt, Field(gt=0)], float] = Field(default_factory=dict)
+
+    @field_validator("later", mode="before")
+    @classmethod
+    def _durations(cls, value: object) -> object:
+        if isinstance(value, dict):
+            return {turn: parse_duration(after) for turn, after in value.items()}
+        return value
 
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)\s*$",

@@ -101,6 +101,8 @@ async def deliver_turn(conv: ChannelConversation, agent: Agent, turn: int, messa
             if recorded is not None:  # the simulated patient's row: now the first message that went out
                 recorded.update(_patient_columns(event), text=event.text, bubbles=[event.text],
                                 parts=parts_as_dicts(event.parts))
+                conv.rows.remove(recorded)  # after what the agent sent during the silence before it, if anything
+                conv.rows.append(recorded)
                 recorded = None
             else:
                 await conv.add_patient(turn, event.text, parts=list(event.parts), channel=_patient_columns(event))

@@ -287,7 +287,8 @@ async def _agent_answers(conv: _Conversation, agent: Agent, turn: int, message: 
     WhatsApp channel when the scenario has one: then everything the agent sent in the turn)."""
     if conv.channel is not None:
         messages = simulated_messages(conv, turn, message, conv.scenario.persona.traits or ())
-        replies = await deliver_turn(conv, agent, turn, messages, recorded=conv.rows[-1], log=log)
+        later = conv.channel.settings.later.get(turn, 0.0)
+        replies = await deliver_turn(conv, agent, turn, messages, after_s=later, recorded=conv.rows[-1], log=log)
         reply = merged_reply(replies)
     else:
         reply, latency = await _ask_agent(agent, message, conv.session)
