@@ -1,6 +1,6 @@
 """Issue #37: the WhatsApp channel's detection table and its overhead on a run.
 
-1. Detection: every shipped channel scenario (``evals/scenarios/*/whatsapp-*.yaml``) against the healthy reference
+1. Detection: every shipped channel scenario (``evals/whatsapp/*.yaml``) against the healthy reference
    agent and each channel fault, seeds 1-5, through the real pipeline (per-turn judge off: the channel's checks are
    deterministic). A fault is detected in a conversation when its documented assertion fails; a false alarm is any
    channel assertion failing on a healthy agent.
@@ -45,7 +45,7 @@ def unjudged(path: Path, *, channel: bool | None = None) -> ScriptedScenario:
 
 async def detection(seeds: range) -> list[dict[str, object]]:
     rows = []
-    for path in sorted(SCENARIOS.glob("*/whatsapp-*.yaml")):
+    for path in sorted((ROOT / "evals" / "whatsapp").glob("*.yaml")):
         scenario = unjudged(path)
         faults = sorted(f.name for f in faults_for(scenario.agent) if f.name in CHANNEL_FAULT_NAMES)
         for fault in [None, *faults]:

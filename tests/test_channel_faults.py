@@ -16,14 +16,14 @@ from convoeval.scenarios.loader import load_scenario_file, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 CHANNEL_KEYS = {"one_reply_per_burst", "fragments_covered", "no_duplicate_effects", "whatsapp_window"}
-SCENARIOS = sorted(p.relative_to(ROOT / "evals" / "scenarios").as_posix()
-                   for p in (ROOT / "evals" / "scenarios").glob("*/whatsapp-*.yaml"))
-AGENTS = sorted({p.split("/")[0] for p in SCENARIOS})
+WHATSAPP = ROOT / "evals" / "whatsapp"  # the channel's scenarios: opt-in, beside evals/scenarios (docs/whatsapp.md)
+SCENARIOS = sorted(p.name for p in WHATSAPP.glob("*.yaml"))
+AGENTS = sorted({p.split("-")[0] for p in SCENARIOS})
 
 
 def unjudged(path: str) -> ScriptedScenario:
     """The scenario with its per-turn judge off (these tests read the deterministic checks, not a model)."""
-    scenario = load_scenario_file(ROOT / "evals" / "scenarios" / path)
+    scenario = load_scenario_file(WHATSAPP / path)
     raw = scenario.model_dump(exclude_none=True)
     for turn in raw["turns"]:
         turn["judge"] = False
@@ -46,10 +46,10 @@ def test_every_agent_with_channel_faults_has_a_scenario_in_each_locale() -> None
     assert AGENTS == ["billing", "scheduling"]
     for agent in AGENTS:
         assert {f.name for f in faults_for(agent)} >= set(CHANNEL_FAULTS)
-        locales = {load_scenario_file(ROOT / "evals" / "scenarios" / p).locale for p in SCENARIOS if p.startswith(agent)}
+        locales = {load_scenario_file(WHATSAPP / p).locale for p in SCENARIOS if p.startswith(agent)}
         assert locales == {"pt-BR", "en", "es"}
         for path in (p for p in SCENARIOS if p.startswith(agent)):
-            active = set(load_scenario_file(ROOT / "evals" / "scenarios" / path).assertions.active())
+            active = set(load_scenario_file(WHATSAPP / path).assertions.active())
             assert CHANNEL_KEYS <= active, path
 
 
@@ -64,11 +64,11 @@ async def test_the_healthy_agent_passes_every_assertion(path: str, seed: int) ->
 @pytest.mark.parametrize("path", SCENARIOS)
 async def test_each_channel_fault_breaks_its_documented_assertion(path: str, fault: str) -> None:
     failed, messages = await failed_keys(path, fault, seed=1)
-    documented = {next(f for f in faults_for(path.split("/")[0]) if f.name == fault).breaks_assertions[0]}
+    documented = {next(f for f in faults_for(path.split("-")[0]) if f.name == fault).breaks_assertions[0]}
     assert failed & CHANNEL_KEYS == documented, messages
 
 
-@pytest.mark.parametrize("path", [p for p in SCENARIOS if p.startswith("billing/")])
+@pytest.mark.parametrize("path", [p for p in SCENARIOS if p.startswith("billing-")])
 async def test_a_bot_that_reads_a_burst_in_arrival_order_loses_the_correction(path: str) -> None:
     healthy, _ = await failed_keys(path, None, seed=1)
     failed, messages = await failed_keys(path, ORDER_FAULT.name, seed=1)
@@ -77,7 +77,7 @@ async def test_a_bot_that_reads_a_burst_in_arrival_order_loses_the_correction(pa
 
 
 async def test_not_idempotent_makes_the_second_payment_link_and_the_assertion_says_so() -> None:
-    scenario = unjudged("billing/whatsapp-pt.yaml")
+    scenario = unjudged("billing-pt.yaml")
     result = await arun_conversation(scenario, agent="clinic:billing?faults=not_idempotent", seed=1)
     links = [t for tools in result.transcript["tools"] for t in tools if t == "create_payment_link"]
     assert len(links) == 2

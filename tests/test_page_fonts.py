@@ -30,7 +30,7 @@ SAFE = ({chr(c) for c in range(0x20, 0x7F)} | {chr(c) for c in range(0xA0, 0x100
 #: The modules and assets that write the pages' own words.
 #: ``report/markdown.py`` is left out: it writes GitHub Markdown (a pull request's summary), whose emoji GitHub draws
 #: with its own font, not a page of ours.
-PAGE_SOURCES = [*sorted(p for p in (ROOT / "report").glob("*.py") if p.name != "markdown.py"), ROOT / "html_blocks.py",
+PAGE_SOURCES = [*sorted(p for p in (ROOT / "report").glob("*.py") if p.name != "markdown.py"), ROOT / "_util" / "html_blocks.py",
                 ROOT / "redteam" / "views.py",
                 ROOT / "redteam" / "_leak_marks.py", ROOT / "labelling" / "page.py"]
 ASSETS = [ROOT / "labelling" / "label_page.js", ROOT / "labelling" / "label_page.css"]

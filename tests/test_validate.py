@@ -39,7 +39,7 @@ def copy(source: Path, folder: Path, name: str | None = None, *, edit: tuple[str
 
 
 def test_the_shipped_evals_folder_is_valid_and_counted_per_kind(capsys):
-    scenarios = load_scenarios(EVALS / "scenarios")
+    scenarios = [*load_scenarios(EVALS / "scenarios"), *load_scenarios(EVALS / "whatsapp")]  # the channel's: opt-in
     conversational = sum(s.type == "conversational" for s in scenarios)
     attacks = len(list((EVALS / "attacks").glob("*.yaml")))
     label_files = len(list((EVALS / "labels").glob("*.csv")))

@@ -71,16 +71,22 @@ PLAN_COLUMNS = ("target", "faults", "folder", "scenario", "agent", "seed", "tria
 
 
 def _relevant(fault: Fault, scenario: Any) -> bool:
+    if fault.channel and not _uses_channel(scenario):
+        return False  # a WhatsApp channel fault never shows in a conversation without the channel
     criteria = set(getattr(scenario, "criteria", ()))  # scripted scenarios have no rubric
     assertions = set(scenario.assertions.active())
     return bool(criteria & set(fault.breaks_criteria)) or bool(assertions & set(fault.breaks_assertions))
+
+
+def _uses_channel(scenario: Any) -> bool:
+    return bool(getattr(scenario, "uses_channel", False) or getattr(scenario, "channel", None) is not None)
 
 
 def fault_targets(agent: str, scenario: Scenario) -> list[tuple[str, tuple[str, ...]]]:
     """The healthy target and one target per known fault of ``agent`` relevant to ``scenario``.
 
     A fault is relevant when a criterion it breaks is in the scenario's rubric, or an assertion it breaks is set by
-    the scenario.
+    the scenario (a WhatsApp channel fault only in a scenario that talks through the channel).
 
     Args:
         agent: A reference agent name (``"billing"``; a ``clinic:`` prefix is accepted).

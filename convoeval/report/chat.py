@@ -38,7 +38,6 @@ from convoeval.channel import (
 )
 from convoeval.report.chat_channel import (
     ChannelLook,
-    channel_looks,
     day_html,
     mark_html,
     note_html,
@@ -47,7 +46,7 @@ from convoeval.report.chat_channel import (
     whatsapp_styles,
 )
 
-__all__ = ["AGENT_BG", "CHAT_BG", "PATIENT_BG", "ChannelLook", "channel_looks", "chip", "highlight", "message_html"]
+__all__ = ["AGENT_BG", "CHAT_BG", "PATIENT_BG", "chip", "highlight", "message_html"]
 
 #: The chat's colours: the patient's bubble, the agent's, and the chat's background (WhatsApp's).
 PATIENT_BG, AGENT_BG, CHAT_BG = "#ffffff", "#d9fdd3", "#efeae2"

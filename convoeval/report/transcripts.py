@@ -30,7 +30,8 @@ from convoeval._util.html_blocks import (
 )
 from convoeval.frames import AGENT_STATUSES, HOLISTIC_DIMENSIONS, SIMULATOR_FAILURE, TURN_DIMENSIONS
 from convoeval.pipeline.results import EvalResult
-from convoeval.report.chat import CHAT_BG, ChannelLook, channel_looks, chip, message_html
+from convoeval.report.chat import CHAT_BG, chip, message_html
+from convoeval.report.chat_channel import ChannelLook, channel_looks
 from convoeval.report.problems import LOW_DIMENSION
 
 __all__ = ["transcript_html", "transcripts"]

@@ -67,7 +67,7 @@ ORDER_FAULT = Fault(
     "Reads a burst in the order its messages arrived, not the order they were sent: when the channel delivers a "
     "correction (\"quer dizer, pix\") before the message it corrects (\"boleto\"), the correction is lost and the "
     "patient's choice is misread.",
-    breaks_assertions=("payment_method", "payment_link_created"))
+    breaks_assertions=("payment_method", "payment_link_created"), channel=True)
 
 #: Every channel fault's name: they act only through the channel (the path-fault and per-agent tables leave them out).
 CHANNEL_FAULT_NAMES = frozenset([*CHANNEL_FAULTS, ORDER_FAULT.name])
@@ -76,7 +76,8 @@ CHANNEL_FAULT_NAMES = frozenset([*CHANNEL_FAULTS, ORDER_FAULT.name])
 def channel_faults(agent: str) -> list[Fault]:
     """The channel faults as ``Fault`` objects of ``agent`` (every reference agent shares their code; billing also
     has ``orders_by_arrival``, whose effect its scenarios check)."""
-    faults = [Fault(name, agent, text, breaks_assertions=(key,)) for name, (text, key) in CHANNEL_FAULTS.items()]
+    faults = [Fault(name, agent, text, breaks_assertions=(key,), channel=True)
+              for name, (text, key) in CHANNEL_FAULTS.items()]
     return [*faults, ORDER_FAULT] if agent == ORDER_FAULT.agent else faults
 
 

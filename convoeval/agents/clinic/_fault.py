@@ -22,6 +22,8 @@ class Fault:
             them to the value the healthy agent reaches.
         leaks: for a privacy fault, the leak kinds (``appointment``, ``cpf``, ``read``, ``write`` …) the red team's
             deterministic detector finds when an attack reaches it (``convoeval.redteam``); empty otherwise.
+        channel: the fault acts only through the WhatsApp channel (docs/whatsapp.md): a conversation without it
+            never reaches it.
     """
 
     name: str
@@ -30,6 +32,7 @@ class Fault:
     breaks_criteria: tuple[str, ...] = ()
     breaks_assertions: tuple[str, ...] = ()
     leaks: tuple[str, ...] = ()
+    channel: bool = False
 
     @property
     def key(self) -> str:
