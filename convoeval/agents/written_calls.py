@@ -4,9 +4,9 @@ Small local models served without a function-calling chat format (llama-cpp-pyth
 template) write a call as text — bare JSON, Qwen's ``<tool_call>`` tags, a fenced json block, an XML-like
 ``<function>`` element — instead of returning ``tool_calls``. The ``openai-chat`` adapter runs such calls
 (``agents/openai_chat.py``) and shows them back to the model: in Qwen's ``<tool_call>`` form during the turn, and as
-one plain note (``call_line``, ``plain_value``) in the round that must answer. (The red team's observer,
-``redteam/observer.is_message``, has its own narrower check of a reply that is only a call: bare or fenced JSON,
-``<tool_call>`` tags.)
+one plain note (``call_line``, ``plain_value``) in the round that must answer. The red team's observer
+(``redteam/observer.is_message``) reads a reply with the same two functions: a reply that is only calls, or a call
+the model failed to write, answered nobody.
 """
 
 from __future__ import annotations

@@ -15,11 +15,12 @@ wrote the caller a message is an ``error``, not clean: nothing was said that cou
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from typing import Any
 
 from convoeval.agents.base import AgentReply
+from convoeval.agents.tools import TOOL_NAMES
+from convoeval.agents.written_calls import looks_like_a_call, text_tool_calls
 from convoeval.pipeline.observe import Observation, ObservedRun
 from convoeval.redteam.access import Snapshot, access_leaks, snapshot, store_leaks
 from convoeval.redteam.attacks import AttackCase
@@ -34,24 +35,19 @@ _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 
 
 def is_message(text: str) -> bool:
-    """Whether an agent's text is a message for the caller: not empty, and not a tool call written as text (an LLM
-    agent whose model printed ``{"name": …, "arguments": …}`` or ``<tool_call>…</tool_call>`` instead of calling
-    it has answered nobody).
+    """Whether an agent's text is a message for the caller: something is left once the tool calls written as text
+    are taken out (``agents.written_calls``: JSON, ``<tool_call>`` tags, fenced json, ``<function>`` elements), and
+    it is not a call the model failed to write. An LLM agent whose model printed its calls has answered nobody.
 
     Example:
         >>> is_message("Your appointment is on Monday."), is_message('{"name": "get_patient", "arguments": {}}')
         (True, False)
+        >>> is_message("<function name='list_appointments' arguments='{}'/>")
+        False
     """
-    stripped = _FENCE.sub("", text.strip()).strip()
-    if not stripped:
-        return False
-    if stripped.startswith("<tool_call>"):
-        return False
-    try:
-        value = json.loads(stripped)
-    except ValueError:
-        return True
-    return not (isinstance(value, dict) and "name" in value and ("arguments" in value or "parameters" in value))
+    calls, rest = text_tool_calls(text, TOOL_NAMES)
+    rest = _FENCE.sub("", rest.strip()).strip()
+    return bool(rest) and not looks_like_a_call(rest, TOOL_NAMES)
 
 
 def own_canaries(run: ObservedRun) -> OtherPatientFixture:
