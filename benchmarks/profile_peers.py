@@ -94,6 +94,7 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     # The same stages after the pipeline's move (issue #11 onwards); the old paths stay for old checkouts.
     ("convoeval/pipeline/results.py", "write_conversation", "results file (write_run)"),
     ("convoeval/pipeline/results.py", "load_results", "end of run: load_results"),
+    ("convoeval/pipeline/results.py", "load_run", "end of run: load_results"),  # its name since issue #36
     ("convoeval/pipeline/execute.py", "save_outputs", "end of run: Parquet, CSV, report.json"),
     ("convoeval/fidelity/", "", "simulator gate (fidelity checks on every message)"),
     ("convoeval/gate.py", "", "simulator gate (fidelity checks on every message)"),
