@@ -250,3 +250,29 @@ async def test_a_simulated_patient_who_answers_a_day_later_crosses_the_window(fa
     assert (rows[follow_up]["parts"][0]["type"] == "template") is window_kept
     [window] = result.assertions.to_dict("records")
     assert window["passed"] is window_kept, window["message"]
+
+
+class NamingBot:
+    """Waits on every message and names its conversation only in those empty replies."""
+
+    name = "naming-bot"
+
+    def __init__(self) -> None:
+        self.seen_ids: list[str | None] = []
+
+    async def respond(self, message: str, session: AgentSession) -> AgentReply:
+        self.seen_ids.append(session.conversation_id)
+        return AgentReply(conversation_id="wa-conv-1")
+
+    async def idle(self, session: AgentSession) -> AgentReply:
+        return AgentReply(bubbles=[f"conversation {session.conversation_id}"], conversation_id="wa-conv-1")
+
+
+async def test_a_conversation_named_in_an_empty_reply_comes_back_with_the_next_message() -> None:
+    bot = NamingBot()
+    scenario = parse_scenario({
+        "id": "naming", "agent": "billing", "description": "ids", "persona": {"name": "Ana Lima", "phone": "11900000000"},
+        "turns": [{"user": ["oi", "tudo bem?"], "judge": False}, {"user": "e aí?", "judge": False}]})
+    result = await arun_conversation(scenario, agent=bot, seed=1)
+    assert bot.seen_ids == [None, "wa-conv-1", "wa-conv-1"]
+    assert result.transcript[result.transcript["role"] == "agent"]["text"].tolist() == ["conversation wa-conv-1"] * 2

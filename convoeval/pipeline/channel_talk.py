@@ -117,6 +117,8 @@ async def deliver_turn(conv: ChannelConversation, agent: Agent, turn: int, messa
                 continue
             reply, latency = await call_agent(agent, handler(conv.session))
             trigger, answered = event.kind, None
+        if reply.conversation_id:  # an agent that waits (an empty reply) still names its conversation
+            conv.session.conversation_id = reply.conversation_id
         if reply.parts or reply.bubbles:
             await conv.add_agent(turn, reply, latency, channel={
                 "message_id": answered, "sent_at": conv.session.now.isoformat(), "delivery": trigger})
