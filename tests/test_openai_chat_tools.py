@@ -84,6 +84,18 @@ async def test_a_call_written_as_text_is_run_and_the_caller_gets_the_answer(seed
     assert isinstance(second[-1], ToolMessage) and invoices[0]["id"] in str(second[-1].content)
 
 
+async def test_a_long_tool_result_is_cut_for_the_model_and_kept_whole_in_the_transcript(seeded, monkeypatch):
+    from convoeval.agents import written_calls  # noqa: PLC0415
+
+    monkeypatch.setattr(written_calls, "TOOL_RESULT_CHARS", 40)  # a small model's context, in miniature
+    model = FakeChatModel(said('{"name": "list_invoices", "arguments": {}}', "One invoice."))
+    reply = await get_agent("openai-chat", model=model).respond("What do I owe?", seeded)
+    shown = str(model.calls[1].messages[-1].content)
+    whole = json.dumps(reply.tool_calls[0].result, ensure_ascii=False, default=str)
+    assert len(whole) > 40 and shown.startswith(whole[:40]) and "more characters not shown" in shown
+    assert reply.tool_calls[0].result and "error" not in reply.tool_calls[0].result[0]
+
+
 async def test_two_tagged_calls_in_one_message_both_run(seeded):
     written = ('<tool_call>\n{"name": "get_patient", "arguments": {}}\n</tool_call>\n'
                '<tool_call>\n{"name": "list_invoices", "arguments": {}}\n</tool_call>')  # fmt: skip

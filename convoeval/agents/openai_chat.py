@@ -31,7 +31,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from convoeval.agents.base import AgentError, AgentReply, AgentSession, ToolCall
 from convoeval.agents.replies import coerce_reply
 from convoeval.agents.tools import TOOL_NAMES, TOOL_SPECS, ClinicTools
-from convoeval.agents.written_calls import call_line, looks_like_a_call, plain_value, text_tool_calls
+from convoeval.agents.written_calls import call_line, looks_like_a_call, plain_value, result_text, text_tool_calls
 from convoeval.llm import describe_error
 from convoeval.llm.models import get_model
 
@@ -236,7 +236,7 @@ class OpenAIChatAgent:
                 calls.append(call)
                 call_id = request.get("id") or uuid.uuid4().hex
                 # The call rides along (not sent to the model) for the answer round's plain note.
-                turn.append(ToolMessage(content=_jsonable(call.result), tool_call_id=call_id, artifact=call))
+                turn.append(ToolMessage(content=result_text(call.result), tool_call_id=call_id, artifact=call))
 
         reply = coerce_reply(self.name, _text_of(turn[-1].content))
         # Commit the turn only once it succeeded: a failed turn ends the conversation as ``error`` anyway.

@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Collection, Mapping
 from typing import Any
 
-__all__ = ["call_line", "looks_like_a_call", "plain_value", "text_tool_calls"]
+__all__ = ["TOOL_RESULT_CHARS", "call_line", "looks_like_a_call", "plain_value", "result_text", "text_tool_calls"]
 
 
 #: Markup around a written call: Qwen's ``<tool_call>`` tags (when the server leaves them in), a ``<tools>`` wrapper
@@ -228,3 +228,25 @@ def _scalar(value: object) -> str:
 def call_line(name: str, args: Mapping[str, Any]) -> str:
     """A call as one plain line, ``list_invoices(status=pending)``: what was looked up, with no JSON to copy."""
     return f"{name}(" + ", ".join(f"{k}={_scalar(v)}" for k, v in args.items()) + ")"
+
+
+#: How much of one tool result an LLM agent's history keeps (characters of its JSON): a small local model's context
+#: is 8,192 tokens, and one agenda listing with every row filled a turn past it (RESULTS, issue #35).
+TOOL_RESULT_CHARS = 4000
+
+
+def result_text(value: object, *, limit: int | None = None) -> str:
+    """A tool result as the JSON the model reads, cut at ``limit`` characters (default ``TOOL_RESULT_CHARS``) with a
+    line saying how much was left. The call's recorded result (the transcript's) stays whole.
+
+    Example:
+        >>> result_text({"ok": True})
+        '{"ok": true}'
+        >>> result_text(list(range(1000)), limit=20)
+        '[0, 1, 2, 3, 4, 5, 6… [4870 more characters not shown: ask with narrower arguments]'
+    """
+    limit = TOOL_RESULT_CHARS if limit is None else limit
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit} more characters not shown: ask with narrower arguments]"
