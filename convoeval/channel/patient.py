@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import random
 import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 
 from convoeval.channel.parts import MediaPart, Part, ReplyPart, TextPart
 from convoeval.channel.settings import PatientMedia
+from convoeval.textread.folding import fold
 
 __all__ = ["BURSTY_TRAITS", "burst_chance", "due_media", "patient_messages"]
 
@@ -40,14 +40,10 @@ def _tap(text: str, offered: Mapping[str, str]) -> ReplyPart | None:
     return ReplyPart(id=hits[0][0], title=hits[0][1]) if len(hits) == 1 else None
 
 
-def _folded(text: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
-
-
 def due_media(media: Sequence[PatientMedia], agent_text: str, sent: set[str]) -> list[MediaPart]:
     """The files due now: not sent yet (``sent`` holds their paths) and named by the agent's last message."""
-    said = _folded(agent_text)
-    due = [m for m in media if m.path not in sent and any(_folded(w) in said for w in m.when)]
+    said = fold(agent_text)
+    due = [m for m in media if m.path not in sent and any(fold(w) in said for w in m.when)]
     return [MediaPart(kind=m.kind, path=m.path, caption=m.caption, transcript=m.transcript) for m in due]
 
 

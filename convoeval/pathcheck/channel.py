@@ -23,6 +23,7 @@ from typing import Any
 from convoeval.channel import PartError, recorded_parts
 from convoeval.channel.delivery import WINDOW
 from convoeval.store.assertions import AssertionResult
+from convoeval.textread.folding import fold
 
 __all__ = ["CHANNEL_KEYS", "check_channel", "fragment_facts"]
 
@@ -45,14 +46,6 @@ _FACTS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
                            r"like to pay|how do you want to pay|metodo de pago|forma de pago|como (?:prefiere|quiere|"
                            r"desea) pagar)\b")),
 }
-
-
-def fold(text: str) -> str:
-    """Lower case without accents (``convoeval.textread``'s folding, imported when a channel key is checked: the
-    ``textread`` package loads babel, which a run's start does not need)."""
-    from convoeval.textread.folding import fold as fold_text  # noqa: PLC0415 - see the docstring
-
-    return fold_text(text)
 
 
 def fragment_facts(text: str) -> dict[str, str]:

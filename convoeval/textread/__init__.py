@@ -4,10 +4,11 @@
 has a ``fold`` of its own); ``when.dates`` and ``when.times`` read dates and times in folded text, in pt-BR, en and
 es. The privacy red team's detector reads agents' messages with them, and the reference clinic agents read a
 caller's birth date with the same functions: a date the detector would find in a message is a date the agents
-accept when a caller verifies another patient. ``when`` loads babel (CLDR month and weekday names): the agents import
-it only when they read a date, so a conversation's start does not load it.
+accept when a caller verifies another patient. ``when`` loads babel (CLDR month and weekday names): the package
+exports it lazily, so importing ``folding`` loads no babel, and the agents import ``when`` only when they read a
+date, so a conversation's start does not load it.
 """
 
-from convoeval.textread.when import dates, times
+from convoeval._util.lazy import lazy_exports
 
-__all__ = ["dates", "times"]
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {"convoeval.textread.when": ("dates", "times")})

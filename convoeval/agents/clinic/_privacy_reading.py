@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from convoeval.agents.clinic._nlu import COMMON_LEXICON, _matches, normalize
 from convoeval.agents.clinic._privacy_texts import CUES
+from convoeval.textread.folding import fold
 
 
 class Turn(Protocol):
@@ -249,8 +250,7 @@ def birth_dates(text: str, locale: str) -> list[dt.date]:
     ``14/03/1958``, ``1958-03-14``, ``14-03-1958``, ``14/mar/1958``, ``March 14th, 1958``, ``the 14th of March,
     1958``, ``14 de marzo de 1958``. An English numeric date is read both ways (``03/04/1958``); each reading is kept.
     """
-    from convoeval.textread.folding import fold  # noqa: PLC0415 - textread loads babel: only when a date is read
-    from convoeval.textread.when import dates  # noqa: PLC0415 - the same
+    from convoeval.textread.when import dates  # noqa: PLC0415 - loads babel, which a conversation's start does not
 
     found: list[dt.date] = []
     for _, _, readings in dates(fold(text), month_first=locale.startswith("en")):
