@@ -38,12 +38,13 @@ class ChannelState:
         self.last_agent_text = ""  # what the agent's last message said (a simulated patient's media are due by it)
         self.media_sent: set[str] = set()  # paths of the files the simulated patient has sent
 
-    def remember_offers(self, parts: Sequence[Part]) -> None:
+    def remember(self, reply: AgentReply) -> None:
+        """What the agent's message offered and said: the buttons a tap may name, the words media are due by."""
+        parts = reply.parts
         offered = {b.id: b.title for p in parts if isinstance(p, ButtonsPart) for b in p.buttons}
         offered |= {r.id: r.title for p in parts if isinstance(p, ListPart) for s in p.sections for r in s.rows}
-        if offered or parts:
-            self.offered = offered
-
+        self.offered = offered
+        self.last_agent_text = reply.text
 
 class ChannelConversation(Protocol):
     """What a turn through the channel reads and writes of the conversation (``convoeval.pipeline.talk``'s)."""
@@ -93,6 +94,7 @@ async def deliver_turn(conv: ChannelConversation, agent: Agent, turn: int, messa
     events = plan_turn(messages, turn=turn, conversation_key=conv.run_id, start=state.clock,
                        settings=state.settings, after_s=after_s, redeliver=redeliver, reorder=reorder,
                        rng=channel_rng(conv.scenario_id, seed, trial, turn))
+    idle = idle_handler(agent)
     sent: list[AgentReply] = []
     for event in events:
         conv.session.now = event.at if isinstance(event, Idle) else event.arrived_at
@@ -112,10 +114,9 @@ async def deliver_turn(conv: ChannelConversation, agent: Agent, turn: int, messa
             trigger, answered = "reply", event.id
         else:
             conv.session.inbound = None
-            handler = idle_handler(agent)
-            if handler is None:
+            if idle is None:
                 continue
-            reply, latency = await call_agent(agent, handler(conv.session))
+            reply, latency = await call_agent(agent, idle(conv.session))
             trigger, answered = event.kind, None
         if reply.conversation_id:  # an agent that waits (an empty reply) still names its conversation
             conv.session.conversation_id = reply.conversation_id
@@ -123,8 +124,7 @@ async def deliver_turn(conv: ChannelConversation, agent: Agent, turn: int, messa
             await conv.add_agent(turn, reply, latency, channel={
                 "message_id": answered, "sent_at": conv.session.now.isoformat(), "delivery": trigger})
             await conv.observe(turn, event.text if isinstance(event, InboundMessage) else "", reply)
-            state.remember_offers(reply.parts)
-            state.last_agent_text = reply.text
+            state.remember(reply)
             sent.append(reply)
             if log:
                 log(f"    [Turn {turn}] Agent ({trigger}): {reply.text[:120]!r} | tools: {reply.tool_names}")

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._texts import Template
 from convoeval.channel import TemplatePart
+from convoeval.channel.delivery import WINDOW
 
 if TYPE_CHECKING:
     from convoeval.channel.delivery import InboundMessage
@@ -38,7 +39,6 @@ __all__ = ["CHANNEL_FAULTS", "CHANNEL_FAULT_NAMES", "CHANNEL_TEXTS", "FOLLOW_UP_
 
 #: A silence after which the agent follows up once (the reminder a clinic bot sends to a patient who went quiet).
 FOLLOW_UP_AFTER = dt.timedelta(hours=1)
-_WINDOW = dt.timedelta(hours=24)
 
 #: name -> (what the agent does wrong, the channel assertion it breaks).
 CHANNEL_FAULTS: dict[str, tuple[str, str]] = {
@@ -168,4 +168,4 @@ class Inbox:
         if silence < FOLLOW_UP_AFTER:
             return None
         self.followed_up = True
-        return "template" if silence > _WINDOW else "text"
+        return "template" if silence > WINDOW else "text"
