@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from convoeval._util.paths import project_root
+from convoeval._util.paths import SCENARIOS_SUBDIR, project_root
 from convoeval.cli._base import command
 from convoeval.errors import ConvoevalError
 from convoeval.scenarios import (
@@ -89,10 +89,11 @@ def _scenario_fields() -> set[str]:
 
 def _check_scenario(path: Path, content: object) -> Checked:
     scenario = parse_scenario(content, path)
-    root = next((p.parent for p in path.resolve().parents if p.name == "evals"), None)
+    root = project_root(path.resolve().parent)
+    in_a_project = (root / SCENARIOS_SUBDIR).is_dir()
     for i, turn in enumerate(getattr(scenario, "turns", ())):
         media = turn.media
-        if media is not None and root is not None and not (root / media.path).is_file():
+        if media is not None and in_a_project and not (root / media.path).is_file():
             raise FileError(f"{path}: turns[{i}].media.path: no file {media.path} (media live under evals/media/)")
     return Checked(scenario.id, scenario.type)
 
