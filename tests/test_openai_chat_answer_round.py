@@ -9,25 +9,16 @@ to copy; a model with real ``tool_calls`` keeps its structured history (tools de
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
+from openai_chat_support import said, seeded  # noqa: F401 - seeded is a fixture
 
-from convoeval.agents import AgentError, AgentSession, get_agent
+from convoeval.agents import AgentError, get_agent
 from convoeval.agents.written_calls import call_line, plain_value
-from convoeval.scenarios import load_scenario_file
-from convoeval.store import open_store
-from convoeval.store.fixtures import cleanup_run, seed_run
 from convoeval.testing import FakeChatModel
 
-SCENARIO = Path(__file__).parents[1] / "evals/scenarios/billing/conv-happy-payment.yaml"
 LIST = '{"name": "list_invoices", "arguments": {"status": "pending"}}'
-
-
-def said(*texts: str) -> list[AIMessage]:
-    """Replies as the local server returns them: text content, no ``tool_calls``."""
-    return [AIMessage(content=text) for text in texts]
 
 
 def called(name: str, args: dict[str, object], call_id: str = "call_1") -> AIMessage:
@@ -35,18 +26,6 @@ def called(name: str, args: dict[str, object], call_id: str = "call_1") -> AIMes
     return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": call_id, "type": "tool_call"}])
 
 
-@pytest.fixture
-def seeded(tmp_path):
-    scenario = load_scenario_file(SCENARIO)
-    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
-    run = seed_run(store, scenario)
-    session = AgentSession(
-        run_id=run.run_id, clinic_id=run.clinic_id, patient_id=run.patient_id, patient_phone=scenario.persona.phone,
-        patient_name=scenario.persona.name, locale="en", agent="billing", store=store, conversation_id="conv-1",
-    )  # fmt: skip
-    yield session
-    cleanup_run(store, run.run_id)
-    store.close()
 
 
 def texts(messages) -> str:
