@@ -30,7 +30,7 @@ def check_level(level: str) -> Level:
     """``level`` if it is one of ``LEVELS``; a ``ValueError`` naming them otherwise."""
     if level not in LEVELS:
         raise ValueError(f"level of measurement {level!r} is not one of {list(LEVELS)}")
-    return level  # type: ignore[return-value]
+    return level
 
 
 def coincidences(counts: np.ndarray) -> np.ndarray:
@@ -48,22 +48,26 @@ def distances(level: Level, values: np.ndarray, margins: np.ndarray) -> np.ndarr
     """``δ²`` between the categories, ``(..., q, q)``; ``margins`` ``(..., q)`` are the ``n_c`` (for ordinal)."""
     v = np.asarray(values, dtype=float)
     q = v.size
+    out: np.ndarray
     if level == "nominal":
-        return 1.0 - np.eye(q)
+        out = 1.0 - np.eye(q)
+        return out
     if level == "interval":
-        return (v[:, None] - v[None, :]) ** 2
+        out = (v[:, None] - v[None, :]) ** 2
+        return out
     if level == "ratio":
         with np.errstate(invalid="ignore", divide="ignore"):
-            d = ((v[:, None] - v[None, :]) / (v[:, None] + v[None, :])) ** 2
-        return np.where(np.isfinite(d), d, 0.0)
+            ratio = ((v[:, None] - v[None, :]) / (v[:, None] + v[None, :])) ** 2
+        out = np.where(np.isfinite(ratio), ratio, 0.0)
+        return out
     n = np.asarray(margins, dtype=float)
     cum = np.cumsum(n, axis=-1)
     # For c <= k: Σ_{g=c..k} n_g = cum_k - cum_c + n_c; the matrix is symmetric.
     upper = cum[..., None, :] - cum[..., :, None] + n[..., :, None]
     lower = np.swapaxes(upper, -1, -2)
     span = np.where(np.arange(q)[:, None] <= np.arange(q)[None, :], upper, lower)
-    d: np.ndarray = (span - (n[..., :, None] + n[..., None, :]) / 2) ** 2
-    return d
+    out = (span - (n[..., :, None] + n[..., None, :]) / 2) ** 2
+    return out
 
 
 def alpha(coinc: np.ndarray, values: np.ndarray, level: Level) -> np.ndarray:
@@ -87,9 +91,12 @@ def kappa_weights(q: int, weights: Weights) -> np.ndarray:
     if weights not in (None, "linear", "quadratic"):
         raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
     i, j = np.meshgrid(np.arange(q), np.arange(q), indexing="ij")
+    out: np.ndarray
     if weights is None:
-        return (i != j).astype(float)
-    return np.abs(i - j).astype(float) if weights == "linear" else ((i - j) ** 2).astype(float)
+        out = (i != j).astype(float)
+    else:
+        out = np.abs(i - j).astype(float) if weights == "linear" else ((i - j) ** 2).astype(float)
+    return out
 
 
 def weighted_kappa_from_tables(tables: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -38,6 +38,7 @@ from convoeval.stats import _metric
 from convoeval.stats._result import result_frame
 from convoeval.stats._wide import as_tuple, iter_groups, pivot, resolve_pairs
 from convoeval.stats.bootstrap import (
+    Transform,
     canonical_codes,
     ci_label,
     cluster_codes,
@@ -132,10 +133,10 @@ def _tables(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     """Per item: its coincidences over the pair's distinct scores, those scores, and its cell of the 11 × 11 table of
     rounded scores (one-hot), so weighted sums give alpha and weighted kappa for any bootstrap or jackknife row."""
     values = np.unique(np.concatenate([x, y]))
-    index = {v: i for i, v in enumerate(values)}
     counts = np.zeros((len(x), len(values)))
-    np.add.at(counts, (np.arange(len(x)), [index[v] for v in x]), 1)
-    np.add.at(counts, (np.arange(len(y)), [index[v] for v in y]), 1)
+    rows = np.arange(len(x))
+    np.add.at(counts, (rows, np.searchsorted(values, x)), 1)
+    np.add.at(counts, (rows, np.searchsorted(values, y)), 1)
     xr, yr = (np.clip(np.rint(v), 0, 10).astype(int) for v in (x, y))
     cells = np.eye(len(SCORE_LABELS) ** 2)[xr * len(SCORE_LABELS) + yr]
     return _metric.coincidences(counts), values, cells
@@ -257,7 +258,7 @@ def score_agreement(
             reps, point = _weighted(x, y, weights), _point(x, y)
             jack = _weighted(x, y, jackknife_weights(n_conv)[:, codes])
             for stat, (how, scale) in SCORE_METHODS.items():
-                transform = "none" if scale > 1 or stat == "within_1" else "fisher"
+                transform: Transform = "none" if scale > 1 or stat == "within_1" else "fisher"
                 ci = ci_label(unit, est, transform=transform)
                 rows.append(summarize(stat, point[stat], reps[stat], jackknife=jack[stat], estimation=est,
                                       transform=transform, n=n_conv, n_items=len(items), method=f"{how}; {ci}",
