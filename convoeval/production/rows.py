@@ -81,6 +81,8 @@ def conversation_payload(conversation: ImportedConversation, settings: ImportSet
         about["statuses"] = dict(conversation.statuses)
     if keep_original:
         about.update(source_file=conversation.source_file, source_id=conversation.source_id)
+        if "original_texts" in attributes:  # scrubbed: the words before, message by message (personal data)
+            about["original_texts"] = list(attributes["original_texts"])
     return {"runs": [run], "transcripts": transcripts, "calls": [], PRODUCTION: about}
 
 

@@ -67,7 +67,7 @@ class ImportSummary:
         out += [f"  skipped {line}" for line in self.skipped[:show_skipped]]
         if len(self.skipped) > show_skipped:
             out.append(f"  … and {len(self.skipped) - show_skipped} more (all of them in {self.out / IMPORT_FILE})")
-        if self.scrub is not None:
+        if self.scrub is not None and self.scrub.get("scrubbed"):
             replaced = ", ".join(f"{n} {kind}" for kind, n in sorted(self.scrub.get("replaced", {}).items()))
             out.append(f"scrubbed: {replaced or 'nothing to replace'} (report: {self.out / IMPORT_FILE})")
         return out
@@ -143,7 +143,7 @@ def import_conversations(sources: Sequence[Path | str], out: Path | str, setting
                 write_conversation(building, conversation.key, payload)
                 summary.conversations += 1
                 summary.messages += len(conversation.messages)
-        summary.scrub = report() if report is not None else None
+        summary.scrub = report() if report is not None else {"scrubbed": False}
         _finish(building, summary, settings, keep_original)
         if destination.exists():
             shutil.rmtree(destination)
@@ -169,8 +169,8 @@ def _finish(folder: Path, summary: ImportSummary, settings: ImportSettings, keep
               "scrub": summary.scrub}
     (folder / IMPORT_FILE).write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
     if summary.conversations:
-        save_outputs(read_frames(folder), folder, {"source": PRODUCTION, "import": {
-            k: record[k] for k in ("files", "conversations", "messages", "settings")}})
+        save_outputs(read_frames(folder), folder, {"source": PRODUCTION, "scrubbed": bool((summary.scrub or {}).get(
+            "scrubbed")), "import": {k: record[k] for k in ("files", "conversations", "messages", "settings")}})
 
 
 def _remove_stale(destination: Path) -> None:
