@@ -1,0 +1,38 @@
+"""The τ² sessions open in this process, by run id: how an assertion finds its conversation's database and calls."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from convoeval.tau2.worker import Tau2Error
+
+__all__ = ["forget_session", "keep_session", "session_of"]
+
+_OPEN: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def keep_session(run_id: str, session: Any) -> None:
+    """Remember ``session`` as run ``run_id``'s until ``forget_session``."""
+    with _LOCK:
+        _OPEN[run_id] = session
+
+
+def forget_session(run_id: str) -> None:
+    """Forget run ``run_id``'s session (it closed)."""
+    with _LOCK:
+        _OPEN.pop(run_id, None)
+
+
+def session_of(run_id: str) -> Any:
+    """Run ``run_id``'s open τ² session.
+
+    Raises:
+        Tau2Error: no τ² session is open for that run (a τ² assertion on a scenario of another domain).
+    """
+    with _LOCK:
+        session = _OPEN.get(run_id)
+    if session is None:
+        raise Tau2Error(f"run {run_id} has no τ² session: the tau2_* assertions need a scenario of a tau2: domain")
+    return session
