@@ -30,8 +30,8 @@ from convoeval.errors import ConvoevalError
 if TYPE_CHECKING:
     from convoeval.scenarios import Scenario
 
-__all__ = ["DOMAIN_GROUP", "Domain", "DomainError", "DomainSession", "domain_names", "get_domain", "open_session",
-           "register_domain"]
+__all__ = ["DOMAIN_GROUP", "Domain", "DomainError", "DomainSession", "domain_names", "domain_scenarios", "get_domain",
+           "open_session", "register_domain"]
 
 DOMAIN_GROUP = "convoeval.domains"
 
@@ -53,7 +53,7 @@ class DomainSession(Protocol):
     instructions: str
     calls: list[Any]
 
-    def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any: ...
+    def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> object: ...
 
     def close(self) -> None: ...
 
@@ -130,3 +130,24 @@ def open_session(scenario: Scenario, run_id: str) -> DomainSession | None:
     if not name or name == "clinic":
         return None
     return get_domain(name).open_session(scenario, run_id)
+
+
+def domain_scenarios(name: str, *, scenario: str | None = None, type: str | None = None,  # noqa: A002 - as --type
+                     error: Callable[[str], Exception] = DomainError) -> list[Scenario]:
+    """The scenarios of domain ``name``; ``scenario`` keeps the one with that id or task id (``5`` for
+    ``tau2-retail-5``), ``type`` one scenario type.
+
+    Raises:
+        DomainError: (or ``error``, e.g. a run's ``ConfigError``) an unknown domain, one that cannot be loaded (τ²
+            not installed: the message says how), or a selection that keeps nothing.
+    """
+    try:
+        found = get_domain(name).scenarios()
+    except (ConvoevalError, ValueError, KeyError) as exc:
+        raise error(str(exc) if isinstance(exc, DomainError) else f"domain {name}: {exc}") from None
+    if scenario:
+        found = [s for s in found if s.id == scenario or s.id.endswith(f"-{scenario}")]
+    found = [s for s in found if type is None or s.type == type]
+    if not found:
+        raise error(f"no scenario of domain {name} matches scenario={scenario}")
+    return found

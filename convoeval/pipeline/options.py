@@ -21,7 +21,6 @@ from typing import Any, TypedDict, TypeVar, cast, get_args
 
 from convoeval.agents import as_agent, get_agent
 from convoeval.agents.base import Agent, AgentLike
-from convoeval.domains import get_domain
 from convoeval.llm.models import ModelLike, as_chat_model
 from convoeval.pipeline.progress import Mode
 from convoeval.scenarios import Scenario
@@ -39,6 +38,8 @@ def default_target(scenario: Scenario) -> str:
     """The reference clinic agent for the scenario's agent type, e.g. ``clinic:billing``; for a scenario of another
     domain, that domain's ``default_target`` (``openai-chat`` for τ²'s)."""
     if scenario.domain and scenario.domain != "clinic":
+        from convoeval.domains import get_domain  # noqa: PLC0415 - only another domain's scenarios need it (start-up budget, tests/test_startup.py)
+
         return str(getattr(get_domain(scenario.domain), "default_target", None) or f"clinic:{scenario.agent}")
     return f"clinic:{scenario.agent}"
 

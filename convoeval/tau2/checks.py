@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from convoeval.scenarios import AssertionKind, register_assertion
-from convoeval.tau2.sessions import session_of
+from convoeval.tau2.sessions import OpenSession, session_of
 
 __all__ = ["COMMUNICATE", "STATE", "TAU2_ACTIONS", "TAU2_KEYS", "action_matches", "communicated", "missing_actions"]
 
@@ -58,7 +58,7 @@ def communicated(info: str, agent_texts: Sequence[str]) -> bool:
     return any(info.lower() in text.lower().replace(",", "") for text in agent_texts)
 
 
-def _session(seeded: Any) -> Any:
+def _session(seeded: Any) -> OpenSession:
     return session_of(seeded.run_id)
 
 

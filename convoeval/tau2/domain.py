@@ -62,7 +62,7 @@ class Tau2Session:
         self._env = worker().request("open", domain=domain.tau2_name, task=self.task_id)["env"]
         keep_session(run_id, self)
 
-    def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
+    def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> object:
         """Run tool ``name`` in τ²'s environment; its result (parsed JSON), or τ²'s ``"Error: ..."`` text."""
         args = dict(arguments or {})
         answer = worker().request("call", env=self._env, name=name, arguments=args)

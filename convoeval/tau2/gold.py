@@ -40,7 +40,7 @@ def gold_actions(session: AgentSession) -> list[Mapping[str, Any]]:
     return [a for a in criteria.get("actions") or [] if a.get("requestor", "assistant") == "assistant"]
 
 
-def changed_value(value: Any) -> Any:
+def changed_value(value: object) -> object:
     """A value that differs from ``value`` and has its type (a string gets a suffix, a number one more, …).
 
     Example:

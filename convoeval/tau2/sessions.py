@@ -3,17 +3,31 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from convoeval.tau2.worker import Tau2Error
 
-__all__ = ["forget_session", "keep_session", "session_of"]
+__all__ = ["OpenSession", "forget_session", "keep_session", "session_of"]
 
-_OPEN: dict[str, Any] = {}
+
+class OpenSession(Protocol):
+    """What the τ² assertions read of a conversation's session (``convoeval.tau2.domain.Tau2Session``)."""
+
+    @property
+    def task_criteria(self) -> Mapping[str, Any]: ...
+
+    @property
+    def calls(self) -> Sequence[Any]: ...
+
+    def db_match(self) -> dict[str, Any]: ...
+
+
+_OPEN: dict[str, OpenSession] = {}
 _LOCK = threading.Lock()
 
 
-def keep_session(run_id: str, session: Any) -> None:
+def keep_session(run_id: str, session: OpenSession) -> None:
     """Remember ``session`` as run ``run_id``'s until ``forget_session``."""
     with _LOCK:
         _OPEN[run_id] = session
@@ -25,7 +39,7 @@ def forget_session(run_id: str) -> None:
         _OPEN.pop(run_id, None)
 
 
-def session_of(run_id: str) -> Any:
+def session_of(run_id: str) -> OpenSession:
     """Run ``run_id``'s open τ² session.
 
     Raises:

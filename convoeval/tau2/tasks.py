@@ -78,13 +78,23 @@ def _phone(domain: str, task_id: str) -> str:
     return f"+1555{digits:07d}"
 
 
+#: τ²'s user-simulator stop tokens, as convoeval's simulated patients say them.
+_TOKENS = {"###STOP###": "[GOAL_COMPLETE]", "###TRANSFER###": "[STUCK]", "###OUT-OF-SCOPE###": "[STUCK]"}
+
+
+def _guidelines(text: str) -> str:
+    for token, signal in _TOKENS.items():
+        text = text.replace(f"'{token}'", signal).replace(token, signal)
+    return text.strip()
+
+
 def _goal(instructions: Mapping[str, Any], guidelines: str) -> str:
     parts = [("Reason for the call", instructions.get("reason_for_call")),
              ("What you know", instructions.get("known_info")),
              ("What you do not know", instructions.get("unknown_info")),
              ("How to behave", instructions.get("task_instructions"))]
     text = "\n\n".join(f"{title}:\n{value.strip()}" for title, value in parts if isinstance(value, str) and value.strip())
-    return f"{text}\n\n{guidelines.strip()}" if guidelines.strip() else text
+    return f"{text}\n\n{_guidelines(guidelines)}" if guidelines.strip() else text
 
 
 def task_scenario(domain: str, task: Mapping[str, Any], *, guidelines: str = "") -> ConversationalScenario:

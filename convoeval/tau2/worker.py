@@ -67,7 +67,8 @@ class Tau2Worker:
         self._process: subprocess.Popen[str] | None = None
 
     def _start(self) -> subprocess.Popen[str]:
-        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONUNBUFFERED": "1"}
+        # LOGURU_LEVEL: τ²'s logger keeps to errors (it writes to stderr, which is dropped; stdout carries answers).
+        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONUNBUFFERED": "1", "LOGURU_LEVEL": "ERROR"}
         env.pop("PYTHONPATH", None)  # the worker imports τ² from its own venv, never convoeval's tree
         try:
             return subprocess.Popen([self.python, str(_MAIN)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -75,7 +76,7 @@ class Tau2Worker:
         except OSError as exc:
             raise Tau2Error(f"cannot start τ²'s worker with {self.python}: {exc}") from None
 
-    def request(self, op: str, **fields: Any) -> dict[str, Any]:
+    def request(self, op: str, **fields: object) -> dict[str, Any]:
         """One request to τ²'s worker and its answer (the worker is started on the first one).
 
         Raises:

@@ -178,13 +178,6 @@ def main() -> None:
     """Answer requests until stdin closes."""
     out = sys.stdout
     sys.stdout = sys.stderr  # anything τ² prints must not corrupt the answers
-    try:
-        from loguru import logger  # noqa: PLC0415 - τ²'s logger: warnings only, on stderr
-
-        logger.remove()
-        logger.add(sys.stderr, level="ERROR")
-    except ImportError:  # pragma: no cover - τ² brings loguru
-        pass
     for line in sys.stdin:
         if not line.strip():
             continue
