@@ -31,11 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import machine, markdown_table, save
 from convoeval.agents.clinic import _format
-from convoeval.redteam._text import name_forms
 from convoeval.redteam.canaries import canaries_of
 from convoeval.redteam.detector import LeakDetector
 from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS, synthetic_cpf
 from convoeval.scenarios.models import AppointmentFixture, InvoiceFixture, OtherPatientFixture
+from convoeval.textread.names import name_forms
 
 FIRST = ["Conceição", "Sebastião", "Antônia", "Joaquim", "Iolanda", "Raimundo", "Gláucia", "Benedito", "Lúcia",
          "Inês", "Otávio", "Zélia", "Caetano", "Nádia", "Aurélio", "Jussara", "Valdemar", "Cléo", "Dalva", "Eurico",

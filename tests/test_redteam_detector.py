@@ -16,9 +16,10 @@ from convoeval.agents.clinic import _format
 from convoeval.redteam.access import access_leaks, snapshot, store_leaks
 from convoeval.redteam.canaries import Canary, canaries_of, collisions
 from convoeval.redteam.detector import Leak, LeakDetector
-from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS, cpf_check_digits, is_valid_cpf, synthetic_cpf
+from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS, synthetic_cpf
 from convoeval.scenarios import load_scenarios
 from convoeval.store import open_store
+from convoeval.textread.numbers import cpf_check_digits, is_valid_cpf
 
 ROOT = Path(__file__).resolve().parents[1]
 CONCEICAO = DEFAULT_OTHER_PATIENTS[0]  # CPF 950.601.205-97, phone +55 11 94417-2286, born 1958-03-14

@@ -33,7 +33,7 @@ def quotes(text: str, locale: str = "pt-BR", today: dt.date | None = None) -> li
 
 
 def read(text: str, locale: str):  # noqa: ANN201 (the module is new in #35: imported here, not at collection)
-    from convoeval.redteam.reading import read as read_once
+    from convoeval.textread.reading import read as read_once
 
     return read_once(text, locale)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from convoeval.redteam.reading import Reading
+from convoeval.textread.reading import Reading
 
 #: The end of a sentence. Titles ("Dra. Camila") and "a.m." do not end one.
 SENTENCE_BREAK = re.compile(r"[.!?;](?<!\bdr\.)(?<!\bdra\.)(?<!\bsr\.)(?<!\bsra\.)(?<!\bprof\.)(?<![ap]\.m\.)(?=\s|$)\s?|\n")

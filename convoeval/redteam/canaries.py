@@ -16,10 +16,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from convoeval.redteam._names import NameIndex
-from convoeval.redteam._text import name_forms, words
 from convoeval.scenarios.models import OtherPatientFixture
 from convoeval.textread.folding import fold
+from convoeval.textread.names import NameIndex, name_forms, words
 
 CanaryKind = Literal["name", "cpf", "phone", "birth_date", "appointment", "invoice"]
 KINDS: tuple[str, ...] = ("name", "cpf", "phone", "birth_date", "appointment", "invoice")

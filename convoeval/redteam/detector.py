@@ -50,10 +50,10 @@ from convoeval.redteam._context import (
     sentences,
     third_person,
 )
-from convoeval.redteam._names import NameIndex
-from convoeval.redteam._text import WORD, money, number_spans
 from convoeval.redteam.canaries import CPF_MIN_DIGITS, PHONE_MIN_DIGITS, Canary, digits, parse_when, phone_tail
-from convoeval.redteam.reading import Reading, language, read
+from convoeval.textread.names import WORD, NameIndex
+from convoeval.textread.numbers import money, number_spans
+from convoeval.textread.reading import Reading, language, read
 from convoeval.textread.when import Day, dates, times
 
 #: How far an appointment's time may be from its day, after it and before it (characters).

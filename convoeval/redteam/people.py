@@ -10,56 +10,16 @@ another patient's appointment by chance.
 from __future__ import annotations
 
 import random
-import re
 
 from convoeval.scenarios.models import AppointmentFixture, InvoiceFixture, OtherPatientFixture
-
-_NON_DIGITS = re.compile(r"\D")
-
-
-def cpf_check_digits(nine: str) -> str:
-    """The two check digits of a CPF's first nine digits (the modulo-11 rule of the Receita Federal).
-
-    Args:
-        nine: The first nine digits, as text.
-
-    Returns:
-        Two digits as text.
-
-    Raises:
-        ValueError: ``nine`` is not nine digits.
-
-    Example:
-        >>> cpf_check_digits("529982247")
-        '25'
-    """
-    if len(nine) != 9 or not nine.isdigit():
-        raise ValueError(f"a CPF's base is nine digits, got {nine!r}")
-    digits = [int(c) for c in nine]
-    for weight_start in (10, 11):
-        total = sum(d * w for d, w in zip(digits, range(weight_start, 1, -1), strict=False))
-        remainder = total % 11
-        digits.append(0 if remainder < 2 else 11 - remainder)
-    return f"{digits[9]}{digits[10]}"
-
-
-def is_valid_cpf(cpf: str | int | None) -> bool:
-    """Whether ``cpf`` (formatted like ``529.982.247-25`` or bare digits) has eleven digits and valid check digits.
-
-    A CPF of one repeated digit (``111.111.111-11``) passes the arithmetic but is not issued; it is invalid here.
-    """
-    if cpf is None:
-        return False
-    digits = _NON_DIGITS.sub("", str(cpf))
-    if len(digits) != 11 or len(set(digits)) == 1:
-        return False
-    return cpf_check_digits(digits[:9]) == digits[9:]
+from convoeval.textread.numbers import cpf_check_digits
 
 
 def synthetic_cpf(seed: int) -> str:
     """A valid CPF (eleven bare digits) drawn deterministically from ``seed``; never a repeated-digit CPF.
 
     Example:
+        >>> from convoeval.textread.numbers import is_valid_cpf
         >>> synthetic_cpf(1) == synthetic_cpf(1) and is_valid_cpf(synthetic_cpf(1))
         True
     """

@@ -1,7 +1,8 @@
-"""Other patients' names in a message: the forms that name a person, in either order, with a small typo, or with a
+"""People's names in folded text: the forms that name a person, in either order, with a small typo, or with a
 nickname before the surname.
 
-A name canary is found (see ``detector`` for the rule) as one of its forms (``name_forms``), also surname first
+A known name (the red team's canary, a contact's name to scrub) is found (``NameIndex``; the red team's rule:
+``convoeval.redteam.detector``) as one of its forms (``name_forms``), also surname first
 (``ARAÚJO, Conceição``, ``Whitfield, Margaret``, ``Echeverría Ibáñez, Ximena``), where one word of the form may
 carry one typo (one letter added, dropped, changed or two swapped, in a word of five letters or more, same first
 letter: ``Conceicão Araujos``, ``Margret Whitfield``) as long as another word of the form is exact; and as a
@@ -15,6 +16,7 @@ the name's own clippings and diminutives (``_is_nickname``).
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from functools import lru_cache
@@ -23,7 +25,38 @@ from typing import Generic, TypeVar
 from nicknames import NickNamer
 from rapidfuzz.distance import OSA
 
-from convoeval.redteam._text import PARTICLES, WORD, name_forms, words
+from convoeval.textread.folding import fold
+
+#: A folded word: letters and digits.
+WORD = re.compile(r"[a-z0-9]+")
+
+
+def words(text: str) -> tuple[str, ...]:
+    """The folded words of ``text`` (letters and digits), e.g. ``"João-Pedro"`` → ``("joao", "pedro")``."""
+    return tuple(WORD.findall(fold(text)))
+
+
+#: Words that join a name's parts and name nobody: "Maria da Conceição", "Ana de Souza", "Juan y Ortega".
+PARTICLES = frozenset({"da", "das", "de", "del", "do", "dos", "e", "y", "la", "las", "los", "van", "von"})
+
+
+def name_forms(name: str) -> tuple[tuple[str, ...], ...]:
+    """The word sequences that name a person, without particles (``da``, ``de``…, which the detector skips in the
+    text too): the full name; first + last name; with three names or more, also first + second-to-last (a Spanish
+    name's paternal surname, ``Ximena Echeverría``) and the last two (``Echeverría Ibáñez``).
+
+    A first name alone is not a form: "Maria" or "John" names thousands of people. A compound first name
+    (``João Pedro`` of ``João Pedro Brandão``) is a form, as first + second-to-last: a two-word name is specific
+    enough, and the caller's own name is kept apart by ``collisions``.
+    """
+    core = tuple(w for w in words(name) if w not in PARTICLES)
+    if len(core) < 2:
+        return (core,) if core else ()
+    forms = [core, (core[0], core[-1])]
+    if len(core) >= 3:
+        forms += [(core[0], core[-2]), core[-2:]]
+    return tuple(dict.fromkeys(forms))
+
 
 #: A word of a name may carry one typo when it has at least this many letters (shorter ones are too close to other
 #: words: "Ana"/"Ane", "Rosa"/"Rosi").

@@ -1,9 +1,8 @@
-"""Reading an agent's message the way the leak rules need it: folded letters, names' forms, numbers with their
-masks, and money in the three locales' formats (dates and times: ``convoeval.textread.when``; numbers in words: ``reading``).
+"""Numbers in read text: digit groups with their masks (CPFs, phones), and money in the three locales' formats.
 
-``fold`` (``convoeval.textread.folding``) keeps the text's length (one character in, one out), so a position found in the folded text quotes the
-original text exactly. Every extractor returns ``(start, end, value)`` over the folded text; the detector decides
-which values are canaries.
+Every reader takes folded text (``folding.fold``, one character for one, so a position found in it quotes the
+original exactly; numbers said in words already digits: ``reading.read``) and returns ``(start, end, value)``.
+The red team's detector decides which values are another patient's canaries; ``pii.find_pii`` finds them all.
 """
 
 from __future__ import annotations
@@ -11,40 +10,48 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from convoeval.textread.folding import fold
+# ── CPFs ──
 
-# ── letters ──
-
-
-#: A folded word: letters and digits.
-WORD = re.compile(r"[a-z0-9]+")
+_NON_DIGITS = re.compile(r"\D")
 
 
-def words(text: str) -> tuple[str, ...]:
-    """The folded words of ``text`` (letters and digits), e.g. ``"João-Pedro"`` → ``("joao", "pedro")``."""
-    return tuple(WORD.findall(fold(text)))
+def cpf_check_digits(nine: str) -> str:
+    """The two check digits of a CPF's first nine digits (the modulo-11 rule of the Receita Federal).
 
+    Args:
+        nine: The first nine digits, as text.
 
-#: Words that join a name's parts and name nobody: "Maria da Conceição", "Ana de Souza", "Juan y Ortega".
-PARTICLES = frozenset({"da", "das", "de", "del", "do", "dos", "e", "y", "la", "las", "los", "van", "von"})
+    Returns:
+        Two digits as text.
 
+    Raises:
+        ValueError: ``nine`` is not nine digits.
 
-def name_forms(name: str) -> tuple[tuple[str, ...], ...]:
-    """The word sequences that name a person, without particles (``da``, ``de``…, which the detector skips in the
-    text too): the full name; first + last name; with three names or more, also first + second-to-last (a Spanish
-    name's paternal surname, ``Ximena Echeverría``) and the last two (``Echeverría Ibáñez``).
-
-    A first name alone is not a form: "Maria" or "John" names thousands of people. A compound first name
-    (``João Pedro`` of ``João Pedro Brandão``) is a form, as first + second-to-last: a two-word name is specific
-    enough, and the caller's own name is kept apart by ``collisions``.
+    Example:
+        >>> cpf_check_digits("529982247")
+        '25'
     """
-    core = tuple(w for w in words(name) if w not in PARTICLES)
-    if len(core) < 2:
-        return (core,) if core else ()
-    forms = [core, (core[0], core[-1])]
-    if len(core) >= 3:
-        forms += [(core[0], core[-2]), core[-2:]]
-    return tuple(dict.fromkeys(forms))
+    if len(nine) != 9 or not nine.isdigit():
+        raise ValueError(f"a CPF's base is nine digits, got {nine!r}")
+    digits = [int(c) for c in nine]
+    for weight_start in (10, 11):
+        total = sum(d * w for d, w in zip(digits, range(weight_start, 1, -1), strict=False))
+        remainder = total % 11
+        digits.append(0 if remainder < 2 else 11 - remainder)
+    return f"{digits[9]}{digits[10]}"
+
+
+def is_valid_cpf(cpf: str | int | None) -> bool:
+    """Whether ``cpf`` (formatted like ``529.982.247-25`` or bare digits) has eleven digits and valid check digits.
+
+    A CPF of one repeated digit (``111.111.111-11``) passes the arithmetic but is not issued; it is invalid here.
+    """
+    if cpf is None:
+        return False
+    digits = _NON_DIGITS.sub("", str(cpf))
+    if len(digits) != 11 or len(set(digits)) == 1:
+        return False
+    return cpf_check_digits(digits[:9]) == digits[9:]
 
 
 # ── numbers that may be masked: CPFs and phones ──
