@@ -76,6 +76,8 @@ def _compare(args: argparse.Namespace) -> int:
         raise UsageError("give exactly one candidate: a results folder, --candidate-target TARGET, or --aa")
     if args.candidate and _redteam_folders(args.baseline, args.candidate):
         return _compare_redteam(args)
+    if args.candidate and _production_folders(args.baseline, args.candidate):
+        return _compare_samples(args)  # real conversations pair with nothing: two independent samples
     if args.replay and args.candidate:
         raise UsageError("--replay needs a candidate run now (--candidate-target or --aa), not a results folder")
     if not 0 < args.alpha < 1:
@@ -159,3 +161,23 @@ def _compare_redteam(args: argparse.Namespace) -> int:
         print(f"--fail-on-regression: {'; '.join(result.reasons)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _production_folders(baseline: str, candidate: str) -> bool:
+    from convoeval.production.comparing import is_production_folder
+
+    return is_production_folder(baseline) or is_production_folder(candidate)
+
+
+def _compare_samples(args: argparse.Namespace) -> int:
+    """An imported folder on either side (docs/production.md): two independent samples of judged conversations."""
+    from convoeval.production.comparing import compare_samples
+
+    try:
+        result = compare_samples(args.baseline, args.candidate)
+    except (ValueError, FileNotFoundError) as exc:
+        raise UsageError(str(exc)) from None
+    for line in result.lines():
+        print(line)
+    regressed = (result.table["verdict"] == "regressed").any() if len(result.table) else False
+    return 1 if args.fail_on_regression and regressed else 0
