@@ -100,4 +100,10 @@ def test_compare_this_week_with_last_week_and_production_with_a_simulated_run(im
     # Production against a simulated run of the same family (reports/example: the billing agent, judged).
     example = Path(__file__).resolve().parents[1] / "reports" / "example"
     assert main(["compare", str(example), str(imported)]) == 0
-    assert "example (3 judged conversation(s)) vs imported (4)" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "example (3 judged conversation(s)) vs imported (4)" in said
+    # ... with the Sim2Real fidelity table, each measure with the setting that moves it, and its page.
+    assert "patient messages per turn (bursts)" in said and "channel.bursts" in said
+    assert "patient messages that are voice notes" in said and "channel.media with kind: audio" in said
+    page = (imported / "sim2real.html").read_text(encoding="utf-8")
+    assert "Sim2Real fidelity" in page and "data:image/png;base64" in page
