@@ -16,6 +16,7 @@ from convoeval.agreement.study_params import StudyConfig, check_study_parameters
 from convoeval.fidelity import FIDELITY_SCHEMA
 from convoeval.frames import RunFrames, typed_frame
 from convoeval.pipeline.config import ParameterError
+from convoeval.stats import Estimation
 
 PAIRS = ["probe", "run_id", "scenario", "instrument", "item", "before", "after", "error"]
 
@@ -35,14 +36,14 @@ def _study(judges: dict[str, list[bool]], n_runs: int, *, target: str = "clinic:
 
 def test_saved_runs_without_known_faults_give_every_other_table_and_no_fault_tables():
     two = _study({"a": [True, False, True, True, False, True], "b": [True, True, True, False, False, True]}, 3)
-    tables = compute_tables(two, n_boot=100)
+    tables = compute_tables(two, estimation=Estimation(n_boot=100))
     assert tables["faults"].empty and tables["fault_confusion"].empty
     assert not tables["judges"].empty and not tables["scores"].empty and not tables["database"].empty
     assert tables["probes"].empty and "labels" not in tables
 
 
 def test_one_judge_and_one_conversation_compute_without_a_crash():
-    tables = compute_tables(_study({"a": [True, False]}, 1), n_boot=100)
+    tables = compute_tables(_study({"a": [True, False]}, 1), estimation=Estimation(n_boot=100))
     assert "judges" not in tables and tables["faults"].empty
     assert set(tables["database"]["n"]) == {1}  # one conversation: a table, inconclusive
     assert tables["database"]["ci_too_wide"].all()
@@ -55,7 +56,7 @@ def test_a_saved_study_reads_back_with_missing_json_cells_as_none(tmp_path):
     study.out_dir = tmp_path
     study.frames.assertions["expected"] = pd.Series([{"status": "paid"}], dtype=object)
     study.frames.assertions["actual"] = pd.Series([None], dtype=object)  # e.g. no invoice found
-    study.tables = compute_tables(study, n_boot=100)
+    study.tables = compute_tables(study, estimation=Estimation(n_boot=100))
     _save(study)
     back = load_study(tmp_path)
     assert back.frames.assertions["expected"].tolist() == [{"status": "paid"}]
@@ -84,13 +85,13 @@ def test_conversations_the_simulator_failure_gate_stopped_are_counted_apart_and_
         simulator_failure=pd.Series(["parroting" if s else None for s in stopped]),
         simulator_failure_turn=pd.Series([3 if s else None for s in stopped]),
         simulator_failure_detail=pd.Series(["turns 2–3: …" if s else None for s in stopped])))
-    tables = compute_tables(study, n_boot=100)
+    tables = compute_tables(study, estimation=Estimation(n_boot=100))
     assert tables["simulator_failures"][["run_id", "check", "turn"]].values.tolist() == [["r2", "parroting", 3]]
     assert set(tables["database"]["n"]) == {2}  # r2's assertion is not the agent's: left out
     study.tables, study.meta = tables, {"judges": {"a": None, "b": None}}
     assert "1: the simulated patient broke" in str(study_overview(study))
     assert "Stopped by the simulator-failure gate" in str(fidelity_view(study))
-    clean = compute_tables(_study({"a": [True, False] * 3, "b": [True, True] * 3}, 3), n_boot=100)
+    clean = compute_tables(_study({"a": [True, False] * 3, "b": [True, True] * 3}, 3), estimation=Estimation(n_boot=100))
     assert "simulator_failures" not in clean and set(clean["database"]["n"]) == {3}
 
 
@@ -131,7 +132,7 @@ def test_human_labels_give_the_judges_against_them_and_one_corrected_rate_each(t
     study = _study({"a": verdicts}, 12)
     lines = "".join(f"r{i},c1,{'pass' if i % 3 else 'fail'},ana,\n" for i in range(12))
     (tmp_path / "labels.csv").write_text("conversation,criterion,label,rater,note\n" + lines, encoding="utf-8")
-    tables = compute_tables(study, labels=tmp_path / "labels.csv", n_boot=50)
+    tables = compute_tables(study, labels=tmp_path / "labels.csv", estimation=Estimation(n_boot=50))
     assert "calibrated" not in tables
     assert set(tables["labels"]["rater_b"]) == {"ana"}
     estimates = tables["calibrated_estimates"]

@@ -14,6 +14,7 @@ import papermill
 import pytest
 
 from convoeval.agreement.study import compute_tables, load_study
+from convoeval.stats import Estimation
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "agreement.ipynb"
@@ -82,7 +83,7 @@ def test_the_study_runs_end_to_end_and_its_tables_are_the_library_s(fake_llm, tm
     assert study.frames.rubric["error"].isna().all() and len(study.frames.rubric) == 3 * 4
     assert set(study.tables) >= {"database", "judges", "scores", "faults", "fault_confusion", "probes", "fidelity"}
     # Every table the notebook showed is what the library computes from the saved data.
-    recomputed = compute_tables(study, n_boot=200)
+    recomputed = compute_tables(study, estimation=Estimation(n_boot=200))
     for name, saved in study.tables.items():
         fresh = recomputed[name]
         assert len(fresh) == len(saved), name

@@ -23,6 +23,7 @@ from convoeval.agreement import views
 from convoeval.agreement.study import Study, compute_tables
 from convoeval.fidelity import FIDELITY_SCHEMA
 from convoeval.frames import RunFrames, typed_frame
+from convoeval.stats import Estimation
 
 #: A number shown unrounded (0.6666666666666666, 6.66667). Only p-values keep three decimals (0.046): four or more
 #: is never meant.
@@ -72,7 +73,7 @@ def _study() -> Study:
                           for r, b, a in (("r0", True, False), ("r1", True, True), ("r2", False, False))])
     study = Study(out_dir=Path("unused"), frames=frames,
                   judged={"rubric": judged, "holistic": scores, "fidelity": flags, "pairs": pairs})
-    study.tables = compute_tables(study, n_boot=100)
+    study.tables = compute_tables(study, estimation=Estimation(n_boot=100))
     study.meta = {"judges": {"a": None, "b": None}, "params": {"probes": ["criteria_order"]}}
     return study
 

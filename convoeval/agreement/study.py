@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import pandas as pd
 
@@ -44,6 +44,7 @@ from convoeval.scenarios import load_scenarios
 from convoeval.simulator.gate import exclude_simulator_failures, simulator_failures, stopped_run_ids
 from convoeval.stats import probe_effects
 from convoeval.stats.calibration.table import calibration_table
+from convoeval.stats.estimation import EstimationAliases, estimation_from
 
 __all__ = [
     "Study",
@@ -161,7 +162,8 @@ def run_study(config: StudyConfig, *, progress: Mode | bool = "lines") -> Study:
             "simulator_failures": len(simulator_failures(frames)), "local_demo": _local_demo(frames, judged)}
     study = Study(out_dir=out, frames=frames, judged=judged, meta=meta)
     study.tables = compute_tables(study, labels=under(config.project_root, p["labels"]) if p["labels"] else None,
-                                  exclude_unfaithful=p["exclude_unfaithful"], n_boot=p["n_boot"])
+                                  exclude_unfaithful=p["exclude_unfaithful"],
+                                  estimation=stats.Estimation(n_boot=p["n_boot"]))
     _save(study)
     stages.close()
     return study
@@ -248,14 +250,16 @@ def _local_demo(frames: RunFrames, judged: Mapping[str, pd.DataFrame]) -> bool:
 
 
 def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithful: bool = False,
-                   n_boot: int = 1000) -> dict[str, pd.DataFrame]:
+                   estimation: stats.Estimation | None = None,
+                   **deprecated: Unpack[EstimationAliases]) -> dict[str, pd.DataFrame]:
     """Every agreement table of a study, from its saved inputs only (so a reader can recompute each number).
 
     Args:
         study: A ``Study`` (``frames`` and ``judged``).
         labels: Human labels to score the judges against (``evals/labels`` CSV format).
         exclude_unfaithful: Leave out conversations the fidelity checks flagged.
-        n_boot: Bootstrap replicates.
+        estimation: Every table's interval settings (``convoeval.stats.Estimation``; the study's ``n_boot``).
+        **deprecated: ``n_boot``, ``level``, ``seed``: use ``estimation`` (they warn).
 
     Returns:
         ``{name: table}``; names: ``database``, ``judges``, ``scores``, ``self_consistency``, ``score_consistency``,
@@ -268,7 +272,7 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
     """
     from convoeval.agreement.faults import fault_confusion, fault_detection, fault_truth  # noqa: PLC0415 - pulls in a heavy dependency on first use (start-up budget, tests/test_startup.py)
 
-    opts = {"estimation": stats.Estimation(n_boot=n_boot)}
+    opts = {"estimation": estimation_from(estimation, deprecated, "compute_tables")}
     stopped, dropped = simulator_failures(study.frames), stopped_run_ids(study.frames)
     # The gate's stopped conversations were never judged and never the agent's: counted apart, in no table but the
     # fidelity summary (which checks every conversation).
@@ -309,7 +313,7 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
     if human is not None:
         tables["labels"] = stats.score_against_labels(rubric, human, rater="judge", **opts)
     tables["calibrated_estimates"] = calibration_table(with_judges, free=free_labels(with_judges), human=human,
-                                                       rater="judge", **opts)
+                                                       rater="judge", estimation=opts["estimation"])
     return {name: table for name, table in tables.items() if table is not None}
 
 
