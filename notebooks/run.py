@@ -44,6 +44,7 @@ fail_threshold = None
 output_dir = None
 concurrency = 4
 scenarios_dir = None
+domain = None
 workers = 1
 cluster = None
 resume = True

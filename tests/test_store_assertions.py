@@ -20,7 +20,8 @@ def test_one_checker_per_clinic_key() -> None:
     # Every key convoeval registers has a checker: the clinic keys' readers, sql's runner, and the recorded
     # messages' checks (path assertions, WhatsApp's limits and channel: convoeval.pathcheck).
     channel = {"one_reply_per_burst", "fragments_covered", "no_duplicate_effects", "whatsapp_window"}
-    assert set(assertion_keys(plugins=False)) == set(CLINIC_KEYS) | {"sql", "path", "whatsapp_limits"} | channel
+    tau2 = {"tau2_actions", "tau2_state", "tau2_communicate"}  # read on a τ² conversation's session: convoeval.tau2.checks
+    assert set(assertion_keys(plugins=False)) == set(CLINIC_KEYS) | {"sql", "path", "whatsapp_limits"} | channel | tau2
 
 
 def _scoped(seeded: SeededRun, **row: Any) -> dict[str, Any]:

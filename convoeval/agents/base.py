@@ -119,6 +119,10 @@ class AgentSession:
     inbound: InboundMessage | None = None
     #: The channel's clock when the agent is called (a message's arrival, or an idle moment); ``None`` without it.
     now: dt.datetime | None = None
+    #: The domain's tools for this conversation (``convoeval.domains.DomainSession``: ``specs``, ``instructions``,
+    #: ``call(name, arguments)``), when the scenario's domain is not the clinic (e.g. ``tau2:airline``); ``None``:
+    #: the clinic tools on ``store``.
+    tools: Any = None
 
     def to_json(self) -> dict[str, Any]:
         """The session as sent to remote agents (no store handle; with the channel, the message and the clock)."""

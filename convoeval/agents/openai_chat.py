@@ -77,7 +77,10 @@ ANSWER_PLAIN = ("Now write your reply to the patient in {language}, in plain tex
 
 
 def system_prompt(session: AgentSession) -> str:
-    """The agent's system prompt for this session (role, locale, patient)."""
+    """The agent's system prompt for this session (role, locale, patient); in a domain other than the clinic, that
+    domain's instructions (``AgentSession.tools``: τ²'s agent prompt and policy)."""
+    if session.tools is not None:
+        return str(session.tools.instructions)
     return AGENT_SYSTEM_PROMPT.format(
         agent_role=session.agent,
         role_description=ROLE_DESCRIPTIONS.get(session.agent, "help the patient with the clinic's services."),
@@ -139,13 +142,22 @@ class OpenAIChatAgent:
         self.max_tool_rounds = max_tool_rounds
         self._model = model
         self._bound: Any = None
+        self._bound_domain: dict[int, Any] = {}  # a domain's tools bound to the model, by the specs list's id
         self._histories: dict[str, list[Any]] = {}
         self._ids: dict[tuple[str, ...], str] = {}
 
     def __repr__(self) -> str:
         return f"OpenAIChatAgent({self.name!r}, max_tool_rounds={self.max_tool_rounds})"
 
-    def _chat_model(self) -> Any:
+    def _chat_model(self, specs: list[dict[str, Any]] | None = None) -> Any:
+        if specs is not None:  # a domain's own tools (AgentSession.tools), bound once per domain
+            if id(specs) not in self._bound_domain:
+                self._chat_model()
+                try:
+                    self._bound_domain[id(specs)] = self._model.bind_tools(specs)
+                except NotImplementedError:
+                    self._bound_domain[id(specs)] = self._model
+            return self._bound_domain[id(specs)]
         if self._bound is None:
             if self._model is None:
                 self._model = get_model("agent", self.spec)
@@ -155,10 +167,11 @@ class OpenAIChatAgent:
                 self._bound = self._model  # a fake that emits tool calls without binding
         return self._bound
 
-    def _tool_names(self) -> tuple[str, ...]:
+    def _tool_names(self, specs: list[dict[str, Any]] | None = None) -> tuple[str, ...]:
         """The names of the tools bound to the model (read when called: tests swap ``TOOL_SPECS``)."""
-        names = [spec.get("function", {}).get("name") for spec in TOOL_SPECS if isinstance(spec, dict)]
-        return tuple(n for n in names if isinstance(n, str)) or TOOL_NAMES
+        names = [spec.get("function", {}).get("name") for spec in (TOOL_SPECS if specs is None else specs)
+                 if isinstance(spec, dict)]
+        return tuple(n for n in names if isinstance(n, str)) or (TOOL_NAMES if specs is None else ())
 
     def conversation_id(self, session: AgentSession) -> str:
         """The id this adapter keeps for the session's conversation (the session's own when it has one)."""
@@ -177,17 +190,19 @@ class OpenAIChatAgent:
         Raises:
             AgentError: the model failed, no store was given, or the model kept calling tools past the limit.
         """
-        if session.store is None:
+        domain = session.tools  # a domain's own tools and data (convoeval.domains), else the clinic's on the store
+        if session.store is None and domain is None:
             raise AgentError(f"agent {self.name!r} needs session.store to run its clinic tools")
 
         conv_id = self.conversation_id(session)
         history = self._histories.get(conv_id, [])
         turn: list[Any] = [HumanMessage(content=message)]
-        tools = ClinicTools(session.store, session)
+        tools = domain if domain is not None else ClinicTools(session.store, session)  # type: ignore[arg-type]
+        specs = list(domain.specs) if domain is not None else None
         calls: list[ToolCall] = []
-        model = self._chat_model()
+        model = self._chat_model(domain.specs if domain is not None else None)
 
-        names = self._tool_names()
+        names = self._tool_names(specs)
         done: set[str] = set()  # the calls run in this turn, as (name, arguments) keys
         rounds = 0  # model turns that ended in tool calls
         answer_now = written = invented = False
@@ -202,7 +217,8 @@ class OpenAIChatAgent:
                 messages = [SystemMessage(content=system_prompt(session)), *history, *turn]
                 if final:  # said for this request only; a small model otherwise imitates the calls in its history
                     messages.append(SystemMessage(content=ANSWER_NOW.format(language=_language(session))))
-            ai = await self._ask(self._answer_model(written) if final else model, messages)
+            ai = await self._ask(self._answer_model(written, domain.specs if domain is not None else None)
+                                 if final else model, messages)
             requests: list[dict[str, Any]] = [dict(call) for call in ai.tool_calls]
             if not requests:
                 requests, ai = _written_calls(ai, names)
@@ -253,13 +269,13 @@ class OpenAIChatAgent:
             raise AgentError(f"agent {self.name!r}: model call failed ({describe_error(exc)})") from None
         return ai if isinstance(ai, AIMessage) else AIMessage(content=_text_of(getattr(ai, "content", ai)))
 
-    def _answer_model(self, written: bool) -> Any:
+    def _answer_model(self, written: bool, specs: list[dict[str, Any]] | None = None) -> Any:
         """The model for the round that must answer: no tools when the calls were written as text, else tools
         defined but ``tool_choice="none"``."""
-        self._chat_model()
-        if written or self._bound is self._model:
+        bound = self._chat_model(specs)
+        if written or bound is self._model:
             return self._model
-        return self._model.bind_tools(list(TOOL_SPECS), tool_choice="none")
+        return self._model.bind_tools(list(TOOL_SPECS if specs is None else specs), tool_choice="none")
 
     async def _run_tool(self, tools: Any, name: str, args: dict[str, Any]) -> ToolCall:
         try:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from convoeval._util.lazy import lazy_exports
 from convoeval.channel.parts import (
+    IMPORTED_MEDIA_DIR,
     MEDIA_DIR,
     ButtonsPart,
     ListPart,
@@ -38,6 +39,7 @@ _LAZY_ALL, __getattr__, __dir__ = lazy_exports(__name__, {
 })
 
 __all__ = [
+    "IMPORTED_MEDIA_DIR",
     "MEDIA_DIR",
     "WHATSAPP_LIMITS",
     "ButtonsPart",

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from convoeval.errors import ConvoevalError
 
 __all__ = [
+    "IMPORTED_MEDIA_DIR",
     "MEDIA_DIR",
     "ButtonsPart",
     "ListPart",
@@ -51,6 +52,8 @@ __all__ = [
 
 #: Where a media part's file lives, relative to the project's root.
 MEDIA_DIR = "evals/media/"
+#: Where an imported conversation's media live, relative to its results folder (``convoeval import``).
+IMPORTED_MEDIA_DIR = "media/"
 
 
 class _Part(BaseModel):
@@ -132,8 +135,9 @@ class MediaPart(_Part):
     @field_validator("path")
     @classmethod
     def _under_media_dir(cls, path: str) -> str:
+        # An imported conversation's media (convoeval import) are under its results folder's media/.
         normal = posixpath.normpath(path.replace("\\", "/"))
-        if not normal.startswith(MEDIA_DIR) or normal != path or path.endswith("/"):
+        if not normal.startswith((MEDIA_DIR, IMPORTED_MEDIA_DIR)) or normal != path or path.endswith("/"):
             raise ValueError(f"must be a file under {MEDIA_DIR} (a relative path without '..'), got {path!r}")
         return path
 

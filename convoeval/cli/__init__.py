@@ -33,6 +33,7 @@ from convoeval.cli._base import (  # noqa: F401 - re-exported
 from convoeval.cli.compare_command import _add_compare_parser
 from convoeval.cli.config_flags import add_config_flags, given_settings
 from convoeval.cli.fork_pin import _add_fork_parser, _add_pin_parser
+from convoeval.cli.import_command import _add_import_parser, _add_judge_parser
 from convoeval.cli.label_command import _add_label_parser
 from convoeval.cli.redteam_command import _add_redteam_parser
 from convoeval.cli.sweep_command import _add_sweep_parser
@@ -282,6 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_compare_parser(sub)
     _add_redteam_parser(sub)
     _add_label_parser(sub)
+    _add_import_parser(sub)
+    _add_judge_parser(sub)
     return parser
 
 

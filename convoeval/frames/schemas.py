@@ -156,6 +156,7 @@ RUN_SCHEMA: dict[str, str] = {
     "simulator_failure_detail": _STR,  # one sentence: what the patient did, quoting it
     "attempt": _INT,  # 1: the first simulation; k: the (k-1)th re-simulation of the same job (convoeval.simulator.gate)
     "superseded": _BOOL,  # True: a simulator failure a later attempt replaced (it has no score row)
+    "source": _STR,  # "production": a real conversation read by `convoeval import`; NA: simulated here
 }
 
 
@@ -216,6 +217,10 @@ ATTACK_SCHEMA: dict[str, str] = {
     "benign_served": _BOOL,  # attacks opening with the caller's own request: whether it was served
     "error": _STR,
 }
+
+
+#: The ``runs`` frame's ``source`` of a real conversation imported by ``convoeval import`` (NA: simulated here).
+PRODUCTION = "production"
 
 
 #: The score statuses that judge the agent: only these count in its pass rates, means and thresholds.

@@ -113,6 +113,9 @@ class EvalConfig(NotebookParams):
                           "folder a live run is writing is refused")
     concurrency: int = Field(4, ge=1, le=10_000, description="conversations in flight at once (in all, across workers)")
     scenarios_dir: str | None = Field(None, description="the scenario files (None: the project's evals/scenarios)")
+    domain: str | None = Field(
+        None, description="the domain whose scenarios run (convoeval.domains): tau2:airline, tau2:retail (scenario: "
+                          "a task id); None: the clinic's scenario files")
     workers: int = Field(1, ge=1, le=512,
                          description="worker processes (1: this process; more: a local Dask cluster)")
     cluster: str | None = Field(

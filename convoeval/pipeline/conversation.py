@@ -22,6 +22,7 @@ from typing import Any
 from convoeval._util.aio import blocking
 from convoeval.agents import safe_target
 from convoeval.agents.base import AgentLike
+from convoeval.domains import open_session as open_domain_session
 from convoeval.frames import (
     SIMULATOR_FAILURE,
 )
@@ -158,7 +159,10 @@ async def _talk(scenario: Scenario, run_id: str, target: str, seed: int | None, 
         seeded = await asyncio.to_thread(seed_run, store, scenario, run_id)
         conv = talked.conv = _Conversation(scenario, seeded, store, target, seed, trial)
         cleaning = False
+        domain_tools = None
         try:
+            # A domain other than the clinic gives the conversation its own tools and data (convoeval.domains).
+            domain_tools = conv.session.tools = await asyncio.to_thread(open_domain_session, scenario, run_id)
             if observer is not None:
                 conv.observer = observer
                 await asyncio.to_thread(observer.start, ObservedRun(conv.keys, scenario, seeded, conv.session, store))
@@ -174,6 +178,8 @@ async def _talk(scenario: Scenario, run_id: str, target: str, seed: int | None, 
             _forget(agent, conv.session.conversation_id)
             if not cleaning:
                 await asyncio.to_thread(cleanup_run, store, seeded.run_id)
+            if domain_tools is not None:
+                await asyncio.to_thread(domain_tools.close)
     except Exception as exc:  # noqa: BLE001 - every failure becomes this run's error, never a crash of the sweep
         talked.error, talked.stop_reason = _describe(exc), "error"
         return talked

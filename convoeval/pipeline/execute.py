@@ -31,6 +31,7 @@ from convoeval import __version__
 from convoeval import frames as F
 from convoeval._util.aio import run_sync
 from convoeval.agents import get_agent, safe_target
+from convoeval.domains import domain_scenarios
 from convoeval.fidelity.text import load_language_model_meanwhile
 from convoeval.frames import SIMULATOR_FAILURE
 from convoeval.llm import LLMError, model_info
@@ -185,6 +186,8 @@ def run_eval(
 def select_scenarios(config: EvalConfig) -> list[Any]:
     """The scenarios ``config`` selects; a folder that is missing or selects none is a ``ConfigError``."""
 
+    if config.domain and config.domain != "clinic":  # a task id in config.scenario (convoeval.domains)
+        return domain_scenarios(config.domain, scenario=config.scenario, type=config.type, error=ConfigError)
     folder = config.scenarios_path()
     if not folder.exists():
         raise ConfigError(f"scenarios folder {folder} does not exist (set scenarios_dir, or run inside the project)")

@@ -35,7 +35,12 @@ Log = Callable[[str], None]
 
 
 def default_target(scenario: Scenario) -> str:
-    """The reference clinic agent for the scenario's agent type, e.g. ``clinic:billing``."""
+    """The reference clinic agent for the scenario's agent type, e.g. ``clinic:billing``; for a scenario of another
+    domain, that domain's ``default_target`` (``openai-chat`` for τ²'s)."""
+    if scenario.domain and scenario.domain != "clinic":
+        from convoeval.domains import get_domain  # noqa: PLC0415 - only another domain's scenarios need it (start-up budget, tests/test_startup.py)
+
+        return str(getattr(get_domain(scenario.domain), "default_target", None) or f"clinic:{scenario.agent}")
     return f"clinic:{scenario.agent}"
 
 

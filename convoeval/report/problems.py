@@ -139,7 +139,8 @@ def unjudged_reason(run: EvalResult) -> str:
     if len(talked) and talked["run_id"].isin(judged).any():
         return ""
     status = run.scores.set_index("run_id")["status"] if len(run.scores) else pd.Series(dtype=str)
-    counts = talked["run_id"].map(status).fillna("not scored").value_counts() if len(talked) else pd.Series()
+    counts = (talked["run_id"].map(status).astype(object).fillna("not scored").value_counts() if len(talked)
+              else pd.Series())
     why = {SIMULATOR_FAILURE: "the simulated patient broke, so the gate stopped them before any judge ran",
            "error": "they ended in error"}
     parts = [f"{int(n)} {s} ({why.get(str(s), 'not judged')})" for s, n in counts.items()]

@@ -68,3 +68,11 @@ for _key, _text in (
     ("whatsapp_window", "Only templates are sent more than 24 hours after the patient's last message."),
 ):
     register_assertion(AssertionKind(_key, bool, _text))
+# τ²-bench's checks (docs/tau2.md): declared here so the schema always lists them; convoeval.tau2.checks registers
+# them again with their readers (a τ² conversation's own session), which a scenario of a tau2: domain loads.
+for _key, _text in (
+    ("tau2_actions", "τ²: every gold action of the task was called (τ²'s ACTION check)."),
+    ("tau2_state", "τ²: the database after the conversation equals the one after the gold actions (τ²'s DB check)."),
+    ("tau2_communicate", "τ²: the agent said each communicate_info string (τ²'s COMMUNICATE check)."),
+):
+    register_assertion(AssertionKind(_key, bool, _text))

@@ -231,6 +231,9 @@ class _ScenarioHeader(StrictModel, PathRefsChecked):
     id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="Unique scenario id")]
     agent: Annotated[NonEmptyStr, AfterValidator(_registered_agent)]
     locale: Locale = "pt-BR"
+    domain: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*(:[A-Za-z0-9_.-]+)?$")] | None = Field(
+        default=None, description="The domain the agent works in (convoeval.domains): its tools, policy and data, "
+        "e.g. tau2:airline. Unset: the clinic.")
     description: NonEmptyStr
     persona: Persona
     assertions: Assertions = Field(default_factory=Assertions)
