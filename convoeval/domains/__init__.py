@@ -30,7 +30,7 @@ from convoeval.errors import ConvoevalError
 if TYPE_CHECKING:
     from convoeval.scenarios import Scenario
 
-__all__ = ["DOMAIN_GROUP", "Domain", "DomainError", "DomainSession", "domain_names", "domain_scenarios", "get_domain",
+__all__ = ["DOMAIN_GROUP", "Domain", "DomainError", "DomainSession", "check_domain", "domain_names", "domain_scenarios", "get_domain",
            "open_session", "register_domain"]
 
 DOMAIN_GROUP = "convoeval.domains"
@@ -151,3 +151,15 @@ def domain_scenarios(name: str, *, scenario: str | None = None, type: str | None
     if not found:
         raise error(f"no scenario of domain {name} matches scenario={scenario}")
     return found
+
+
+def check_domain(name: str) -> tuple[int, list[str]]:
+    """What ``convoeval validate --domain NAME`` checks: the domain's files exist and every scenario it makes is
+    valid. Returns the number of scenarios and one line per problem (none: the domain is sound)."""
+    try:
+        domain = get_domain(name)
+        problems = [f"{name}: {path}: no such file" for path in domain.files() if not Path(path).exists()]
+        count = len(domain.scenarios())
+    except (ConvoevalError, ValueError, KeyError, OSError) as exc:
+        return 0, [f"{name}: {exc}"]
+    return count, problems
