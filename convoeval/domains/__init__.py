@@ -145,8 +145,9 @@ def domain_scenarios(name: str, *, scenario: str | None = None, type: str | None
         found = get_domain(name).scenarios()
     except (ConvoevalError, ValueError, KeyError) as exc:
         raise error(str(exc) if isinstance(exc, DomainError) else f"domain {name}: {exc}") from None
-    if scenario:
-        found = [s for s in found if s.id == scenario or s.id.endswith(f"-{scenario}")]
+    if scenario:  # one id, or several separated by commas
+        wanted = [w.strip() for w in scenario.split(",") if w.strip()]
+        found = [s for s in found if any(s.id == w or s.id.endswith(f"-{w}") for w in wanted)]
     found = [s for s in found if type is None or s.type == type]
     if not found:
         raise error(f"no scenario of domain {name} matches scenario={scenario}")
