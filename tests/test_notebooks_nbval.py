@@ -122,3 +122,10 @@ def test_nbval_agreement_fails_on_a_missing_recording_and_says_how_to_re_record(
     proc = _nbval({"NBVAL_CACHE": str(stale)}, "agreement")
     assert proc.returncode != 0
     assert "ReplayMissError" in proc.stdout and "bash scripts/record-nbval-cache.sh agreement" in proc.stdout
+
+
+def test_the_production_notebook_passes_nbval_on_its_shipped_samples():
+    """Import and scrub of the shipped samples, no judge (tests/data/nbval-production-params.yaml says why)."""
+    proc = _nbval(None, "production")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout and "failed" not in proc.stdout

@@ -15,6 +15,7 @@ from convoeval.agreement.study_params import StudyConfig
 from convoeval.compare.notebook import CompareParams
 from convoeval.forking.views import DebugParams
 from convoeval.pipeline import EvalConfig
+from convoeval.production.notebook import ProductionParams
 from convoeval.redteam.notebook import RedTeamParams
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,6 +25,7 @@ AGREEMENT = ROOT / "notebooks" / "agreement.ipynb"
 DEBUG = ROOT / "notebooks" / "debug.ipynb"
 COMPARE = ROOT / "notebooks" / "compare.ipynb"
 REDTEAM = ROOT / "notebooks" / "redteam.ipynb"
+PRODUCTION = ROOT / "notebooks" / "production.ipynb"
 ALLOWED_METADATA = {"kernelspec", "jupytext"}
 #: notebook -> (its parameters' model, the library modules its cells may call, by the name they are imported as)
 CONTRACTS = {
@@ -32,6 +34,7 @@ CONTRACTS = {
     DEBUG: (DebugParams, {"debug"}),
     COMPARE: (CompareParams, {"compare", "views"}),
     REDTEAM: (RedTeamParams, {"redteam", "views"}),
+    PRODUCTION: (ProductionParams, {"production"}),
 }
 
 
@@ -40,7 +43,7 @@ def _cells(nb: nbformat.NotebookNode) -> list[tuple[str, str, list[str]]]:
 
 
 def test_there_are_the_run_agreement_debug_compare_and_redteam_notebooks_and_each_has_a_contract():
-    assert {RUN, AGREEMENT, DEBUG, COMPARE, REDTEAM} <= set(NOTEBOOKS)
+    assert {RUN, AGREEMENT, DEBUG, COMPARE, REDTEAM, PRODUCTION} <= set(NOTEBOOKS)
     assert set(NOTEBOOKS) == set(CONTRACTS)
 
 

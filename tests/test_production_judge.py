@@ -80,3 +80,30 @@ def _criteria(tmp_path: Path) -> Path:
     path = tmp_path / "c.yaml"
     path.write_text(json.dumps(["Agent was polite"]), encoding="utf-8")
     return path
+
+
+def test_compare_this_week_with_last_week_and_production_with_a_simulated_run(imported, tmp_path, fake_llm, capsys):
+    other = tmp_path / "last-week"
+    assert main(["import", str(SAMPLES / "cloud-api" / "webhooks-pt-BR.jsonl"), "--agent", "billing",
+                 "--out", str(other)]) == 0
+    with pytest.raises(SystemExit):  # unjudged: nothing to compare yet, said in one line
+        main(["compare", str(other), str(imported)])
+    assert "has no judged conversation: judge it first" in capsys.readouterr().err
+    assert main(["judge", str(imported), "--no-progress"]) == 0
+    assert main(["judge", str(other), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(other), str(imported)]) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert said[0].startswith("last-week (2 judged conversation(s)) vs imported (4): independent samples")
+    assert any(line.strip().startswith("pass rate") for line in said)
+    assert any("criterion: Agent generated a payment link" in line for line in said)
+    # Production against a simulated run of the same family (reports/example: the billing agent, judged).
+    example = Path(__file__).resolve().parents[1] / "reports" / "example"
+    assert main(["compare", str(example), str(imported)]) == 0
+    said = capsys.readouterr().out
+    assert "example (3 judged conversation(s)) vs imported (4)" in said
+    # ... with the Sim2Real fidelity table, each measure with the setting that moves it, and its page.
+    assert "patient messages per turn (bursts)" in said and "channel.bursts" in said
+    assert "patient messages that are voice notes" in said and "channel.media with kind: audio" in said
+    page = (imported / "sim2real.html").read_text(encoding="utf-8")
+    assert "Sim2Real fidelity" in page and "data:image/png;base64" in page

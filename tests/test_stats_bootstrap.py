@@ -57,7 +57,7 @@ def test_bootstrap_statistic_returns_one_contract_row():
     assert list(row.columns) == list(RESULT_COLUMNS)
     assert (row["value"].iloc[0], row["ci_low"].iloc[0], row["ci_high"].iloc[0]) == (0.5, 0.5, 0.5)
     assert (row["n"].iloc[0], row["n_items"].iloc[0]) == (12, 24)
-    assert row["method"].iloc[0].startswith("mean of x; CI: percentile bootstrap over run_id")
+    assert row["method"].iloc[0].startswith("mean of x; CI: BCa bootstrap over run_id")
 
 
 @pytest.mark.parametrize(("low", "high", "n", "scale", "expected"), [

@@ -28,6 +28,18 @@ from convoeval.tau2.worker import Tau2Error, tau2_python
 
 REPO = Path(__file__).resolve().parents[1]
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _agent_names_restored() -> Any:
+    """τ²'s scenarios register their agent names (tau2-airline, tau2-retail); a name left registered would change
+    later tests' view of the registry (the shipped JSON Schema's agent list, for one)."""
+    from convoeval.scenarios import agent_registry
+
+    saved = dict(agent_registry._NAMES)
+    yield
+    agent_registry._NAMES.clear()
+    agent_registry._NAMES.update(saved)
+
 RETAIL_5 = {
     "id": "5",
     "user_scenario": {"instructions": {

@@ -9,7 +9,7 @@ and ``fault_confusion`` score every judge against that truth.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import pandas as pd
 
@@ -17,7 +17,7 @@ from convoeval.agents import parse_clinic_target
 from convoeval.agents.clinic import FAULTS
 from convoeval.frames import RunFrames
 from convoeval.stats.binary import binary_agreement, confusion_counts
-from convoeval.stats.bootstrap import LEVEL, N_BOOT
+from convoeval.stats.estimation import Estimation, EstimationAliases, estimation_from
 from convoeval.stats.ratings import RATING_COLUMNS, rubric_ratings
 
 if TYPE_CHECKING:
@@ -187,9 +187,8 @@ def fault_detection(
     samples: str | int = "majority",
     by: str | Sequence[str] = ("criterion",),
     database_check: bool = True,
-    n_boot: int = N_BOOT,
-    level: float = LEVEL,
-    seed: int = 0,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[EstimationAliases],
 ) -> pd.DataFrame:
     """How well each judge tells the known faults from the healthy agent, per criterion and pooled.
 
@@ -205,9 +204,8 @@ def fault_detection(
         samples: How several judge samples become one verdict (``"majority"`` by default).
         by: Grouping columns both ratings carry (``"criterion"``, ``"scenario"``); a ``"(all)"`` row pools them.
         database_check: See ``fault_truth``.
-        n_boot: Bootstrap replicates.
-        level: Confidence level.
-        seed: Bootstrap seed.
+        estimation: Replicates, level, seed, kind of interval and resampling unit (``Estimation``).
+        **deprecated: ``n_boot``, ``level``, ``seed``: use ``estimation`` (they warn).
 
     Returns:
         The ``binary_agreement`` table (``*by, rater_a, rater_b, statistic, value, ci_low, ci_high, n, n_items,
@@ -222,8 +220,9 @@ def fault_detection(
         table = fault_detection(frames)
         table[table["statistic"] == "specificity"][["criterion", "value", "ci_low", "n"]]
     """
+    est = estimation_from(estimation, deprecated, "fault_detection")
     ratings = _ratings(frames, rater, samples, database_check)
-    table = binary_agreement(ratings, reference=KNOWN_FAULTS, by=by, n_boot=n_boot, level=level, seed=seed)
+    table = binary_agreement(ratings, reference=KNOWN_FAULTS, by=by, estimation=est)
     return table[table["statistic"].isin(DETECTION_STATISTICS)].reset_index(drop=True)
 
 

@@ -267,7 +267,7 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
     """
     from convoeval.agreement.faults import fault_confusion, fault_detection, fault_truth  # noqa: PLC0415 - pulls in a heavy dependency on first use (start-up budget, tests/test_startup.py)
 
-    opts = {"n_boot": n_boot}
+    opts = {"estimation": stats.Estimation(n_boot=n_boot)}
     stopped, dropped = simulator_failures(study.frames), stopped_run_ids(study.frames)
     # The gate's stopped conversations were never judged and never the agent's: counted apart, in no table but the
     # fidelity summary (which checks every conversation).
@@ -307,7 +307,7 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
     human = stats.load_labels(labels) if labels is not None else None
     if human is not None:
         tables["labels"] = stats.score_against_labels(rubric, human, rater="judge", **opts)
-    tables["calibrated_estimates"] = calibration_table(with_judges, human=human, rater="judge", **opts)
+    tables["calibrated_estimates"] = calibration_table(with_judges, human=human, rater="judge", n_boot=n_boot)
     return {name: table for name, table in tables.items() if table is not None}
 
 

@@ -41,8 +41,9 @@ _PAIR = {"percent_agreement": "agreement", "cohen_kappa": "Cohen's κ", "gwet_ac
          "krippendorff_alpha": "Krippendorff's α", "pass_rate_a": "pass rate A", "pass_rate_b": "pass rate B"}
 _DETECTION = {"sensitivity": "sensitivity", "specificity": "specificity", "cohen_kappa": "Cohen's κ",
               "gwet_ac1": "Gwet's AC1", "pass_rate_a": "judge pass rate", "pass_rate_b": "truth pass rate"}
-_SCORES = {"icc_a1": "ICC(A,1)", "weighted_kappa": "weighted κ", "spearman": "Spearman", "mean_bias": "mean bias",
-           "mae": "MAE", "within_1": "within ±1"}
+# The holistic judge's 0–10 scores are ordinal: Krippendorff's ordinal alpha beside the ICC (#45).
+_SCORES = {"icc_a1": "ICC(A,1)", "krippendorff_alpha_ordinal": "ordinal α", "weighted_kappa": "weighted κ",
+           "spearman": "Spearman", "mean_bias": "mean bias", "mae": "MAE", "within_1": "within ±1"}
 
 
 def _table(frame: pd.DataFrame, header: list[str] | None = None) -> str:

@@ -76,6 +76,8 @@ def _compare(args: argparse.Namespace) -> int:
         raise UsageError("give exactly one candidate: a results folder, --candidate-target TARGET, or --aa")
     if args.candidate and _redteam_folders(args.baseline, args.candidate):
         return _compare_redteam(args)
+    if args.candidate and _production_folders(args.baseline, args.candidate):
+        return _compare_samples(args)  # real conversations pair with nothing: two independent samples
     if args.replay and args.candidate:
         raise UsageError("--replay needs a candidate run now (--candidate-target or --aa), not a results folder")
     if not 0 < args.alpha < 1:
@@ -159,3 +161,45 @@ def _compare_redteam(args: argparse.Namespace) -> int:
         print(f"--fail-on-regression: {'; '.join(result.reasons)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _production_folders(baseline: str, candidate: str) -> bool:
+    from convoeval.production.comparing import is_production_folder
+
+    return is_production_folder(baseline) or is_production_folder(candidate)
+
+
+def _compare_samples(args: argparse.Namespace) -> int:
+    """An imported folder on either side (docs/production.md): two independent samples of judged conversations."""
+    from convoeval.production.comparing import compare_samples
+
+    try:
+        result = compare_samples(args.baseline, args.candidate)
+    except (ValueError, FileNotFoundError) as exc:
+        raise UsageError(str(exc)) from None
+    for line in result.lines():
+        print(line)
+    _sim2real(args)
+    regressed = (result.table["verdict"] == "regressed").any() if len(result.table) else False
+    return 1 if args.fail_on_regression and regressed else 0
+
+
+def _sim2real(args: argparse.Namespace) -> None:
+    """A simulated run beside an imported one: the fidelity table, and its page (``--html``, default beside the
+    imported folder's report)."""
+    from convoeval.fidelity.sim2real import sim2real_table
+    from convoeval.pipeline.results import load_run
+    from convoeval.production.comparing import is_production_folder
+    from convoeval.report.sim2real import save_sim2real_html
+
+    real = [is_production_folder(args.baseline), is_production_folder(args.candidate)]
+    if real[0] == real[1]:
+        return  # two imported folders: no simulated side
+    simulated, production = (load_run(args.candidate), load_run(args.baseline)) if real[0] else (
+        load_run(args.baseline), load_run(args.candidate))
+    table = sim2real_table(simulated.frames.transcripts, production.frames.transcripts)
+    print("Sim2Real (simulated → production; the setting that moves each):")
+    for row in table.itertuples():
+        print(f"  {row.measure:46} {row.simulated:7.2f} → {row.production:7.2f}   {row.setting}")
+    page = save_sim2real_html(simulated, production, args.html or production.out_dir / "sim2real.html")
+    print(f"Sim2Real page: {page}")

@@ -5,7 +5,8 @@ without the judges, the pipeline or LangChain. ``convoeval.agreement`` (the stud
 study, re-judging, probes, the agreement study) re-exports these names. See ``docs/agreement.md``.
 
 Every statistic function returns a table of grouping columns (criterion, rater_a, rater_b, dimension, ...) then
-``statistic, value, ci_low, ci_high, n, n_items, method, ci_too_wide``.
+``statistic, value, ci_low, ci_high, n, n_items, method, ci_too_wide``, and takes its interval's settings as one
+``Estimation`` (replicates, level, seed, BCa or percentile, resampling unit).
 
 Example (needs a judged run's frames, so not run as a doctest; each statistic's own example runs)::
 
@@ -21,10 +22,13 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "convoeval.stats._estimate": ("MIN_LABELS", "Estimate"),
     "convoeval.stats._result": ("ALL", "RESULT_COLUMNS"),
     "convoeval.stats.binary": ("binary_agreement", "cohen_kappa", "confusion_counts"),
-    "convoeval.stats.bootstrap": ("bootstrap_ci", "bootstrap_statistic", "percentile_interval", "resample_weights"),
+    "convoeval.stats.bootstrap": (
+        "bca_interval", "bootstrap_ci", "bootstrap_statistic", "percentile_interval", "resample_weights"
+    ),
     "convoeval.stats.calibrated": ("ESTIMATORS", "calibrated_estimates"),
     "convoeval.stats.calibrated_rates": ("goal_rate_estimates", "label_values", "pass_rate_estimates"),
     "convoeval.stats.consistency": ("flip_rates", "score_consistency", "self_consistency"),
+    "convoeval.stats.estimation": ("Estimation",),
     "convoeval.stats.effects": ("EFFECT_COLUMNS", "PAIR_COLUMNS", "mcnemar_p", "probe_effects", "wilcoxon_p"),
     "convoeval.stats.effects_plot": ("plot_probe_effects",),
     "convoeval.stats.free_labels": ("database_labels",),
@@ -44,8 +48,9 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "convoeval.stats.sample_size": (
         "CI_HALF_WIDTH_LIMIT", "ci_too_wide", "required_sample_size", "sample_size_for_half_width"
     ),
-    "convoeval.stats.scores": ("icc", "score_agreement"),
+    "convoeval.stats.scores": ("ICC_FORMS", "icc", "score_agreement"),
     "convoeval.stats.truth": (
         "DATABASE", "GOAL_THRESHOLD", "database_agreement", "goal_ratings", "goal_truth", "truth_pairs", "truth_ratings"
     ),
+    "convoeval.stats.weighted": ("weighted_kappa", "weighted_kappa_ci"),
 })

@@ -17,13 +17,21 @@ def as_tuple(columns: str | Sequence[str] | None) -> tuple[str, ...]:
     return (columns,) if isinstance(columns, str) else tuple(columns)
 
 
-def pivot(ratings: pd.DataFrame, *, value: str, item: Sequence[str], by: Sequence[str]) -> pd.DataFrame:
-    """``items × raters`` values; the index holds ``run_id``, the item columns and the grouping columns.
+def pivot(ratings: pd.DataFrame, *, value: str, item: Sequence[str], by: Sequence[str],
+          cluster: str = "run_id") -> pd.DataFrame:
+    """``items × raters`` values; the index holds ``run_id``, the item columns, the grouping columns and ``cluster``
+    (the resampling unit, ``Estimation.cluster``).
 
     Raises:
-        ValueError: a missing column, or two ratings of one item by one rater (pick one sample first).
+        ValueError: a missing column, two ratings of one item by one rater (pick one sample first), or a cluster
+            column that is not constant within a conversation.
     """
-    index = list(dict.fromkeys(["run_id", *item, *by]))
+    index = list(dict.fromkeys(["run_id", *item, *by, cluster]))
+    if cluster != "run_id" and cluster in ratings:
+        spread = ratings.groupby("run_id", sort=False)[cluster].nunique(dropna=False)
+        if (spread > 1).any():
+            raise ValueError(f"the resampling unit {cluster!r} must be one value per conversation; run "
+                             f"{spread[spread > 1].index[0]!r} has {int(spread.max())}")
     missing = [c for c in [*index, "rater", value] if c not in ratings]
     if missing:
         raise ValueError(f"the ratings frame needs column(s) {missing}; it has {list(ratings.columns)}")

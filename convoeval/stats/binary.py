@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import Unpack
 
 import numpy as np
 import pandas as pd
@@ -30,15 +31,15 @@ from sklearn.metrics import cohen_kappa_score
 from convoeval.stats._result import result_frame
 from convoeval.stats._wide import as_tuple, iter_groups, pivot, resolve_pairs
 from convoeval.stats.bootstrap import (
-    LEVEL,
-    N_BOOT,
     canonical_codes,
     ci_label,
     cluster_codes,
     cluster_sums,
+    jackknife_weights,
     resample_weights,
     summarize,
 )
+from convoeval.stats.estimation import Estimation, EstimationAliases, estimation_from
 from convoeval.stats.multi import krippendorff_alpha
 
 #: The statistics ``binary_agreement`` reports, in order, with how each is computed.
@@ -54,8 +55,32 @@ BINARY_METHODS = {
 }
 
 
+def pass_fail(values: Sequence[bool], name: str = "labels") -> np.ndarray:
+    """``values`` as booleans if every one is a pass/fail verdict (a bool, or the numbers 1 and 0); else ValueError.
+
+    A verdict such as ``"fail"`` or a 0–10 score is refused rather than read as a pass (any non-empty string and
+    any non-zero number would be ``True``).
+
+    Example:
+        >>> pass_fail([True, 0, 1.0]).tolist()
+        [True, False, True]
+    """
+    array = np.asarray(values, dtype=object).ravel()
+    wrong = [v for v in array if not (isinstance(v, bool | np.bool_)
+                                      or (isinstance(v, int | float | np.integer | np.floating)
+                                          and float(v) in (0.0, 1.0)))]
+    if wrong:
+        raise ValueError(f"{name} must be pass/fail verdicts (True/False or 1/0); got {wrong[0]!r} among them. For "
+                         "more than two categories use convoeval.stats.weighted_kappa (weights=None for Cohen's "
+                         "unweighted kappa)")
+    return array.astype(bool)
+
+
 def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float:
     """Cohen's kappa of two pass/fail raters (sklearn, ``labels=[False, True]``); NaN when undefined.
+
+    Raises:
+        ValueError: a label that is not a pass/fail verdict (``weighted_kappa`` takes more categories).
 
     Example:
         >>> cohen_kappa([True, True, False, False], [True, False, False, False])
@@ -63,12 +88,15 @@ def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float:
         >>> cohen_kappa([True, True], [True, True])   # every item one label: undefined
         nan
     """
-    if len(a) == 0:
+    x, y = pass_fail(a, "rater A's labels"), pass_fail(b, "rater B's labels")
+    if x.size != y.size:
+        raise ValueError(f"the raters have {x.size} and {y.size} labels; give one per item each")
+    if x.size == 0:
         return float("nan")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         warnings.simplefilter("ignore", RuntimeWarning)
-        value = cohen_kappa_score(np.asarray(a, dtype=bool), np.asarray(b, dtype=bool), labels=[False, True])
+        value = cohen_kappa_score(x, y, labels=[False, True])
     return float(value) if np.isfinite(value) else float("nan")
 
 
@@ -98,8 +126,8 @@ def table_statistics(tables: np.ndarray) -> dict[str, np.ndarray]:
     return {k: np.where(np.isfinite(v), v, np.nan) for k, v in out.items()}
 
 
-def _pairs_of(ratings: pd.DataFrame, by: tuple[str, ...], pairs, reference):
-    wide = pivot(ratings, value="passed", item=("criterion",), by=by)
+def _pairs_of(ratings: pd.DataFrame, by: tuple[str, ...], pairs, reference, unit: str = "run_id"):
+    wide = pivot(ratings, value="passed", item=("criterion",), by=by, cluster=unit)
     values = pd.DataFrame(wide.to_numpy(dtype=float, na_value=np.nan), index=wide.index, columns=wide.columns)
     for a, b in resolve_pairs(list(values.columns), pairs, reference):
         both = values[[a, b]].dropna()
@@ -114,9 +142,8 @@ def binary_agreement(
     reference: str | None = None,
     by: str | Sequence[str] = ("criterion",),
     overall: bool = True,
-    n_boot: int = N_BOOT,
-    level: float = LEVEL,
-    seed: int = 0,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[EstimationAliases],
 ) -> pd.DataFrame:
     """Agreement of pairs of pass/fail raters, per criterion and pooled over criteria.
 
@@ -131,9 +158,9 @@ def binary_agreement(
             With neither, every unordered pair of raters, in sorted order.
         by: Grouping columns (default per criterion; ``()`` for one pooled row set).
         overall: Also report the pooled group (grouping columns set to ``"(all)"``) when there are several groups.
-        n_boot: Bootstrap replicates (resampling conversations).
-        level: Confidence level.
-        seed: Bootstrap seed.
+        estimation: Replicates, level, seed, kind of interval and resampling unit (``Estimation``: 1000, 95%, 0,
+            BCa, conversations).
+        **deprecated: ``n_boot``, ``level``, ``seed``: use ``estimation`` (they warn).
 
     Returns:
         One row per group × pair × statistic: ``*by, rater_a, rater_b, statistic, value, ci_low, ci_high, n,
@@ -144,22 +171,24 @@ def binary_agreement(
         table = binary_agreement(pd.concat([rubric_ratings(rubric), truth_ratings(rubric, assertions)]),
                                  reference="database")
     """
-    by = as_tuple(by)
+    est = estimation_from(estimation, deprecated, "binary_agreement")
+    by, unit = as_tuple(by), est.unit()
     rows = []
-    ci = ci_label("run_id", n_boot, level)
-    for a, b, both in _pairs_of(ratings, by, pairs, reference):
+    ci = ci_label(unit, est)
+    for a, b, both in _pairs_of(ratings, by, pairs, reference, unit):
         for group, items in iter_groups(both, by, overall):
-            codes, n_conv = cluster_codes(items.index.get_level_values("run_id"))
+            codes, n_conv = cluster_codes(items.index.get_level_values(unit))
             cells = np.eye(4)[(2 * items[a] + items[b]).to_numpy(dtype=int)]
             codes = canonical_codes(codes, n_conv, cells)  # the same CI whatever the run ids
             per_conv = cluster_sums(codes, n_conv, cells)
             point = {stat: float(value) for stat, value in table_statistics(per_conv.sum(axis=0)).items()}
             point["cohen_kappa"] = cohen_kappa(items[a].to_numpy() == 1, items[b].to_numpy() == 1)
             point["krippendorff_alpha"] = krippendorff_alpha(items[[a, b]].to_numpy().T)
-            reps = table_statistics(resample_weights(n_conv, n_boot=n_boot, seed=seed) @ per_conv)
+            reps = table_statistics(resample_weights(n_conv, n_boot=est.n_boot, seed=est.seed) @ per_conv)
+            jack = table_statistics(jackknife_weights(n_conv) @ per_conv)
             for stat, how in BINARY_METHODS.items():
-                rows.append(summarize(stat, point[stat], reps[stat], n=n_conv, n_items=len(items),
-                                      method=f"{how}; {ci}", level=level,
+                rows.append(summarize(stat, point[stat], reps[stat], jackknife=jack[stat], estimation=est, n=n_conv,
+                                      n_items=len(items), method=f"{how}; {ci}",
                                       groups={**group, "rater_a": a, "rater_b": b}))
     return result_frame(rows, [*by, "rater_a", "rater_b"])
 

@@ -14,6 +14,7 @@ verdicts, ``m`` verdicts of which ``c`` pass:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Unpack
 
 import numpy as np
 import pandas as pd
@@ -21,15 +22,15 @@ import pandas as pd
 from convoeval.stats._result import result_frame, stacked
 from convoeval.stats._wide import as_tuple, iter_groups
 from convoeval.stats.bootstrap import (
-    LEVEL,
-    N_BOOT,
     canonical_codes,
     ci_label,
     cluster_codes,
     cluster_sums,
+    jackknife_weights,
     resample_weights,
     summarize,
 )
+from convoeval.stats.estimation import Estimation, EstimationAliases, estimation_from
 from convoeval.stats.multi import multi_rater_agreement
 from convoeval.stats.ratings import SCORE_DIMENSIONS, holistic_ratings, rubric_ratings
 
@@ -48,9 +49,8 @@ def flip_rates(
     by: str | Sequence[str] = (),
     overall: bool = True,
     cluster: str = "run_id",
-    n_boot: int = N_BOOT,
-    level: float = LEVEL,
-    seed: int = 0,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[EstimationAliases],
 ) -> pd.DataFrame:
     """Flip rates of pass/fail verdicts over repeats of the same item.
 
@@ -62,9 +62,8 @@ def flip_rates(
         by: Grouping columns (constant within an item), e.g. ``"criterion"``.
         overall: Also the pooled group when there are several.
         cluster: Resampling unit for the CI (constant within an item): ``run_id`` for samples, ``scenario`` for trials.
-        n_boot: Bootstrap replicates.
-        level: Confidence level.
-        seed: Bootstrap seed.
+        estimation: Replicates, level, seed, kind of interval and resampling unit (``Estimation``).
+        **deprecated: ``n_boot``, ``level``, ``seed``: use ``estimation`` (they warn).
 
     Returns:
         ``*by, statistic, value, ci_low, ci_high, n, n_items, method, ci_too_wide``; ``n`` counts clusters,
@@ -73,9 +72,11 @@ def flip_rates(
     Example:
         >>> df = pd.DataFrame({"run_id": ["r1"] * 3 + ["r2"] * 3, "criterion": ["c"] * 6,
         ...                    "passed": [True, True, False, True, True, True]})
-        >>> flip_rates(df, item=("run_id", "criterion"), n_boot=50).set_index("statistic")["value"].round(3).tolist()
+        >>> flip_rates(df, item=("run_id", "criterion"), estimation=Estimation(n_boot=50)).set_index("statistic")["value"].round(3).tolist()
         [0.5, 0.333, 0.833]
     """
+    est = estimation_from(estimation, deprecated, "flip_rates")
+    cluster = est.unit(cluster)
     item, by = as_tuple(item), as_tuple(by)
     key = list(dict.fromkeys([*by, *item]))
     missing = [c for c in [*key, value, cluster] if c not in frame]
@@ -89,7 +90,7 @@ def flip_rates(
     c, m = items["_c"].to_numpy(), items["_m"].to_numpy()
     items = items.assign(_flip=((c > 0) & (c < m)).astype(float), _pair=2 * c * (m - c) / (m * (m - 1)))
     items = items.reset_index().set_index(key)
-    ci = ci_label(cluster, n_boot, level)
+    ci = ci_label(cluster, est)
     rows = []
     for group, part in iter_groups(items, by, overall):
         codes, n_cl = cluster_codes(part["_cluster"])
@@ -97,11 +98,11 @@ def flip_rates(
         codes = canonical_codes(codes, n_cl, np.column_stack([content, np.ones(len(part))]))  # whatever the ids
         per = cluster_sums(codes, n_cl, content)
         per = np.column_stack([per, np.bincount(codes, minlength=n_cl)])
-        reps = resample_weights(n_cl, n_boot=n_boot, seed=seed) @ per
-        point = per.sum(axis=0)
+        reps = resample_weights(n_cl, n_boot=est.n_boot, seed=est.seed) @ per
+        jack, point = jackknife_weights(n_cl) @ per, per.sum(axis=0)
         for stat, how in FLIP_METHODS.items():
-            rows.append(summarize(stat, _ratio(stat, point[None])[0], _ratio(stat, reps), n=n_cl, n_items=len(part),
-                                  method=f"{how}; {ci}", level=level, groups=group))
+            rows.append(summarize(stat, _ratio(stat, point[None])[0], _ratio(stat, reps), jackknife=_ratio(stat, jack),
+                                  estimation=est, n=n_cl, n_items=len(part), method=f"{how}; {ci}", groups=group))
     return result_frame(rows, list(by))
 
 
@@ -119,9 +120,8 @@ def self_consistency(
     rater: str | Sequence[str] = "judge_model",
     by: str | Sequence[str] = ("criterion",),
     overall: bool = True,
-    n_boot: int = N_BOOT,
-    level: float = LEVEL,
-    seed: int = 0,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[EstimationAliases],
 ) -> pd.DataFrame:
     """How consistently each rubric judge repeats its own verdicts across samples of the same conversation.
 
@@ -133,20 +133,19 @@ def self_consistency(
         rater: Column(s) naming the judge configuration.
         by: Grouping columns.
         overall: Also pool the criteria (per judge).
-        n_boot: Bootstrap replicates (resampling conversations).
-        level: Confidence level.
-        seed: Bootstrap seed.
+        estimation: Replicates, level, seed, kind of interval and resampling unit (``Estimation``).
+        **deprecated: ``n_boot``, ``level``, ``seed``: use ``estimation`` (they warn).
 
     Returns:
         ``rater, *by, statistic, value, ci_low, ci_high, n, n_items, method, ci_too_wide``.
     """
+    est = estimation_from(estimation, deprecated, "self_consistency")
     by = as_tuple(by)
     ratings = rubric_ratings(rubric, rater=rater, samples="each")
     parts = []
     for judge, rows in ratings.groupby("judge", sort=True):
-        flips = flip_rates(rows, item=("run_id", "criterion"), by=by, overall=overall, n_boot=n_boot, level=level,
-                           seed=seed)
-        alpha = multi_rater_agreement(rows, by=by, overall=overall, n_boot=n_boot, level=level, seed=seed)
+        flips = flip_rates(rows, item=("run_id", "criterion"), by=by, overall=overall, estimation=est)
+        alpha = multi_rater_agreement(rows, by=by, overall=overall, estimation=est)
         alpha = alpha[alpha["statistic"] == "krippendorff_alpha"].drop(columns=["raters", "n_raters"])
         alpha["method"] = alpha["method"].str.replace("krippendorff.alpha", "krippendorff.alpha across samples", n=1)
         parts.append(pd.concat([flips, alpha], ignore_index=True).assign(rater=judge))
@@ -158,9 +157,8 @@ def score_consistency(
     *,
     rater: str | Sequence[str] = "judge_model",
     dimensions: Sequence[str] = SCORE_DIMENSIONS,
-    n_boot: int = N_BOOT,
-    level: float = LEVEL,
-    seed: int = 0,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[EstimationAliases],
 ) -> pd.DataFrame:
     """How much a holistic judge's scores move between samples of the same conversation.
 
@@ -172,35 +170,38 @@ def score_consistency(
         holistic: A holistic frame with several samples per conversation.
         rater: Column(s) naming the judge configuration.
         dimensions: Score columns.
-        n_boot: Bootstrap replicates (resampling conversations).
-        level: Confidence level.
-        seed: Bootstrap seed.
+        estimation: Replicates, level, seed, kind of interval and resampling unit (``Estimation``).
+        **deprecated: ``n_boot``, ``level``, ``seed``: use ``estimation`` (they warn).
 
     Returns:
         ``rater, dimension, statistic, value, ci_low, ci_high, n, n_items, method, ci_too_wide`` (the flag uses a
         1.5-point limit).
     """
+    est = estimation_from(estimation, deprecated, "score_consistency")
     ratings = holistic_ratings(holistic, rater=rater, samples="each", dimensions=dimensions)
     items = (ratings.dropna(subset=["score"]).groupby(["judge", "dimension", "run_id"], sort=True)["score"]
              .agg(_var="var", _range=lambda s: s.max() - s.min(), _m="count").reset_index())
     items = items[items["_m"] >= 2]
-    ci = ci_label("run_id", n_boot, level)
+    ci = ci_label("run_id", est)
     rows = []
     for (judge, dimension), part in items.groupby(["judge", "dimension"], sort=True):
         codes, n_conv = cluster_codes(part["run_id"])
         content = np.column_stack([part["_var"], part["_range"], np.ones(len(part))])
         codes = canonical_codes(codes, n_conv, content)  # the same CI whatever the run ids
         per = cluster_sums(codes, n_conv, content)
-        reps = resample_weights(n_conv, n_boot=n_boot, seed=seed) @ per
-        point = per.sum(axis=0)[None]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            values = {
-                "score_sd": (np.sqrt(point[:, 0] / point[:, 2]), np.sqrt(reps[:, 0] / reps[:, 2]),
-                             "sqrt(mean within-conversation variance across samples), points"),
-                "mean_range": (point[:, 1] / point[:, 2], reps[:, 1] / reps[:, 2],
-                               "mean (max - min) across samples, points"),
-            }
-        for stat, (value, rep, how) in values.items():
-            rows.append(summarize(stat, value[0], rep, n=n_conv, n_items=len(part), method=f"{how}; {ci}",
-                                  level=level, scale=10.0, groups={"rater": judge, "dimension": dimension}))
+        reps = resample_weights(n_conv, n_boot=est.n_boot, seed=est.seed) @ per
+        jack, point = jackknife_weights(n_conv) @ per, per.sum(axis=0)[None]
+        how = {"score_sd": "sqrt(mean within-conversation variance across samples), points",
+               "mean_range": "mean (max - min) across samples, points"}
+        for stat, words in how.items():
+            rows.append(summarize(stat, _spread(stat, point)[0], _spread(stat, reps), jackknife=_spread(stat, jack),
+                                  estimation=est, n=n_conv, n_items=len(part), method=f"{words}; {ci}", scale=10.0,
+                                  groups={"rater": judge, "dimension": dimension}))
     return result_frame(rows, ["rater", "dimension"])
+
+
+def _spread(stat: str, sums: np.ndarray) -> np.ndarray:
+    variance, spread, n_items = sums[:, 0], sums[:, 1], sums[:, 2]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: np.ndarray = np.sqrt(variance / n_items) if stat == "score_sd" else spread / n_items
+    return out

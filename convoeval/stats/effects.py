@@ -19,7 +19,7 @@ Per probe × instrument, one ``"(all)"`` row pools every item, then one row per 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 import pandas as pd
@@ -28,15 +28,15 @@ from statsmodels.stats.contingency_tables import mcnemar
 
 from convoeval.stats._result import ALL
 from convoeval.stats.bootstrap import (
-    LEVEL,
-    N_BOOT,
     canonical_codes,
     ci_label,
     cluster_codes,
     cluster_sums,
-    percentile_interval,
+    interval_of,
+    jackknife_weights,
     resample_weights,
 )
+from convoeval.stats.estimation import Estimation, EstimationAliases, estimation_from
 from convoeval.stats.sample_size import ci_too_wide
 
 #: The pairs frame: one row per probe × conversation × instrument × item × judge sample.
@@ -54,20 +54,18 @@ _REQUIRED = ("probe", "run_id", "instrument", "item", "before", "after")
 def probe_effects(
     pairs: pd.DataFrame,
     *,
-    n_boot: int = N_BOOT,
-    level: float = LEVEL,
-    seed: int = 0,
     probe_order: Sequence[str] | None = None,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[EstimationAliases],
 ) -> pd.DataFrame:
     """The effects table from a pairs frame (``ProbeResult.pairs``, or one an analyst filtered or built).
 
     Args:
         pairs: Columns ``probe, run_id, instrument ("rubric" | "holistic"), item, before, after`` and optionally
             ``error`` (a pair with an error is excluded) and ``sample``. Rubric values are 1.0 (pass) / 0.0 (fail).
-        n_boot: Bootstrap replicates.
-        level: Confidence level.
-        seed: Bootstrap seed (the same seed gives the same CIs).
         probe_order: Order of the probes in the table (default: as they first appear).
+        estimation: Replicates, level, seed, kind of interval and resampling unit (``Estimation``).
+        **deprecated: ``n_boot``, ``level``, ``seed``: use ``estimation`` (they warn).
 
     Returns:
         A frame with ``EFFECT_COLUMNS``: per probe × instrument an ``"(all)"`` row then one row per item.
@@ -78,10 +76,11 @@ def probe_effects(
     Example:
         >>> pairs = pd.DataFrame({"probe": "verbosity", "run_id": ["a", "b"], "instrument": "rubric",
         ...                       "item": "polite", "before": [0.0, 1.0], "after": [1.0, 1.0]})
-        >>> row = probe_effects(pairs, n_boot=100).iloc[0]
+        >>> row = probe_effects(pairs, estimation=Estimation(n_boot=100)).iloc[0]
         >>> row["item"], float(row["effect"]), float(row["flip_rate"])
         ('(all)', 0.5, 0.5)
     """
+    est = estimation_from(estimation, deprecated, "probe_effects")
     missing = [c for c in _REQUIRED if c not in pairs]
     if missing:
         raise ValueError(f"pairs frame lacks column(s) {missing}; expected {list(PAIR_COLUMNS)}")
@@ -104,15 +103,14 @@ def probe_effects(
             group = frame[(frame["probe"] == probe) & (frame["instrument"] == instrument)]
             if group.empty:
                 continue
-            rows.append(_row(group, probe, instrument, ALL, n_boot=n_boot, level=level, seed=seed))
+            rows.append(_row(group, probe, instrument, ALL, estimation=est))
             for item in pd.unique(group["item"]):
                 rows.append(_row(group[group["item"] == item], probe, instrument, item,
-                                 n_boot=n_boot, level=level, seed=seed))
+                                 estimation=est))
     return _table(rows)
 
 
-def _row(group: pd.DataFrame, probe: str, instrument: str, item: Any, *, n_boot: int, level: float,
-         seed: int) -> dict[str, Any]:
+def _row(group: pd.DataFrame, probe: str, instrument: str, item: Any, *, estimation: Estimation) -> dict[str, Any]:
     valid = group[group["valid"]]
     test, scale = INSTRUMENTS[instrument]
     n_pairs = len(valid)
@@ -130,7 +128,7 @@ def _row(group: pd.DataFrame, probe: str, instrument: str, item: Any, *, n_boot:
         diffs = (valid["after"] - valid["before"]).to_numpy()
         row.update(before=float(valid["before"].mean()), after=float(valid["after"].mean()),
                    effect=float(diffs.mean()))
-        row["ci_low"], row["ci_high"] = _bootstrap(valid["run_id"], diffs, n_boot=n_boot, level=level, seed=seed)
+        row["ci_low"], row["ci_high"] = _bootstrap(valid["run_id"], diffs, estimation=estimation)
         if instrument == "rubric":
             row["flip_rate"] = float((diffs != 0).mean())
             row["p_value"], note = mcnemar_p(valid["before"].to_numpy(), valid["after"].to_numpy())
@@ -142,7 +140,7 @@ def _row(group: pd.DataFrame, probe: str, instrument: str, item: Any, *, n_boot:
         notes.append(note)
     if n_pairs and item == ALL and instrument == "rubric":
         notes.append("the test treats criteria of one conversation as independent: read the CI")
-    notes.append(ci_label("run_id", n_boot, level))
+    notes.append(ci_label("run_id", estimation))
     if len(group) > n_pairs:
         notes.append(f"{len(group) - n_pairs} pair(s) excluded for an error on either side")
     row["ci_too_wide"] = bool(ci_too_wide(row["ci_low"], row["ci_high"], n=row["n"], scale=scale))
@@ -184,16 +182,17 @@ def wilcoxon_p(diffs: np.ndarray) -> tuple[float, str]:
     return float(wilcoxon(diffs).pvalue), how
 
 
-def _bootstrap(run_ids: pd.Series, diffs: np.ndarray, *, n_boot: int, level: float, seed: int) -> tuple[float, float]:
-    """Percentile CI of mean(diffs), resampling conversations: one matrix product over per-conversation sums."""
+def _bootstrap(run_ids: pd.Series, diffs: np.ndarray, *, estimation: Estimation) -> tuple[float, float]:
+    """The CI of mean(diffs), resampling conversations: one matrix product over per-conversation sums."""
     codes, k = cluster_codes(run_ids)
     codes = canonical_codes(codes, k, np.column_stack([diffs, np.ones_like(diffs)]))  # whatever the run ids
     sums = cluster_sums(codes, k, diffs)
     counts = cluster_sums(codes, k, np.ones_like(diffs))
-    weights = resample_weights(k, n_boot=n_boot, seed=seed)
+    weights, leave_out = resample_weights(k, n_boot=estimation.n_boot, seed=estimation.seed), jackknife_weights(k)
     with np.errstate(invalid="ignore", divide="ignore"):
         replicates = (weights @ sums) / (weights @ counts)
-    return percentile_interval(replicates, level)
+        jack = (leave_out @ sums) / (leave_out @ counts)
+    return interval_of(replicates, float(sums.sum() / counts.sum()), jack, estimation)
 
 
 def _table(rows: list[dict[str, Any]]) -> pd.DataFrame:

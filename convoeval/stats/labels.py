@@ -15,12 +15,13 @@ import re
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Unpack
 
 import pandas as pd
 
 from convoeval.errors import ConvoevalError
 from convoeval.stats.binary import binary_agreement
-from convoeval.stats.bootstrap import LEVEL, N_BOOT
+from convoeval.stats.estimation import Estimation, EstimationAliases, estimation_from
 from convoeval.stats.ratings import RATING_COLUMNS, rubric_ratings
 
 #: Required CSV columns, in the documented order.
@@ -199,9 +200,8 @@ def score_against_labels(
     samples: str | int = "majority",
     by: str | Sequence[str] = ("criterion",),
     overall: bool = True,
-    n_boot: int = N_BOOT,
-    level: float = LEVEL,
-    seed: int = 0,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[EstimationAliases],
 ) -> pd.DataFrame:
     """Every judge (A) against every human rater (B, the reference): the ``binary_agreement`` table.
 
@@ -212,10 +212,10 @@ def score_against_labels(
         samples: How several judge samples become one verdict.
         by: Grouping columns.
         overall: Also pool the criteria.
-        n_boot: Bootstrap replicates (resampling conversations).
-        level: Confidence level.
-        seed: Bootstrap seed.
+        estimation: Replicates, level, seed, kind of interval and resampling unit (``Estimation``).
+        **deprecated: ``n_boot``, ``level``, ``seed``: use ``estimation`` (they warn).
     """
+    est = estimation_from(estimation, deprecated, "score_against_labels")
     judges = rubric_ratings(rubric, rater=rater, samples=samples)
     humans = label_ratings(labels, rubric)
     clash = sorted(set(judges["rater"]) & set(humans["rater"]))
@@ -223,4 +223,4 @@ def score_against_labels(
         raise LabelError(f"human rater name(s) {clash} equal judge names; rename the raters in the label files")
     pairs = [(j, h) for j in sorted(judges["rater"].unique()) for h in sorted(humans["rater"].unique())]
     return binary_agreement(pd.concat([judges, humans], ignore_index=True), pairs=pairs, by=by, overall=overall,
-                            n_boot=n_boot, level=level, seed=seed)
+                            estimation=est)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from math import comb
+from typing import Unpack
 
 import numpy as np
 import pandas as pd
@@ -25,8 +26,9 @@ from scipy.stats import norm
 from convoeval.frames import AGENT_STATUSES
 from convoeval.stats._result import result_frame, stacked, stat_row
 from convoeval.stats._wide import as_tuple, iter_groups
-from convoeval.stats.bootstrap import LEVEL, N_BOOT, ci_label, resample_weights, summarize
+from convoeval.stats.bootstrap import ci_label, jackknife_weights, resample_weights, summarize
 from convoeval.stats.consistency import flip_rates
+from convoeval.stats.estimation import Estimation, EstimationAliases, estimation_from
 from convoeval.stats.ratings import rubric_ratings
 from convoeval.stats.strata import RANDOM_SCENARIOS_FROM, stratified_replicates
 
@@ -65,9 +67,8 @@ def pass_hat_k(
     k: int | Sequence[int] = (1, 2, 3),
     success: Success = None,
     by: str | Sequence[str] = (),
-    n_boot: int = N_BOOT,
-    level: float = LEVEL,
-    seed: int = 0,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[EstimationAliases],
 ) -> pd.DataFrame:
     """pass^k (tau-bench): the chance that all of k independent trials of a scenario succeed, averaged over scenarios.
 
@@ -80,36 +81,39 @@ def pass_hat_k(
         k: One k or several.
         success: How a run counts as a success (see ``run_outcomes``).
         by: Grouping columns (e.g. ``"agent"``).
-        n_boot: Bootstrap replicates (resampling scenarios).
-        level: Confidence level.
-        seed: Bootstrap seed.
+        estimation: Replicates, level, seed, kind of interval and resampling unit (``Estimation``).
+        **deprecated: ``n_boot``, ``level``, ``seed``: use ``estimation`` (they warn).
 
     Returns:
         ``*by, k, statistic ("pass^k"), value, ci_low, ci_high, n (scenarios), n_items (runs), method, ci_too_wide``.
 
     Example:
         >>> s = pd.DataFrame({"scenario": ["a"] * 4 + ["b"] * 4, "status": ["pass"] * 4 + ["pass", "fail"] * 2})
-        >>> pass_hat_k(s, k=2, n_boot=20)["value"].round(4).tolist()   # (1 + C(2,2)/C(4,2)) / 2
+        >>> pass_hat_k(s, k=2, estimation=Estimation(n_boot=20))["value"].round(4).tolist()   # (1 + C(2,2)/C(4,2)) / 2
         [0.5833]
     """
+    est = estimation_from(estimation, deprecated, "pass_hat_k")
     ks, by = ([k] if isinstance(k, int) else list(k)), as_tuple(by)
     if any(not isinstance(x, int) or x < 1 for x in ks):
         raise ValueError(f"k must be positive integers, got {ks}")
     frame = scores.assign(_ok=run_outcomes(scores, success=success)).dropna(subset=["_ok"])
     per = frame.groupby([*by, "scenario"], sort=True, dropna=False)["_ok"].agg(_c="sum", _n="count")
-    ci = ci_label("scenario", n_boot, level)
+    ci = ci_label("scenario", est)
     rows = []
     for group, part in iter_groups(per, by, overall=False):
         c, n = part["_c"].to_numpy(dtype=int), part["_n"].to_numpy(dtype=int)
         for kk in ks:
             mask = n >= kk
             values = np.array([comb(ci_, kk) / comb(ni, kk) for ci_, ni in zip(c[mask], n[mask], strict=True)])
-            reps = np.full(n_boot, np.nan)
+            reps, jack = np.full(est.n_boot, np.nan), None
             if mask.any():
-                weights = resample_weights(int(mask.sum()), n_boot=n_boot, seed=seed)
+                weights = resample_weights(int(mask.sum()), n_boot=est.n_boot, seed=est.seed)
                 reps = weights @ values / weights.sum(axis=1)
-            rows.append(summarize("pass^k", values.mean() if mask.any() else np.nan, reps, n=int(mask.sum()),
-                                  n_items=int(n[mask].sum()), level=level,
+                leave_out = jackknife_weights(int(mask.sum()))
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    jack = leave_out @ values / leave_out.sum(axis=1)
+            rows.append(summarize("pass^k", values.mean() if mask.any() else np.nan, reps, jackknife=jack,
+                                  estimation=est, n=int(mask.sum()), n_items=int(n[mask].sum()),
                                   method=f"tau-bench pass^k: mean over scenarios of C(c,k)/C(n,k); {ci}",
                                   groups={**group, "k": kk}))
     return result_frame(rows, [*by, "k"])
@@ -122,9 +126,8 @@ def trial_flip_rate(
     samples: str | int = "majority",
     by: str | Sequence[str] = ("criterion",),
     overall: bool = True,
-    n_boot: int = N_BOOT,
-    level: float = LEVEL,
-    seed: int = 0,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[EstimationAliases],
 ) -> pd.DataFrame:
     """Per-criterion flip rate across the seeds and trials of each scenario (repeats = runs of one scenario).
 
@@ -134,18 +137,18 @@ def trial_flip_rate(
         samples: How one run's judge samples become its verdict (see ``rubric_ratings``).
         by: Grouping columns.
         overall: Also pool the criteria (per judge).
-        n_boot: Bootstrap replicates (resampling scenarios).
-        level: Confidence level.
-        seed: Bootstrap seed.
+        estimation: Replicates, level, seed, kind of interval and resampling unit (``Estimation``).
+        **deprecated: ``n_boot``, ``level``, ``seed``: use ``estimation`` (they warn).
 
     Returns:
         ``rater, *by, statistic (flip_rate | pairwise_disagreement | pass_rate), value, ..., n (scenarios), n_items
         (scenario × criterion items with at least two runs)``.
     """
+    est = estimation_from(estimation, deprecated, "trial_flip_rate")
     by = as_tuple(by)
     ratings = rubric_ratings(rubric, rater=rater, samples=samples)
     parts = [flip_rates(rows, item=("scenario", "criterion"), by=by, overall=overall, cluster="scenario",
-                        n_boot=n_boot, level=level, seed=seed).assign(rater=judge)
+                        estimation=est).assign(rater=judge)
              for judge, rows in ratings.groupby("rater", sort=True)]
     return stacked(parts, "rater", by)
 
@@ -155,15 +158,14 @@ def outcome_flip_rate(
     *,
     success: Success = None,
     by: str | Sequence[str] = (),
-    n_boot: int = N_BOOT,
-    level: float = LEVEL,
-    seed: int = 0,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[EstimationAliases],
 ) -> pd.DataFrame:
     """Flip rate of the run outcome (success or not) across the seeds and trials of each scenario."""
+    est = estimation_from(estimation, deprecated, "outcome_flip_rate")
     outcome = run_outcomes(scores, success=success)
     frame = scores.assign(_ok=pd.array([None if np.isnan(v) else v == 1 for v in outcome], dtype="boolean"))
-    return flip_rates(frame, item="scenario", value="_ok", by=by, cluster="scenario", n_boot=n_boot, level=level,
-                      seed=seed)
+    return flip_rates(frame, item="scenario", value="_ok", by=by, cluster="scenario", estimation=est)
 
 
 def _within_variance(outcomes: pd.Series, scenarios: pd.Series) -> tuple[float, str]:
@@ -228,9 +230,8 @@ def compare_targets(
     success: Success = None,
     alpha: float = 0.05,
     power: float = 0.8,
-    n_boot: int = N_BOOT,
-    level: float = LEVEL,
-    seed: int = 0,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[EstimationAliases],
 ) -> pd.DataFrame:
     """Compare two targets run on the same scenarios; warn when the gap is inside the noise.
 
@@ -250,9 +251,8 @@ def compare_targets(
         success: How a run counts as a success (see ``run_outcomes``).
         alpha: Two-sided significance level of the MDD.
         power: Power of the MDD.
-        n_boot: Bootstrap replicates.
-        level: Confidence level.
-        seed: Bootstrap seed.
+        estimation: Replicates, level, seed, kind of interval and resampling unit (``Estimation``).
+        **deprecated: ``n_boot``, ``level``, ``seed``: use ``estimation`` (they warn).
 
     Returns:
         Rows ``value_a``, ``value_b``, ``difference`` (A − B) and ``mdd``, with ``target_a``, ``target_b`` and
@@ -261,6 +261,7 @@ def compare_targets(
     Raises:
         ValueError: when the sweeps share no scenario.
     """
+    est = estimation_from(estimation, deprecated, "compare_targets")
     a, b = (s.assign(_y=run_outcomes(s, metric=metric, success=success)).dropna(subset=["_y"])
             for s in (scores_a, scores_b))
     shared = sorted(set(a["scenario"]) & set(b["scenario"]))
@@ -271,26 +272,27 @@ def compare_targets(
     # scenarios only from RANDOM_SCENARIOS_FROM on, then the same draws for both sides), never 3 scenarios as clusters.
     over = len(shared) >= RANDOM_SCENARIOS_FROM
     (value_a, rep_a, ci, _), (value_b, rep_b, _, _) = (
-        stratified_replicates(side["_y"], side["scenario"], n_boot=n_boot, level=level,
-                              seed=seed if over else seed + i, over_scenarios=over)
+        stratified_replicates(side["_y"], side["scenario"], n_boot=est.n_boot, level=est.level,
+                              seed=est.seed if over else est.seed + i, over_scenarios=over)
         for i, side in enumerate((a, b)))
     (var_a, how), (var_b, _) = _within_variance(a["_y"], a["scenario"]), _within_variance(b["_y"], b["scenario"])
     mdd = _mdd(var_a, len(a), var_b, len(b), alpha, power)
     unit = "points" if metric == "score" else "proportion"
     scale = 10.0 if metric == "score" else 1.0
     n_items = len(a) + len(b)
+    # Stratified replicates have no leave-one-out form here: the percentile interval (``jackknife`` not given).
     rows = [
         summarize("value_a", value_a, rep_a, n=len(shared), method=f"{metric} of A; {ci}", n_items=n_items,
-                  level=level, scale=scale),
+                  estimation=est, scale=scale),
         summarize("value_b", value_b, rep_b, n=len(shared), method=f"{metric} of B; {ci}", n_items=n_items,
-                  level=level, scale=scale),
+                  estimation=est, scale=scale),
         summarize("difference", value_a - value_b, rep_a - rep_b, n=len(shared),
-                  method=f"{metric} A - B ({unit}); {ci}", n_items=n_items, level=level, scale=scale),
+                  method=f"{metric} A - B ({unit}); {ci}", n_items=n_items, estimation=est, scale=scale),
         stat_row("mdd", mdd, np.nan, np.nan, n=len(shared), n_items=len(a) + len(b), has_ci=False,
                  method=f"minimum detectable difference, alpha={alpha}, power={power}; {how}"),
     ]
     diff = rows[2]
-    message = _noise_message(labels, diff["value"], diff["ci_low"], diff["ci_high"], mdd, level)
+    message = _noise_message(labels, diff["value"], diff["ci_low"], diff["ci_high"], mdd, est.level)
     frame = result_frame(rows, [])
     frame.insert(0, "target_b", labels[1])
     frame.insert(0, "target_a", labels[0])

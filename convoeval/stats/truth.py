@@ -16,6 +16,7 @@ Missing values stay missing: an assertion whose check errored (``passed`` NA) gi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Unpack
 
 import numpy as np
 import pandas as pd
@@ -23,7 +24,7 @@ import pandas as pd
 from convoeval.frames import RunFrames
 from convoeval.stats._result import stacked
 from convoeval.stats.binary import binary_agreement
-from convoeval.stats.bootstrap import LEVEL, N_BOOT
+from convoeval.stats.estimation import Estimation, EstimationAliases, estimation_from
 from convoeval.stats.goal import PROCESS_ASSERTIONS, goal_truth
 from convoeval.stats.ratings import RATING_COLUMNS, holistic_ratings, rubric_ratings
 
@@ -137,9 +138,8 @@ def database_agreement(
     holistic_samples: str | int = "mean",
     exclude: Sequence[str] = PROCESS_ASSERTIONS,
     simulator: bool = True,
-    n_boot: int = N_BOOT,
-    level: float = LEVEL,
-    seed: int = 0,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[EstimationAliases],
 ) -> pd.DataFrame:
     """Agreement of the rubric judge and of the holistic ``goal_completion`` with the database, for a results folder.
 
@@ -152,28 +152,28 @@ def database_agreement(
         holistic_samples: How holistic samples become one score.
         exclude: Assertions left out of the database's goal verdict.
         simulator: Also score the simulator's ``[GOAL_COMPLETE]`` against the database.
-        n_boot: Bootstrap replicates.
-        level: Confidence level.
-        seed: Bootstrap seed.
+        estimation: Replicates, level, seed, kind of interval and resampling unit (``Estimation``).
+        **deprecated: ``n_boot``, ``level``, ``seed``: use ``estimation`` (they warn).
 
     Returns:
         The ``binary_agreement`` table with ``rater_b = "database"`` and an ``instrument`` column first:
         ``"rubric"`` (per criterion with a declared assertion, and pooled) or ``"goal"`` (criterion
         ``goal_completion``: the holistic judge and the simulator).
     """
+    est = estimation_from(estimation, deprecated, "database_agreement")
     parts = []
     rubric, holistic = frames.rubric, frames.holistic
     if len(rubric) and rubric["assertion"].notna().any():
         truth = truth_ratings(rubric, frames.assertions)
         judged = rubric_ratings(rubric[rubric["assertion"].notna()], rater=rater, samples=rubric_samples)
         ratings = pd.concat([judged, truth], ignore_index=True)
-        parts.append(binary_agreement(ratings, reference=DATABASE, n_boot=n_boot, level=level, seed=seed)
+        parts.append(binary_agreement(ratings, reference=DATABASE, estimation=est)
                      .assign(instrument="rubric"))
     if len(holistic):
         goals = goal_ratings(holistic, frames.assertions, threshold=threshold, rater=rater,
                              samples=holistic_samples, exclude=exclude,
                              runs=frames.runs if simulator and len(frames.runs) else None)
         if (goals["rater"] == DATABASE).any():
-            parts.append(binary_agreement(goals, reference=DATABASE, n_boot=n_boot, level=level, seed=seed)
+            parts.append(binary_agreement(goals, reference=DATABASE, estimation=est)
                          .assign(instrument="goal"))
     return stacked(parts, "instrument", ["criterion", "rater_a", "rater_b"])

@@ -24,6 +24,7 @@ from convoeval.llm.models import ModelLike, as_chat_model
 from convoeval.scenarios import scenarios_by_id
 from convoeval.stats.bootstrap import N_BOOT
 from convoeval.stats.effects import probe_effects
+from convoeval.stats.estimation import Estimation
 
 #: The probes, by name: what each one changes between ``before`` and ``after``.
 PROBES: dict[str, str] = {
@@ -164,7 +165,7 @@ async def arun_probes(
     pair_frame = pair_frame_of(pairs)
     return ProbeResult(
         pairs=pair_frame,
-        effects=probe_effects(pair_frame, n_boot=n_boot, seed=seed, probe_order=probes),
+        effects=probe_effects(pair_frame, estimation=Estimation(n_boot=n_boot, seed=seed), probe_order=probes),
         judged={k: pd.concat([f for f in v if f is not None], ignore_index=True) for k, v in judged.items()},
         transcripts={p: plan.shown if plan.shown is not None else plan.frame for p, (plan, _, _) in
                      zip(probes, runs, strict=True)},
