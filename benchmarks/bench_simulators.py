@@ -84,12 +84,13 @@ def _count_rejections() -> None:
 
 async def _one(scenario: Any, seed: int, variant: str, model: Any, store: Any, target: str | None) -> dict[str, Any]:
     from convoeval.pipeline.conversation import arun_any
+    from convoeval.pipeline.jobs import Job
 
     _framing(variant)
     _count_rejections()
     _REJECTED.clear()
     started = time.perf_counter()
-    result = await arun_any(scenario, seed=seed, trial=1, options=_options(variant, model, store, target))
+    result = await arun_any(Job(scenario, seed), _options(variant, model, store, target))
     seconds = time.perf_counter() - started
     tx = result.transcript
     patient = tx[tx["role"] == "patient"] if len(tx) else tx

@@ -83,7 +83,8 @@ def scripted_patient() -> FakeChatModel:
 def converse(store: Any, target: str) -> Any:
     """The conversation to debug or pin: the patient goes all the way (Oi / Pix / Sim / Obrigada), seed 42."""
     from convoeval.pipeline.conversation import RunOptions, run_any
+    from convoeval.pipeline.jobs import Job
 
     opts = RunOptions(target=target, simulator_model=scripted_patient(), judge_model=models()["judge_model"],
                       store=store)
-    return run_any(scenario(), seed=42, options=opts)
+    return run_any(Job(scenario(), 42), opts)

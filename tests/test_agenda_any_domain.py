@@ -11,6 +11,7 @@ import pytest
 
 from convoeval.agents import AgentReply, AgentSession, ToolCall
 from convoeval.pipeline.conversation import arun_any
+from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.options import RunOptions
 from convoeval.scenarios import register_agent_name
 from convoeval.scenarios.models import ConversationalScenario
@@ -88,7 +89,7 @@ def test_a_shop_scenario_with_its_own_agent_reaches_its_goal(seed: int, store: A
 
     options = RunOptions(target=kettle_shop, simulator_model=FakeChatModel(responder=_silent),
                          judge_model=FakeChatModel(responder=fake_responder), store=store, simulator="agenda")
-    result = asyncio.run(arun_any(_shop_scenario(), seed=seed, trial=1, options=options))
+    result = asyncio.run(arun_any(Job(_shop_scenario(), seed), options))
     tx = result.transcript
     patient = tx[tx["role"] == "patient"]["text"].tolist()
     assert tx[tx["role"] == "patient"]["signal"].dropna().tolist() == ["GOAL_COMPLETE"], patient

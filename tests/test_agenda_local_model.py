@@ -11,6 +11,7 @@ from test_reliability_support import fake_responder
 
 from convoeval.llm import local as local_llm
 from convoeval.pipeline.conversation import arun_any
+from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.options import RunOptions
 from convoeval.scenarios import load_scenarios
 from convoeval.simulator.choice import resolve_simulator
@@ -42,7 +43,7 @@ def test_the_embedded_model_voices_an_agenda_patient_to_the_goal(local_model: An
     scenario = next(s for s in load_scenarios(None) if s.id == scenario_id)
     options = RunOptions(simulator_model=local_model, judge_model=FakeChatModel(responder=fake_responder),
                          store=store)
-    result = asyncio.run(arun_any(scenario, seed=1, trial=1, options=options))
+    result = asyncio.run(arun_any(Job(scenario, 1), options))
     patient = result.transcript[result.transcript["role"] == "patient"]
     assert result.score["status"].iloc[0] != "simulator_failure", result.runs
     assert patient["signal"].dropna().tolist() == ["GOAL_COMPLETE"], patient["text"].tolist()

@@ -13,6 +13,7 @@ from test_reliability_support import fake_responder
 
 from convoeval.fidelity import KnownFacts
 from convoeval.pipeline.conversation import arun_any
+from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.options import RunOptions
 from convoeval.scenarios import load_scenarios
 from convoeval.scenarios.models import ConversationalScenario
@@ -46,7 +47,7 @@ def test_the_agenda_patient_reaches_the_goal_with_the_healthy_reference_agent(sc
     for seed in (1, 2):
         options = RunOptions(simulator_model=FakeChatModel(responder=_silent),
                              judge_model=FakeChatModel(responder=fake_responder), store=store, simulator="agenda")
-        result = asyncio.run(arun_any(scenario, seed=seed, trial=1, options=options))
+        result = asyncio.run(arun_any(Job(scenario, seed), options))
         patient = result.transcript[result.transcript["role"] == "patient"]
         outcomes.append((result.score["status"].iloc[0], patient["signal"].dropna().tolist()))
         assert set(patient["voice"]) == {"template"} and patient["act"].notna().all()
@@ -102,7 +103,7 @@ def test_a_failed_voice_call_is_the_conversations_error_not_a_silent_template(st
     scenario = _scenario("billing-conv-happy-payment")
     broken = FakeChatModel(responder=lambda m, k: LLMCallError("the server is down"))
     options = RunOptions(simulator_model=broken, judge_model=FakeChatModel(), store=store, simulator="agenda")
-    result = asyncio.run(arun_any(scenario, seed=1, trial=1, options=options))
+    result = asyncio.run(arun_any(Job(scenario, 1), options))
     assert result.score["status"].iloc[0] == "error"
     assert "server is down" in str(result.runs[0].get("error") if hasattr(result, "runs") else result.score)
 
@@ -162,7 +163,7 @@ def test_a_known_fault_fails_an_assertion_in_conversation_offline(fault: str, sc
     agent, name = fault.split(":")
     options = RunOptions(target=f"clinic:{agent}?faults={name}", simulator_model=FakeChatModel(responder=_silent),
                          judge_model=FakeChatModel(responder=fake_responder), store=store, simulator="agenda")
-    result = asyncio.run(arun_any(_scenario(scenario_id), seed=1, trial=1, options=options))
+    result = asyncio.run(arun_any(Job(_scenario(scenario_id), 1), options))
     assert result.score["status"].iloc[0] != "simulator_failure"
     assert not result.assertions["passed"].astype(bool).all()
 

@@ -10,6 +10,7 @@ from convoeval import load_results
 from convoeval.cli import main
 from convoeval.llm import models as model_registry
 from convoeval.pipeline.conversation import RunOptions, run_any
+from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.results import write_conversation
 from convoeval.scenarios import load_scenarios
 from convoeval.store import open_store
@@ -30,7 +31,7 @@ def saved(tmp_path, monkeypatch):
         with open_store() as store:
             opts = RunOptions(target=HEALTHY, simulator_model=scripted_patient(),
                               judge_model=models()["judge_model"], store=store)
-            result = run_any(happy, seed=42, options=opts)
+            result = run_any(Job(happy, 42), opts)
         try:
             yield write_conversation(tmp_path / "results", "happy", result.payload()), server
         finally:

@@ -27,6 +27,7 @@ from convoeval.pipeline import ConfigError, EvalConfig, plan, run_eval
 from convoeval.pipeline.batch import arun_batch
 from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.pipeline.execute import EXIT_BELOW_THRESHOLD, EXIT_OK, EXIT_SIMULATOR_FAILURES, exit_code
+from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.notebook import check_threshold
 from convoeval.pipeline.replay import PatientReplay
 from convoeval.pipeline.summary import failures_frame, summary_lines
@@ -79,7 +80,7 @@ def patient_turns(result) -> list[int]:
 async def test_a_parroting_patient_stops_at_its_second_copy_with_simulator_failure(store):
     judges = FakeChatModel()  # no reply scripted: a judge call would be recorded, and fail the run
     opts = RunOptions(simulator_model=FakeChatModel(responder=parrot), judge_model=judges, store=store)
-    result = await arun_any(scenario(), seed=42, options=opts)
+    result = await arun_any(Job(scenario(), 42), opts)
 
     run = result.run.iloc[0]
     assert (run["status"], run["stop_reason"]) == ("simulator_failure", "simulator_failure")
@@ -100,7 +101,7 @@ async def test_a_looping_patient_stops_at_its_second_repeat(store):
             "Peço que me informe qual forma você preferir pagar."
 
     opts = RunOptions(simulator_model=FakeChatModel(responder=loop), judge_model=FakeChatModel(), store=store)
-    result = await arun_any(scenario("billing-conv-confused-patient"), seed=42, options=opts)
+    result = await arun_any(Job(scenario("billing-conv-confused-patient"), 42), opts)
     run = result.run.iloc[0]
     assert (run["status"], run["simulator_failure"], run["simulator_failure_turn"]) == ("simulator_failure", "loop", 4)
     assert "turns 3–4" in run["simulator_failure_detail"]
@@ -133,7 +134,7 @@ async def test_a_patient_repeating_itself_is_the_agents_problem_only_when_the_ag
     fn = stonewall if target == "stonewall" else answering()
     opts = RunOptions(target=name, agents={name: PythonCallableAgent(name, fn=fn)},
                       simulator_model=FakeChatModel(responder=insists), judge_model=judge(), store=store)
-    result = await arun_any(sc, seed=1, options=opts)
+    result = await arun_any(Job(sc, 1), opts)
     run = result.run.iloc[0]
     if target == "stonewall":
         assert run["stop_reason"] == "max_turns" and result.status == "fail" and pd.isna(run["simulator_failure"])
@@ -148,7 +149,7 @@ async def test_a_patient_switching_language_stops_at_its_second_foreign_message(
         return lines[min(sum(1 for m in messages if m.type == "ai"), 1)]
 
     opts = RunOptions(simulator_model=FakeChatModel(responder=spanish), judge_model=FakeChatModel(), store=store)
-    result = await arun_any(scenario(), seed=1, options=opts)  # a pt-BR scenario; the agent answers in pt-BR
+    result = await arun_any(Job(scenario(), 1), opts)  # a pt-BR scenario; the agent answers in pt-BR
     run = result.run.iloc[0]
     assert (run["status"], run["simulator_failure"], run["simulator_failure_turn"]) == (
         "simulator_failure", "wrong_language", 2)
@@ -169,7 +170,7 @@ async def test_a_patient_following_the_agents_language_is_not_a_simulator_failur
     sc = parse_scenario({**scenario().model_dump(exclude_none=True), "max_turns": 3})
     opts = RunOptions(target=target, simulator_model=FakeChatModel(responder=english), judge_model=judge(),
                       store=store)
-    result = await arun_any(sc, seed=1, options=opts)
+    result = await arun_any(Job(sc, 1), opts)
     run = result.run.iloc[0]
     if target == "clinic:billing":  # the agent writes pt-BR: the patient's English is its own
         assert (run["simulator_failure"], run["simulator_failure_turn"]) == ("wrong_language", 3)
@@ -180,7 +181,7 @@ async def test_a_patient_following_the_agents_language_is_not_a_simulator_failur
 async def test_a_patient_inventing_a_cpf_stops_at_once(store):
     patient = FakeChatModel(["Oi, quero pagar minha fatura", "Meu CPF é 987.654.321-00, pode conferir?"])
     opts = RunOptions(simulator_model=patient, judge_model=FakeChatModel(), store=store)
-    result = await arun_any(scenario(), seed=1, options=opts)
+    result = await arun_any(Job(scenario(), 1), opts)
     run = result.run.iloc[0]
     assert (run["simulator_failure"], run["simulator_failure_turn"]) == ("invented_fact", 2)
     assert "987.654.321-00" in run["simulator_failure_detail"]
@@ -208,7 +209,7 @@ async def test_a_goal_claim_the_database_contradicts_is_the_simulators_unless_th
     gate = GateSettings() if checks is None else GateSettings(checks=checks)
     opts = RunOptions(target=target, simulator_model=FakeChatModel(list(lines)), judge_model=judge(), store=store,
                       gate=gate)
-    result = await arun_any(scenario(), seed=1, options=opts)
+    result = await arun_any(Job(scenario(), 1), opts)
     run = result.run.iloc[0]
     assert (result.status, None if pd.isna(run["simulator_failure"]) else run["simulator_failure"]) == expected
     assert bool(run["goal_completed"])  # what the patient claimed stays recorded
@@ -229,7 +230,7 @@ async def test_replayed_turns_are_recorded_messages_and_not_gated(store):
     agent_line = "Olá, Lucia! Aqui é o assistente financeiro da Clínica Exemplo."
     replay = PatientReplay(messages=((agent_line, None), (agent_line, None)), agent_replies=None)
     opts = RunOptions(simulator_model=FakeChatModel(responder=parrot), judge_model=FakeChatModel(), store=store)
-    result = await arun_any(scenario(), seed=42, options=opts, replay=replay)
+    result = await arun_any(Job(scenario(), 42, replay=replay), opts)
     run = result.run.iloc[0]
     assert run["replayed_turns"] == 2
     assert (run["simulator_failure"], run["simulator_failure_turn"]) == ("parroting", 4)
@@ -246,7 +247,7 @@ def parrot_then_healthy(messages, kwargs):
 async def test_a_re_simulation_with_the_next_seed_is_the_result_kept_and_the_failed_attempt_stays_visible(store):
     simulator = FakeChatModel(responder=parrot_then_healthy)
     opts = RunOptions(simulator_model=simulator, judge_model=judge(), store=store, resimulate=2)
-    result = await arun_any(scenario(), seed=42, options=opts)
+    result = await arun_any(Job(scenario(), 42), opts)
 
     assert result.status == "pass" and len(result.score) == 1  # one job, one score: the re-simulation's
     runs = result.run
@@ -264,7 +265,7 @@ async def test_a_re_simulation_with_the_next_seed_is_the_result_kept_and_the_fai
 async def test_re_simulation_stops_after_k_attempts_and_keeps_the_last_failure(store):
     opts = RunOptions(simulator_model=FakeChatModel(responder=parrot), judge_model=FakeChatModel(), store=store,
                       resimulate=2)
-    result = await arun_any(scenario(), seed=42, options=opts)
+    result = await arun_any(Job(scenario(), 42), opts)
     assert result.status == "simulator_failure"
     assert result.run["attempt"].tolist() == [3, 1, 2]
     assert result.run["superseded"].tolist() == [False, True, True]
@@ -365,7 +366,7 @@ async def test_a_healthy_patient_on_a_reference_happy_path_is_never_stopped(stor
 
     monkeypatch.setattr(SimulatorGate, "patient", spy)
     opts = RunOptions(simulator_model=FakeChatModel(responder=HAPPY_PATHS[path]), judge_model=judge(), store=store)
-    result = await arun_any(load(path), options=opts)
+    result = await arun_any(Job(load(path)), opts)
     assert result.status in ("pass", "warn", "fail"), result.run.to_dict("records")
     assert pd.isna(result.run["simulator_failure"].iloc[0])
     assert seen == patient_turns(result)  # the gate saw every patient message

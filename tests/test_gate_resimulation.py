@@ -14,6 +14,7 @@ import pytest
 from test_gate import judge
 
 from convoeval.pipeline.conversation import RunOptions, arun_any
+from convoeval.pipeline.jobs import Job
 from convoeval.scenarios import load_scenarios
 from convoeval.simulator import KICKOFF_MESSAGE
 from convoeval.simulator.gate import GateSettings
@@ -62,7 +63,7 @@ async def test_a_patient_speaking_as_the_assistant_stops_at_its_first_message(st
     agent_calls = []
     opts = RunOptions(simulator_model=FakeChatModel([opening]), judge_model=FakeChatModel(), store=store,
                       verbose=agent_calls.append)
-    result = await arun_any(scenario(scenario_id), seed=1, options=opts)
+    result = await arun_any(Job(scenario(scenario_id), 1), opts)
     run = run_row(result)
     assert (result.status, run["simulator_failure"], run["simulator_failure_turn"]) == (
         "simulator_failure", "role_reversal", 1)
@@ -77,7 +78,7 @@ async def test_a_patient_speaking_as_the_assistant_stops_at_its_first_message(st
 async def test_one_parroting_message_that_would_end_the_conversation_is_a_simulator_failure(store, signal):
     patient = attempts(["Oi, quero pagar minha fatura", f"<copy> {signal}"])
     opts = RunOptions(simulator_model=FakeChatModel(responder=patient), judge_model=FakeChatModel(), store=store)
-    result = await arun_any(scenario(), seed=1, options=opts)
+    result = await arun_any(Job(scenario(), 1), opts)
     run = run_row(result)
     assert (result.status, run["stop_reason"], run["simulator_failure"], run["simulator_failure_turn"]) == (
         "simulator_failure", "simulator_failure", "parroting", 2)
@@ -94,7 +95,7 @@ async def test_one_parroting_message_that_would_end_the_conversation_is_a_simula
 ])
 async def test_a_stop_signal_before_the_agent_said_anything_is_a_premature_end(store, scenario_id, opening):
     opts = RunOptions(simulator_model=FakeChatModel([opening]), judge_model=FakeChatModel(), store=store)
-    result = await arun_any(scenario(scenario_id), seed=1, options=opts)
+    result = await arun_any(Job(scenario(scenario_id), 1), opts)
     run = run_row(result)
     assert (result.status, run["simulator_failure"], run["simulator_failure_turn"]) == (
         "simulator_failure", "premature_goal", 1)
@@ -106,7 +107,7 @@ async def test_the_same_copy_mid_conversation_waits_for_a_second_one(store):
     # Without a stop signal one copy is not yet a failure (parrot_turns = 2): the patient may still answer.
     patient = attempts(["Oi, quero pagar minha fatura", "<copy>", "Pix", "Sim", "Obrigada! [GOAL_COMPLETE]"])
     opts = RunOptions(simulator_model=FakeChatModel(responder=patient), judge_model=judge(), store=store)
-    result = await arun_any(scenario(), seed=1, options=opts)
+    result = await arun_any(Job(scenario(), 1), opts)
     assert result.status == "pass" and run_row(result)["stop_reason"] == "GOAL_COMPLETE"
 
 
@@ -124,7 +125,7 @@ BROKEN_ATTEMPTS = (
 async def test_re_simulating_a_broken_patient_never_ends_in_the_agents_fail(store):
     opts = RunOptions(simulator_model=FakeChatModel(responder=attempts(*BROKEN_ATTEMPTS, BROKEN_ATTEMPTS[2])),
                       judge_model=FakeChatModel(), store=store, resimulate=3)
-    result = await arun_any(scenario(), seed=42, options=opts)
+    result = await arun_any(Job(scenario(), 42), opts)
     runs = result.run.sort_values("attempt")
     assert runs["simulator_failure"].tolist() == ["role_reversal", "parroting", "premature_goal", "premature_goal"]
     assert result.status == "simulator_failure" and result.score["score"].isna().all()
@@ -137,7 +138,7 @@ async def test_a_healthy_attempt_after_broken_ones_is_the_one_scored(store):
     healthy = ["Oi, quero pagar minha fatura", "Pix", "Sim", "Obrigada! [GOAL_COMPLETE]"]
     opts = RunOptions(simulator_model=FakeChatModel(responder=attempts(*BROKEN_ATTEMPTS, healthy)),
                       judge_model=judge(), store=store, resimulate=3)
-    result = await arun_any(scenario(), seed=42, options=opts)
+    result = await arun_any(Job(scenario(), 42), opts)
     assert result.status == "pass" and result.run["attempt"].tolist() == [4, 1, 2, 3]
 
 
@@ -149,7 +150,7 @@ async def test_an_agent_that_claims_a_link_it_never_made_stays_the_agents_fail(s
     patient = attempts(["Oi, quero pagar minha fatura", method, "Sim", "Obrigada! [GOAL_COMPLETE]"])
     opts = RunOptions(target="clinic:billing?faults=invented_payment_url", simulator_model=FakeChatModel(
         responder=patient), judge_model=judge(), store=store, resimulate=3)
-    result = await arun_any(scenario(scenario_id), seed=42, options=opts)
+    result = await arun_any(Job(scenario(scenario_id), 42), opts)
     run = run_row(result)
     assert result.status == "fail" and run["stop_reason"] == "GOAL_COMPLETE" and pd.isna(run["simulator_failure"])
     assert result.run["attempt"].tolist() == [1]  # nothing to re-simulate: the patient played its part
@@ -206,7 +207,7 @@ async def test_every_recorded_attempt_of_the_local_patient_is_a_simulator_failur
     # The recorded patient lines, sent in order to the same (deterministic) reference agent under today's gate:
     # whatever the recording's gate said, each attempt stops as the simulator's failure, never the agent's fail.
     opts = RunOptions(simulator_model=FakeChatModel(patient_lines(attempt)), judge_model=FakeChatModel(), store=store)
-    result = await arun_any(scenario(attempt["scenario"]), seed=attempt["seed"], options=opts)
+    result = await arun_any(Job(scenario(attempt["scenario"]), attempt["seed"]), opts)
     run = run_row(result)
     assert result.status == "simulator_failure", run
     then = attempt["then"]
@@ -225,7 +226,7 @@ async def test_the_issues_fails_are_simulator_failures_even_past_their_role_reve
     checks = ("invented_fact", "parroting", "loop", "wrong_language", "premature_goal")
     opts = RunOptions(simulator_model=FakeChatModel(patient_lines(attempt)), judge_model=FakeChatModel(), store=store,
                       gate=GateSettings(checks=checks))
-    result = await arun_any(scenario(attempt["scenario"]), seed=attempt["seed"], options=opts)
+    result = await arun_any(Job(scenario(attempt["scenario"]), attempt["seed"]), opts)
     run = run_row(result)
     assert result.status == "simulator_failure", run
     turn = {"billing-conv-confused-patient": 2, "billing-conv-happy-payment": 2, "billing-conv-impatient-patient": 3}

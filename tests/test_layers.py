@@ -73,6 +73,8 @@ GONE_MODULES = [
     # The loose top-level modules, placed in packages (issue #36).
     "convoeval._aio", "convoeval._lazy", "convoeval.paths", "convoeval.urls", "convoeval.html_blocks", "convoeval.plugins",
     "convoeval.sql_schema", "convoeval.local_idle", "convoeval._fork_server",
+    # The conversation as one object (issue #46): its timed agent call is Conversation.ask.
+    "convoeval.pipeline.agent_call",
 ]
 GONE_NAMES = [
     ("convoeval.report", "score_frame"), ("convoeval.report", "execute"), ("convoeval.report", "check_parameters"),
@@ -88,6 +90,9 @@ GONE_NAMES = [
     ("convoeval.report.index", "load_sweep"),
     # Calibration: one public function per question (issue #36).
     ("convoeval.stats", "calibrated_pass_rates"), ("convoeval.stats.labels", "corrected_pass_rate"),
+    # The conversation as one object (issue #46): no Task copy of a Job, no Protocol stand-in for the conversation.
+    ("convoeval.pipeline.distributed", "Task"), ("convoeval.pipeline.channel_talk", "ChannelConversation"),
+    ("convoeval.pipeline.channel_talk", "ChannelState"), ("convoeval.pipeline.talk", "RunKeys"),
 ]
 
 

@@ -16,6 +16,7 @@ from test_reliability_support import PATIENT_LINES, fake_responder
 
 from convoeval.llm import models as model_registry
 from convoeval.pipeline.conversation import RunOptions, run_any
+from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.results import write_conversation
 from convoeval.scenarios import load_scenarios
 from convoeval.store import open_store
@@ -37,7 +38,7 @@ def results(fake_llm, tmp_path):
     with open_store() as store:
         opts = RunOptions(simulator_model=FakeChatModel(replies=list(PATIENT_LINES)),
                           judge_model=FakeChatModel(responder=fake_responder), store=store)
-        result = run_any(happy, seed=42, options=opts)
+        result = run_any(Job(happy, 42), opts)
     assert result.status == "pass"
     write_conversation(tmp_path / "results", "happy", result.payload())
     model_registry.clear_model_cache()

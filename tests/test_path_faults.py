@@ -17,6 +17,7 @@ from path_faults_support import PATH_FAULTS, play, shipped
 from convoeval.agents.clinic import faults_for
 from convoeval.agents.clinic._channel import CHANNEL_FAULT_NAMES
 from convoeval.pipeline.conversation import RunOptions, arun_any
+from convoeval.pipeline.jobs import Job
 from convoeval.scenarios import load_scenario_file, parse_scenario
 from convoeval.stats.truth import truth_ratings
 from convoeval.store import Store, open_store
@@ -221,8 +222,8 @@ async def test_a_run_records_path_and_checkpoint_rows_beside_the_database_assert
     sc = load_scenario_file(ROOT / "evals" / "scenarios" / "billing" / "conv-impatient-patient.yaml")
     simulator = FakeChatModel(replies=["quero pagar logo", "manda o link", "pix", "sim", "ok [GOAL_COMPLETE]"])
     with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
-        result = await arun_any(sc, seed=1, options=RunOptions(target=target, simulator_model=simulator,
-                                                               judge_model=judge_for(len(sc.criteria)), store=store))
+        result = await arun_any(Job(sc, 1), RunOptions(target=target, simulator_model=simulator,
+                                                       judge_model=judge_for(len(sc.criteria)), store=store))
     rows = result.rows["assertions"]
     keys = [r["assertion"] for r in rows]
     assert keys[0] == "payment_link_created" and "path:method-confirmed" in keys
@@ -249,8 +250,8 @@ async def test_a_checkpoints_criteria_are_judged_on_the_conversation_up_to_its_t
                                        "ok [GOAL_COMPLETE]"])
     judge = FakeChatModel(responder=fake_responder)
     with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
-        result = await arun_any(sc, seed=1, options=RunOptions(simulator_model=simulator, judge_model=judge,
-                                                               store=store))
+        result = await arun_any(Job(sc, 1), RunOptions(simulator_model=simulator, judge_model=judge,
+                                                       store=store))
     rubric = result.rows["rubric"]
     [row] = [r for r in rubric if r["criterion"].startswith("[checkpoint at-the-link] ")]
     assert row["criterion_index"] == len(sc.rubric) and row["passed"] in (True, False), row

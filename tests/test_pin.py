@@ -9,6 +9,7 @@ from fork_support import FAULTED, HEALTHY, converse, models, scenario, scripted_
 from convoeval.cli import main
 from convoeval.forking.pinning import PinError, pin
 from convoeval.pipeline.conversation import RunOptions, run_any
+from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.results import write_conversation
 from convoeval.scenarios import load_scenario_file, load_scenarios
 from convoeval.testing import FakeChatModel
@@ -18,7 +19,7 @@ EARLY_LINK = "clinic:billing?faults=link_before_method_confirmed"
 
 def replay(pinned, store, target):
     """Run the pinned scenario against ``target``: its status and the first turn whose checks failed."""
-    result = run_any(pinned, options=RunOptions(target=target, store=store))
+    result = run_any(Job(pinned), RunOptions(target=target, store=store))
     failed = sorted({r["turn"] for r in result.rows["turns"] if r["check_failures"]})
     return result.status, (failed[0] if failed else None)
 
@@ -56,8 +57,8 @@ def test_a_failing_run_pinned_with_a_passing_run_s_expectations_fails_where_it_w
 def test_turns_after_the_passing_run_s_patient_said_otherwise_expect_nothing(store):
     healthy = converse(store, HEALTHY)
     patient = FakeChatModel(replies=["Oi, quero pagar minha fatura", "Boleto", "Sim", "Tchau [GOAL_COMPLETE]"])
-    other = run_any(scenario(), seed=42, options=RunOptions(target=HEALTHY, simulator_model=patient,
-                                                            judge_model=models()["judge_model"], store=store))
+    other = run_any(Job(scenario(), 42), RunOptions(target=HEALTHY, simulator_model=patient,
+                                                    judge_model=models()["judge_model"], store=store))
     pinned = pin(other, expected_from=healthy, scenario=scenario())
     assert [bool(t.expect.tools_called or t.expect.tools_not_called) for t in pinned.scenario.turns] == [True, False,
                                                                                                          False]
@@ -81,7 +82,7 @@ def test_the_cli_pins_a_saved_conversation_into_a_file_convoeval_validate_accept
     opts = RunOptions(target=HEALTHY, simulator_model=scripted_patient(), judge_model=models()["judge_model"],
                       store=store)
     happy = load_scenarios(scenario="billing-conv-happy-payment")[0]
-    saved = write_conversation(tmp_path / "results", "happy", run_any(happy, seed=42, options=opts).payload())
+    saved = write_conversation(tmp_path / "results", "happy", run_any(Job(happy, 42), opts).payload())
     out = tmp_path / "billing" / "pinned.yaml"
     assert main(["pin", str(saved), "--out", str(out)]) == 0
     assert str(out) in capsys.readouterr().out

@@ -6,6 +6,7 @@ processes that reach it over HTTP and inherit this environment (no key, no secre
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import socket
@@ -176,8 +177,30 @@ def test_workers_run_the_gate_the_run_asked_for(tmp_path, monkeypatch):
     monkeypatch.setenv("CONVOEVAL_STORE_URL", f"sqlite:///{tmp_path / 'store.db'}")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("OPENAI_MODEL", "m")
-    base = dict(target=None, simulator_model=None, judge_model=None, judge_samples=1, budget_share=1)
-    off = _worker_options(WorkerSettings(**base, gate=None, resimulate=2))
+    off = _worker_options(WorkerSettings(EvalConfig(simulator_gate=False, resimulate=2), budget_share=1))
     assert off.gate is None and off.resimulate == 2
-    strict = _worker_options(WorkerSettings(**base, gate=GateSettings(parrot_turns=3).model_dump()))
+    strict = _worker_options(WorkerSettings(EvalConfig(simulator_gate={"parrot_turns": 3}), budget_share=1))
     assert strict.gate == GateSettings(parrot_turns=3) and strict.resimulate == 0
+
+
+def test_a_worker_is_sent_the_jobs_whole_and_the_run_settings_without_a_secret(tmp_path, monkeypatch):
+    """What crosses to a worker is each conversation's ``Job`` (replay, own target, observer factory and all) and the
+    run's ``WorkerSettings``, pickled: the environment's key, password and store URL are never in it."""
+    import pickle
+
+    from convoeval.pipeline import Job, plan
+    from convoeval.pipeline.distributed import WorkerSettings, run_tasks
+    from convoeval.pipeline.replay import PatientReplay
+    from convoeval.scenarios import load_scenarios
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-shipped")
+    monkeypatch.setenv("CONVOEVAL_STORE_URL", "postgresql://u:pw-never-shipped@db/x")
+    config = EvalConfig(agent="billing", seed=[1], target="clinic:billing", judge_model={"base_url": "http://h/v1"})
+    jobs = [*plan(load_scenarios(agent="billing", type="scripted")[:1], seeds=config.seeds),
+            Job(load_scenarios(scenario="billing-conv-happy-payment")[0], 7, 2, replay=PatientReplay((("Oi", None),)),
+                target="clinic:billing?faults=wrong_amount")]
+    blob = pickle.dumps((jobs, WorkerSettings(config, budget_share=2)))
+    assert b"never-shipped" not in blob
+    back, settings = pickle.loads(blob)
+    assert back == jobs and settings.config == config and settings.budget_share == 2
+    assert list(inspect.signature(run_tasks).parameters) == ["jobs", "settings"]

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from convoeval.pipeline.conversation import RunOptions, arun_any
+from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.replay import PatientReplay, RecordedReply, replay_from_transcript, same_reply
 from convoeval.scenarios import load_scenarios
 from convoeval.testing import FakeChatModel
@@ -26,7 +27,7 @@ def judge(sc) -> FakeChatModel:
 async def baseline(sc, store, target=None):
     opts = RunOptions(target=target, simulator_model=FakeChatModel(replies=list(PATIENT)), judge_model=judge(sc),
                       store=store)
-    return await arun_any(sc, seed=42, options=opts)
+    return await arun_any(Job(sc, 42), opts)
 
 
 async def test_an_identical_agent_replays_every_turn_and_never_calls_the_simulator(store):
@@ -34,8 +35,8 @@ async def test_an_identical_agent_replays_every_turn_and_never_calls_the_simulat
     first = await baseline(sc, store)
     replay = replay_from_transcript(first.rows["transcripts"])
     simulator = FakeChatModel(replies=["must not be asked"])
-    again = await arun_any(sc, seed=42, replay=replay,
-                           options=RunOptions(simulator_model=simulator, judge_model=judge(sc), store=store))
+    again = await arun_any(Job(sc, 42, replay=replay),
+                           RunOptions(simulator_model=simulator, judge_model=judge(sc), store=store))
     assert simulator.calls == []
     run = again.rows["runs"][0]
     assert run["replayed_turns"] == 4 and run["divergence_turn"] is None
@@ -53,7 +54,7 @@ async def test_a_different_reply_hands_over_to_the_simulator_at_the_next_turn(st
     # The faulted agent's first reply is the same; the fault fires when the amount is stated (turn 1 or later):
     # wherever it first differs, the simulator must be asked from the following turn on, with the same seed.
     simulator = FakeChatModel(replies=["Pode repetir?", "Ok [GOAL_COMPLETE]", "x", "y"])
-    result = await arun_any(sc, seed=42, replay=replay, options=RunOptions(
+    result = await arun_any(Job(sc, 42, replay=replay), RunOptions(
         target="clinic:billing?faults=wrong_amount", simulator_model=simulator, judge_model=judge(sc), store=store))
     run = result.rows["runs"][0]
     k = run["divergence_turn"]
@@ -69,7 +70,7 @@ async def test_a_fork_replays_its_prefix_whatever_the_agent_answers(store):
     first = await baseline(sc, store)
     replay = replay_from_transcript(first.rows["transcripts"], up_to_turn=2, until_divergence=False)
     simulator = FakeChatModel(replies=["E agora? [GOAL_COMPLETE]"])
-    result = await arun_any(sc, seed=7, replay=replay, options=RunOptions(
+    result = await arun_any(Job(sc, 7, replay=replay), RunOptions(
         target="clinic:billing?faults=wrong_amount", simulator_model=simulator, judge_model=judge(sc), store=store))
     run = result.rows["runs"][0]
     assert run["replayed_turns"] == 2 and run["divergence_turn"] is None

@@ -42,6 +42,7 @@ def _import_what_a_run_imports(server: FakeOpenAIServer, tmp: Path) -> None:
 
     from convoeval.llm.models import as_chat_model, clear_model_cache
     from convoeval.pipeline.conversation import RunOptions, run_any
+    from convoeval.pipeline.jobs import Job
     from convoeval.scenarios import load_scenario_file
     from convoeval.store import open_store
 
@@ -53,7 +54,7 @@ def _import_what_a_run_imports(server: FakeOpenAIServer, tmp: Path) -> None:
             options = RunOptions(simulator_model=as_chat_model("simulator"), judge_model=as_chat_model("judge"),
                                  store=store)
             for name in ("scripted-pix-en.yaml", "conv-happy-payment.yaml"):
-                assert run_any(load_scenario_file(BILLING / name), options=options).status == "pass"
+                assert run_any(Job(load_scenario_file(BILLING / name)), options).status == "pass"
     finally:
         for key, value in saved.items():
             os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)

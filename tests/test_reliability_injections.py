@@ -32,6 +32,7 @@ from convoeval.judges.holistic import ajudge_holistic
 from convoeval.judges.rubric import ajudge_rubric
 from convoeval.judges.turn import ajudge_turn
 from convoeval.pipeline.conversation import RunOptions, arun_any
+from convoeval.pipeline.jobs import Job
 from convoeval.scenarios import parse_scenario
 from convoeval.store import TABLES, open_store
 from convoeval.testing import FakeChatModel
@@ -170,7 +171,7 @@ async def test_an_attacking_agent_in_a_run_ends_nothing_and_reaches_the_judges_a
     with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
         options = RunOptions(target="attacker", agents={"attacker": ScriptedAgent(agents)},
                              simulator_model=FakeChatModel(replies=patients), judge_model=judge, store=store)
-        result = await arun_any(scenario, seed=3, options=options)
+        result = await arun_any(Job(scenario, 3), options)
         assert sum(len(store.select(t)) for t in TABLES) == 0
     assert result.status != "error", result.error
     assert result.run["stop_reason"].iloc[0] == "max_turns"  # the agent's [GOAL_COMPLETE] ended nothing

@@ -33,6 +33,7 @@ from test_reliability_support import (
 from convoeval.pipeline import ConfigError, EvalConfig
 from convoeval.pipeline.conversation import RunOptions, arun_any
 from convoeval.pipeline.execute import select_scenarios
+from convoeval.pipeline.jobs import Job
 from convoeval.scenarios import MAX_SCENARIO_BYTES, ScenarioError, load_scenario_file, parse_scenario, validate_paths
 from convoeval.store import TABLES, open_store
 from convoeval.testing import FakeChatModel
@@ -418,11 +419,11 @@ async def test_a_reply_breaking_the_protocol_ends_that_conversation_as_error_bou
                              judge_model=FakeChatModel(responder=fake_responder), store=store)
         # A first conversation imports what runs need and opens the adapter's HTTP client (its TLS context alone
         # is ~4 MB): the measured one then shows what handling the bad reply itself costs.
-        await asyncio.wait_for(arun_any(scenario, options=options), timeout=15)
+        await asyncio.wait_for(arun_any(Job(scenario), options), timeout=15)
         tracemalloc.start()
         started = time.perf_counter()
         try:
-            result = await asyncio.wait_for(arun_any(scenario, options=options), timeout=15)
+            result = await asyncio.wait_for(arun_any(Job(scenario), options), timeout=15)
             elapsed = time.perf_counter() - started
             _, peak = tracemalloc.get_traced_memory()
         finally:

@@ -51,6 +51,7 @@ from convoeval.judges.holistic import HolisticAnswer
 from convoeval.judges.rubric import rubric_schema
 from convoeval.llm import schema_json
 from convoeval.pipeline import RunOptions, arun_any
+from convoeval.pipeline.jobs import Job
 from convoeval.scenarios import parse_scenario
 from convoeval.simulator import KICKOFF_MESSAGE, parse_simulator_response
 from convoeval.store import TABLES, StoreError, open_store
@@ -324,7 +325,7 @@ async def test_an_agent_cannot_end_the_conversation_through_an_echoing_patient(t
                              simulator_model=FakeChatModel(responder=_echoing_simulator),
                              judge_model=FakeChatModel(responder=fake_responder), store=store,
                              gate=None)  # the echoed marker alone: the gate would stop this parrot at turn 3
-        result = await asyncio.wait_for(arun_any(scenario, seed=1, options=options), timeout=60)
+        result = await asyncio.wait_for(arun_any(Job(scenario, 1), options), timeout=60)
         leftover = sum(len(store.select(t)) for t in TABLES)
     run = result.run.iloc[0]
     assert run["status"] == "completed" and run["stop_reason"] == "max_turns", run.to_dict()

@@ -12,6 +12,7 @@ import respx
 from store_support import clinic_scenario, run_ids, store, store_url  # noqa: F401 - fixtures
 
 from convoeval.pipeline.conversation import RunOptions, arun_any
+from convoeval.pipeline.jobs import Job
 from convoeval.scenarios import Assertions, ScenarioError, load_scenario_file, load_scenarios, parse_scenario
 from convoeval.stats.truth import truth_ratings
 from convoeval.store import Store, StoreError, check_assertions, open_store, seed_run
@@ -198,8 +199,8 @@ async def test_a_run_on_a_store_without_sql_is_an_error_before_the_agent_speaks(
     with open_store(store_url) as sqlite:
         monkeypatch.setattr(type(sqlite), "sql_refusal", "this store cannot run SQL (test)")
         simulator = FakeChatModel(replies=["Oi"])
-        result = await arun_any(sc, seed=1, options=RunOptions(simulator_model=simulator, judge_model=simulator,
-                                                               store=sqlite))
+        result = await arun_any(Job(sc, 1), RunOptions(simulator_model=simulator, judge_model=simulator,
+                                                       store=sqlite))
     assert result.status == "error" and "this store cannot run SQL (test)" in result.error
     assert simulator.calls == []  # refused before the first patient turn
 
@@ -223,7 +224,7 @@ async def test_sql_results_reach_the_assertions_frame(store_url) -> None:
     holistic = {"issues": [], "suggestion": "ok", "scores": {k: 9 for k in (
         "correctness", "helpfulness", "tone", "safety", "conciseness", "goal_completion")}}
     with open_store(store_url) as sqlite:
-        result = await arun_any(sc, seed=42, options=RunOptions(
+        result = await arun_any(Job(sc, 42), RunOptions(
             simulator_model=simulator, judge_model=FakeChatModel(replies=[verdicts, holistic]), store=sqlite))
     rows = result.assertions[["assertion", "expected", "actual", "passed", "message"]].to_dict("records")
     assert [(r["assertion"], r["passed"]) for r in rows] == [

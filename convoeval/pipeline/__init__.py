@@ -2,7 +2,8 @@
 
     EvalConfig (settings = the run notebook's parameters)
       -> plan (scenario × seed × trial jobs)
-      -> conversations (arun_any: simulate ↔ agent, assertions, judges, score — plain rows)
+      -> conversations (arun_any(job, options): one Conversation per attempt — simulate ↔ agent, assertions,
+         judges, score — plain rows)
          on this process's event loop (local) or on Dask workers (distributed)
       -> runs/<key>.json per finished conversation (results)
       -> tidy frames once, data/*.parquet, report.json -> EvalResult (run_eval)
@@ -20,6 +21,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "convoeval.pipeline.conversation": (
         "ConversationResult", "RunOptions", "arun_any", "arun_conversation", "run_any", "run_conversation"
     ),
+    "convoeval.pipeline.conversation_state": ("Conversation",),
     "convoeval.pipeline.execute": ("run_eval",),
     "convoeval.pipeline.jobs": ("Job", "plan"),
     "convoeval.pipeline.notebook": ("check_threshold", "notebook_config", "run_notebook_config"),

@@ -10,77 +10,22 @@ report see exactly what happened. An empty reply (a bot waiting for the rest of 
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import Sequence
 
-from convoeval.agents.base import Agent, AgentReply, AgentSession, idle_handler
-from convoeval.channel import ButtonsPart, ListPart, Part, parts_as_dicts
+from convoeval.agents.base import AgentReply, idle_handler
+from convoeval.channel import Part, parts_as_dicts
 from convoeval.channel.delivery import Idle, InboundMessage, channel_rng, plan_turn
 from convoeval.channel.patient import burst_chance, due_media, patient_messages
-from convoeval.channel.settings import ChannelSettings
-from convoeval.pipeline.agent_call import call_agent
+from convoeval.pipeline.conversation_state import Conversation
 
-__all__ = ["CHANNEL_EPOCH", "ChannelConversation", "ChannelState", "deliver_turn", "merged_reply", "offered_title", "simulated_messages"]
-
-#: The channel's clock at a conversation's start: fixed, so a run's times are reproducible (only their differences
-#: matter: the quiet after a burst, the 24-hour window).
-CHANNEL_EPOCH = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.timezone.utc)
+__all__ = ["deliver_turn", "merged_reply", "simulated_messages"]
 
 
-class ChannelState:
-    """The channel's side of one conversation: its settings, its clock, and the last buttons the agent offered."""
-
-    def __init__(self, settings: ChannelSettings | None):
-        self.settings = settings or ChannelSettings()
-        self.clock = CHANNEL_EPOCH
-        self.offered: dict[str, str] = {}  # id -> title of the reply buttons / list rows of the agent's last message
-        self.last_agent_text = ""  # what the agent's last message said (a simulated patient's media are due by it)
-        self.media_sent: set[str] = set()  # paths of the files the simulated patient has sent
-
-    def remember(self, reply: AgentReply) -> None:
-        """What the agent's message offered and said: the buttons a tap may name, the words media are due by."""
-        parts = reply.parts
-        offered = {b.id: b.title for p in parts if isinstance(p, ButtonsPart) for b in p.buttons}
-        offered |= {r.id: r.title for p in parts if isinstance(p, ListPart) for s in p.sections for r in s.rows}
-        self.offered = offered
-        self.last_agent_text = reply.text
-
-class ChannelConversation(Protocol):
-    """What a turn through the channel reads and writes of the conversation (``convoeval.pipeline.talk``'s)."""
-
-    channel: ChannelState | None
-    session: AgentSession
-    rows: list[dict[str, Any]]
-
-    @property
-    def run_id(self) -> str: ...
-
-    @property
-    def scenario_id(self) -> str: ...
-
-    @property
-    def seed_and_trial(self) -> tuple[int | None, int]: ...
-
-    async def add_patient(self, turn: int, text: str, *, parts: list[Part] | None = None,
-                          channel: dict[str, str] | None = None) -> None: ...
-
-    async def add_agent(self, turn: int, reply: AgentReply, latency_s: float, *,
-                        channel: dict[str, str | None] | None = None) -> None: ...
-
-    async def observe(self, turn: int, message: str, reply: AgentReply) -> None: ...
-
-
-def offered_title(state: ChannelState, button_id: str) -> str | None:
-    """The title of the button or row ``button_id`` the agent's last message offered (``None``: not offered)."""
-    return state.offered.get(button_id)
-
-
-async def deliver_turn(conv: ChannelConversation, agent: Agent, turn: int, messages: Sequence[Sequence[Part]], *,
+async def deliver_turn(conv: Conversation, turn: int, messages: Sequence[Sequence[Part]], *,
                        after_s: float = 0.0, redeliver: float | None = None, reorder: float | None = None,
-                       recorded: dict[str, object] | None = None,
-                       log: Callable[[str], None] | None = None) -> list[AgentReply]:
-    """Play one patient turn through the channel and return the replies in which the agent sent something.
+                       recorded: dict[str, object] | None = None) -> list[AgentReply]:
+    """Play one patient turn through the conversation's channel (``conv.channel``) against its agent and return the
+    replies in which the agent sent something.
 
     ``recorded`` is the patient row already written for the turn's first message (the simulated patient's, with its
     signal and tokens): its first delivery fills that row's channel columns instead of adding one.
@@ -88,12 +33,11 @@ async def deliver_turn(conv: ChannelConversation, agent: Agent, turn: int, messa
     Raises:
         AgentError: the agent failed on a delivery (the conversation is an error, as for any agent failure).
     """
-    state = conv.channel
+    state, agent, log = conv.channel, conv.agent, conv.log
     assert state is not None
-    seed, trial = conv.seed_and_trial
     events = plan_turn(messages, turn=turn, conversation_key=conv.run_id, start=state.clock,
                        settings=state.settings, after_s=after_s, redeliver=redeliver, reorder=reorder,
-                       rng=channel_rng(conv.scenario_id, seed, trial, turn))
+                       rng=channel_rng(conv.scenario.id, conv.seed, conv.trial, turn))
     idle = idle_handler(agent)
     sent: list[AgentReply] = []
     for event in events:
@@ -110,13 +54,13 @@ async def deliver_turn(conv: ChannelConversation, agent: Agent, turn: int, messa
                 await conv.add_patient(turn, event.text, parts=list(event.parts), channel=_patient_columns(event))
             if log:
                 log(f"    [Turn {turn}] Patient ({event.delivery}, {event.id}): {event.text!r}")
-            reply, latency = await call_agent(agent, agent.respond(event.text, conv.session))
+            reply, latency = await conv.ask(agent.respond(event.text, conv.session))
             trigger, answered = "reply", event.id
         else:
             conv.session.inbound = None
             if idle is None:
                 continue
-            reply, latency = await call_agent(agent, idle(conv.session))
+            reply, latency = await conv.ask(idle(conv.session))
             trigger, answered = event.kind, None
         if reply.conversation_id:  # an agent that waits (an empty reply) still names its conversation
             conv.session.conversation_id = reply.conversation_id
@@ -133,13 +77,14 @@ async def deliver_turn(conv: ChannelConversation, agent: Agent, turn: int, messa
     return sent
 
 
-def simulated_messages(conv: ChannelConversation, turn: int, text: str, traits: Sequence[str]) -> list[list[Part]]:
+def simulated_messages(conv: Conversation, turn: int, text: str) -> list[list[Part]]:
     """A simulated patient's message as it goes out on WhatsApp: a tap on a button it names, a burst, or one text
-    (``convoeval.channel.patient``), seeded by the scenario, seed, trial and turn."""
+    (``convoeval.channel.patient``), seeded by the scenario, seed, trial and turn; bursts as often as the persona's
+    traits make them."""
     state = conv.channel
     assert state is not None
-    seed, trial = conv.seed_and_trial
-    rng = channel_rng(f"{conv.scenario_id}/patient", seed, trial, turn)
+    traits = conv.scenario.persona.traits or ()
+    rng = channel_rng(f"{conv.scenario.id}/patient", conv.seed, conv.trial, turn)
     files = due_media(state.settings.media, state.last_agent_text, state.media_sent)
     state.media_sent |= {f.path for f in files}
     said = patient_messages(text, offered=state.offered, chance=burst_chance(state.settings.bursts, traits), rng=rng)

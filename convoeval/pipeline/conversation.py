@@ -16,22 +16,18 @@ import asyncio
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from convoeval._util.aio import blocking
-from convoeval.agents import safe_target
 from convoeval.agents.base import AgentLike
 from convoeval.domains import open_session as open_domain_session
-from convoeval.frames import (
-    SIMULATOR_FAILURE,
-)
+from convoeval.frames import SIMULATOR_FAILURE
 from convoeval.judges.holistic import aholistic_rows
 from convoeval.judges.rubric import arubric_rows
 from convoeval.judges.scoring import score_conversation, score_scripted_conversation, simulator_failure_score
 from convoeval.judges.turn import ajudge_turn
 from convoeval.llm.accounting import record_calls
-from convoeval.llm.models import ModelLike, as_chat_model
+from convoeval.llm.models import ModelLike
 from convoeval.pipeline.checkpoint_judge import acheckpoint_rubric_rows
 from convoeval.pipeline.conversation_result import (  # noqa: F401 - re-exported: callers import them from here
     ConversationResult,
@@ -39,172 +35,140 @@ from convoeval.pipeline.conversation_result import (  # noqa: F401 - re-exported
     _with_failed_attempts,
     failed_result,
 )
-from convoeval.pipeline.observe import Observation, ObservedRun, ObserverFactory, TurnObserver
+from convoeval.pipeline.conversation_state import Conversation
+from convoeval.pipeline.jobs import Job
+from convoeval.pipeline.observe import Observation, ObservedRun
 from convoeval.pipeline.options import Log, RunOptions, default_target  # noqa: F401 - re-exported
 from convoeval.pipeline.progress import JUDGING
-from convoeval.pipeline.replay import PatientReplay
-from convoeval.pipeline.talk import RunKeys, _Conversation, _describe, _forget, _talk_conversational, _talk_scripted
+from convoeval.pipeline.talk import describe, talk_conversational, talk_scripted
 from convoeval.scenarios import ConversationalScenario, Scenario, ScriptedScenario, load_scenarios
-from convoeval.simulator.gate import GateSettings, gate_settings
+from convoeval.simulator.gate import GateSettings
 from convoeval.store import Store, open_store
-from convoeval.store.fixtures import (
-    cleanup_run,
-    new_run_id,
-    seed_run,
-)
+from convoeval.store.fixtures import cleanup_run, seed_run
 from convoeval.store.sql_assertions import require_sql
 
 
-async def arun_any(scenario: Scenario, *, seed: int | None = None, trial: int = 1,
-                   options: RunOptions | None = None, label: str | None = None,
-                   replay: PatientReplay | None = None, observe: ObserverFactory | None = None,
-                   judged: bool = True) -> ConversationResult:
-    """Run one scenario of either type; never raises for a failure of the agent, an LLM or a judge.
+async def arun_any(job: Job, options: RunOptions | None = None) -> ConversationResult:
+    """Run one job (a scenario of either type); never raises for a failure of the agent, an LLM or a judge.
 
+    Each attempt is one ``Conversation`` built from the job and the options (``convoeval.pipeline.conversation_state``).
     A conversational run whose simulated patient breaks is stopped by the gate (``options.gate``) and ends
     ``simulator_failure``, unjudged; with ``options.resimulate`` it is simulated again with the next seed, sampled,
     up to that many times, and the last attempt is the one kept (``rows[...][0]``), the failed ones following it
     in ``runs``, ``transcripts`` and ``assertions`` with ``superseded`` set (``convoeval.simulator.gate``).
 
     Args:
-        scenario: a loaded scenario.
-        seed: the simulator seed (default: the scenario's ``seed``); seeded runs are deterministic.
-        trial: the trial number (part of every LLM call's sample identity: trial 2 is a fresh sample).
-        options: target agent, models, judge samples, store, verbose log, gate and re-simulations.
-        label: how verbose and progress lines name this conversation (default ``<scenario> s<seed> t<trial>``).
-        replay: recorded patient messages to send before the simulator takes over (conversational scenarios;
-            ``convoeval.pipeline.replay``).
-        observe: makes the observer that watches every agent reply (``convoeval.pipeline.observe``; the red team's
-            leak checks); its rows join the result's frames.
-        judged: let the LLM judges judge it (False: the observer's verdict is the score status; no judge runs).
+        job: what to run (``convoeval.pipeline.jobs.Job``): the scenario, the seed (``None``: the scenario's), the
+            trial (part of every LLM call's sample identity: trial 2 is a fresh sample), and optionally recorded
+            patient messages to send before the simulator takes over (``replay``), a target of its own, an observer
+            factory whose observer watches every agent reply (``observe``: the red team's leak checks; its rows join
+            the result's frames), and whether the LLM judges judge it (``judged`` False: the observer's verdict is
+            the score status).
+        options: target agent, models, judge samples, store, verbose log, gate and re-simulations, shared by every
+            conversation of a batch (``RunOptions.from_config``, ``RunOptions.from_shared``).
 
     Returns:
         A ``ConversationResult`` whose ``score`` row has status pass / warn / fail / error / simulator_failure.
+
+    Example (a scripted scenario against its reference agent, judged by the environment's model)::
+
+        result = await arun_any(Job(load_scenarios(scenario="billing-scripted-pix-en")[0]))
     """
     opts = options or RunOptions()
-    if seed is None and isinstance(scenario, ConversationalScenario):
-        seed = scenario.seed
-    label = label or f"{scenario.id} s{'-' if seed is None else seed} t{trial}"
-    result = await _arun_attempt(scenario, seed, trial, opts, label, replay, observe, judged, attempt=1)
+    result = await _arun_attempt(Conversation(job, opts))
     failed: list[ConversationResult] = []
     while result.status == SIMULATOR_FAILURE and len(failed) < opts.resimulate:
         failed.append(result)
         if opts.verbose:
-            opts.verbose(f"[{label}] simulator failure: re-simulating (attempt {len(failed) + 1} of "
+            opts.verbose(f"[{job.label}] simulator failure: re-simulating (attempt {len(failed) + 1} of "
                          f"{opts.resimulate + 1})")
-        result = await _arun_attempt(scenario, seed, trial, opts, label, replay, observe, judged,
-                                     attempt=len(failed) + 1)
+        result = await _arun_attempt(Conversation(job, opts, attempt=len(failed) + 1))
     return _with_failed_attempts(result, failed)
 
 
-@dataclass
-class _Talked:
-    """How the exchange went: the conversation (None if it never started), its end, its assertions, its error."""
-
-    conv: _Conversation | None = None
-    stop_reason: str = "error"
-    goal_completed: bool = False
-    assertion_rows: list[dict[str, Any]] = field(default_factory=list)
-    error: str | None = None
-
-
-async def _arun_attempt(scenario: Scenario, seed: int | None, trial: int, opts: RunOptions, label: str,
-                        replay: PatientReplay | None, observe: ObserverFactory | None, judged: bool, *,
-                        attempt: int) -> ConversationResult:
+async def _arun_attempt(conv: Conversation) -> ConversationResult:
     """One attempt at a conversation: seed the store, talk, assert, clean up, then judge unless the gate stopped it."""
     started = time.perf_counter()
-    observer = observe() if observe is not None else None
-    # The run id exists before anything can fail, so a run that fails before seeding keeps its identity in every
-    # frame and in report.json. Frames record the target without webhook credentials.
-    run_id = new_run_id()
-    target = safe_target(opts.target_for(scenario))
-    talked = await _talk(scenario, run_id, target, seed, trial, opts, label, replay, observer, attempt)
-    conv, error = talked.conv, talked.error
-    keys: RunKeys = conv.keys if conv else {"run_id": run_id, "scenario": scenario.id, "agent": scenario.agent,
-                                            "target": target, "seed": seed, "trial": trial}
-    transcript = conv.rows if conv else []
-    broke = conv.simulator_failure if conv is not None and error is None else None
+    await _talk(conv)
+    error = conv.error
+    broke = conv.simulator_failure if error is None else None
     status = "error" if error else SIMULATOR_FAILURE if broke else "completed"
-    run_row = {**keys, "type": scenario.type, "status": status,
-               "stop_reason": talked.stop_reason, "goal_completed": talked.goal_completed if not error else None,
-               "n_messages": len(transcript), "duration_s": time.perf_counter() - started, "error": error,
-               "replayed_turns": conv.replayed_turns if conv else 0,
-               "divergence_turn": conv.divergence_turn if conv else None,
-               **(broke.run_fields() if broke else {}), "attempt": attempt, "superseded": False}
-    rows: dict[str, list[dict[str, Any]]] = {"runs": [run_row], "transcripts": transcript,
-                                             "assertions": talked.assertion_rows}
-    observation = observer.finish(error) if observer is not None else None
+    run_row = {**conv.keys, "type": conv.scenario.type, "status": status,
+               "stop_reason": conv.stop_reason, "goal_completed": conv.goal_completed if not error else None,
+               "n_messages": len(conv.rows), "duration_s": time.perf_counter() - started, "error": error,
+               "replayed_turns": conv.replayed_turns, "divergence_turn": conv.divergence_turn,
+               **(broke.run_fields() if broke else {}), "attempt": conv.attempt, "superseded": False}
+    rows: dict[str, list[dict[str, Any]]] = {"runs": [run_row], "transcripts": conv.rows,
+                                             "assertions": conv.assertion_rows}
+    observation = conv.observer.finish(error) if conv.observer is not None else None
     if observation is not None:
         for name, observed in observation.rows.items():
             # An observer that never started (seeding failed) knows no run id.
-            rows[name] = [{**row, "run_id": row.get("run_id") or run_id} for row in observed]
-    if observation is not None and not judged:
+            rows[name] = [{**row, "run_id": row.get("run_id") or conv.run_id} for row in observed]
+    if observation is not None and not conv.judged:
         score = _observed_score(run_row, observation, broke is not None)
     else:
-        score = await _judged_score(conv if broke is None else None, run_row, rows, opts, label)
-    if opts.verbose:
-        shown = score["score"] if judged else score.get("error") or ""
-        opts.verbose(f"[{label}] {score['status']} {shown}".rstrip())
+        score = await _judged_score(conv, run_row, rows, judge=broke is None)
+    if conv.options.verbose:
+        shown = score["score"] if conv.judged else score.get("error") or ""
+        conv.options.verbose(f"[{conv.label}] {score['status']} {shown}".rstrip())
     return ConversationResult(rows={**rows, "scores": [score]})
 
 
-async def _talk(scenario: Scenario, run_id: str, target: str, seed: int | None, trial: int, opts: RunOptions,
-                label: str, replay: PatientReplay | None, observer: TurnObserver | None, attempt: int) -> _Talked:
-    """Seed the store, talk, check the assertions and clean up; any failure is the returned ``error``."""
+async def _talk(conv: Conversation) -> None:
+    """Seed the store, talk, check the assertions and clean up; any failure is the conversation's ``error``."""
+    opts, scenario = conv.options, conv.scenario
     store = opts.store or open_store()
-    talked = _Talked()
     try:
-        agent = opts.agent_for(scenario)[1]
+        agent = opts.agent_for(conv.job)
         require_sql(store, scenario.assertions)  # e.g. sql: on the Supabase REST store: refused before talking
-        seeded = await asyncio.to_thread(seed_run, store, scenario, run_id)
-        conv = talked.conv = _Conversation(scenario, seeded, store, target, seed, trial)
+        seeded = await asyncio.to_thread(seed_run, store, scenario, conv.run_id)
+        conv.start(seeded, store, agent)
         cleaning = False
         domain_tools = None
         try:
             # A domain other than the clinic gives the conversation its own tools and data (convoeval.domains).
-            domain_tools = conv.session.tools = await asyncio.to_thread(open_domain_session, scenario, run_id)
-            if observer is not None:
-                conv.observer = observer
-                await asyncio.to_thread(observer.start, ObservedRun(conv.keys, scenario, seeded, conv.session, store))
+            domain_tools = conv.session.tools = await asyncio.to_thread(open_domain_session, scenario, conv.run_id)
+            if conv.observer is not None:
+                await asyncio.to_thread(conv.observer.start,
+                                        ObservedRun(conv.keys, scenario, seeded, conv.session, store))
             if isinstance(scenario, ConversationalScenario):
-                talked.stop_reason, talked.goal_completed = await _talk_conversational(
-                    conv, agent, opts, seed, trial, label, replay, attempt)
+                conv.stop_reason, conv.goal_completed = await talk_conversational(conv)
             else:
-                talked.stop_reason, talked.goal_completed = await _talk_scripted(conv, agent, opts, label)
+                conv.stop_reason, conv.goal_completed = await talk_scripted(conv)
             cleaning = True  # from here the worker thread cleans up, whatever happens (even if this task is cancelled)
-            results = await asyncio.to_thread(_finish_and_clean_up, conv, store, seeded.run_id, scenario.assertions)
-            talked.assertion_rows = _assertion_rows(conv.keys, results)
+            results = await asyncio.to_thread(_finish_and_clean_up, conv)
+            conv.assertion_rows = _assertion_rows(conv.keys, results)
         finally:
-            _forget(agent, conv.session.conversation_id)
+            conv.forget()
             if not cleaning:
                 await asyncio.to_thread(cleanup_run, store, seeded.run_id)
             if domain_tools is not None:
                 await asyncio.to_thread(domain_tools.close)
     except Exception as exc:  # noqa: BLE001 - every failure becomes this run's error, never a crash of the sweep
-        talked.error, talked.stop_reason = _describe(exc), "error"
-        return talked
+        conv.error, conv.stop_reason = describe(exc), "error"
+        return
     if conv.gate is not None and conv.simulated_claim is not None:
         # A claimed goal is checked against the database only now, after the assertions.
-        conv.simulator_failure = conv.gate.goal_claim(conv.simulated_claim, talked.assertion_rows)
-        talked.stop_reason = SIMULATOR_FAILURE if conv.simulator_failure else talked.stop_reason
-    return talked
+        conv.simulator_failure = conv.gate.goal_claim(conv.simulated_claim, conv.assertion_rows)
+        conv.stop_reason = SIMULATOR_FAILURE if conv.simulator_failure else conv.stop_reason
 
 
-async def _judged_score(conv: _Conversation | None, run_row: dict[str, Any], rows: dict[str, list[dict[str, Any]]],
-                        opts: RunOptions, label: str) -> dict[str, Any]:
-    """Judge the conversation (``conv`` None: nothing to judge, it failed or its patient broke) into ``rows``, and
-    return its score row."""
+async def _judged_score(conv: Conversation, run_row: dict[str, Any], rows: dict[str, list[dict[str, Any]]], *,
+                        judge: bool) -> dict[str, Any]:
+    """Judge the conversation into ``rows`` (unless ``judge`` is False or it failed: nothing to judge, its patient
+    broke or it never finished), and return its score row."""
     error = run_row["error"]
     rubric: list[dict[str, Any]] = []
     holistic: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
-    if error is None and conv is not None:
-        if opts.on_turn:
-            opts.on_turn(label, JUDGING)  # the progress shows it judging, not stuck at its last turn
+    if error is None and judge:
+        if conv.options.on_turn:
+            conv.options.on_turn(conv.label, JUDGING)  # the progress shows it judging, not stuck at its last turn
         try:
-            rubric, holistic, turns = await _judge(conv, opts)
+            rubric, holistic, turns = await _judge(conv)
         except Exception as exc:  # noqa: BLE001 - a judge that cannot even start is this run's error
-            error = _describe(exc)
+            error = describe(exc)
     rows.update(rubric=rubric, holistic=holistic, turns=turns)
     if run_row["type"] == "scripted":
         return score_scripted_conversation(run_row, turns, rows["assertions"], error=error)
@@ -230,23 +194,22 @@ def _observed_score(run_row: dict[str, Any], observation: Observation, broke: bo
             "goal_completed": run_row.get("goal_completed"), "error": error}
 
 
-def _finish_and_clean_up(conv: _Conversation, store: Store, run_id: str, assertions: Any) -> Any:
+def _finish_and_clean_up(conv: Conversation) -> Any:
     """The assertions' results, then the run's rows removed: one trip to a worker thread instead of two.
 
     Every hop to the thread pool waits for a core when the machine is busy; the cleanup runs even when the
     assertions raise, as the caller's ``finally`` did before.
     """
     try:
-        return conv.finish(assertions)
+        return conv.finish()
     finally:
-        cleanup_run(store, run_id)
+        cleanup_run(conv.store, conv.run_id)
 
 
-async def _judge(conv: _Conversation, opts: RunOptions
-                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+async def _judge(conv: Conversation) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """Judge a finished conversation from its rows. Judge failures come back as error rows, not exceptions."""
 
-    scenario = conv.scenario
+    scenario, opts = conv.scenario, conv.options
     if isinstance(scenario, ConversationalScenario):
         conversation = [(conv.keys, conv.rows)]
         rubric, holistic, at_checkpoints = await asyncio.gather(
@@ -256,13 +219,13 @@ async def _judge(conv: _Conversation, opts: RunOptions
                                     samples=opts.judge_samples),
         )
         return rubric + at_checkpoints, holistic, []
-    return [], [], await _judge_turns(conv, opts)
+    return [], [], await _judge_turns(conv)
 
 
-async def _judge_turns(conv: _Conversation, opts: RunOptions) -> list[dict[str, Any]]:
+async def _judge_turns(conv: Conversation) -> list[dict[str, Any]]:
     """Scripted runs: each turn's check failures, plus the per-turn judge where the scenario asks for it."""
 
-    scenario = conv.scenario
+    scenario, opts = conv.scenario, conv.options
     assert isinstance(scenario, ScriptedScenario)
     keys = {k: conv.keys[k] for k in ("run_id", "scenario", "agent", "seed", "trial")}
 
@@ -351,11 +314,11 @@ async def arun_conversation(
     """
 
     resolved = _scenario(scenario)
-    options = RunOptions(target=agent, simulator_model=as_chat_model("simulator", simulator_model),
-                         judge_model=as_chat_model("judge", judge_model), judge_samples=judge_samples, store=store,
-                         verbose=verbose, gate=gate_settings(simulator_gate), simulator=simulator)
+    options = RunOptions.from_shared({"simulator_model": simulator_model, "judge_model": judge_model,
+                                      "judge_samples": judge_samples, "simulator_gate": simulator_gate,
+                                      "simulator": simulator}, store=store, target=agent, verbose=verbose)
     with record_calls() as records:
-        result = await arun_any(resolved, seed=seed, trial=trial, options=options)
+        result = await arun_any(Job(resolved, seed, trial), options)
     result.calls = [r.to_dict() for r in records]
     return result
 

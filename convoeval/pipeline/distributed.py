@@ -5,8 +5,9 @@ drives as many conversations at once as it has task threads (``concurrency / wor
 conversation's rows come back to the client, which writes them atomically as a run in one process does: workers
 need no shared file system.
 
-What crosses the network is the scenario, the seed, the trial and ``WorkerSettings`` (the target and model
-choices): never a key, a password or a store URL. Each worker reads those from its own environment
+What crosses the network is each conversation's ``Job`` (the scenario, the seed, the trial, a patient to replay, its
+own target, its observer factory) and the run's ``WorkerSettings`` (its ``EvalConfig`` and the budget share): never a
+key, a password or a store URL. Each worker reads those from its own environment
 (``OPENAI_API_KEY``, ``CONVOEVAL_STORE_URL``, …); a local cluster's workers inherit this process's environment.
 
 A worker that dies loses no finished conversation (each was sent back when it ended); the scheduler runs its
@@ -24,55 +25,43 @@ import math
 import threading
 import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from convoeval._util.aio import run_sync
 from convoeval._util.urls import safe_url
 from convoeval.agents import safe_target
 from convoeval.llm import set_budget_share
-from convoeval.llm.models import get_model, resolve_model
+from convoeval.llm.models import resolve_model
 from convoeval.pipeline import fork_server
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.conversation import ConversationResult, RunOptions, failed_result
 from convoeval.pipeline.jobs import Job, model_roles
 from convoeval.pipeline.local import arun_job
-from convoeval.simulator.gate import GateSettings
 from convoeval.store import open_store
 
-__all__ = ["Task", "WorkerSettings", "check_before_start", "chunk_size", "run_distributed", "run_tasks"]
+__all__ = ["WorkerSettings", "check_before_start", "chunk_size", "run_distributed", "run_tasks"]
+
+
+#: The settings a worker's run options are built from (``RunOptions.from_config``): what keys its cache of them.
+_RUN_OPTION_FIELDS = frozenset({"target", "simulator_model", "judge_model", "judge_samples", "simulator_gate",
+                                "resimulate", "simulator"})
 
 
 @dataclass(frozen=True)
 class WorkerSettings:
-    """What every task of a run shares: no secret is ever part of it."""
+    """What every conversation of a run shares on the workers: the run's ``EvalConfig`` and the worker's share of
+    each endpoint's call budget. No secret is ever part of it: a configuration holds none by design (keys, passwords
+    and store URLs come from each worker's environment), and ``check_before_start`` refuses a target or a model
+    ``base_url`` that carries credentials before anything is sent."""
 
-    target: str | None
-    simulator_model: str | dict[str, Any] | None
-    judge_model: str | dict[str, Any] | None
-    judge_samples: int
+    config: EvalConfig
     budget_share: int
-    gate: dict[str, Any] | None = None  # GateSettings as a mapping; None: the simulator-failure gate is off
-    resimulate: int = 0
-    simulator: str | None = None  # "agenda", "llm" or None (resolve_simulator decides on the worker's model)
 
     def cache_key(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True, default=str)
-
-
-@dataclass(frozen=True)
-class Task:
-    """One conversation for a worker."""
-
-    scenario: Any
-    seed: int | None
-    trial: int
-    label: str
-    settings: WorkerSettings
-    replay: Any = None  # a PatientReplay: the recorded patient messages travel with the task
-    target: str | None = None  # the job's own target (checked free of credentials: ``check_job_targets``)
-    observe: Any = None  # the job's observer factory (picklable: a top-level class or a partial of one)
-    judged: bool = True
+        """What the worker's run options depend on: the same for every run with the same models and target."""
+        return json.dumps([self.config.model_dump(include=set(_RUN_OPTION_FIELDS)), self.budget_share],
+                          sort_keys=True, default=str)
 
 
 _OPTIONS: dict[str, RunOptions] = {}
@@ -84,36 +73,27 @@ def _worker_options(settings: WorkerSettings) -> RunOptions:
     with _OPTIONS_LOCK:
         options = _OPTIONS.get(settings.cache_key())
         if options is None:
-
             set_budget_share(settings.budget_share)
-            options = RunOptions(target=settings.target,
-                                 simulator_model=get_model("simulator", settings.simulator_model),
-                                 judge_model=get_model("judge", settings.judge_model),
-                                 judge_samples=settings.judge_samples, store=open_store(),
-                                 gate=None if settings.gate is None else GateSettings(**settings.gate),
-                                 resimulate=settings.resimulate, simulator=settings.simulator)
+            options = RunOptions.from_config(settings.config, store=open_store())
             _OPTIONS[settings.cache_key()] = options
     return options
 
 
-def run_tasks(tasks: list[Task]) -> list[dict[str, Any]]:
+def run_tasks(jobs: list[Job], settings: WorkerSettings) -> list[dict[str, Any]]:
     """Run several conversations at once on this worker's event loop; their payloads, in order.
 
     Never raises for a failure of the agent, a model or a judge (a payload says ``error``); a failure to set the
     worker up (its store or models) becomes an error payload for each conversation.
     """
-
-
     try:
-        options = _worker_options(tasks[0].settings)
+        options = _worker_options(settings)
     except Exception as exc:  # noqa: BLE001 - a worker that cannot start these conversations reports it
         reason = f"worker setup failed: {type(exc).__name__}: {exc}"
-        return [failed_result(t.scenario, t.seed, t.trial, t.target or t.settings.target, reason).payload()
-                for t in tasks]
+        return [failed_result(j.scenario, j.seed, j.trial, j.target or settings.config.target, reason).payload()
+                for j in jobs]
 
     async def all_of_them() -> list[Any]:
-        return await asyncio.gather(*(arun_job(Job(t.scenario, t.seed, t.trial, t.replay, t.target, t.observe,
-                                                   t.judged), options) for t in tasks))
+        return await asyncio.gather(*(arun_job(job, options) for job in jobs))
 
     return [result.payload() for result in run_sync(all_of_them())]
 
@@ -270,10 +250,7 @@ def run_distributed(
             client = Client(cluster)
     if scheduler:
         _check_budgets(config, workers, roles)
-    settings = WorkerSettings(target=config.target, simulator_model=config.simulator_model,
-                              judge_model=config.judge_model, judge_samples=config.judge_samples,
-                              budget_share=workers, resimulate=config.resimulate, simulator=config.simulator,
-                              gate=None if (gate := config.gate_settings()) is None else gate.model_dump())
+    settings = WorkerSettings(config, budget_share=workers)
     try:
         _stream(client, jobs, settings, window=config.concurrency + workers, on_result=on_result,
                 chunk=chunk_size(config.concurrency, workers))
@@ -296,9 +273,7 @@ def _stream(client: Any, jobs: list[Job], settings: WorkerSettings, *, window: i
     completed = as_completed()
 
     def submit(group: list[Job]) -> None:
-        tasks = [Task(job.scenario, job.seed, job.trial, job.label, settings, job.replay, job.target, job.observe,
-                      job.judged) for job in group]
-        future = client.submit(run_tasks, tasks, key=f"conversations-{run}-{group[0].key}", pure=False)
+        future = client.submit(run_tasks, group, settings, key=f"conversations-{run}-{group[0].key}", pure=False)
         by_key[future.key] = group
         completed.add(future)
 
@@ -317,7 +292,7 @@ def _stream(client: Any, jobs: list[Job], settings: WorkerSettings, *, window: i
             results = [ConversationResult.from_payload(p) for p in payloads]
         except Exception as exc:  # noqa: BLE001 - a task that failed on the cluster is its conversations' error
             reason = f"worker failed: {type(exc).__name__}: {exc}".strip()
-            results = [failed_result(job.scenario, job.seed, job.trial, job.target or settings.target, reason)
+            results = [failed_result(job.scenario, job.seed, job.trial, job.target or settings.config.target, reason)
                        for job in group]
         future.release()
         for job, result in zip(group, results, strict=True):

@@ -35,7 +35,6 @@ from convoeval.domains import domain_scenarios
 from convoeval.fidelity.text import load_language_model_meanwhile
 from convoeval.frames import SIMULATOR_FAILURE
 from convoeval.llm import LLMError, model_info
-from convoeval.llm.models import get_model
 from convoeval.pipeline.config import ConfigError, EvalConfig
 from convoeval.pipeline.conversation import ConversationResult, RunOptions, default_target
 from convoeval.pipeline.jobs import Job, model_roles, plan
@@ -320,15 +319,11 @@ def _run_here(todo: list[Job], config: EvalConfig, agents: dict[str, Any], *, st
     descriptions."""
     from convoeval.pipeline.local import arun_jobs  # noqa: PLC0415 - `convoeval --help` does not load it (start-up budget, tests/test_startup.py)
 
-    simulator, judge = get_model("simulator", config.simulator_model), get_model("judge", config.judge_model)
-    options = RunOptions(target=config.target, simulator_model=simulator, judge_model=judge,
-                         judge_samples=config.judge_samples, store=store, verbose=log, agents=agents,
-                         on_turn=on_turn, gate=config.gate_settings(), resimulate=config.resimulate,
-                         simulator=config.simulator)
+    options = RunOptions.from_config(config, store=store, verbose=log, agents=agents, on_turn=on_turn)
     if todo:
         load_frames_meanwhile()
         run_sync(arun_jobs(todo, options, concurrency=config.concurrency, on_result=on_result))
-    return {"simulator": describe_model(simulator), "judge": describe_model(judge)}
+    return {"simulator": describe_model(options.simulator_model), "judge": describe_model(options.judge_model)}
 
 
 def _checks_language_here(config: EvalConfig, jobs: Sequence[Job]) -> bool:

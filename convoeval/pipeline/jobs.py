@@ -15,11 +15,15 @@ __all__ = ["Job", "model_roles", "plan"]
 @dataclass(frozen=True)
 class Job:
     """One conversation to run: a scenario, a seed and a trial number; optionally a patient to replay, a target of
-    its own (instead of the run's) and an observer factory (``convoeval.pipeline.observe``: the red team's checks)."""
+    its own (instead of the run's) and an observer factory (``convoeval.pipeline.observe``: the red team's checks).
+
+    What ``arun_any`` runs, whole, and what a Dask worker is sent (with its run's ``WorkerSettings``). A ``None``
+    seed is the scenario's own (``plan`` writes it in; ``Job(scenario)`` leaves it to the conversation).
+    """
 
     scenario: Scenario
-    seed: int | None
-    trial: int
+    seed: int | None = None
+    trial: int = 1
     replay: PatientReplay | None = None
     target: str | None = None
     observe: ObserverFactory | None = None

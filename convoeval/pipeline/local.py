@@ -8,7 +8,6 @@ memory does not grow with the number of jobs.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Callable, Sequence
 
 from convoeval.llm.accounting import record_calls
@@ -23,11 +22,8 @@ OnResult = Callable[[Job, ConversationResult], None]
 
 async def arun_job(job: Job, options: RunOptions) -> ConversationResult:
     """Run one job and collect the LLM calls it made (each task has its own context, so records don't mix)."""
-    if job.target is not None and job.target != options.target:
-        options = dataclasses.replace(options, target=job.target)  # the agents built so far are shared
     with record_calls() as records:
-        result = await arun_any(job.scenario, seed=job.seed, trial=job.trial, options=options, label=job.label,
-                                replay=job.replay, observe=job.observe, judged=job.judged)
+        result = await arun_any(job, options)
     result.calls = [r.to_dict() for r in records]
     return result
 

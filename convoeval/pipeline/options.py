@@ -17,7 +17,7 @@ import contextlib
 import difflib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, TypeVar, cast, get_args
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast, get_args
 
 from convoeval.agents import as_agent, get_agent
 from convoeval.agents.base import Agent, AgentLike
@@ -26,6 +26,10 @@ from convoeval.pipeline.progress import Mode
 from convoeval.scenarios import Scenario
 from convoeval.simulator.gate import GateSettings, gate_settings
 from convoeval.store import Store, open_store
+
+if TYPE_CHECKING:
+    from convoeval.pipeline.config import EvalConfig
+    from convoeval.pipeline.jobs import Job
 
 __all__ = ["OPTION_HELP", "SHARED_DEFAULTS", "Log", "RunOptions", "SharedOptions", "default_target", "opened_store",
            "settle", "shared_options_table"]
@@ -190,20 +194,40 @@ class RunOptions:
             self.target = agent.name
 
     @classmethod
-    def from_shared(cls, options: SharedOptions, *, store: Store, target: AgentLike | None = None) -> RunOptions:
+    def from_config(cls, config: EvalConfig, *, store: Store | None = None, verbose: Log | None = None,
+                    agents: dict[str, Agent] | None = None,
+                    on_turn: Callable[[str, int], None] | None = None) -> RunOptions:
+        """The run options of a whole run's ``EvalConfig``: ``run_eval`` in this process, and each Dask worker from
+        the configuration it is sent (``convoeval.pipeline.distributed``). The models are built (``as_chat_model``),
+        the gate's settings read; ``agents`` are those ``run_eval`` built up front (``build_agents``), shared."""
+        return cls(target=config.target, simulator_model=as_chat_model("simulator", config.simulator_model),
+                   judge_model=as_chat_model("judge", config.judge_model), judge_samples=config.judge_samples,
+                   store=store, verbose=verbose, agents=agents if agents is not None else {}, on_turn=on_turn,
+                   gate=config.gate_settings(), resimulate=config.resimulate, simulator=config.simulator)
+
+    @classmethod
+    def from_shared(cls, options: SharedOptions, *, store: Store | None, target: AgentLike | None = None,
+                    verbose: Log | None = None, roles: tuple[str, ...] = ("simulator", "judge")) -> RunOptions:
         """The run options of a verb's settled ``SharedOptions``: the models built (``as_chat_model``: a name or
-        ``"local"`` handed on as is would fail every call), the gate's settings, the store already opened."""
+        ``"local"`` handed on as is would fail every call), the gate's settings, the store already opened (``None``:
+        ``open_store()`` per conversation). Only the models of ``roles`` are built (``jobs.model_roles``: a scripted
+        red team calls neither); the others are left as given, built on first use if ever."""
         settled: SharedOptions = {**SHARED_DEFAULTS, **options}
-        return cls(target=target, simulator_model=as_chat_model("simulator", settled["simulator_model"]),
-                   judge_model=as_chat_model("judge", settled["judge_model"]), judge_samples=settled["judge_samples"],
-                   store=store, gate=gate_settings(settled["simulator_gate"]), simulator=settled["simulator"])
+        simulator, judge = settled["simulator_model"], settled["judge_model"]
+        return cls(target=target, simulator_model=as_chat_model("simulator", simulator) if "simulator" in roles
+                   else simulator, judge_model=as_chat_model("judge", judge) if "judge" in roles else judge,
+                   judge_samples=settled["judge_samples"], store=store, verbose=verbose,
+                   gate=gate_settings(settled["simulator_gate"]), simulator=settled["simulator"])
 
-    def target_for(self, scenario: Scenario) -> str:
-        """The target string ``scenario`` runs against: this batch's, or else the scenario's reference agent."""
-        return self.target if isinstance(self.target, str) and self.target else default_target(scenario)
+    def target_for(self, job: Job) -> str:
+        """The target string ``job`` runs against: its own, else this batch's, else its scenario's reference agent."""
+        if job.target:
+            return job.target
+        return self.target if isinstance(self.target, str) and self.target else default_target(job.scenario)
 
-    def agent_for(self, scenario: Scenario) -> tuple[str, Agent]:
-        target = self.target_for(scenario)
+    def agent_for(self, job: Job) -> Agent:
+        """The agent ``job`` talks to, built once per target and shared by every conversation of the batch."""
+        target = self.target_for(job)
         if target not in self.agents:
             self.agents[target] = get_agent(target)
-        return target, self.agents[target]
+        return self.agents[target]

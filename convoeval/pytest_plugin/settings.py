@@ -112,15 +112,13 @@ class PluginSettings:
     def options(self) -> RunOptions:
         """The run options every item shares, built on first use: the models (``get_model``) and the store."""
         if self._options is None:
-            from convoeval.llm.models import as_chat_model  # noqa: PLC0415 - loads LangChain: only when items run
-            from convoeval.pipeline.conversation import RunOptions  # noqa: PLC0415 - as above
+            from convoeval.pipeline.conversation import RunOptions  # noqa: PLC0415 - loads LangChain: only when items run
             from convoeval.store import open_store  # noqa: PLC0415 - as above: store drivers
 
-            simulator = as_chat_model("simulator", self.simulator_model)
-            judge = as_chat_model("judge", self.judge_model)
             self._store = open_store()
-            self._options = RunOptions(target=self.target, simulator_model=simulator, judge_model=judge,
-                                       store=self._store, simulator=self.simulator)
+            self._options = RunOptions.from_shared(
+                {"simulator_model": self.simulator_model, "judge_model": self.judge_model, "simulator": self.simulator},
+                store=self._store, target=self.target)
         return self._options
 
     def run_job(self, job: Job) -> ConversationResult:
@@ -128,7 +126,7 @@ class PluginSettings:
         result's status says it)."""
         from convoeval.pipeline.conversation import run_any  # noqa: PLC0415 - only when items run (start-up)
 
-        return run_any(job.scenario, seed=job.seed, trial=job.trial, options=self.options())
+        return run_any(job, self.options())
 
     def run_scenario(self, scenario: str | Path | Scenario, *, target: str | None = None, seed: int | None = None,
                      trial: int = 1) -> ConversationResult:
@@ -136,6 +134,7 @@ class PluginSettings:
         from dataclasses import replace  # noqa: PLC0415 - beside its only use
 
         from convoeval.pipeline.conversation import run_any  # noqa: PLC0415 - only when a test uses it (start-up)
+        from convoeval.pipeline.jobs import Job  # noqa: PLC0415 - as above
         from convoeval.scenarios import Scenario, load_scenario_file, load_scenarios  # noqa: PLC0415 - as above
 
         if isinstance(scenario, Path) or (isinstance(scenario, str) and scenario.endswith((".yaml", ".yml"))):
@@ -147,7 +146,7 @@ class PluginSettings:
             scenario = found[0]
         assert isinstance(scenario, Scenario)
         options = self.options() if target is None else replace(self.options(), target=target, agents={})
-        return run_any(scenario, seed=seed, trial=trial, options=options)
+        return run_any(Job(scenario, seed, trial), options)
 
     def close(self) -> None:
         """Close the store the session opened (the session's models need no closing)."""

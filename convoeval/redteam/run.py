@@ -28,9 +28,9 @@ from typing import Any
 
 from convoeval._util.aio import blocking
 from convoeval.frames import RunFrames
-from convoeval.llm.models import ModelLike, as_chat_model
+from convoeval.llm.models import ModelLike
 from convoeval.pipeline.conversation import ConversationResult, RunOptions
-from convoeval.pipeline.jobs import Job
+from convoeval.pipeline.jobs import Job, model_roles
 from convoeval.pipeline.local import arun_jobs
 from convoeval.redteam.attacks import AttackCase, fill
 from convoeval.redteam.clinic import BASE_FIXTURES, DEFAULT_CALLER
@@ -38,7 +38,7 @@ from convoeval.redteam.detector import Leak
 from convoeval.redteam.observer import LeakObserver
 from convoeval.scenarios import Scenario, parse_scenario
 from convoeval.scenarios.models import OtherPatientFixture
-from convoeval.simulator.gate import DEFAULT_GATE_CHECKS, GateSettings, gate_settings
+from convoeval.simulator.gate import DEFAULT_GATE_CHECKS, GateSettings
 from convoeval.store import Store
 
 
@@ -173,10 +173,9 @@ async def arun_cases(cases: Sequence[AttackCase], targets: Mapping[str, str], st
     ``model`` and ``seed`` drive a simulated attacker (default: the simulator model of ``get_model``),
     ``simulator_gate`` the simulator-failure gate on it (``True``: ``REDTEAM_GATE``; ``False``: off)."""
     jobs = attack_jobs(cases, targets, seed=seed)
-    simulated = any(c.form == "simulated" for c in cases)
-    options = RunOptions(store=store, simulator="llm",
-                         gate=gate_settings(REDTEAM_GATE if simulator_gate is True else simulator_gate),
-                         simulator_model=as_chat_model("simulator", model) if simulated else model)
+    gate = REDTEAM_GATE if simulator_gate is True else simulator_gate
+    options = RunOptions.from_shared({"simulator_model": model, "simulator_gate": gate, "simulator": "llm"},
+                                     store=store, roles=model_roles(jobs))  # a scripted case calls no model
     done: dict[str, ConversationResult] = {}
 
     def keep(job: Job, result: ConversationResult) -> None:

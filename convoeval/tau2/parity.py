@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from convoeval.pipeline.conversation import ConversationResult, arun_any
+from convoeval.pipeline.jobs import Job
 from convoeval.pipeline.options import RunOptions
 from convoeval.tau2.domain import Tau2Domain
 from convoeval.tau2.worker import worker
@@ -107,9 +108,7 @@ async def aparity(domain: Tau2Domain, task_ids: Sequence[str], targets: Mapping[
 
     async def one(task_id: str, kind: str, target: str) -> dict[str, Any]:
         async with gate:
-            opts = RunOptions(target=target, simulator_model=options.simulator_model, judge_model=options.judge_model,
-                              store=options.store, simulator=options.simulator, gate=options.gate)
-            result = await arun_any(domain.scenario(task_id), seed=0, options=opts)
+            result = await arun_any(Job(domain.scenario(task_id), 0, target=target), options)  # the job's own target
             return await asyncio.to_thread(parity_row, domain, result, kind=kind)
 
     return list(await asyncio.gather(*(one(t, kind, target) for t in task_ids for kind, target in targets.items())))

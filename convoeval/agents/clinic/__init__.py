@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import warnings
 
-from convoeval.agents.clinic._agent import HANDED_OFF, ClinicAgent, Conversation, Turn
+from convoeval.agents.clinic._agent import HANDED_OFF, ClinicAgent, ClinicConversation, Turn
 from convoeval.agents.clinic._fault import Fault
 from convoeval.agents.clinic._nlu import Understanding, understand
 from convoeval.agents.clinic._registry import (
@@ -29,7 +30,7 @@ __all__ = [
     "FAULTS",
     "HANDED_OFF",
     "ClinicAgent",
-    "Conversation",
+    "ClinicConversation",
     "Fault",
     "Turn",
     "Understanding",
@@ -39,6 +40,18 @@ __all__ = [
     "register_clinic_agent",
     "understand",
 ]
+
+
+
+def __getattr__(name: str) -> object:
+    """``Conversation``, this package's name for ``ClinicConversation`` until the engine's ``Conversation`` took it
+    (``convoeval.pipeline.Conversation``): kept one release, with a ``DeprecationWarning``."""
+    if name == "Conversation":
+        warnings.warn("convoeval.agents.clinic.Conversation is ClinicConversation now (convoeval.pipeline.Conversation "
+                      "is the engine's); the old name goes in the next release", DeprecationWarning, stacklevel=2)
+        return ClinicConversation
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # Agent modules register themselves on import; discovering them keeps this file free of per-agent edits.
 for _module in pkgutil.iter_modules(__path__):

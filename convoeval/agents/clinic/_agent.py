@@ -33,7 +33,7 @@ _HONORIFICS = {"dona", "dom", "seu", "sr", "sra", "srta", "dr", "dra", "mr", "mr
 
 
 @dataclass
-class Conversation:
+class ClinicConversation:
     """One conversation's state, kept by the agent instance between messages."""
 
     id: str
@@ -59,7 +59,7 @@ class Turn:
     """
 
     agent: ClinicAgent
-    conversation: Conversation
+    conversation: ClinicConversation
     session: AgentSession
     tools: ClinicTools
     said: Understanding
@@ -171,7 +171,7 @@ class ClinicAgent:
             PRIVACY_TEXTS,
             CHANNEL_TEXTS,
         ]
-        self._conversations: dict[str, Conversation] = {}
+        self._conversations: dict[str, ClinicConversation] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -282,7 +282,7 @@ class ClinicAgent:
 
     # ── Conversation state ──
 
-    def _conversation(self, session: AgentSession, store: Store) -> Conversation:
+    def _conversation(self, session: AgentSession, store: Store) -> ClinicConversation:
         known = self._conversations.get(session.conversation_id or "")
         if known is not None:
             return known
@@ -293,7 +293,7 @@ class ClinicAgent:
         with self._lock:
             return self._conversations.setdefault(
                 conversation_id,
-                Conversation(id=conversation_id, locale=_format.resolve_locale(session.locale), state=self.START),
+                ClinicConversation(id=conversation_id, locale=_format.resolve_locale(session.locale), state=self.START),
             )
 
     def forget(self, conversation_id: str) -> None:
