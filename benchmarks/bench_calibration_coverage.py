@@ -41,9 +41,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import RESULTS, machine, markdown_table
-from convoeval.stats._estimate import prepare
-from convoeval.stats.calibrated import estimate
-from convoeval.stats.ppi import ppi_items
+from convoeval.stats.calibration._items import prepare
+from convoeval.stats.calibration.estimators import estimate
+from convoeval.stats.calibration.ppi import ppi_items
 
 #: ``ppi++ (in-sample lam)`` is PPI++ with ``crossfit=False``: ``ppi_py``'s one ``lam`` tuned on the same labels.
 RATE_ESTIMATORS = ("judge_only", "labels_only", "ppi", "ppi++", "ppi++ (in-sample lam)", "isotonic",

@@ -87,6 +87,7 @@ def main() -> None:
     parser.add_argument("--whatstk", metavar="PYTHON", help="a Python with whatstk installed (the peer)")
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "import.json"))
     parser.add_argument("-n", type=int, default=10_000)
+    parser.add_argument("--only", metavar="WORD", help="run only the imports whose name holds WORD (and the peer)")
     args = parser.parse_args()
     results: dict[str, object] = {"conversations": args.n, "load_before": _uptime()}
     with tempfile.TemporaryDirectory() as tmp:
@@ -102,6 +103,8 @@ def main() -> None:
         }
         if args.whatstk:
             runs["peer: whatstk df_from_whatsapp (parse only)"] = [args.whatstk, "-c", _WHATSTK, *map(str, chats)]
+        if args.only:
+            runs = {k: v for k, v in runs.items() if args.only in k or k.startswith("peer")}
         for name, argv in runs.items():
             measured = _child(argv)
             measured["conversations_per_s"] = round(args.n / measured["wall_s"], 1)

@@ -10,7 +10,7 @@ from test_compare_stats import frames
 from convoeval.compare import CompareError, compare
 from convoeval.compare.views import calibrated_changes, compare_sections
 from convoeval.frames import RUBRIC_SCHEMA, RunFrames, typed_frame
-from convoeval.stats.calibrated_change import CHANGE_COLUMNS, calibrated_rate_changes
+from convoeval.stats.calibration.change import CHANGE_COLUMNS, calibrated_rate_changes
 
 N = 60
 

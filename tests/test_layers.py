@@ -75,6 +75,11 @@ GONE_MODULES = [
     "convoeval.sql_schema", "convoeval.local_idle", "convoeval._fork_server",
     # The conversation as one object (issue #46): its timed agent call is Conversation.ask.
     "convoeval.pipeline.agent_call",
+    # Calibration as one subpackage (issue #46): convoeval.stats.calibration, and one report module for its views.
+    "convoeval.stats.ppi", "convoeval.stats.isotonic", "convoeval.stats.rogan_gladen", "convoeval.stats.calibrated",
+    "convoeval.stats.calibrated_rates", "convoeval.stats.calibrated_change", "convoeval.stats.free_labels",
+    "convoeval.stats._estimate", "convoeval.agreement.calibration", "convoeval.report.calibrated",
+    "convoeval.report.calibration_views",
 ]
 GONE_NAMES = [
     ("convoeval.report", "score_frame"), ("convoeval.report", "execute"), ("convoeval.report", "check_parameters"),
@@ -93,7 +98,19 @@ GONE_NAMES = [
     # The conversation as one object (issue #46): no Task copy of a Job, no Protocol stand-in for the conversation.
     ("convoeval.pipeline.distributed", "Task"), ("convoeval.pipeline.channel_talk", "ChannelConversation"),
     ("convoeval.pipeline.channel_talk", "ChannelState"), ("convoeval.pipeline.talk", "RunKeys"),
+    ("convoeval.agreement", "calibration_table"),
 ]
+
+
+def test_the_calibration_names_moved_from_stats_warn_for_one_release():
+    """``convoeval.stats.pass_rate_estimates`` still works for one release (issue #46), with a FutureWarning, and is
+    ``convoeval.stats.calibration``'s object; it is not in ``convoeval.stats.__all__``."""
+    import convoeval.stats as stats
+    from convoeval.stats import calibration
+
+    with pytest.warns(FutureWarning, match="moved to convoeval.stats.calibration.pass_rate_estimates"):
+        assert stats.pass_rate_estimates is calibration.pass_rate_estimates
+    assert "pass_rate_estimates" not in stats.__all__ and "pass_rate_estimates" in calibration.__all__
 
 
 @pytest.mark.parametrize("old", GONE_MODULES)

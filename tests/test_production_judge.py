@@ -107,3 +107,10 @@ def test_compare_this_week_with_last_week_and_production_with_a_simulated_run(im
     assert "patient messages that are voice notes" in said and "channel.media with kind: audio" in said
     page = (imported / "sim2real.html").read_text(encoding="utf-8")
     assert "Sim2Real fidelity" in page and "data:image/png;base64" in page
+
+
+def test_judge_on_local_dask_workers(imported, fake_llm):
+    assert main(["judge", str(imported), "--no-progress", "--workers", "2"]) == 0
+    frames = load_results(imported).frames
+    assert len(frames.scores) == 4 and set(frames.scores["status"]) <= {"pass", "warn", "fail"}
+    assert len(frames.calls[frames.calls["role"] == "judge"]) == 8  # the workers' calls came back with the payloads

@@ -111,13 +111,13 @@ def test_every_interval_is_the_same_when_the_conversations_get_other_run_ids():
         binary_agreement,
         holistic_ratings,
         multi_rater_agreement,
-        pass_rate_estimates,
         probe_effects,
         rubric_ratings,
         score_agreement,
         score_consistency,
         self_consistency,
     )
+    from convoeval.stats.calibration import pass_rate_estimates
 
     rng = np.random.default_rng(7)
     n_runs, criteria = 9, ("c1", "c2")

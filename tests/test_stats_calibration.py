@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 from scipy.stats import t as student_t
 
-from convoeval.stats._estimate import cluster_variance, prepare
-from convoeval.stats.calibrated import ESTIMATORS, calibrated_estimates, estimate
-from convoeval.stats.isotonic import fit_isotonic, isotonic_mean
-from convoeval.stats.ppi import (
+from convoeval.stats.calibration._items import cluster_variance, prepare
+from convoeval.stats.calibration.estimators import ESTIMATORS, calibrated_estimates, estimate
+from convoeval.stats.calibration.isotonic import fit_isotonic, isotonic_mean
+from convoeval.stats.calibration.ppi import (
     cluster_lambdas,
     judge_only_mean,
     labels_only_mean,
@@ -22,7 +22,7 @@ from convoeval.stats.ppi import (
     ppi_mean,
     ppi_proportion,
 )
-from convoeval.stats.rogan_gladen import corrected_pass_rate, rogan_gladen_rate
+from convoeval.stats.calibration.rogan_gladen import corrected_pass_rate, rogan_gladen_rate
 
 Z = NormalDist().inv_cdf(0.975)
 

@@ -10,8 +10,8 @@ from agreement_support import assertion_rows, holistic, rubric
 from test_agreement_faults import LINK, paired_happy_study
 
 from convoeval.agreement.fault_labels import fault_labels
-from convoeval.stats.calibrated_rates import goal_rate_estimates, label_values, pass_rate_estimates
-from convoeval.stats.free_labels import database_labels
+from convoeval.stats.calibration.free_labels import database_labels
+from convoeval.stats.calibration.rates import goal_rate_estimates, label_values, pass_rate_estimates
 from convoeval.stats.goal import goal_truth
 from convoeval.stats.labels import load_labels, read_labels
 

@@ -13,14 +13,12 @@ from agreement_support import rubric
 
 from convoeval.stats import (
     LabelError,
-    corrected_pass_rate,
     label_ratings,
-    label_values,
     load_labels,
-    pass_rate_estimates,
     read_labels,
     score_against_labels,
 )
+from convoeval.stats.calibration import corrected_pass_rate, label_values, pass_rate_estimates
 
 REPO = Path(__file__).resolve().parents[1]
 HEADER = "conversation,criterion,label,rater,note\n"

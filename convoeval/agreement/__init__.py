@@ -17,8 +17,7 @@ Example (needs a sweep's judged frames, so not run as a doctest)::
     stats.binary_agreement(ratings)
 """
 
-from convoeval.agreement.calibration import calibration_table, free_labels
-from convoeval.agreement.fault_labels import fault_labels
+from convoeval.agreement.fault_labels import fault_labels, free_labels
 from convoeval.agreement.faults import (
     KNOWN_FAULTS,
     fault_confusion,
@@ -40,7 +39,6 @@ __all__ = [
     "load_study",
     "run_study",
     "KNOWN_FAULTS",
-    "calibration_table",
     "fault_confusion",
     "fault_detection",
     "fault_labels",

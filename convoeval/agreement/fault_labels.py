@@ -11,9 +11,9 @@ import pandas as pd
 
 from convoeval.agreement.fault_truth import KNOWN_FAULTS, fault_truth
 from convoeval.frames import RunFrames
-from convoeval.stats.free_labels import ratings_to_labels
+from convoeval.stats.calibration.free_labels import database_labels, ratings_to_labels
 
-__all__ = ["fault_labels"]
+__all__ = ["fault_labels", "free_labels"]
 
 
 def fault_labels(frames: RunFrames, *, database_check: bool = True) -> pd.DataFrame:
@@ -36,3 +36,14 @@ def fault_labels(frames: RunFrames, *, database_check: bool = True) -> pd.DataFr
     truth = fault_truth(frames, database_check=database_check)
     return ratings_to_labels(truth.assign(rater=KNOWN_FAULTS), source="fault", origin="(known faults)",
                              note=truth["reason"])
+
+
+def free_labels(frames: RunFrames) -> pd.DataFrame:
+    """Every free label of a set of runs: the database's verdicts (criteria with an assertion) and, in a fault
+    study, the known faults' — one labels frame, ``source`` telling them apart (``calibration_table``'s ``free``)."""
+    parts = []
+    if len(frames.rubric):
+        parts.append(database_labels(frames.rubric, frames.assertions))
+        parts.append(fault_labels(frames))
+    parts = [p for p in parts if len(p)]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()

@@ -28,7 +28,7 @@ import pandas as pd
 
 from convoeval import stats
 from convoeval._util.paths import under
-from convoeval.agreement.calibration import calibration_table
+from convoeval.agreement.fault_labels import free_labels
 from convoeval.agreement.rejudge import judged_transcripts, rejudge
 from convoeval.agreement.study_params import StudyConfig, check_study_parameters  # the notebook's one namespace
 from convoeval.fidelity import exclude_flagged, fidelity_flags, fidelity_summary, flagged_runs
@@ -43,6 +43,7 @@ from convoeval.pipeline.results import read_frames
 from convoeval.scenarios import load_scenarios
 from convoeval.simulator.gate import exclude_simulator_failures, simulator_failures, stopped_run_ids
 from convoeval.stats import probe_effects
+from convoeval.stats.calibration.table import calibration_table
 
 __all__ = [
     "Study",
@@ -261,7 +262,7 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
         ``faults``, ``fault_confusion``, ``trial_flips``, ``probes``, ``fidelity``, ``simulator_failures`` (the
         conversations the simulator-failure gate stopped, left out of every other table; absent when none),
         ``labels`` (each judge against each human rater), ``calibrated_estimates`` (raw, labels-only and calibrated
-        pass and goal rates on the free labels and the human ones: ``convoeval.agreement.calibration``).
+        pass and goal rates on the free labels and the human ones: ``convoeval.stats.calibration.table``).
         A table that the data cannot support (one judge, one sample, no known faults, no labels, no probes) is
         empty or absent; ``convoeval.agreement.views`` says which and why.
     """
@@ -307,7 +308,8 @@ def compute_tables(study: Study, *, labels: Path | None = None, exclude_unfaithf
     human = stats.load_labels(labels) if labels is not None else None
     if human is not None:
         tables["labels"] = stats.score_against_labels(rubric, human, rater="judge", **opts)
-    tables["calibrated_estimates"] = calibration_table(with_judges, human=human, rater="judge", n_boot=n_boot)
+    tables["calibrated_estimates"] = calibration_table(with_judges, free=free_labels(with_judges), human=human,
+                                                       rater="judge", **opts)
     return {name: table for name, table in tables.items() if table is not None}
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 
 from convoeval._util.html_blocks import HTML, box, cell, esc, shown_path, table, wrap
 from convoeval.agreement.study import Study
-from convoeval.report.calibration_views import calibrated_view  # noqa: F401 - the notebook's views, in one place
+from convoeval.report.calibration import calibrated_view  # noqa: F401 - the notebook's views, in one place
 from convoeval.report.overview import LOCAL_DEMO_WARNING
 from convoeval.report.plots import Chart, _figure, _note
 from convoeval.report.trust import agreement_cells

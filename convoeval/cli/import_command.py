@@ -102,6 +102,9 @@ def _add_judge_parser(sub: Any) -> None:
                                                           "model)")
     p.add_argument("--judge-samples", type=int, default=1, metavar="N", help="judge samples per conversation")
     p.add_argument("--concurrency", type=int, default=8, metavar="N", help="conversations judged at once")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="judge on N local Dask worker processes (default 1: in this process)")
+    p.add_argument("--cluster", metavar="ADDRESS", help="judge on the workers of this Dask scheduler (tcp://host:8786)")
     p.add_argument("--no-resume", action="store_true", help="judge again conversations already judged")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--allow-unscrubbed", action="store_true",
@@ -114,7 +117,8 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     from convoeval.llm.models import resolve_model
     from convoeval.pipeline.results import load_run
     from convoeval.pipeline.summary import summary_lines
-    from convoeval.production.judging import JudgeFolderError, judge_folder, production_rubric
+    from convoeval.production.judging import judge_folder
+    from convoeval.production.rubric import JudgeFolderError, production_rubric
 
     try:
         run = load_run(args.folder)
@@ -126,7 +130,8 @@ def _cmd_judge(args: argparse.Namespace) -> int:
               f"criteria ({rubric.source})")
         result = judge_folder(args.folder, rubric, model=args.judge_model, samples=args.judge_samples,
                               resume=not args.no_resume, progress="off" if args.no_progress else "bar",
-                              concurrency=args.concurrency, allow_unscrubbed=args.allow_unscrubbed, hosted=hosted)
+                              concurrency=args.concurrency, allow_unscrubbed=args.allow_unscrubbed, hosted=hosted,
+                              workers=args.workers, scheduler=args.cluster)
     except (JudgeFolderError, FileNotFoundError, LLMError) as exc:
         raise UsageError(str(exc)) from None
     for line in summary_lines(result.frames):

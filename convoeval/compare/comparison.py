@@ -26,7 +26,8 @@ from convoeval.compare.stats import valid_pairs
 from convoeval.compare.verdict import IMPROVED, NO_CHANGE, REGRESSED
 from convoeval.stats import ALL
 from convoeval.stats.bootstrap import LEVEL, N_BOOT
-from convoeval.stats.calibrated_change import CHANGE_COLUMNS, calibrated_rate_changes
+from convoeval.stats.calibration.change import CHANGE_COLUMNS, calibrated_rate_changes
+from convoeval.stats.estimation import Estimation
 from convoeval.stats.labels import load_labels
 from convoeval.stats.strata import FIXED, SAMPLE
 
@@ -54,7 +55,7 @@ class Comparison:
         pass_k: ``stats.pass_k_changes``.
         usage: ``stats.usage_changes``.
         settings: alpha, power, level, detect, n_boot, seed, and the scope (agent, scenario, type).
-        calibrated: with labels, ``convoeval.stats.calibrated_rate_changes``: each criterion's pass rate calibrated
+        calibrated: with labels, ``convoeval.stats.calibration.calibrated_rate_changes``: each criterion's pass rate calibrated
             on each side's labels (PPI++) and its change; empty without labels. Not part of the verdict.
         flips: ``evidence.check_flips``: every database or path assertion and scripted turn check that flipped in
             a pair, with scenario, seed and trial; those with ``fact`` decide the headline without a test.
@@ -304,7 +305,7 @@ def compare(
         usage=stats.usage_changes(pairs, **boot),
         settings={"alpha": alpha, "power": power, "level": level, "detect": detect, **boot,
                   "scope": {"agent": agent, "scenario": scenario, "type": type}},
-        calibrated=_calibrated(sides, labels, level=level, n_boot=n_boot, seed=seed),
+        calibrated=_calibrated(sides, labels, estimation=Estimation(n_boot=n_boot, level=level, seed=seed)),
         flips=flips,
     )
 

@@ -20,7 +20,7 @@ import yaml
 
 from convoeval.fidelity.claims import agent_claims
 from convoeval.pipeline.conversation import ConversationResult
-from convoeval.production.judging import JudgeFolderError, production_rubric
+from convoeval.production.rubric import JudgeFolderError, production_rubric
 from convoeval.scenarios import ConversationalScenario
 from convoeval.textread import find_pii
 

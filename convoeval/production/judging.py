@@ -10,9 +10,7 @@ half-way resumes where it stopped. ``workers > 1`` or a ``cluster`` judges the c
 task per conversation, its payload in and out, as the distributed runner sends a job). At the end the frames,
 ``report.json`` and ``report.html`` are written as a run leaves them.
 
-The criteria: a file (``--criteria``: a YAML list, or ``{criteria: [...], goal: "..."}``, or a scenario file whose
-``rubric`` and ``goal`` are used), one scenario's rubric (``--scenario``), or by default every criterion of the
-agent family's conversational scenarios (the folder's ``agent`` column), each once.
+The criteria and goal: ``production.rubric`` (a file, one scenario's rubric, or the agent family's).
 """
 
 from __future__ import annotations
@@ -24,83 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from convoeval._util.aio import blocking
-from convoeval.errors import ConvoevalError
 from convoeval.frames.schemas import CONVERSATION_KEYS, PRODUCTION
 from convoeval.judges.holistic import aholistic_rows
 from convoeval.judges.rubric import arubric_rows
-from convoeval.judges.rubric_answer import MAX_CRITERIA
 from convoeval.judges.scoring import score_conversation
 from convoeval.llm.accounting import record_calls
 from convoeval.llm.models import ModelLike
 from convoeval.pipeline.progress import JUDGING, Mode, Progress
 from convoeval.pipeline.results import EvalResult, load_run, write_conversation
-from convoeval.scenarios import ConversationalScenario, load_scenarios
+from convoeval.production.rubric import JudgeFolderError, Rubric
 
-__all__ = ["DEFAULT_GOAL", "JudgeFolderError", "Rubric", "ajudge_folder", "judge_folder", "production_rubric"]
-
-#: The holistic judge's goal for a real conversation: no scenario says what the patient wanted.
-DEFAULT_GOAL = ("Help the patient with what they asked for in this real conversation: understand the request, "
-                "resolve it correctly and safely, or hand it to a person, in the patient's language.")
-
-
-class JudgeFolderError(ConvoevalError, ValueError):
-    """A judge that cannot start on this folder (no criteria, a hosted judge on unscrubbed text); one line."""
-
-
-@dataclass(frozen=True)
-class Rubric:
-    """What the judges check: the rubric's criteria and the holistic judge's goal."""
-
-    criteria: tuple[str, ...]
-    goal: str = DEFAULT_GOAL
-    source: str = ""
-
-
-def production_rubric(agent: str | None, *, criteria_file: Path | str | None = None, scenario: str | None = None,
-                      scenarios_dir: Path | str | None = None) -> Rubric:
-    """The criteria for an imported folder: a file, one scenario's rubric, or the agent family's.
-
-    Raises:
-        JudgeFolderError: the file holds no criteria, the scenario is unknown, or the family has no scenario.
-    """
-    if criteria_file is not None:
-        return _from_file(Path(criteria_file))
-    found = [s for s in load_scenarios(scenarios_dir) if isinstance(s, ConversationalScenario)]
-    if scenario is not None:
-        chosen = [s for s in found if s.id == scenario]
-        if not chosen:
-            raise JudgeFolderError(f"no conversational scenario {scenario!r} (convoeval validate lists them)")
-        return Rubric(tuple(c.text for c in chosen[0].rubric), chosen[0].goal, f"scenario {scenario}")
-    family = [s for s in found if s.agent == agent]
-    if not family:
-        raise JudgeFolderError(f"the folder's agent family {agent!r} has no conversational scenario: give --criteria "
-                               "FILE or --scenario ID (or import with --agent billing, scheduling, …)")
-    criteria = tuple(dict.fromkeys(c.text for s in family for c in s.rubric))[:MAX_CRITERIA]
-    return Rubric(criteria, DEFAULT_GOAL, f"the {agent} scenarios' rubric ({len(family)} scenarios)")
-
-
-def _from_file(path: Path) -> Rubric:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise JudgeFolderError(f"{path}: not a readable YAML file of criteria ({exc})") from None
-    if isinstance(data, dict) and "rubric" in data:  # a scenario file
-        items = [c if isinstance(c, str) else c.get("text") for c in data.get("rubric") or []]
-        return Rubric(tuple(str(c) for c in items if c), str(data.get("goal") or DEFAULT_GOAL), str(path))
-    if isinstance(data, dict):
-        items, goal = data.get("criteria") or [], str(data.get("goal") or DEFAULT_GOAL)
-    else:
-        items, goal = data or [], DEFAULT_GOAL
-    criteria = tuple(str(c).strip() for c in items if str(c).strip()) if isinstance(items, list) else ()
-    if not criteria:
-        raise JudgeFolderError(f"{path}: no criteria (a YAML list, or criteria: [...] with an optional goal:)")
-    if len(criteria) > MAX_CRITERIA:
-        raise JudgeFolderError(f"{path}: {len(criteria)} criteria; at most {MAX_CRITERIA} per judge call")
-    return Rubric(criteria, goal, str(path))
-
+__all__ = ["ajudge_folder", "judge_folder", "judge_payload"]
 
 @dataclass
 class _Folder:
@@ -157,8 +90,9 @@ async def judge_payload(payload: dict[str, Any], rubric: Rubric, *, model: Model
 
 async def ajudge_folder(folder: Path | str, rubric: Rubric, *, model: ModelLike = None, samples: int = 1,
                         resume: bool = True, progress: Mode = "bar", concurrency: int = 8,
-                        allow_unscrubbed: bool = False, hosted: bool = False,
-                        on_done: Callable[[str, str], None] | None = None) -> EvalResult:
+                        allow_unscrubbed: bool = False, hosted: bool = False, workers: int = 1,
+                        scheduler: str | None = None, on_done: Callable[[str, str], None] | None = None
+                        ) -> EvalResult:
     """Judge every conversation of an imported folder (those judged already are kept when ``resume``).
 
     Args:
@@ -171,6 +105,8 @@ async def ajudge_folder(folder: Path | str, rubric: Rubric, *, model: ModelLike 
         concurrency: conversations judged at once (the LLM layer bounds the calls).
         allow_unscrubbed: send unscrubbed production text to a hosted judge anyway.
         hosted: whether the judge is hosted (the caller resolved it).
+        workers: judge on this many local Dask worker processes (1: in this process).
+        scheduler: judge on the workers of this Dask scheduler (``tcp://host:8786``).
 
     Raises:
         JudgeFolderError: no conversation, or a hosted judge on a folder imported with ``--no-scrub``.
@@ -185,19 +121,28 @@ async def ajudge_folder(folder: Path | str, rubric: Rubric, *, model: ModelLike 
     bar = Progress(len(plan.todo), skipped=len(plan.keys) - len(plan.todo), mode=progress, judge_samples=samples)
     gate = asyncio.Semaphore(max(1, concurrency))
 
+    def save(key: str, judged: dict[str, Any]) -> None:
+        write_conversation(out, key, {k: v for k, v in judged.items() if k != "settings"},
+                           settings=judged.get("settings"))
+        status = judged["scores"][0]["status"]
+        bar.finished(key, status, judged["scores"][0].get("score"))
+        if on_done is not None:
+            on_done(key, status)
+
     async def one(key: str) -> None:
         async with gate:
             bar.turn(key, JUDGING)
-            judged = await judge_payload(_read(out, key), rubric, model=model, samples=samples)
-            write_conversation(out, key, {k: v for k, v in judged.items() if k != "settings"},
-                               settings=judged.get("settings"))
-            status = judged["scores"][0]["status"]
-            bar.finished(key, status, judged["scores"][0].get("score"))
-            if on_done is not None:
-                on_done(key, status)
+            save(key, await judge_payload(_read(out, key), rubric, model=model, samples=samples))
 
     try:
-        await asyncio.gather(*(one(key) for key in plan.todo))
+        if (workers > 1 or scheduler) and plan.todo:
+            from convoeval.production.judging_dask import judge_on_dask  # noqa: PLC0415 - loads Dask
+
+            await asyncio.to_thread(judge_on_dask, judge_payload, [(key, _read(out, key)) for key in plan.todo], rubric,
+                                    model=model, samples=samples, workers=workers, scheduler=scheduler,
+                                    on_result=save)
+        else:
+            await asyncio.gather(*(one(key) for key in plan.todo))
     finally:
         bar.close()
     return _finish(out, rubric)

@@ -19,7 +19,8 @@ from convoeval.fidelity.sim2real import sim2real_table
 from convoeval.pipeline.config import ConfigError
 from convoeval.pipeline.notebook_params import NotebookParams
 from convoeval.pipeline.results import EvalResult, load_run
-from convoeval.production.judging import ajudge_folder, production_rubric
+from convoeval.production.judging import ajudge_folder
+from convoeval.production.rubric import production_rubric
 from convoeval.production.scrub import Scrubber
 from convoeval.production.settings import ImportSettings
 from convoeval.production.writing import ImportSummary, import_conversations

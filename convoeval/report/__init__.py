@@ -17,7 +17,7 @@ Example:
 """
 
 from convoeval._util.html_blocks import HTML
-from convoeval.report.calibrated import calibrated_rates, calibrated_rates_frame
+from convoeval.report.calibration import calibrated_rates, calibrated_rates_frame
 from convoeval.report.overview import LOCAL_DEMO_WARNING, usage_frame, what_ran
 from convoeval.report.page import render_html, save_html
 from convoeval.report.plots import (

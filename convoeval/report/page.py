@@ -15,7 +15,7 @@ from typing import Any
 from convoeval._util.html_blocks import FONT, HTML, css, esc, shown_path, wrap
 from convoeval._util.html_blocks import heading as _heading
 from convoeval.pipeline.results import EvalResult
-from convoeval.report.calibrated import calibrated_rates, run_labels
+from convoeval.report.calibration import calibrated_rates, run_labels
 from convoeval.report.overview import what_ran
 from convoeval.report.plots import plot_components, plot_criteria, plot_holistic
 from convoeval.report.problems import errors, failures

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal, TypedDict
 
-__all__ = ["DEFAULT", "Estimation", "EstimationAliases", "IntervalKind", "estimation_from"]
+__all__ = ["DEFAULT", "Estimation", "EstimationAliases", "IntervalKind", "LevelAlias", "estimation_from"]
 
 IntervalKind = Literal["auto", "bca", "jackknife", "percentile"]
 _KINDS = ("auto", "bca", "jackknife", "percentile")
@@ -77,6 +77,12 @@ class EstimationAliases(TypedDict, total=False):
     n_boot: int
     level: float
     seed: int
+
+
+class LevelAlias(TypedDict, total=False):
+    """The one keyword argument ``Estimation`` replaced in estimators with their own interval (``level``)."""
+
+    level: float
 
 
 def estimation_from(estimation: Estimation | None, aliases: Mapping[str, object], where: str) -> Estimation:

@@ -10,13 +10,14 @@ conservative there. A side whose estimate is refused makes the change refused, w
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Unpack
 
 import numpy as np
 import pandas as pd
 
-from convoeval.stats._estimate import MIN_LABELS, z_value
-from convoeval.stats.bootstrap import LEVEL, N_BOOT
-from convoeval.stats.calibrated_rates import pass_rate_estimates
+from convoeval.stats.calibration._items import MIN_LABELS, z_value
+from convoeval.stats.calibration.rates import pass_rate_estimates
+from convoeval.stats.estimation import Estimation, EstimationAliases, estimation_from
 
 __all__ = ["CHANGE_COLUMNS", "calibrated_rate_changes"]
 
@@ -52,9 +53,8 @@ def calibrated_rate_changes(
     sources: str | Sequence[str] | None = None,
     samples: str | int = "majority",
     min_labels: int = MIN_LABELS,
-    level: float = LEVEL,
-    n_boot: int = N_BOOT,
-    seed: int = 0,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[EstimationAliases],
 ) -> pd.DataFrame:
     """Per criterion both sides hold: each side's calibrated pass rate and the change (candidate − baseline).
 
@@ -63,13 +63,12 @@ def calibrated_rate_changes(
         candidate: The candidate's rubric frame.
         labels: A labels frame covering conversations of either side, named by ``run_id`` (a ``scenario/seed/trial``
             key would name a conversation on both sides, and is refused).
-        estimator: A name from ``convoeval.stats.calibrated.ESTIMATORS`` (``ppi++``, ``isotonic``, ...).
+        estimator: A name from ``convoeval.stats.calibration.estimators.ESTIMATORS`` (``ppi++``, ``isotonic``, ...).
         sources: Label sources to use (default all).
         samples: How several judge samples become one verdict.
         min_labels: Fewest labelled conversations per side and criterion.
-        level: Confidence level.
-        n_boot: Bootstrap replicates (Rogan–Gladen).
-        seed: Seed.
+        estimation: Level, bootstrap replicates (Rogan–Gladen) and seed: ``Estimation``.
+        **deprecated: ``n_boot``, ``level``, ``seed``: use ``estimation`` (they warn).
 
     Returns:
         ``CHANGE_COLUMNS``, one row per criterion; a refused row has NaN numbers and the reason.
@@ -77,9 +76,10 @@ def calibrated_rate_changes(
     Raises:
         ValueError: a label names its conversation by ``scenario/seed/trial``.
     """
+    est = estimation_from(estimation, deprecated, "calibrated_rate_changes")
+    level = est.level
     _check_keys(labels)
-    options = {"sources": sources, "samples": samples, "min_labels": min_labels, "level": level, "n_boot": n_boot,
-               "seed": seed}
+    options = {"sources": sources, "samples": samples, "min_labels": min_labels, "estimation": est}
     sides = {"baseline": _side(baseline, labels, estimator, **options),
              "candidate": _side(candidate, labels, estimator, **options)}
     z = z_value(level)

@@ -16,10 +16,11 @@ other run ids, or in another order, get the same interval.
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import numpy as np
 from numpy.typing import ArrayLike
 
-from convoeval.stats._estimate import MIN_LABELS, Estimate, Items, labels_only_variance, prepare, refusal, refused
 from convoeval.stats.bootstrap import (
     LEVEL,
     N_BOOT,
@@ -28,7 +29,17 @@ from convoeval.stats.bootstrap import (
     percentile_interval,
     resample_weights,
 )
-from convoeval.stats.ppi import check_binary
+from convoeval.stats.calibration._items import (
+    MIN_LABELS,
+    Estimate,
+    Items,
+    labels_only_variance,
+    prepare,
+    refusal,
+    refused,
+)
+from convoeval.stats.calibration.ppi import check_binary
+from convoeval.stats.estimation import Estimation, EstimationAliases, estimation_from
 
 __all__ = ["corrected_pass_rate", "rogan_gladen_items", "rogan_gladen_rate"]
 
@@ -94,10 +105,9 @@ def rogan_gladen_rate(
     labels: ArrayLike,
     *,
     clusters: ArrayLike | None = None,
-    level: float = LEVEL,
-    n_boot: int = N_BOOT,
-    seed: int = 0,
     min_labels: int = MIN_LABELS,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[EstimationAliases],
 ) -> Estimate:
     """The Rogan–Gladen corrected pass rate of 0/1 judge verdicts, with a conversation-bootstrap interval.
 
@@ -105,18 +115,18 @@ def rogan_gladen_rate(
         judge: The judge's verdict (1 pass, 0 fail) for every item; NaN leaves the item out.
         labels: The true verdict where known, NaN elsewhere.
         clusters: The conversation of each item (the bootstrap resamples conversations).
-        level: Confidence level.
-        n_boot: Bootstrap replicates.
-        seed: Bootstrap seed.
         min_labels: Fewest labelled conversations accepted.
+        estimation: Level, replicates and seed of the bootstrap (``Estimation``; its interval is the percentile one).
+        **deprecated: ``n_boot``, ``level``, ``seed``: use ``estimation`` (they warn).
 
     Returns:
         An ``Estimate``; refused when labels are too few, all one verdict, or the judge is no better than a coin.
 
     Example:
         >>> judge = np.array([1, 1, 1, 0] * 50); labels = np.array([1, 1, 0, 0] * 10 + [np.nan] * 160)
-        >>> round(rogan_gladen_rate(judge, labels, n_boot=200).value, 3)   # p .75, q1 1, q0 .5: (.75 + .5 - 1)/.5
+        >>> round(rogan_gladen_rate(judge, labels, estimation=Estimation(n_boot=200)).value, 3)   # p .75, q1 1, q0 .5: (.75 + .5 - 1)/.5
         0.5
     """
-    return rogan_gladen_items(prepare(judge, labels, clusters), level=level, n_boot=n_boot, seed=seed,
+    est = estimation_from(estimation, deprecated, "rogan_gladen_rate")
+    return rogan_gladen_items(prepare(judge, labels, clusters), level=est.level, n_boot=est.n_boot, seed=est.seed,
                               min_labels=min_labels)

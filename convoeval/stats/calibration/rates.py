@@ -11,17 +11,17 @@ were drawn per scenario.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 import pandas as pd
 
-from convoeval.stats._estimate import MIN_LABELS
 from convoeval.stats._result import result_frame
 from convoeval.stats._wide import as_tuple, iter_groups
-from convoeval.stats.bootstrap import LEVEL, N_BOOT
-from convoeval.stats.calibrated import estimate
-from convoeval.stats.isotonic import MAX_OUTSIDE
+from convoeval.stats.calibration._items import MIN_LABELS
+from convoeval.stats.calibration.estimators import estimate
+from convoeval.stats.calibration.isotonic import MAX_OUTSIDE
+from convoeval.stats.estimation import Estimation, EstimationAliases, estimation_from
 from convoeval.stats.labels import LABEL_SOURCES, label_ratings
 from convoeval.stats.ratings import holistic_ratings, rubric_ratings
 
@@ -86,9 +86,8 @@ def pass_rate_estimates(
     overall: bool = True,
     strata: str | None = None,
     min_labels: int = MIN_LABELS,
-    level: float = LEVEL,
-    n_boot: int = N_BOOT,
-    seed: int = 0,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[EstimationAliases],
 ) -> pd.DataFrame:
     """Each judge's pass rate raw, from the labels alone, and calibrated, side by side, per criterion and pooled.
 
@@ -98,14 +97,13 @@ def pass_rate_estimates(
         rater: Column(s) naming the judge configuration.
         samples: How several judge samples become one verdict.
         sources: Calibrate on labels of these sources only (default: all in ``labels``).
-        estimators: Names from ``convoeval.stats.calibrated.ESTIMATORS``.
+        estimators: Names from ``convoeval.stats.calibration.estimators.ESTIMATORS``.
         by: Grouping columns (a ``"(all)"`` row pools them: criteria of one conversation are clustered).
         overall: Also pool the groups.
         strata: A column (``"scenario"``) to stratify by when the labels were drawn per stratum.
         min_labels: Fewest labelled conversations for an estimate (otherwise the row is refused, with the reason).
-        level: Confidence level.
-        n_boot: Bootstrap replicates (Rogan–Gladen).
-        seed: Seed (bootstrap, isotonic folds).
+        estimation: Level, bootstrap replicates (Rogan–Gladen) and seed (bootstrap, isotonic folds): ``Estimation``.
+        **deprecated: ``n_boot``, ``level``, ``seed``: use ``estimation`` (they warn).
 
     Returns:
         ``rater, *by, estimator, n_labelled, n_unlabelled, n_effective, lam, se, refused, labels`` (the sources
@@ -115,6 +113,7 @@ def pass_rate_estimates(
 
         pass_rate_estimates(frames.rubric, load_labels(), sources="human")
     """
+    est = estimation_from(estimation, deprecated, "pass_rate_estimates")
     by = as_tuple(by)
     used = "+".join(_sources(labels, sources))
     truth = label_values(labels, rubric, sources=sources)
@@ -125,7 +124,7 @@ def pass_rate_estimates(
     for judge, mine in items.groupby("rater", sort=True):
         for group, part in iter_groups(mine.set_index(index), by, overall):
             rows += _rows(part, {"rater": judge, **group}, strata, estimators, used,
-                          level=level, bounds=_RATE, min_labels=min_labels, n_boot=n_boot, seed=seed)
+                          level=est.level, bounds=_RATE, min_labels=min_labels, n_boot=est.n_boot, seed=est.seed)
     return result_frame(rows, ["rater", *by])
 
 
@@ -153,10 +152,10 @@ def goal_rate_estimates(
     estimators: Sequence[str] = SCORE_ESTIMATORS,
     strata: str | None = None,
     min_labels: int = MIN_LABELS,
-    level: float = LEVEL,
-    seed: int = 0,
     source: str = "database",
     max_outside: float = MAX_OUTSIDE,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[EstimationAliases],
 ) -> pd.DataFrame:
     """The true goal rate from a holistic 0–10 score: raw (share of scores ``>= threshold``), labels alone, PPI++
     (the score / 10 as the judge's prediction) and isotonic calibration of the score, side by side.
@@ -172,15 +171,16 @@ def goal_rate_estimates(
         estimators: Names from ``ESTIMATORS`` (not ``rogan_gladen``: it needs verdicts).
         strata: A column of the holistic frame to stratify by (``"scenario"``).
         min_labels: Fewest labelled conversations.
-        level: Confidence level.
-        seed: Seed of the isotonic folds.
         source: What ``truth`` is, for the ``labels`` column.
         max_outside: The isotonic map's tolerance for unlabelled scores outside the labelled range (see
             ``isotonic_mean``).
+        estimation: Level and seed (of the isotonic folds): ``Estimation``.
+        **deprecated: ``level``, ``seed``: use ``estimation`` (they warn).
 
     Returns:
         The ``pass_rate_estimates`` columns, with ``dimension`` in place of ``*by``.
     """
+    settings = estimation_from(estimation, deprecated, "goal_rate_estimates")
     missing = [c for c in ("run_id", "goal_met") if c not in truth]
     if missing:
         raise ValueError(f"goal_rate_estimates needs a truth frame with run_id and goal_met; missing {missing}")
@@ -199,6 +199,7 @@ def goal_rate_estimates(
             judged = {"judge_only": np.where(np.isnan(score), np.nan, score >= threshold),
                       "ppi++": score / 10, "ppi": score / 10}.get(name, score)
             est = estimate(name, judged, labels, clusters=mine["run_id"].to_numpy(dtype=object), strata=layers,
-                           level=level, bounds=_RATE, min_labels=min_labels, seed=seed, max_outside=max_outside)
+                           level=settings.level, bounds=_RATE, min_labels=min_labels, seed=settings.seed,
+                           max_outside=max_outside)
             rows.append({**est.row(groups={"rater": judge, "dimension": dimension}), "labels": source})
     return result_frame(rows, ["rater", "dimension"])

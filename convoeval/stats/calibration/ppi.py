@@ -29,10 +29,13 @@ The gain: with a judge whose correlation with the labels is ``rho``, the varianc
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import numpy as np
 from numpy.typing import ArrayLike
 
-from convoeval.stats._estimate import (
+from convoeval.stats.bootstrap import LEVEL
+from convoeval.stats.calibration._items import (
     MIN_LABELS,
     Estimate,
     Items,
@@ -46,7 +49,7 @@ from convoeval.stats._estimate import (
     refused,
     small_sample,
 )
-from convoeval.stats.bootstrap import LEVEL
+from convoeval.stats.estimation import Estimation, LevelAlias, estimation_from
 
 __all__ = ["check_binary", "cluster_lambdas", "judge_only_items", "judge_only_mean", "labels_only_items",
            "labels_only_mean", "ppi_items", "ppi_lambda", "ppi_mean", "ppi_proportion"]
@@ -169,11 +172,12 @@ def ppi_mean(
     *,
     clusters: ArrayLike | None = None,
     lam: float | None = None,
-    level: float = LEVEL,
     min_labels: int = MIN_LABELS,
     bounds: tuple[float, float] | None = None,
     small: bool = True,
     crossfit: bool = True,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[LevelAlias],
 ) -> Estimate:
     """The PPI++ (or PPI, or any fixed-``lam``) estimate of the mean label, with its interval.
 
@@ -182,13 +186,14 @@ def ppi_mean(
         labels: The label where known, NaN elsewhere.
         clusters: The conversation of each item (cluster-robust variance); default: items independent.
         lam: ``None`` tunes it (PPI++); 1 is plain PPI; 0 the labels alone.
-        level: Confidence level.
         min_labels: Fewest labelled conversations accepted.
         bounds: Clip the estimate and interval to this range (the range the truth lies in).
         small: The small-sample correction (``small_sample``: t with G - 1 df, variance x G/(G-1), G the labelled
             conversations); ``False`` (with ``crossfit=False``) gives ``ppi_py``'s normal interval exactly.
         crossfit: Tune PPI++'s ``lam`` for each labelled conversation on the others (the default; see the module);
             ``False``: one ``lam`` tuned in-sample, as ``ppi_py``. Ignored when ``lam`` is given.
+        estimation: The interval's level (``Estimation``; the interval itself is Student t or normal, below).
+        **deprecated: ``level``: use ``estimation`` (it warns).
 
     Returns:
         An ``Estimate``; refused (NaN, with the reason) when fewer than ``min_labels`` conversations are labelled or
@@ -203,7 +208,8 @@ def ppi_mean(
         >>> abs(est.value) < 1e-12, round(est.lam, 9)
         (True, 1.0)
     """
-    return ppi_items(prepare(judge, labels, clusters), lam=lam, level=level, bounds=bounds, min_labels=min_labels,
+    est = estimation_from(estimation, deprecated, "ppi_mean")
+    return ppi_items(prepare(judge, labels, clusters), lam=lam, level=est.level, bounds=bounds, min_labels=min_labels,
                      small=small, crossfit=crossfit)
 
 
@@ -213,10 +219,11 @@ def ppi_proportion(
     *,
     clusters: ArrayLike | None = None,
     lam: float | None = None,
-    level: float = LEVEL,
     min_labels: int = MIN_LABELS,
     small: bool = True,
     crossfit: bool = True,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[LevelAlias],
 ) -> Estimate:
     """The PPI++ estimate of a pass rate: ``ppi_mean`` of 0/1 verdicts and labels, clipped to [0, 1].
 
@@ -225,9 +232,10 @@ def ppi_proportion(
         >>> round(ppi_proportion(judge, labels).value, 3)
         0.498
     """
+    est = estimation_from(estimation, deprecated, "ppi_proportion")
     items = prepare(judge, labels, clusters)
     check_binary(items, "ppi_proportion")
-    return ppi_items(items, lam=lam, level=level, bounds=PROPORTION, min_labels=min_labels, what="pass rate",
+    return ppi_items(items, lam=lam, level=est.level, bounds=PROPORTION, min_labels=min_labels, what="pass rate",
                      small=small, crossfit=crossfit)
 
 
@@ -243,17 +251,19 @@ def labels_only_mean(
     labels: ArrayLike,
     *,
     clusters: ArrayLike | None = None,
-    level: float = LEVEL,
     min_labels: int = MIN_LABELS,
     bounds: tuple[float, float] | None = None,
     small: bool = True,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[LevelAlias],
 ) -> Estimate:
     """The mean of the labelled items alone (the judge ignored), cluster-robust interval (small-sample corrected
     like ``ppi_mean``'s unless ``small=False``).
 
     ``judge`` is only used to count the items the labels stand for (``n_unlabelled``).
     """
-    return labels_only_items(prepare(judge, labels, clusters), level=level, min_labels=min_labels, bounds=bounds,
+    est = estimation_from(estimation, deprecated, "labels_only_mean")
+    return labels_only_items(prepare(judge, labels, clusters), level=est.level, min_labels=min_labels, bounds=bounds,
                              small=small)
 
 
@@ -276,15 +286,17 @@ def judge_only_mean(
     judge: ArrayLike,
     *,
     clusters: ArrayLike | None = None,
-    level: float = LEVEL,
     bounds: tuple[float, float] | None = None,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[LevelAlias],
 ) -> Estimate:
     """The naive estimate: the judge's own mean over every item, as if the judge were right (no label used).
 
     Its interval only measures sampling noise: it says nothing of the judge's bias, so it misses the truth whenever
     the judge is biased (see ``benchmarks/bench_calibration_coverage.py``). Shown for comparison.
     """
-    return judge_only_items(prepare(judge, np.full(np.asarray(judge).size, np.nan), clusters), level=level,
+    est = estimation_from(estimation, deprecated, "judge_only_mean")
+    return judge_only_items(prepare(judge, np.full(np.asarray(judge).size, np.nan), clusters), level=est.level,
                             bounds=bounds)
 
 

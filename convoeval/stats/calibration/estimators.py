@@ -20,7 +20,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from convoeval.stats._estimate import (
+from convoeval.stats._result import result_frame
+from convoeval.stats.bootstrap import LEVEL
+from convoeval.stats.calibration._items import (
     MIN_LABELS,
     Estimate,
     EstimatorOptions,
@@ -31,13 +33,18 @@ from convoeval.stats._estimate import (
     refusal,
     refused,
 )
-from convoeval.stats._result import result_frame
-from convoeval.stats.bootstrap import LEVEL
-from convoeval.stats.isotonic import isotonic_items
-from convoeval.stats.ppi import judge_only_items, labels_only_items, ppi_items
-from convoeval.stats.rogan_gladen import rogan_gladen_items
+from convoeval.stats.calibration.isotonic import isotonic_items
+from convoeval.stats.calibration.ppi import judge_only_items, labels_only_items, ppi_items
+from convoeval.stats.calibration.rogan_gladen import rogan_gladen_items
+from convoeval.stats.estimation import Estimation, estimation_from
 
 __all__ = ["ESTIMATORS", "MIN_PER_STRATUM", "calibrated_estimates", "estimate", "stratified"]
+
+
+class CalibratedOptions(EstimatorOptions, total=False):
+    """``calibrated_estimates``' options: the estimators' own, and the deprecated ``level`` (use ``Estimation``)."""
+
+    level: float
 
 
 def _ppi_plain(items: Items, **kw: Any) -> Estimate:
@@ -152,12 +159,12 @@ def calibrated_estimates(
     estimators: Sequence[str] = ("judge_only", "labels_only", "ppi++", "isotonic"),
     clusters: ArrayLike | None = None,
     strata: ArrayLike | None = None,
-    level: float = LEVEL,
     bounds: tuple[float, float] | None = None,
     min_labels: int = MIN_LABELS,
     scale: float = 1.0,
     groups: dict[str, Any] | None = None,
-    **options: Unpack[EstimatorOptions],
+    estimation: Estimation | None = None,
+    **options: Unpack[CalibratedOptions],
 ) -> pd.DataFrame:
     """Several estimators on the same items, as one result table (a row each, refusals included).
 
@@ -167,16 +174,22 @@ def calibrated_estimates(
         estimators: Names from ``ESTIMATORS``.
         clusters: The conversation of each item.
         strata: The stratum (scenario) of each item, when the labels were drawn per stratum.
-        level: Confidence level.
         bounds: The range the truth lies in (``(0, 1)`` for pass rates).
         min_labels: Fewest labelled conversations.
         scale: 1 for rates, 10 for 0–10 scores (the ``ci_too_wide`` flag).
         groups: Grouping values to put first in every row.
-        **options: Passed to the estimators that take them (``seed``, ``n_boot``, ``folds``, ``variance``).
+        estimation: Level, seed (bootstrap, isotonic folds) and replicates (Rogan–Gladen): ``Estimation``.
+        **options: Passed to the estimators that take them (``folds``, ``variance``, ``strict``, ``small``,
+            ``max_outside``); ``level``, ``seed``, ``n_boot`` here are deprecated (they warn: use ``estimation``).
 
     Returns:
         ``*groups, estimator, n_labelled, n_unlabelled, n_effective, lam, se, refused`` then the result columns.
     """
-    rows = [estimate(name, judge, labels, clusters=clusters, strata=strata, level=level, bounds=bounds,
-                     min_labels=min_labels, **options).row(groups=groups, scale=scale) for name in estimators]
+    given: dict[str, Any] = dict(options)
+    aliases: dict[str, Any] = {k: given.pop(k) for k in ("level", "seed", "n_boot") if k in given}
+    est = estimation_from(estimation, aliases, "calibrated_estimates")
+    rest: dict[str, Any] = {**given, "seed": est.seed, "n_boot": est.n_boot}
+    rows = [estimate(name, judge, labels, clusters=clusters, strata=strata, level=est.level, bounds=bounds,
+                     min_labels=min_labels, **rest).row(groups=groups, scale=scale)
+            for name in estimators]
     return result_frame(rows, list(groups or {}))

@@ -28,10 +28,13 @@ refused too.
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import numpy as np
 from numpy.typing import ArrayLike
 
-from convoeval.stats._estimate import (
+from convoeval.stats.bootstrap import LEVEL
+from convoeval.stats.calibration._items import (
     MIN_LABELS,
     Estimate,
     Items,
@@ -44,7 +47,7 @@ from convoeval.stats._estimate import (
     refused,
     small_sample,
 )
-from convoeval.stats.bootstrap import LEVEL
+from convoeval.stats.estimation import Estimation, EstimationAliases, estimation_from
 
 __all__ = ["FOLDS", "MAX_OUTSIDE", "fit_isotonic", "isotonic_items", "isotonic_mean"]
 
@@ -102,11 +105,11 @@ def isotonic_mean(
     folds: int = FOLDS,
     variance: str = "cross-fit",
     max_outside: float = MAX_OUTSIDE,
-    level: float = LEVEL,
     min_labels: int = MIN_LABELS,
     bounds: tuple[float, float] | None = None,
-    seed: int = 0,
     small: bool = True,
+    estimation: Estimation | None = None,
+    **deprecated: Unpack[EstimationAliases],
 ) -> Estimate:
     """The mean label, from labels where known and isotonic-calibrated judge scores elsewhere, with its interval.
 
@@ -117,11 +120,11 @@ def isotonic_mean(
         folds: Cross-fitting folds.
         variance: ``"cross-fit"`` (default; cross-fitted residuals) or ``"jackknife"`` (CJE's fold jackknife).
         max_outside: Refuse when a larger share of unlabelled items scores outside the labelled scores' range.
-        level: Confidence level.
         min_labels: Fewest labelled conversations accepted.
         bounds: Clip the estimate and interval to this range (``(0, 1)`` for a pass rate).
-        seed: Seed of the fold assignment.
         small: The small-sample correction of ``ppi_mean`` (t with G - 1 df, variance x G/(G-1)).
+        estimation: The level and the seed of the fold assignment (``Estimation``).
+        **deprecated: ``level``, ``seed``: use ``estimation`` (they warn).
 
     Returns:
         An ``Estimate`` (``extra`` holds ``outside``: unlabelled items scored outside the labelled range).
@@ -132,8 +135,9 @@ def isotonic_mean(
         >>> round(isotonic_mean(s, labels).value, 3)
         0.5
     """
+    est = estimation_from(estimation, deprecated, "isotonic_mean")
     return isotonic_items(prepare(judge, labels, clusters), folds=folds, variance=variance, max_outside=max_outside,
-                          level=level, min_labels=min_labels, bounds=bounds, seed=seed, small=small)
+                          level=est.level, min_labels=min_labels, bounds=bounds, seed=est.seed, small=small)
 
 
 def isotonic_items(items: Items, *, folds: int = FOLDS, variance: str = "cross-fit", max_outside: float = MAX_OUTSIDE,
