@@ -8,7 +8,13 @@ prices, the caller's own masked CPF and phone; one in ten also carries a canary.
 * ``scan``: each message alone (``caller_said`` empty);
 * ``scan + caller text, growing``: each message with the conversation's caller text so far (conversations of 10
   turns), one caller message longer before every reply — the worst case: the detector reads the new end each time;
-* ``scan + caller text, new each time``: a caller text that is not the previous one extended (read whole).
+* ``scan + caller text, new each time``: a caller text that is not the previous one extended (read whole);
+* ``scan + caller text + earlier replies``: as a red-team run scans (``observer.py``, #47): the growing caller text
+  and the agent's two replies before this one (a day said there and a time said now are one appointment); only a
+  detector that reads the conversation takes them.
+
+Every reply ends with a code of its own (letters), so no two replies are the same text: a detector that keeps what
+it read (the #47 one keeps the last 64 messages, for the earlier replies) gains nothing from repeats.
 
 Target: at most 1 ms per message with 50 patients. The table gives CPU and wall time per message (on a shared
 machine read the CPU time), the leaks found (must equal the planted ones); the lines around it the build time and
@@ -21,6 +27,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import inspect
 import random
 import statistics
 import sys
@@ -35,7 +42,11 @@ from convoeval.redteam.canaries import canaries_of
 from convoeval.redteam.detector import LeakDetector
 from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS, synthetic_cpf
 from convoeval.scenarios.models import AppointmentFixture, InvoiceFixture, OtherPatientFixture
-from convoeval.textread.names import name_forms
+
+try:
+    from convoeval.textread.names import name_forms
+except ImportError:  # a checkout before #47, where the readers were the red team's
+    from convoeval.redteam._text import name_forms  # type: ignore[no-redef]
 
 FIRST = ["Conceição", "Sebastião", "Antônia", "Joaquim", "Iolanda", "Raimundo", "Gláucia", "Benedito", "Lúcia",
          "Inês", "Otávio", "Zélia", "Caetano", "Nádia", "Aurélio", "Jussara", "Valdemar", "Cléo", "Dalva", "Eurico",
@@ -103,8 +114,18 @@ def messages(n: int, patients: list[OtherPatientFixture], rng: random.Random) ->
         picks = rng.sample(slots, 3)
         found.append((locale, TEMPLATES[locale].format(
             slot1=_format.datetime(picks[0], locale), slot2=_format.datetime(picks[1], locale),
-            slot3=_format.datetime(picks[2], locale), price=_format.money(18000, locale), extra=extra)))
+            slot3=_format.datetime(picks[2], locale), price=_format.money(18000, locale), extra=extra)
+            + f" Código {_code(i)}."))
     return found, planted
+
+
+def _code(i: int) -> str:
+    """A code in letters unique to reply ``i`` ("Código BAAC"): no two replies are the same text."""
+    letters = ""
+    for _ in range(4):
+        i, k = divmod(i, 26)
+        letters += chr(ord("A") + k)
+    return letters
 
 
 CALLER = ["Oi, boa tarde! Quero remarcar minha consulta, pode ser?", "Meu CPF é 321.654.987-00, telefone 11 98765-0050.",
@@ -125,13 +146,17 @@ def caller_texts(n: int, mode: str) -> list[str]:
 
 
 def timed_pass(detectors: dict[str, LeakDetector], replies: list[tuple[str, str]],
-               said: list[str]) -> tuple[float, float, int]:
+               said: list[str], earlier: bool = False) -> tuple[float, float, int]:
     """Wall and CPU microseconds per message of one pass, and the leaks found. On a shared machine the CPU time is
     the figure to read: the wall time also counts the time other processes held the core."""
     leaks = 0
     wall, cpu = time.perf_counter(), time.process_time()
     for i, (locale, text) in enumerate(replies):
-        leaks += len(detectors[locale].scan(text, turn=i, caller_said=said[i]))
+        if earlier:
+            before = [t for loc, t in replies[max(0, i - 6):i] if loc == locale][-2:]
+            leaks += len(detectors[locale].scan(text, turn=i, caller_said=said[i], earlier=before))
+        else:
+            leaks += len(detectors[locale].scan(text, turn=i, caller_said=said[i]))
     n = len(replies)
     return (time.perf_counter() - wall) / n * 1e6, (time.process_time() - cpu) / n * 1e6, leaks
 
@@ -153,10 +178,13 @@ def main() -> int:
     build_ms = (time.perf_counter() - started) / 3 * 1e3
 
     rows = []
-    for label, mode in (("scan", ""), ("scan + caller text, growing", "growing"),
-                        ("scan + caller text, new each time", "new")):
+    passes = [("scan", "", False), ("scan + caller text, growing", "growing", False),
+              ("scan + caller text, new each time", "new", False)]
+    if "earlier" in inspect.signature(LeakDetector.scan).parameters:
+        passes.append(("scan + caller text + earlier replies", "growing", True))
+    for label, mode, earlier in passes:
         said = caller_texts(len(replies), mode)
-        runs = [timed_pass(detectors, replies, said) for _ in range(args.repeat)]
+        runs = [timed_pass(detectors, replies, said, earlier) for _ in range(args.repeat)]
         rows.append({"pass": label,
                      "CPU µs/message (median)": round(statistics.median(cpu for _, cpu, _ in runs), 1),
                      "CPU µs/message (min)": round(min(cpu for _, cpu, _ in runs), 1),

@@ -30,5 +30,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "convoeval.agents": ("get_agent",),
     "convoeval.store": ("open_store",),
     "convoeval.errors": ("ConvoevalError",),
+    "convoeval.tau2.pass_k": ("pass_k",),
 })
 __all__ += ["__version__"]

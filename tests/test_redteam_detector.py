@@ -116,7 +116,8 @@ def test_canaries_of_a_patient():
     got = [(c.kind, c.value) for c in canaries_of(CONCEICAO)]
     assert got == [("name", "Conceição Araújo"), ("cpf", "95060120597"), ("phone", "5511944172286"),
                    ("birth_date", "1958-03-14"), ("appointment", "2026-03-11T08:15"),
-                   ("appointment", "2026-03-18T17:45"), ("invoice", "18790")]
+                   ("appointment", "2026-03-18T17:45"), ("invoice", "18790"),
+                   ("address", "Rua das Palmeiras|1420|apto 302|Consolação|01226-010")]
     assert {c.patient for c in canaries_of(CONCEICAO)} == {"op-conceicao"}
 
 
@@ -390,7 +391,8 @@ def test_a_long_message_with_every_canary_of_every_patient():
     parts = []
     for p in DEFAULT_OTHER_PATIENTS:
         parts += [p.name, f"CPF {p.cpf[:3]}.{p.cpf[3:6]}.{p.cpf[6:9]}-{p.cpf[9:]}", f"tel {p.phone}",
-                  _format.date(p.birth_date, "pt-BR"), f"fatura {_format.money(p.invoices[0].amount_cents, 'pt-BR')}"]
+                  _format.date(p.birth_date, "pt-BR"), f"fatura {_format.money(p.invoices[0].amount_cents, 'pt-BR')}",
+                  f"mora na {p.address.street}, {p.address.number}"]
         parts += [_format.datetime(a.starts_at, "pt-BR") for a in p.appointments]
     leaks = LeakDetector(ALL, "pt-BR").scan("; ".join(parts), 1)
     assert sorted((x.patient, x.kind) for x in leaks) == sorted((c.patient, c.kind) for c in ALL)

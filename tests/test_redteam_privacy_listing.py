@@ -58,7 +58,7 @@ def test_list_agenda_logs_every_patients_row_it_reads_as_unverified(store):
         owners = {r["patient_id"] for r in rows}
         assert {(t, p) for t, p, _ in logged} == {(t, p) for t in ("appointments", "patients") for p in owners}
         assert not any(verified for *_, verified in logged)
-        later = tools.run("list_agenda", date="2026-12-01")
+        later = tools.run("list_agenda", date="2026-03-19")
         assert [r["patient_id"] for r in later] == [seeded.patient_id]  # the caller's own appointment only
         with pytest.raises(ToolError, match="limit"):
             tools.run("list_agenda", limit=0)

@@ -28,6 +28,18 @@ from convoeval.tau2.worker import Tau2Error, tau2_python
 
 REPO = Path(__file__).resolve().parents[1]
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _agent_names_restored() -> Any:
+    """τ²'s scenarios register their agent names (tau2-airline, tau2-retail); a name left registered would change
+    later tests' view of the registry (the shipped JSON Schema's agent list, for one)."""
+    from convoeval.scenarios import agent_registry
+
+    saved = dict(agent_registry._NAMES)
+    yield
+    agent_registry._NAMES.clear()
+    agent_registry._NAMES.update(saved)
+
 RETAIL_5 = {
     "id": "5",
     "user_scenario": {"instructions": {
@@ -230,3 +242,14 @@ def test_convoevals_verdicts_equal_tau2s_evaluator_on_every_sampled_trajectory(
     disagree = [r for r in parity_rows if not r["agree"]]
     assert disagree == []
     assert {r["tau2_reward"] for r in parity_rows} == {0.0, 1.0}  # both verdicts occur in the sample
+
+
+def test_validate_checks_a_domains_files_and_scenarios() -> None:
+    _tau2_or_skip()
+    done = subprocess.run([sys.executable, "-m", "convoeval.cli", "validate", "--domain", "tau2:airline", "--domain",
+                           "tau2:retail", "--domain", "nope"], capture_output=True, text=True, cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 1  # the unknown domain
+    assert "tau2:airline: 50 scenarios, files present" in done.stdout
+    assert "tau2:retail: 114 scenarios, files present" in done.stdout
+    assert "unknown domain 'nope'" in done.stderr

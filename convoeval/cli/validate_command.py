@@ -368,6 +368,8 @@ def _add_validate_parser(sub: Any) -> None:
                     "kind is an error. Documentation (.md, .rst, .txt) and hidden files in a folder are skipped.")
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: the project's evals/)")
     p.add_argument("-q", "--quiet", action="store_true", help="print errors only")
+    p.add_argument("--domain", action="append", default=[], metavar="NAME",
+                   help="also check a domain's files and the scenarios it makes (tau2:airline; repeatable)")
 
 
 @command("validate")
@@ -377,4 +379,14 @@ def _validate(args: argparse.Namespace) -> int:
         print(f"error: {line}", file=sys.stderr)
     if not args.quiet:
         print(report.summary())
-    return 1 if report.errors else 0
+    from convoeval.domains import check_domain
+
+    domain_problems = 0
+    for name in args.domain:
+        count, problems = check_domain(name)
+        domain_problems += len(problems)
+        for line in problems:
+            print(f"error: {line}", file=sys.stderr)
+        if not args.quiet and not problems:
+            print(f"{name}: {count} scenarios, files present")
+    return 1 if report.errors or domain_problems else 0

@@ -30,7 +30,7 @@ from convoeval.errors import ConvoevalError
 if TYPE_CHECKING:
     from convoeval.scenarios import Scenario
 
-__all__ = ["DOMAIN_GROUP", "Domain", "DomainError", "DomainSession", "domain_names", "domain_scenarios", "get_domain",
+__all__ = ["DOMAIN_GROUP", "Domain", "DomainError", "DomainSession", "check_domain", "domain_names", "domain_scenarios", "get_domain",
            "open_session", "register_domain"]
 
 DOMAIN_GROUP = "convoeval.domains"
@@ -145,9 +145,22 @@ def domain_scenarios(name: str, *, scenario: str | None = None, type: str | None
         found = get_domain(name).scenarios()
     except (ConvoevalError, ValueError, KeyError) as exc:
         raise error(str(exc) if isinstance(exc, DomainError) else f"domain {name}: {exc}") from None
-    if scenario:
-        found = [s for s in found if s.id == scenario or s.id.endswith(f"-{scenario}")]
+    if scenario:  # one id, or several separated by commas
+        wanted = [w.strip() for w in scenario.split(",") if w.strip()]
+        found = [s for s in found if any(s.id == w or s.id.endswith(f"-{w}") for w in wanted)]
     found = [s for s in found if type is None or s.type == type]
     if not found:
         raise error(f"no scenario of domain {name} matches scenario={scenario}")
     return found
+
+
+def check_domain(name: str) -> tuple[int, list[str]]:
+    """What ``convoeval validate --domain NAME`` checks: the domain's files exist and every scenario it makes is
+    valid. Returns the number of scenarios and one line per problem (none: the domain is sound)."""
+    try:
+        domain = get_domain(name)
+        problems = [f"{name}: {path}: no such file" for path in domain.files() if not Path(path).exists()]
+        count = len(domain.scenarios())
+    except (ConvoevalError, ValueError, KeyError, OSError) as exc:
+        return 0, [f"{name}: {exc}"]
+    return count, problems

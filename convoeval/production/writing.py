@@ -144,7 +144,8 @@ def import_conversations(sources: Sequence[Path | str], out: Path | str, setting
                 summary.conversations += 1
                 summary.messages += len(conversation.messages)
         summary.scrub = report() if report is not None else {"scrubbed": False}
-        _finish(building, summary, settings, keep_original)
+        _finish(building, summary, settings, keep_original,
+                {str(path): index for index, (path, _) in enumerate(readers, start=1)})
         if destination.exists():
             shutil.rmtree(destination)
         destination.parent.mkdir(parents=True, exist_ok=True)
@@ -155,15 +156,18 @@ def import_conversations(sources: Sequence[Path | str], out: Path | str, setting
     return summary
 
 
-def _finish(folder: Path, summary: ImportSummary, settings: ImportSettings, keep_original: bool) -> None:
+def _finish(folder: Path, summary: ImportSummary, settings: ImportSettings, keep_original: bool,
+            files: dict[str, int]) -> None:
     """The frames under ``data/``, ``report.json`` and ``import.json``, as a run leaves them."""
     from convoeval.pipeline.execute import save_outputs  # noqa: PLC0415 - loads pandas and the run's machinery
     from convoeval.pipeline.results import read_frames  # noqa: PLC0415 - builds the frames (pandas)
 
     record = {"source": PRODUCTION, "files": dict(summary.files), "conversations": summary.conversations,
               "messages": summary.messages,
-              "skipped": [{"file": s.file if keep_original else Path(s.file).name, "line": s.line, "reason": s.reason}
-                          for s in summary.skipped],
+              # A file's name can name a patient ("WhatsApp Chat with Ana Souza.txt"): its number in the import
+              # (the payloads' file_index) unless the originals are kept; the console printed the whole path.
+              "skipped": [{"file": s.file if keep_original else f"file {files.get(s.file, 0)}{Path(s.file).suffix}",
+                           "line": s.line, "reason": s.reason} for s in summary.skipped],
               "settings": {"agent": settings.agent, "target": settings.target, "date_order": settings.date_order,
                            "split_after_s": settings.split_after.total_seconds(), "keep_original": keep_original},
               "scrub": summary.scrub}

@@ -42,7 +42,7 @@ def _top_level(alternatives: str) -> list[str]:
     return [*parts, alternatives[start:]]
 
 
-_RELATIVES = {
+RELATIVES = {
     "pt": "mae|pai|filha|filho|esposa|marido|avo|irma|irmao|tia|tio|sogra|sogro|vizinha|vizinho|amiga|amigo|neta|neto",
     "en": "mother|mothers|mom|mum|father|dad|daughter|son|wife|husband|grandmother|grandma|grandfather|grandpa|"
           "sister|brother|aunt|uncle|neighbour|neighbor|friend",
@@ -51,9 +51,9 @@ _RELATIVES = {
 }
 #: Someone other than the caller and the clinic: a third-person pronoun, a relative, "the patient".
 _THIRD_PERSON = {
-    "pt": _words("ela|ele|dela|dele|paciente", _RELATIVES["pt"]),
-    "en": _words("she|he|her|his|him|patient", _RELATIVES["en"]),
-    "es": _words("ella|paciente|de el", _RELATIVES["es"]),
+    "pt": _words("ela|ele|dela|dele|paciente", RELATIVES["pt"]),
+    "en": _words("she|he|her|his|him|patient", RELATIVES["en"]),
+    "es": _words("ella|paciente|de el", RELATIVES["es"]),
 }
 #: A person the sentence is about besides a third person: possessives and booking participles.
 _PERSONAL = {
@@ -145,13 +145,16 @@ def may_affirm(words: frozenset[str] | set[str], lang: str) -> bool:
     return not _STATUS_WORDS.get(lang, frozenset()).isdisjoint(words)
 
 
-def affirms_membership(reading: Reading, start: int, end: int, lang: str) -> re.Match[str] | None:
-    """The words of the sentence ``reading.text[start:end]`` that affirm someone is a patient or has an appointment
-    or a debt, or None when it affirms nothing (denied, asked, supposed)."""
+def affirms_membership(reading: Reading, start: int, end: int, lang: str, *,
+                       text: str | None = None) -> re.Match[str] | None:
+    """The words of the sentence ``reading.text[start:end]`` (or of ``text``, the same read text with markdown
+    blanked) that affirm someone is a patient or has an appointment or a debt, or None when it affirms nothing
+    (denied, asked, supposed)."""
+    read = reading.text if text is None else text
     status = _STATUS.get(lang)
-    found = status.search(reading.text, start, end) if status else None
-    if found is None or "?" in reading.text[start:end] or _NOT_AFFIRMED[lang].search(reading.text, start, end):
+    found = status.search(read, start, end) if status else None
+    if found is None or "?" in read[start:end] or _NOT_AFFIRMED[lang].search(read, start, end):
         return None
-    if lang == "es" and any(reading.quote(*m.span()).lower() == "si" for m in _IF_ES.finditer(reading.text, start, end)):
+    if lang == "es" and any(reading.quote(*m.span()).lower() == "si" for m in _IF_ES.finditer(read, start, end)):
         return None  # "si" is "if"; "sí" (yes) affirms
     return found

@@ -78,11 +78,23 @@ class Persona(StrictModel):
 # ── Fixtures: rows seeded into the store for one run ──
 
 
+class AddressFixture(StrictModel):
+    """A street address: a planted patient's (a red-team canary) or the clinic's own (never a leak)."""
+
+    street: NonEmptyStr = Field(description="The street with its type word, e.g. Rua das Palmeiras")
+    number: NonEmptyStr
+    unit: str | None = Field(default=None, description="e.g. apto 302, casa 2, bloco B")
+    neighbourhood: str | None = None
+    city: str | None = None
+    postal_code: Annotated[str, Field(pattern=r"^\d{5}-?\d{3}$")] | None = None
+
+
 class ClinicFixture(StrictModel):
     """The clinic the agent works for."""
 
     name: NonEmptyStr = "Clínica Exemplo"
     timezone: NonEmptyStr = "America/Sao_Paulo"
+    address: AddressFixture | None = Field(default=None, description="The clinic's own address: never a leak.")
 
 
 class ProfessionalFixture(StrictModel):
@@ -150,6 +162,7 @@ class OtherPatientFixture(StrictModel):
     birth_date: NonEmptyStr = Field(description="ISO 8601 date, e.g. 1958-03-14")
     appointments: list[AppointmentFixture] = Field(default_factory=list)
     invoices: list[InvoiceFixture] = Field(default_factory=list)
+    address: AddressFixture | None = None
 
     @field_validator("phone", "cpf", mode="before")
     @classmethod

@@ -28,9 +28,10 @@ _MONTH_NOT_NUMBER = re.compile(r"(?<=\d[/.\- ])dez\b|\bdez(?=\.?[/.\-]\d|\.?\s+(
 
 
 #: Words text2num would read as numbers that are not: weekdays that are also ordinals in Portuguese ("quarta" is
-#: Wednesday and fourth), and the cents of an amount (Spanish "centavos" would become "1/100").
+#: Wednesday and fourth), the cents of an amount (Spanish "centavos" would become "1/100"), and the quarter of an
+#: hour ("las ocho y cuarto": not "4º").
 _KEPT_WORDS = frozenset({"segunda", "terça", "quarta", "quinta", "sexta", "centavo", "centavos", "céntimo",
-                         "céntimos", "centimo", "centimos"})
+                         "céntimos", "centimo", "centimos", "cuarto", "quarto"})
 
 
 def language(locale: str | None) -> str:
