@@ -5,20 +5,20 @@ identity-aware tools and their access log, and ``convoeval redteam``'s exit code
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from schema_support import fresh_schema, shipped_schema
 
 from convoeval import load_results
 from convoeval.agents.base import AgentSession
 from convoeval.agents.clinic import FAULTS, faults_for
 from convoeval.agents.tools import ClinicTools
 from convoeval.cli import main as cli_main
-from convoeval.redteam.attacks import AttackError, attack_json_schema, expand, load_attacks
+from convoeval.redteam.attacks import AttackError, expand, load_attacks
 from convoeval.redteam.metrics import attack_success, cases_frame, leaks_by_kind, over_refusal, wilson
 from convoeval.redteam.people import DEFAULT_OTHER_PATIENTS
 from convoeval.redteam.run import arun_cases
@@ -175,8 +175,7 @@ def test_fail_on_leak_exits_5_and_writes_the_results(tmp_path):
 
 
 def test_the_shipped_attack_schema_matches_the_models():
-    shipped = json.loads((REPO / "convoeval" / "schemas" / "attack.schema.json").read_text(encoding="utf-8"))
-    assert shipped == attack_json_schema(), "regenerate: convoeval schema --kind attack --out convoeval/schemas/attack.schema.json"
+    assert shipped_schema("attack") == fresh_schema("attack"), "regenerate: convoeval schema --kind attack --out convoeval/schemas/attack.schema.json"
 
 
 # ── The identity-aware tools and their access log ──

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
+from schema_support import fresh_schema, shipped_schema
 
 from convoeval.cli import main as cli_main
 from convoeval.scenarios import (
@@ -22,7 +22,6 @@ from convoeval.scenarios import (
     ScenarioError,
     ScriptedScenario,
     is_conversational,
-    json_schema,
     load_scenario_file,
     load_scenarios,
     parse_scenario,
@@ -445,8 +444,7 @@ def test_every_agent_has_a_scripted_and_two_conversational_scenarios_across_all_
 
 
 def test_shipped_json_schema_matches_the_models():
-    shipped = json.loads((REPO / "convoeval" / "schemas" / "scenario.schema.json").read_text(encoding="utf-8"))
-    assert shipped == json_schema(), "regenerate with: convoeval schema --out convoeval/schemas/scenario.schema.json"
+    assert shipped_schema("scenario") == fresh_schema("scenario"), "regenerate with: convoeval schema --out convoeval/schemas/scenario.schema.json"
 
 
 # ── The agent names a scenario may use: one registry ──

@@ -3,12 +3,12 @@ recognised by its content and checked against its own model; a file of no known 
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from pathlib import Path
 
 import pytest
+from schema_support import fresh_schema, shipped_schema
 
 from convoeval.cli import main
 from convoeval.scenarios import load_scenarios
@@ -186,9 +186,8 @@ def test_every_kind_of_yaml_file_has_its_shipped_json_schema(capsys):
     assert [k.name for k in yaml_kinds] == ["scenario", "attack"]
     for kind in yaml_kinds:
         assert kind.schema is not None, kind.name
-        shipped = json.loads((REPO / "convoeval" / "schemas" / f"{kind.name}.schema.json").read_text(encoding="utf-8"))
-        assert main(["schema", "--kind", kind.name]) == 0
-        assert json.loads(capsys.readouterr().out) == shipped == kind.schema(), (
+        # The command in a fresh process (tests/schema_support.py says why not this one's registry).
+        assert shipped_schema(kind.name) == fresh_schema(kind.name), (
             f"regenerate: convoeval schema --kind {kind.name} --out convoeval/schemas/{kind.name}.schema.json")
 
 
