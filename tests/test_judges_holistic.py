@@ -12,7 +12,7 @@ from engine_support import CallRecorder, conversation, holistic, isolated_state,
 import convoeval.judges.scored as scored_module
 from convoeval.frames import HOLISTIC_COLUMNS, HOLISTIC_DIMENSIONS
 from convoeval.judges import JudgeParseError, judge_holistic, parse_holistic_response
-from convoeval.judges.prompts import HOLISTIC_PROMPT_VERSION, HOLISTIC_TASK
+from convoeval.judges.prompts import HOLISTIC_PROMPT_VERSION, HOLISTIC_SYSTEM_PROMPT
 from convoeval.testing import FakeChatModel
 
 pytestmark = pytest.mark.usefixtures("isolated_state")
@@ -94,10 +94,10 @@ def test_prompt_layout_goal_and_agent_type():
     model = FakeChatModel(replies=[holistic()])
     judge_holistic(conversation(), scenarios=[scenario()], model=model)
     system, user = (m.content for m in model.calls[0].messages)
-    assert user == HOLISTIC_TASK  # the task after the conversation
-    assert "Agent type: billing\nPatient goal: Patient pays a pending R$150 invoice using Pix\n" in system
-    assert system.index("Conversation:\n<transcript-") > system.index("Patient goal")
-    assert "8, 9, 9, 10, 7, 9" not in user and '"correctness": 8' not in user  # no scores to copy
+    assert system == HOLISTIC_SYSTEM_PROMPT
+    assert user.startswith("Agent type: billing\nPatient goal: Patient pays a pending R$150 invoice using Pix\n")
+    assert user.index("Conversation:\n<transcript-") > user.index("Patient goal")
+    assert "8, 9, 9, 10, 7, 9" not in system and '"correctness": 8' not in system  # no scores to copy
 
 
 def test_missing_goal_fails_before_any_call():
@@ -111,4 +111,4 @@ def test_missing_goal_fails_before_any_call():
 def test_without_scenarios_the_goal_comes_from_the_project_scenario_of_that_id():
     model = FakeChatModel(replies=[{"scores": dict.fromkeys(HOLISTIC_DIMENSIONS, 8), "issues": [], "suggestion": ""}])
     judge_holistic(conversation(), model=model)  # the transcript names billing-conv-happy-payment
-    assert "Patient pays a pending R$150 invoice using Pix" in str(model.calls[0].messages[0].content)
+    assert "Patient pays a pending R$150 invoice using Pix" in str(model.calls[0].messages[-1].content)

@@ -10,7 +10,7 @@ from engine_support import isolated_state  # noqa: F401 - fixture
 from convoeval.agents.base import AgentReply, ToolCall
 from convoeval.frames import TURN_COLUMNS, TURN_DIMENSIONS
 from convoeval.judges import check_turn, judge_turn
-from convoeval.judges.prompts import TURN_PROMPT_VERSION, TURN_TASK_TEMPLATE
+from convoeval.judges.prompts import TURN_PROMPT_VERSION, TURN_SYSTEM_PROMPT
 from convoeval.scenarios import TurnExpectations
 from convoeval.testing import FakeChatModel
 
@@ -63,8 +63,8 @@ def test_turn_judge_scores_five_dimensions():
     assert row["overall"] == pytest.approx(9.0)
     assert (row["turn"], row["prompt_version"], row["judge_model"]) == (1, TURN_PROMPT_VERSION, "fake-chat")
     system, user = (m.content for m in model.calls[0].messages)
-    assert "Agent type: billing\n" in system and "[Turn 1] Agent:" in system  # the conversation first
-    assert user == TURN_TASK_TEMPLATE.format(turn=1)  # the task after it
+    assert system == TURN_SYSTEM_PROMPT
+    assert user.rstrip().endswith("Score the agent's reply in Turn 1 as the JSON object described.")
 
 
 def test_turn_judge_failure_is_an_error_row():

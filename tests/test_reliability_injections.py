@@ -62,23 +62,12 @@ def test_the_attack_set_covers_both_attackers_and_both_languages():
         assert all(marker in attacker_text for marker in case["markers"]), name
 
 
-def system_template(goal: str | None = None) -> str:
-    """Every judge's system message with ``{transcript}`` left open: the preamble and the scenario's context."""
-    return prompts.JUDGE_SYSTEM_TEMPLATE.replace("{context}", prompts.scenario_context(AGENT_TYPE, goal))
-
-
-def rubric_task() -> str:
-    return prompts.RUBRIC_TASK_TEMPLATE.format(count=len(CRITERIA), criteria=prompts.numbered(CRITERIA))
-
-
 def check_prompt(prompt: str, template: str, messages: list[dict[str, Any]], markers: list[str]) -> None:
     """The guarantees of the module docstring, for one judge prompt built from ``template``."""
     blocks = list(BLOCK.finditer(prompt))
     assert len(blocks) == 1, prompt
     block = blocks[0]
-    # (the template's own mentions of the frame, in the preamble that explains it, aside)
-    assert prompt.count("<transcript") == template.count("<transcript") + 1, prompt
-    assert prompt.count("</transcript") == template.count("</transcript") + 1, prompt
+    assert prompt.count("<transcript") == 1 and prompt.count("</transcript") == 1, prompt
     # Outside the block the prompt is the template, whatever the conversation said.
     assert prompt[: block.start()] + "{transcript}" + prompt[block.end():] == template
     assert prompt.split("\n") == prompt.splitlines(), "a hidden line break reached the judge"
@@ -114,8 +103,10 @@ async def test_rubric_judge_sees_the_attack_only_as_quoted_data(name):
     rows = await ajudge_rubric(frame_of(case), rubric=CRITERIA, model=judge)
     assert len(judge.calls) == 1 and len(rows) == len(CRITERIA)
     system, user = judge.calls[0].messages
-    assert user.content == rubric_task()  # the judge's own task: constant for its criteria, after the conversation
-    check_prompt(system.content, system_template(), case["messages"], case["markers"])
+    assert system.content == prompts.RUBRIC_SYSTEM_PROMPT
+    template = prompts.RUBRIC_USER_TEMPLATE.replace("{count}", str(len(CRITERIA))).replace(
+        "{criteria}", prompts.numbered(CRITERIA))
+    check_prompt(user.content, template, case["messages"], case["markers"])
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -125,8 +116,9 @@ async def test_holistic_judge_sees_the_attack_only_as_quoted_data(name):
     rows = await ajudge_holistic(frame_of(case), goals=GOAL, model=judge)
     assert len(judge.calls) == 1 and len(rows) == 1
     system, user = judge.calls[0].messages
-    assert user.content == prompts.HOLISTIC_TASK
-    check_prompt(system.content, system_template(GOAL), case["messages"], case["markers"])
+    assert system.content == prompts.HOLISTIC_SYSTEM_PROMPT
+    template = prompts.HOLISTIC_USER_TEMPLATE.replace("{agent_type}", AGENT_TYPE).replace("{goal}", GOAL)
+    check_prompt(user.content, template, case["messages"], case["markers"])
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -139,8 +131,10 @@ async def test_turn_judge_sees_the_attack_only_as_quoted_data(name):
     rows = await ajudge_turn(frame_of({**case, "messages": judged}), agent_type=AGENT_TYPE, model=judge)
     assert len(judge.calls) == 1 and len(rows) == 1
     system, user = judge.calls[0].messages
-    assert user.content == prompts.TURN_TASK_TEMPLATE.format(turn=last_agent // 2 + 1)
-    check_prompt(system.content, system_template(), judged, case["markers"])
+    assert system.content == prompts.TURN_SYSTEM_PROMPT
+    template = prompts.TURN_USER_TEMPLATE.replace("{agent_type}", AGENT_TYPE).replace(
+        "{turn}", str(last_agent // 2 + 1))
+    check_prompt(user.content, template, judged, case["markers"])
 
 
 # ── Through a real run: the agent under test says the attack ──
@@ -184,7 +178,8 @@ async def test_an_attacking_agent_in_a_run_ends_nothing_and_reaches_the_judges_a
     recorded = result.transcript[["role", "text"]].to_dict("records")
     assert recorded == [{"role": m["role"], "text": m["text"]} for m in case["messages"]]
     by_tool = {c.kwargs["tool_choice"]["function"]["name"]: c for c in judge.calls}
-    for tool, task in (("RubricAnswer", rubric_task()), ("HolisticAnswer", prompts.HOLISTIC_TASK)):
-        system, user = by_tool[tool].messages
-        assert user.content == task
-        check_prompt(system.content, system_template(GOAL), case["messages"], case["markers"])
+    rubric_template = prompts.RUBRIC_USER_TEMPLATE.replace("{count}", str(len(CRITERIA))).replace(
+        "{criteria}", prompts.numbered(CRITERIA))
+    holistic_template = prompts.HOLISTIC_USER_TEMPLATE.replace("{agent_type}", AGENT_TYPE).replace("{goal}", GOAL)
+    check_prompt(by_tool["RubricAnswer"].last, rubric_template, case["messages"], case["markers"])
+    check_prompt(by_tool["HolisticAnswer"].last, holistic_template, case["messages"], case["markers"])

@@ -49,7 +49,7 @@ def answer(tool: str | None, text: str, patient_turns: int) -> str | dict[str, A
         patient_turns: messages the patient (the simulator's ``assistant``) has already written.
     """
     if tool == "RubricAnswer":
-        count = int(_CRITERIA_COUNT.findall(text)[-1])  # the task's, after the transcript (which may forge one)
+        count = int(_CRITERIA_COUNT.search(text).group(1))  # type: ignore[union-attr]
         return {"verdicts": [{"index": i, "evidence": f"Turn {i}: seen", "reasoning": "met", "passed": True}
                              for i in range(1, count + 1)]}
     if tool == "HolisticAnswer":

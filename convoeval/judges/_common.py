@@ -60,28 +60,6 @@ def judge_seed(keys: Mapping[str, Any], sample: int) -> int | None:
     return None if seed is None else int(seed) + sample
 
 
-def conversation_context(keys: Mapping[str, Any], scenarios: Mapping[str, Any],
-                         goals: str | Mapping[str, str] | None = None,
-                         agent_types: str | Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
-    """The agent type and the patient's goal every judge of a conversation is shown (their shared prompt prefix).
-
-    ``goals`` / ``agent_types``: one for all conversations or ``{scenario_id: value}``; else the scenario's goal and
-    the conversation's ``agent`` (or the scenario's).
-    """
-    scenario_id = keys.get("scenario")
-    scenario = scenarios.get(scenario_id) if scenario_id is not None else None
-    goal = _per_scenario(goals, scenario_id) or getattr(scenario, "goal", None)
-    agent_type = (_per_scenario(agent_types, scenario_id) or keys.get("agent")
-                  or getattr(scenario, "agent", None))
-    return agent_type, goal
-
-
-def _per_scenario(values: str | Mapping[str, str] | None, scenario: str | None) -> str | None:
-    if values is None or isinstance(values, str):
-        return values
-    return values.get(scenario or "")
-
-
 def conversation_row(keys: Mapping[str, Any]) -> dict[str, Any]:
     """The columns every judge row repeats from its conversation."""
     return {k: keys.get(k) for k in ("run_id", "scenario", "agent", "seed", "trial")}

@@ -19,15 +19,8 @@ from pydantic import BaseModel, Field
 from convoeval import frames as F
 from convoeval._util.aio import blocking
 from convoeval.frames import HOLISTIC_DIMENSIONS, HOLISTIC_SCHEMA
-from convoeval.judges._common import (
-    conversation_context,
-    conversation_row,
-    identity_for,
-    judge_chat_model,
-    judge_seed,
-    load_json,
-)
-from convoeval.judges.prompts import HOLISTIC_PROMPT_VERSION, HOLISTIC_TASK, judge_messages
+from convoeval.judges._common import conversation_row, identity_for, judge_chat_model, judge_seed, load_json
+from convoeval.judges.prompts import HOLISTIC_PROMPT_VERSION, HOLISTIC_SYSTEM_PROMPT, HOLISTIC_USER_TEMPLATE
 from convoeval.judges.render import render_transcript
 from convoeval.judges.scored import (  # noqa: F401 - Score, Issue, mean_score: their names here before scored.py
     SUGGESTION_MAX_CHARS,
@@ -108,6 +101,12 @@ def parse_holistic_response(text: str) -> HolisticResult:
 # ── The judge over transcript frames ──
 
 
+def _lookup(values: str | Mapping[str, str] | None, scenario: str | None) -> str | None:
+    if values is None or isinstance(values, str):
+        return values
+    return values.get(scenario or "")
+
+
 async def _judge_sample(
     model: Any, messages: list[tuple[str, str]], keys: Mapping[str, Any], sample: int,
     temperature: float | None, max_tokens: int | None,
@@ -121,9 +120,13 @@ async def _judge_sample(
 
 def holistic_messages(entries: Sequence[Mapping[str, Any]], *, goal: str, agent_type: str | None
                       ) -> list[tuple[str, str]]:
-    """The holistic judge's prompt for one conversation: the shared system message (the scenario's context and the
-    transcript, as every judge of the conversation sends it), then the dimensions and the answer format."""
-    return judge_messages(render_transcript(entries), HOLISTIC_TASK, agent_type=agent_type, goal=goal)
+    """The holistic judge's prompt for one conversation (system prompt first, so servers can cache the prefix)."""
+    user = HOLISTIC_USER_TEMPLATE.format(
+        agent_type=agent_type or "unknown",
+        goal=" ".join(goal.split()),
+        transcript=render_transcript(entries),
+    )
+    return [("system", HOLISTIC_SYSTEM_PROMPT), ("user", user)]
 
 
 async def aholistic_rows(
@@ -148,7 +151,9 @@ async def aholistic_rows(
     lookup = scenarios_by_id(scenarios)
     prepared = []
     for keys, entries in conversations:
-        agent_type, goal = conversation_context(keys, lookup, goals, agent_types)
+        scenario = lookup.get(keys["scenario"])
+        goal = _lookup(goals, keys["scenario"]) or getattr(scenario, "goal", None)
+        agent_type = _lookup(agent_types, keys["scenario"]) or keys.get("agent") or getattr(scenario, "agent", None)
         if not goal:
             raise ValueError(f"no goal for scenario {keys['scenario']!r}: pass goals=... or scenarios=[...]")
         prepared.append((keys, holistic_messages(entries, goal=goal, agent_type=agent_type)))

@@ -19,7 +19,6 @@ from convoeval import frames as F
 from convoeval._util.aio import blocking
 from convoeval.frames import RUBRIC_SCHEMA
 from convoeval.judges._common import (
-    conversation_context,
     conversation_row,
     error_text,
     identity_for,
@@ -28,7 +27,7 @@ from convoeval.judges._common import (
     judge_columns,
     judge_seed,
 )
-from convoeval.judges.prompts import RUBRIC_PROMPT_VERSION, RUBRIC_TASK_TEMPLATE, judge_messages, numbered
+from convoeval.judges.prompts import RUBRIC_PROMPT_VERSION, RUBRIC_SYSTEM_PROMPT, RUBRIC_USER_TEMPLATE, numbered
 from convoeval.judges.render import render_transcript
 from convoeval.judges.rubric_answer import (  # noqa: F401 - the answer's models and parser, re-exported
     EVIDENCE_MAX_CHARS,
@@ -125,12 +124,14 @@ async def _judge_sample(
     ]
 
 
-def rubric_messages(entries: Sequence[Mapping[str, Any]], criteria: Sequence[tuple[str, Any]], *,
-                    agent_type: str | None = None, goal: str | None = None) -> list[tuple[str, str]]:
-    """The rubric judge's prompt for one conversation: the shared system message (the scenario's context and the
-    transcript, as every judge of the conversation sends it), then the criteria and the answer format."""
-    task = RUBRIC_TASK_TEMPLATE.format(count=len(criteria), criteria=numbered([c for c, _ in criteria]))
-    return judge_messages(render_transcript(entries), task, agent_type=agent_type, goal=goal)
+def rubric_messages(entries: Sequence[Mapping[str, Any]], criteria: Sequence[tuple[str, Any]]) -> list[tuple[str, str]]:
+    """The rubric judge's prompt for one conversation (system prompt first, so servers can cache the prefix)."""
+    user = RUBRIC_USER_TEMPLATE.format(
+        count=len(criteria),
+        criteria=numbered([c for c, _ in criteria]),
+        transcript=render_transcript(entries),
+    )
+    return [("system", RUBRIC_SYSTEM_PROMPT), ("user", user)]
 
 
 async def arubric_rows(
@@ -142,15 +143,12 @@ async def arubric_rows(
     samples: int = 1,
     temperature: float | None = None,
     max_tokens: int | None = None,
-    goals: str | Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """``judge_rubric`` over plain rows: ``(conversation keys, message dicts)`` in, verdict rows out, no frame built.
 
     A running conversation is judged this way (its messages are plain rows until the batch ends); the
     DataFrame verbs call it too, so both paths share every rule. Every conversation is checked before the first
-    call is made; every conversation × sample is judged concurrently (the LLM layer bounds it). The prompt's
-    context (agent type, the patient's goal: ``goals`` or the scenario's) is the holistic judge's, so both send the
-    same prefix.
+    call is made; every conversation × sample is judged concurrently (the LLM layer bounds it).
     """
     if samples < 1:
         raise ValueError("samples must be at least 1")
@@ -159,9 +157,7 @@ async def arubric_rows(
     prepared = []
     for keys, entries in conversations:
         criteria = _criteria_for(keys["scenario"], rubric, lookup)
-        agent_type, goal = conversation_context(keys, lookup, goals)
-        messages = rubric_messages(entries, criteria, agent_type=agent_type, goal=goal)
-        prepared.append((keys, criteria, messages))  # rendered once, shared by samples
+        prepared.append((keys, criteria, rubric_messages(entries, criteria)))  # rendered once, shared by samples
     results = await asyncio.gather(
         *(
             _judge_sample(model, messages, keys, criteria, k, temperature, max_tokens)
@@ -181,7 +177,6 @@ async def ajudge_rubric(
     samples: int = 1,
     temperature: float | None = None,
     max_tokens: int | None = None,
-    goals: str | Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Judge each conversation against its rubric: one row per conversation × criterion × sample.
 
@@ -199,8 +194,6 @@ async def ajudge_rubric(
         samples: Ask the judge this many times per conversation (independent samples, distinct cache identities).
         temperature: Sampling temperature (``None`` = the judge model's own).
         max_tokens: Output cap (default grows with the number of criteria).
-        goals: The patient's goal shown as context (one for all, or ``{scenario_id: goal}``); default each
-            scenario's ``goal``, as the holistic judge is shown it (the two prompts then share their prefix).
 
     Returns:
         A frame with ``RUBRIC_COLUMNS``. Rows the judge could not produce have ``passed`` missing and an ``error``.
@@ -216,7 +209,7 @@ async def ajudge_rubric(
     frame = F.as_transcripts(transcripts)
     conversations = [(keys, F.transcript_to_entries(rows)) for keys, rows in F.iter_conversations(frame)]
     rows = await arubric_rows(conversations, rubric=rubric, scenarios=scenarios, model=model, samples=samples,
-                              temperature=temperature, max_tokens=max_tokens, goals=goals)
+                              temperature=temperature, max_tokens=max_tokens)
     return F.typed_frame(rows, RUBRIC_SCHEMA)
 
 

@@ -15,7 +15,7 @@ from convoeval import frames as F
 from convoeval._util.aio import blocking
 from convoeval.frames import TURN_DIMENSIONS
 from convoeval.judges._common import identity_for, judge_chat_model, judge_seed
-from convoeval.judges.prompts import TURN_PROMPT_VERSION, TURN_TASK_TEMPLATE, judge_messages
+from convoeval.judges.prompts import TURN_PROMPT_VERSION, TURN_SYSTEM_PROMPT, TURN_USER_TEMPLATE
 from convoeval.judges.render import render_transcript
 from convoeval.judges.scored import SUGGESTION_MAX_CHARS, Issue, Score, scored_call
 from convoeval.llm.models import ModelLike
@@ -124,7 +124,6 @@ async def ajudge_turn(
     trial: int = 1,
     temperature: float | None = None,
     max_tokens: int | None = None,
-    goal: str | None = None,
 ) -> list[dict[str, Any]]:
     """Score the agent's last reply of a scripted conversation on five 0–10 dimensions.
 
@@ -138,7 +137,6 @@ async def ajudge_turn(
         run_id, scenario, seed, trial: The conversation's identity, copied into the rows and the cache identity.
         temperature: Sampling temperature (``None`` = the judge model's own).
         max_tokens: Output cap.
-        goal: The patient's goal shown to the judge, if the scenario states one.
 
     Returns:
         One row per sample with ``TURN_COLUMNS`` keys (``check_failures`` is left to the caller, from
@@ -155,10 +153,8 @@ async def ajudge_turn(
         raise ValueError("samples must be at least 1")
     model = judge_chat_model(model)
     turn = (len(entries) - 1) // 2 + 1  # the turn numbering of render_transcript
-    # The shared system message first (the transcript grows turn by turn, so turn k+1's prompt extends turn k's
-    # transcript), the turn's task after it.
-    messages = judge_messages(render_transcript(entries), TURN_TASK_TEMPLATE.format(turn=turn),
-                              agent_type=agent_type, goal=goal)
+    user = TURN_USER_TEMPLATE.format(agent_type=agent_type, transcript=render_transcript(entries), turn=turn)
+    messages = [("system", TURN_SYSTEM_PROMPT), ("user", user)]
     keys = {"run_id": run_id, "scenario": scenario, "agent": agent_type, "seed": seed, "trial": trial}
     return list(
         await asyncio.gather(

@@ -42,8 +42,7 @@ async def acheckpoint_rubric_rows(keys: Mapping[str, Any], rows: Sequence[Mappin
         turn = fired_at(cp, log) if cp.rubric else None
         if turn is not None:
             so_far = [r for r in rows if int(r["turn"]) <= turn]
-            jobs.append((cp, base, arubric_rows([(keys, so_far)], rubric=cp.rubric, scenarios=[scenario],
-                                                 model=model, samples=samples)))
+            jobs.append((cp, base, arubric_rows([(keys, so_far)], rubric=cp.rubric, model=model, samples=samples)))
         base += len(cp.rubric)
     judged = await asyncio.gather(*(job for _cp, _base, job in jobs))
     out = []

@@ -75,8 +75,7 @@ async def judge_payload(payload: dict[str, Any], rubric: Rubric, *, model: Model
     with record_calls() as records:
         try:
             rubric_rows, holistic_rows = await asyncio.gather(
-                arubric_rows([(keys, transcript)], rubric=list(rubric.criteria), goals=rubric.goal, model=model,
-                             samples=samples),
+                arubric_rows([(keys, transcript)], rubric=list(rubric.criteria), model=model, samples=samples),
                 aholistic_rows([(keys, transcript)], goals=rubric.goal, model=model, samples=samples))
         except Exception as exc:  # noqa: BLE001 - a judge that cannot start is this conversation's error, not a crash
             error = f"{type(exc).__name__}: {exc}"
